@@ -1,0 +1,31 @@
+# Two commands: `make test` and `make demo`. Each builds .venv with python3 -m venv and pip.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+
+.PHONY: test demo bench clean
+
+$(VENV)/bin/activate:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+$(VENV)/.test-installed: pyproject.toml $(VENV)/bin/activate
+	$(PIP) install -q -e '.[test]'
+	touch $@
+
+$(VENV)/.demo-installed: pyproject.toml $(VENV)/bin/activate
+	$(PIP) install -q -e '.[demo]'
+	touch $@
+
+test: $(VENV)/.test-installed
+	$(PY) -m pytest
+
+demo: $(VENV)/.demo-installed
+	$(VENV)/bin/hookgrad demo
+
+bench: $(VENV)/.test-installed
+	$(PY) benchmarks/overhead.py
+
+clean:
+	rm -rf $(VENV) demo-output
