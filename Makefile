@@ -8,7 +8,6 @@ PIP := $(VENV)/bin/pip
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) install -q --upgrade pip
 
 $(VENV)/.test-installed: pyproject.toml $(VENV)/bin/activate
 	$(PIP) install -q -e '.[test]'

@@ -1,0 +1,89 @@
+"""hookgrad: a define-by-run autograd engine on NumPy whose every step is visible through hooks.
+
+``import hookgrad as torch`` runs ordinary small PyTorch programs.
+"""
+from . import _dtype
+from ._dtype import (bool_ as bool, double, dtype, float, float16, float32, float64,  # noqa: A004
+                     get_default_dtype, half, int, int8, int16, int32, int64, long,
+                     promote_types, result_type, set_default_dtype, short, uint8)
+from .tensor import Size, Tensor
+from . import _tensor_methods  # noqa: F401  (binds Tensor methods)
+from . import autograd
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd.grad_mode import is_inference_mode_enabled
+from .ops.creation import (Generator, arange, as_tensor, bernoulli, default_generator, device,
+                           empty, empty_like, eye, from_numpy, full, full_like, initial_seed,
+                           linspace, manual_seed, multinomial, normal, ones, ones_like, rand,
+                           rand_like, randint, randint_like, randn, randn_like, randperm, seed,
+                           tensor, zeros, zeros_like)
+from .ops.indexing import index_put
+from .ops.linalg import bmm, dot, matmul, mm, mv
+from .ops.math import (abs, absolute, add, allclose, bitwise_and, bitwise_not, bitwise_or,
+                       bitwise_xor, ceil, clamp, clamp_max, clamp_min, clip, cos, div, divide, eq,
+                       equal, erf, exp, floor, floor_divide, ge, gelu, greater, greater_equal, gt,
+                       isclose, isfinite, isinf, isnan, le, less, less_equal, log, log1p,
+                       logical_and, logical_not, logical_or, logical_xor, lt, masked_fill,
+                       maximum, minimum, mul, multiply, ne, neg, negative, not_equal, pow,
+                       reciprocal, relu, remainder, round, rsqrt, rsub, sgn, sigmoid, sign, silu,
+                       sin, sqrt, square, sub, subtract, tanh, true_divide, trunc, where)
+from .ops.reduce import mean, sum
+from .ops.shape import cat, concat, concatenate, stack
+from .ops.views import chunk, reshape, split, squeeze, unbind
+
+FloatTensor = DoubleTensor = LongTensor = Tensor  # isinstance checks in old code
+strided = "torch.strided"
+__version__ = "0.1.0"
+
+
+def is_tensor(obj) -> "bool":
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> "int":
+    return input.numel()
+
+
+def clone(input: Tensor, *, memory_format=None) -> Tensor:
+    return input.clone()
+
+
+def t(input: Tensor) -> Tensor:
+    return input.t()
+
+
+def transpose(input: Tensor, dim0: "int", dim1: "int") -> Tensor:
+    return input.transpose(dim0, dim1)
+
+
+def permute(input: Tensor, dims) -> Tensor:
+    return input.permute(dims)
+
+
+def unsqueeze(input: Tensor, dim: "int") -> Tensor:
+    return input.unsqueeze(dim)
+
+
+def flatten(input: Tensor, start_dim: "int" = 0, end_dim: "int" = -1) -> Tensor:
+    return input.flatten(start_dim, end_dim)
+
+
+def unflatten(input: Tensor, dim: "int", sizes) -> Tensor:
+    return input.unflatten(dim, sizes)
+
+
+def narrow(input: Tensor, dim: "int", start: "int", length: "int") -> Tensor:
+    return input.narrow(dim, start, length)
+
+
+def is_floating_point(input: Tensor) -> "bool":
+    return input.is_floating_point()
+
+
+def set_num_threads(n: "int") -> None:
+    """Kept for torch compatibility; NumPy's BLAS threads are set by its environment."""
+
+
+def get_num_threads() -> "int":
+    import os
+
+    return os.cpu_count() or 1

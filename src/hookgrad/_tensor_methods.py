@@ -1,0 +1,185 @@
+"""Tensor methods and operators, bound in one table from the op modules (torch's method names)."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dtype
+from .ops import creation, indexing, linalg, math, reduce, shape, views
+from .tensor import Tensor
+
+
+def _reflect(fn):
+    return lambda self, other: fn(other, self)
+
+
+def _to(self: Tensor, *args, **kwargs) -> Tensor:
+    """to(dtype), to(device), to(other), to(device, dtype); copies only when the dtype changes."""
+    dtype = kwargs.get("dtype")
+    copy = kwargs.get("copy", False)
+    for arg in args:
+        if isinstance(arg, _dtype.dtype):
+            dtype = arg
+        elif isinstance(arg, Tensor):
+            dtype = arg.dtype
+    if dtype is None or dtype.numpy == self._data.dtype:
+        return views.Clone.apply(self) if copy else self
+    return views.ToCopy.apply(self, dtype.numpy)
+
+
+def _caster(dtype):
+    def cast(self: Tensor, memory_format=None) -> Tensor:
+        return _to(self, dtype)
+
+    return cast
+
+
+def _type(self: Tensor, dtype=None, **kwargs):
+    if dtype is None:
+        from .autograd.graph import legacy_type_name
+
+        return legacy_type_name(self._data)
+    return _to(self, dtype)
+
+
+def _contiguous(self: Tensor, memory_format=None) -> Tensor:
+    return self if self._data.flags.c_contiguous else views.Clone.apply(self)
+
+
+def _flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    ndim = self._data.ndim
+    if ndim == 0:
+        return views.reshape(self, (1,))
+    start = start_dim % ndim
+    end = end_dim % ndim
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return self
+    shape = self._data.shape
+    return views.reshape(self, shape[:start] + (-1,) + shape[end + 1:])
+
+
+def _unflatten(self: Tensor, dim: int, sizes) -> Tensor:
+    dim = dim % self._data.ndim
+    shape = self._data.shape
+    return views.View.apply(self, shape[:dim] + tuple(sizes) + shape[dim + 1:])
+
+
+def _expand(self: Tensor, *sizes) -> Tensor:
+    return views.Expand.apply(self, views._shape_args(sizes))
+
+
+def _permute(self: Tensor, *dims) -> Tensor:
+    return views.Permute.apply(self, views._shape_args(dims))
+
+
+def _narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
+    size = self._data.shape[dim]
+    start = start % size if start < 0 else start
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return views.Slice.apply(self, dim, start, start + length, 1)
+
+
+def _t(self: Tensor) -> Tensor:
+    return views.T.apply(self)
+
+
+def _mT(self: Tensor) -> Tensor:
+    return views.Transpose.apply(self, -2, -1)
+
+
+def _size_args(self, args):
+    return views._shape_args(args)
+
+
+METHODS = {
+    # arithmetic
+    "add": math.add, "sub": math.sub, "subtract": math.sub, "mul": math.mul,
+    "multiply": math.mul, "div": math.div, "divide": math.div, "true_divide": math.div,
+    "floor_divide": math.floor_divide, "remainder": math.remainder, "pow": math.pow,
+    "neg": math.neg, "negative": math.neg, "exp": math.exp, "log": math.log, "log1p": math.log1p,
+    "sqrt": math.sqrt, "rsqrt": math.rsqrt, "reciprocal": math.reciprocal, "abs": math.abs,
+    "absolute": math.abs, "sign": math.sign, "sgn": math.sign, "sin": math.sin, "cos": math.cos,
+    "tanh": math.tanh, "sigmoid": math.sigmoid, "relu": math.relu, "relu_": math.relu_,
+    "erf": math.erf, "square": math.square, "clamp": math.clamp, "clip": math.clamp,
+    "clamp_": math.clamp_, "clamp_min": math.clamp_min, "clamp_max": math.clamp_max,
+    "maximum": math.maximum, "minimum": math.minimum, "masked_fill": math.masked_fill,
+    "masked_fill_": math.masked_fill_, "where": lambda self, cond, other: math.where(
+        cond, self, other),
+    "floor": math.floor, "ceil": math.ceil, "round": math.round, "trunc": math.trunc,
+    "add_": math.add_, "sub_": math.sub_, "mul_": math.mul_, "div_": math.div_,
+    # comparison
+    "eq": math.eq, "ne": math.ne, "lt": math.lt, "le": math.le, "gt": math.gt, "ge": math.ge,
+    "logical_and": math.logical_and, "logical_or": math.logical_or,
+    "logical_not": math.logical_not, "logical_xor": math.logical_xor, "isnan": math.isnan,
+    "isinf": math.isinf, "isfinite": math.isfinite, "equal": math.equal,
+    "allclose": math.allclose, "isclose": math.isclose,
+    # reductions
+    "sum": reduce.sum, "mean": reduce.mean, "sum_to_size": reduce.sum_to_size,
+    # linear algebra
+    "matmul": linalg.matmul, "mm": linalg.mm, "bmm": linalg.bmm, "mv": linalg.mv,
+    "dot": linalg.dot,
+    # shape
+    "reshape": views.reshape, "view": views.view, "squeeze": views.squeeze,
+    "unsqueeze": views.Unsqueeze.apply, "transpose": views.Transpose.apply,
+    "swapaxes": views.Transpose.apply, "permute": _permute, "expand": _expand, "t": _t,
+    "flatten": _flatten, "unflatten": _unflatten, "narrow": _narrow,
+    "split": views.split, "chunk": views.chunk, "unbind": views.unbind,
+    "unsafe_view": views.UnsafeView.apply,
+    "view_as": lambda self, other: views.View.apply(self, other._data.shape),
+    "reshape_as": lambda self, other: views.reshape(self, other._data.shape),
+    "expand_as": lambda self, other: views.Expand.apply(self, other._data.shape),
+    "clone": lambda self, memory_format=None: views.Clone.apply(self),
+    "contiguous": _contiguous,
+    "copy_": indexing.copy_, "fill_": indexing.fill_, "zero_": indexing.zero_,
+    "index_put_": indexing.index_put_, "index_put": indexing.index_put,
+    # types
+    "to": _to, "type": _type, "float": _caster(_dtype.float32), "double": _caster(_dtype.float64),
+    "half": _caster(_dtype.float16), "long": _caster(_dtype.int64), "int": _caster(_dtype.int32),
+    "bool": _caster(_dtype.bool_), "type_as": lambda self, other: _to(self, other.dtype),
+    "new_zeros": lambda self, *size, dtype=None, **kw: creation.zeros(
+        *size, dtype=dtype or self.dtype),
+    "new_ones": lambda self, *size, dtype=None, **kw: creation.ones(
+        *size, dtype=dtype or self.dtype),
+    "new_full": lambda self, size, value, dtype=None, **kw: creation.full(
+        size, value, dtype=dtype or self.dtype),
+    "new_empty": lambda self, *size, dtype=None, **kw: creation.empty(
+        *size, dtype=dtype or self.dtype),
+    "new_tensor": lambda self, data, dtype=None, **kw: creation.tensor(
+        data, dtype=dtype or self.dtype),
+    # operators
+    "__add__": math.add, "__radd__": math.add, "__iadd__": math.add_,
+    "__sub__": math.sub, "__rsub__": lambda self, other: math.rsub(self, other),
+    "__isub__": math.sub_,
+    "__mul__": math.mul, "__rmul__": math.mul, "__imul__": math.mul_,
+    "__truediv__": math.div, "__rtruediv__": _reflect(math.div), "__itruediv__": math.div_,
+    "__floordiv__": math.floor_divide, "__rfloordiv__": _reflect(math.floor_divide),
+    "__mod__": math.remainder,
+    "__pow__": math.pow, "__rpow__": _reflect(math.pow),
+    "__matmul__": linalg.matmul, "__rmatmul__": _reflect(linalg.matmul),
+    "__neg__": math.neg, "__pos__": lambda self: self, "__abs__": math.abs,
+    "__eq__": math.eq, "__ne__": math.ne, "__lt__": math.lt, "__le__": math.le,
+    "__gt__": math.gt, "__ge__": math.ge,
+    "__and__": math.bitwise_and, "__or__": math.bitwise_or, "__xor__": math.bitwise_xor,
+    "__rand__": _reflect(math.bitwise_and), "__ror__": _reflect(math.bitwise_or),
+    "__invert__": math.bitwise_not,
+    "__getitem__": indexing.getitem, "__setitem__": indexing.setitem,
+}
+
+PROPERTIES = {
+    "T": lambda self: views.Permute.apply(self, tuple(range(self._data.ndim))[::-1]),
+    "mT": _mT,
+    "real": lambda self: self,
+}
+
+
+def install(methods: dict, properties: dict = None) -> None:
+    """Bind functions as Tensor methods. Op modules added later call this with their own table."""
+    for name, fn in methods.items():
+        setattr(Tensor, name, fn)
+    for name, fn in (properties or {}).items():
+        setattr(Tensor, name, property(fn))
+
+
+install(METHODS, PROPERTIES)

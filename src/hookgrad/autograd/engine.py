@@ -1,0 +1,362 @@
+"""The engine: the only code that walks the backward graph. It knows no op.
+
+Order of work for each node, as in PyTorch (``torch/csrc/autograd/engine.cpp``):
+  1. tensor pre-hooks (``Tensor.register_hook``) on each incoming gradient, in registration order
+  2. retain_grad hooks (so ``.grad`` of a non-leaf sees what its own hooks returned)
+  3. capture for ``autograd.grad`` / ``backward(inputs=...)``
+  4. node pre-hooks (``grad_fn.register_prehook``)
+  5. the node itself (for AccumulateGrad: add into ``.grad``, then post-accumulate-grad hooks)
+  6. check the node's gradients against its inputs' shapes and dtypes (sum broadcast, cast)
+  7. node post-hooks (``grad_fn.register_hook``)
+  8. free the node's saved tensors unless ``retain_graph``
+Nodes run in dependency order; among ready nodes, the most recently created first, and
+AccumulateGrad as soon as it is ready (torch's ready-queue priority).
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+from typing import Optional, Sequence
+
+import numpy as np
+
+from . import grad_mode
+from .graph import AccumulateGrad, _grad_edge, legacy_type_name
+
+_state = grad_mode._state
+
+
+def _as_tuple(tensors) -> tuple:
+    from ..tensor import Tensor
+
+    if isinstance(tensors, Tensor):
+        return (tensors,)
+    return tuple(tensors)
+
+
+def _make_grads(outputs: tuple, grad_outputs: tuple) -> list:
+    from ..tensor import Tensor
+
+    grads = []
+    for i, (output, grad) in enumerate(zip(outputs, grad_outputs)):
+        if grad is None:
+            if output._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if output._data.dtype.kind not in "fc":
+                raise RuntimeError(f"grad can be implicitly created only for real scalar "
+                                   f"outputs but got {output.dtype}")
+            grads.append(Tensor._make(np.ones_like(output._data)))
+            continue
+        if not isinstance(grad, Tensor):
+            grad = Tensor._make(np.asarray(grad, dtype=output._data.dtype))
+        if grad._data.shape != output._data.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                               f"{grad.shape} and output[{i}] has a shape of {output.shape}.")
+        grads.append(grad)
+    return grads
+
+
+def _root_edges(outputs: tuple) -> list:
+    edges = []
+    for i, output in enumerate(outputs):
+        edge = _grad_edge(output)
+        if edge is None:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
+                               "a grad_fn")
+        edges.append(edge)
+    return edges
+
+
+def _input_edges(inputs: tuple) -> list:
+    edges = []
+    for tensor in inputs:
+        if not tensor.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        node = tensor.grad_fn
+        edges.append((node, tensor._output_nr) if node is not None
+                     else (tensor._grad_accumulator(), 0))
+    return edges
+
+
+def backward(tensors, grad_tensors=None, retain_graph: Optional[bool] = None,
+             create_graph: bool = False, grad_variables=None, inputs=None) -> None:
+    """Accumulate d(tensors)/d(leaf) into each leaf's ``.grad`` (torch.autograd.backward)."""
+    outputs = _as_tuple(tensors)
+    if grad_tensors is None:
+        grad_tensors = (None,) * len(outputs)
+    else:
+        grad_tensors = _as_tuple(grad_tensors) if not isinstance(grad_tensors, (list, tuple)) \
+            else tuple(grad_tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _make_grads(outputs, grad_tensors)
+    roots = _root_edges(outputs)
+    targets = None
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if len(inputs) == 0:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        targets = _input_edges(inputs)
+    captured = run(roots, grads, retain_graph, create_graph, targets)
+    if inputs is not None:
+        for tensor, grad in zip(inputs, captured):
+            if grad is not None and tensor.grad_fn is not None:
+                tensor._accumulate_grad(grad)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: Optional[bool] = None,
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: Optional[bool] = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
+    """The gradients of ``outputs`` w.r.t. ``inputs``, without touching any ``.grad``."""
+    from ..tensor import Tensor
+
+    outputs = _as_tuple(outputs)
+    single_input = isinstance(inputs, Tensor)
+    inputs = _as_tuple(inputs)
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    else:
+        grad_outputs = _as_tuple(grad_outputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _make_grads(outputs, grad_outputs)
+    roots = _root_edges(outputs)
+    targets = _input_edges(inputs)
+    captured = run(roots, grads, retain_graph, create_graph, targets, accumulate=False)
+    result = []
+    for i, (tensor, value) in enumerate(zip(inputs, captured)):
+        if value is None:
+            if materialize_grads:
+                value = Tensor._make(np.zeros_like(tensor._data))
+            elif not allow_unused:
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+        result.append(value)
+    return tuple(result)
+
+
+def _collect(roots: list):
+    """All nodes reachable from the roots, and each node's parents, without recursion."""
+    parents = {}
+    order = []
+    stack = []
+    for node, _ in roots:
+        if node is not None and node not in parents:
+            parents[node] = []
+            stack.append(node)
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            if child not in parents:
+                parents[child] = []
+                stack.append(child)
+            parents[child].append(node)
+    return order, parents
+
+
+def _needed(parents: dict, targets: list) -> set:
+    needed = set()
+    stack = [node for node, _ in targets if node in parents]
+    while stack:
+        node = stack.pop()
+        if node in needed:
+            continue
+        needed.add(node)
+        stack.extend(parents[node])
+    return needed
+
+
+def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
+        targets: Optional[list] = None, accumulate: bool = True) -> list:
+    """Run backward from ``roots`` (edges) seeded with ``root_grads``.
+
+    With ``targets`` (edges of the tensors asked for), only nodes that lead to a target run, and
+    the gradient arriving at each target is returned; with ``accumulate`` false, target leaves
+    are not accumulated into (``autograd.grad``).
+    """
+    order, parents = _collect(roots)
+    captures = {}
+    if targets is not None:
+        needed = _needed(parents, targets)
+        for index, (node, nr) in enumerate(targets):
+            captures.setdefault(node, []).append((nr, index))
+        executes = needed
+    else:
+        executes = None
+    dependencies = {}
+    for node in order:
+        if executes is not None and node not in executes:
+            continue
+        for child, _ in node.next_functions:
+            if child is not None and (executes is None or child in executes):
+                dependencies[child] = dependencies.get(child, 0) + 1
+
+    captured = [None] * (len(targets) if targets is not None else 0)
+    buffers = {}
+    for (node, nr), grad in zip(roots, root_grads):
+        _add_to_buffer(buffers, node, nr, grad)
+    tie = itertools.count()
+    ready = []
+    for node in buffers:
+        if dependencies.get(node, 0) == 0:
+            heapq.heappush(ready, (-node._sequence_nr, next(tie), node))
+
+    previous_mode = _state.enabled
+    _state.enabled = create_graph
+    try:
+        while ready:
+            node = heapq.heappop(ready)[2]
+            grads = buffers.pop(node)
+            grads = _call_tensor_pre_hooks(node, grads)  # steps 1 and 2
+            if node in captures:  # step 3
+                for nr, index in captures[node]:
+                    captured[index] = grads[nr]
+                if isinstance(node, AccumulateGrad):
+                    if not accumulate:  # autograd.grad never touches .grad
+                        continue
+                elif not any(child in executes for child, _ in node.next_functions):
+                    continue  # only a capture point: its own backward is not needed
+            outputs = _call_node(node, grads, keep_graph)  # steps 4 to 8
+            for (child, nr), grad in zip(node.next_functions, outputs):
+                if child is None or (executes is not None and child not in executes):
+                    continue
+                if grad is not None:
+                    _add_to_buffer(buffers, child, nr, grad)
+                remaining = dependencies[child] - 1
+                dependencies[child] = remaining
+                if remaining == 0:
+                    if child not in buffers:
+                        buffers[child] = [None] * _num_inputs(child)
+                    heapq.heappush(ready, (-child._sequence_nr, next(tie), child))
+    finally:
+        _state.enabled = previous_mode
+    return captured
+
+
+def _num_inputs(node) -> int:
+    meta = getattr(node, "_output_meta", None)
+    if meta:
+        return len(meta)
+    return 1
+
+
+def _add_to_buffer(buffers: dict, node, nr: int, grad) -> None:
+    slots = buffers.get(node)
+    if slots is None:
+        slots = buffers[node] = [None] * _num_inputs(node)
+    while len(slots) <= nr:
+        slots.append(None)
+    existing = slots[nr]
+    slots[nr] = grad if existing is None else existing + grad
+
+
+def _check_hook_result(hook, old, new):
+    from ..tensor import Tensor
+
+    if not isinstance(new, Tensor):
+        raise TypeError(f"hook '{_name(hook)}' returned {type(new).__name__}, expected a Tensor "
+                        "or None")
+    if new._data.shape != old._data.shape:
+        raise RuntimeError(f"hook '{_name(hook)}' has changed the size of value")
+    if new._data.dtype != old._data.dtype:
+        raise RuntimeError(f"hook '{_name(hook)}' has changed the type of value (was "
+                           f"{legacy_type_name(old._data)} got {legacy_type_name(new._data)})")
+    return new
+
+
+def _name(hook) -> str:
+    return getattr(hook, "__name__", type(hook).__name__)
+
+
+def _call_tensor_pre_hooks(node, grads: list) -> list:
+    tensor_hooks = node._tensor_pre_hooks
+    if tensor_hooks:
+        for nr, hooks in tensor_hooks.items():
+            if nr >= len(grads) or grads[nr] is None or not hooks:
+                continue
+            value = grads[nr]
+            for hook in tuple(hooks.values()):  # a copy: a hook may remove itself
+                result = hook(value)
+                if result is not None:
+                    value = _check_hook_result(hook, value, result)
+            grads[nr] = value
+    retains = node._retains_grad_hooks
+    if retains:
+        for nr, hook in retains.items():
+            if nr < len(grads) and grads[nr] is not None:
+                hook(grads[nr])
+    return grads
+
+
+def _call_node(node, grads: list, keep_graph: bool) -> tuple:
+    grad_outputs = tuple(grads)
+    if node._pre_hooks:  # step 4
+        for hook in tuple(node._pre_hooks.values()):
+            result = hook(grad_outputs)
+            if result is not None:
+                grad_outputs = _check_hook_tuple(hook, grad_outputs, result)
+    outputs = node.apply(grad_outputs)  # step 5
+    outputs = _validate(node, outputs)  # step 6
+    if node._post_hooks:  # step 7
+        for hook in tuple(node._post_hooks.values()):
+            result = hook(outputs, grad_outputs)
+            if result is not None:
+                outputs = _check_hook_tuple(hook, outputs, result)
+    if not keep_graph:  # step 8
+        node.release_variables()
+    return outputs
+
+
+def _check_hook_tuple(hook, old: tuple, new) -> tuple:
+    new = tuple(new) if isinstance(new, (list, tuple)) else (new,)
+    if len(new) != len(old):
+        raise RuntimeError(f"hook '{_name(hook)}' has returned an incorrect number of values "
+                           f"(got {len(new)}, but expected {len(old)})")
+    return tuple(None if n is None else (n if o is None else _check_hook_result(hook, o, n))
+                 for o, n in zip(old, new))
+
+
+def _validate(node, outputs) -> tuple:
+    """torch's validate_outputs: one gradient per edge, reduced to the input's shape, cast to
+    its dtype; a gradient that cannot be reduced is an error naming the node."""
+    edges = node.next_functions
+    if len(outputs) != len(edges):
+        raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                           f"(expected {len(edges)}, got {len(outputs)})")
+    if not edges:
+        return tuple(outputs)
+    metas = node._input_meta
+    result = []
+    for i, grad in enumerate(outputs):
+        if grad is None or edges[i][0] is None:
+            result.append(None)
+            continue
+        if not hasattr(grad, "_data"):
+            raise TypeError(f"function {node.name()} returned a gradient of type "
+                            f"{type(grad).__name__} at index {i}, expected a Tensor or None")
+        shape, dtype = metas[i]
+        if grad._data.shape != shape:
+            if not _expandable(shape, grad._data.shape):
+                raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
+                                   f"{i} - got {list(grad._data.shape)} but expected shape "
+                                   f"compatible with {list(shape)}")
+            grad = grad.sum_to_size(shape)
+        if grad._data.dtype != dtype:
+            grad = grad.to(dtype)
+        result.append(grad)
+    return tuple(result)
+
+
+def _expandable(shape: tuple, target: tuple) -> bool:
+    if len(shape) > len(target):
+        return False
+    for size, target_size in zip(reversed(shape), reversed(target)):
+        if size != target_size and size != 1:
+            return False
+    return True

@@ -1,0 +1,357 @@
+"""Function: the one contract for built-in ops and user-defined autograd functions.
+
+``Function.apply`` is the one place a node is created and connected, so it is where
+``needs_input_grad`` is computed, outputs get their ``grad_fn``, in-place outputs bump versions and
+saved tensors pass through ``SavedTensor`` (the single door of ``graph.py``).
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from . import grad_mode
+from .graph import Node, SavedTensor, _grad_edge
+
+_state = grad_mode._state
+Tensor: Any = None  # set by tensor.py (circular import)
+
+
+class FunctionCtx:
+    """What ``forward`` and ``backward`` receive as ``ctx`` (it is the backward node itself)."""
+
+    _to_save = None
+    _dirty = None
+    _non_differentiable = None
+    _materialize_grads = True
+    needs_input_grad: tuple = ()
+
+    def save_for_backward(self, *tensors) -> None:
+        """Keep tensors (inputs, outputs, others, or ``None``) for ``backward``; each passes the
+        saved-tensor hooks now and is version-checked when read through ``saved_tensors``."""
+        self._to_save = tensors
+
+    def mark_dirty(self, *tensors) -> None:
+        """Declare inputs that ``forward`` modified in place (they must be returned)."""
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        """Declare outputs that get no gradient (their grad in ``backward`` is zeros)."""
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """With ``False``, ``backward`` receives ``None`` for outputs that got no gradient."""
+        self._materialize_grads = value
+
+    @property
+    def saved_tensors(self) -> tuple:
+        return tuple(None if saved is None else saved.unpack(self) for saved in self._saved)
+
+    saved_variables = saved_tensors
+
+    def save_for_forward(self, *tensors) -> None:
+        self._saved_for_forward = tensors
+
+
+class BackwardCFunction(Node, FunctionCtx):
+    """Base of every Function's node class (``MulBackward0``, ``MyFnBackward``)."""
+
+    _forward_cls: Any = None
+    _tensor_positions: tuple = ()
+    _output_meta: tuple = ()
+
+    def __init__(self):
+        self._init_node()
+
+    def __repr__(self) -> str:
+        if self._forward_cls._builtin:
+            return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<torch.autograd.function.{self.name()} object at {hex(id(self))}>"
+
+    def __getattr__(self, name: str):
+        # torch's inspection names: grad_fn._saved_self, grad_fn._raw_saved_other, ...
+        names = type(self)._forward_cls.saved_names
+        for prefix, raw in (("_raw_saved_", True), ("_saved_", False)):
+            if name.startswith(prefix) and name[len(prefix):] in names:
+                saved = self._saved[names.index(name[len(prefix):])]
+                if saved is None or raw:
+                    return saved
+                return saved.unpack(self)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def apply(self, grad_outputs: tuple) -> tuple:
+        fn = self._forward_cls
+        if any(g is None for g in grad_outputs):
+            if self._materialize_grads:
+                grad_outputs = tuple(
+                    Tensor._make(np.zeros(shape, dtype)) if g is None else g
+                    for g, (shape, dtype) in zip(grad_outputs, self._output_meta))
+            elif fn._builtin and all(g is None for g in grad_outputs):
+                return (None,) * len(self.next_functions)
+        grads = fn.backward(self, *grad_outputs)
+        if not isinstance(grads, tuple):
+            grads = (grads,)
+        expected = len(self.needs_input_grad)
+        if len(grads) != expected:
+            if len(grads) > expected and all(g is None for g in grads[expected:]):
+                grads = grads[:expected]
+            elif not fn._builtin:
+                raise RuntimeError(f"function {self.name()} returned an incorrect number of "
+                                   f"gradients (expected {expected}, got {len(grads)})")
+        positions = self._tensor_positions
+        if not fn._builtin:
+            for i, grad in enumerate(grads):
+                if grad is not None and i not in positions:
+                    raise RuntimeError(
+                        f"function {self.name()} returned a gradient different than None at "
+                        f"position {i + 1}, but the corresponding forward input was not a Variable")
+        return tuple(grads[i] if i < len(grads) else None for i in positions)
+
+
+class Function:
+    """Base class for differentiable operations (torch.autograd.Function).
+
+    Subclass it with static ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)`` (or
+    ``forward(*args)`` plus ``setup_context(ctx, inputs, output)``) and call ``apply``::
+
+        class Square(Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                (x,) = ctx.saved_tensors
+                return 2 * x * grad_output
+    """
+
+    _backward_cls: Any = BackwardCFunction
+    _builtin = False  # built-in ops: forward takes and returns NumPy arrays
+    _view_of: Any = None  # built-in view ops: index of the input the output views
+    _inplace = False  # built-in in-place ops: input 0 is modified and returned
+    _multi_view = False  # outputs are several views (split): in-place on them is refused
+    node_name: Any = None  # name of the backward node; default "<Class>Backward"
+    saved_names: tuple = ()  # torch's names of the saved tensors, in save order
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        name = cls.__dict__.get("node_name") or f"{cls.__name__}Backward"
+        cls._backward_cls = type(name, (BackwardCFunction,),
+                                 {"_forward_cls": cls, "__module__": cls.__module__})
+        cls._uses_setup_context = cls.setup_context is not Function.setup_context
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output) -> None:
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward mode AD.")
+
+    @classmethod
+    def vjp(cls, ctx, *grad_outputs):
+        return cls.backward(ctx, *grad_outputs)
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        node = cls._backward_cls()
+        grad_on = _state.enabled
+        needs = []
+        positions = []
+        any_needs = False
+        for i, arg in enumerate(args):
+            if isinstance(arg, Tensor):
+                positions.append(i)
+                need = grad_on and (arg._requires_grad or arg._grad_fn is not None
+                                    or (arg._base is not None and arg.grad_fn is not None))
+                any_needs = any_needs or need
+                needs.append(need)
+            else:
+                needs.append(False)
+        node.needs_input_grad = tuple(needs)
+
+        if cls._builtin:
+            if cls._inplace:
+                _check_inplace(args[0], any_needs)
+            outputs = cls.forward(node, *[a._data if isinstance(a, Tensor) else a for a in args],
+                                  **kwargs)
+        else:
+            _state.enabled = False
+            try:
+                if cls._uses_setup_context:
+                    outputs = cls.forward(*args, **kwargs)
+                    cls.setup_context(node, args, outputs)
+                else:
+                    outputs = cls.forward(node, *args, **kwargs)
+            finally:
+                _state.enabled = grad_on
+        if not any_needs:
+            return _wrap_untracked(cls, node, args, outputs)
+        return _connect(cls, node, args, positions, outputs)
+
+
+def _check_inplace(tensor, any_needs: bool) -> None:
+    if _state.enabled and tensor._requires_grad and tensor._grad_fn is None:
+        if tensor._base is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+    base = tensor._base
+    if base is not None and _state.enabled and base._requires_grad and base._grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+def _wrap_untracked(cls, node, args, outputs):
+    """No input needs grad: make plain tensors (views and in-place still share versions)."""
+    if cls._builtin:
+        if cls._inplace:
+            target = args[0]
+            target._version_counter[0] += 1
+            return target
+        if isinstance(outputs, tuple):
+            return tuple(_plain_output(cls, args, out, i) for i, out in enumerate(outputs))
+        return _plain_output(cls, args, outputs, 0)
+    for dirty in node._dirty or ():
+        dirty._version_counter[0] += 1
+    return outputs
+
+
+def _plain_output(cls, args, array, index):
+    if cls._view_of is None:
+        return Tensor._make(array)
+    return Tensor._make_view(array, args[cls._view_of], cls, args, index)
+
+
+def _connect(cls, node, args, positions, outputs):
+    """Give outputs their grad_fn, bump versions of dirty inputs and save what forward kept."""
+    edges = []
+    meta = []
+    for i in positions:
+        tensor = args[i]
+        edges.append(_grad_edge(tensor) if node.needs_input_grad[i] else (None, 0))
+        meta.append((tensor._data.shape, tensor._data.dtype))
+    node.next_functions = tuple(edges)
+    node._input_meta = tuple(meta)
+    node._tensor_positions = tuple(positions)
+
+    is_tuple = isinstance(outputs, tuple)
+    raw_outputs = outputs if is_tuple else (outputs,)
+    if cls._builtin:
+        dirty = (args[0],) if cls._inplace else ()
+        non_diff = ()
+    else:
+        dirty = node._dirty or ()
+        non_diff = node._non_differentiable or ()
+
+    results = []
+    for index, out in enumerate(raw_outputs):
+        if cls._builtin:
+            if cls._inplace:
+                tensor = args[0]
+                tensor._version_counter[0] += 1
+            elif cls._view_of is not None:
+                tensor = Tensor._make_view(out, args[cls._view_of], cls, args, index)
+            else:
+                tensor = Tensor._make(out)
+        elif not isinstance(out, Tensor):
+            results.append(out)
+            continue
+        elif any(out is d for d in dirty):
+            tensor = out
+            _check_inplace(tensor, True)
+            tensor._version_counter[0] += 1
+        elif any(out is a for a in args):
+            tensor = out._alias()  # an input returned as-is becomes a new output (torch's view_as)
+        else:
+            tensor = out
+        if any(out is n for n in non_diff) or tensor._data.dtype.kind not in "fc":
+            tensor._requires_grad = False
+            tensor._grad_fn = None
+        elif tensor._base is not None and any(tensor is d for d in dirty):
+            tensor._rebase_history(node, index)
+        else:
+            tensor._grad_fn = node
+            tensor._output_nr = index
+            tensor._requires_grad = True
+        results.append(tensor)
+    node._output_meta = tuple((r._data.shape, r._data.dtype) if isinstance(r, Tensor) else None
+                              for r in results)
+
+    to_save = node._to_save
+    if to_save is not None:
+        node._saved = _save(cls, node, args, raw_outputs, results, to_save)
+        node._to_save = None
+    return tuple(results) if is_tuple else results[0]
+
+
+def _save(cls, node, args, raw_outputs, results, to_save) -> tuple:
+    saved = []
+    for item in to_save:
+        if item is None:
+            saved.append(None)
+            continue
+        for raw, result in zip(raw_outputs, results):
+            if item is raw or item is result:
+                saved.append(SavedTensor(result, node, is_output=result._grad_fn is node))
+                break
+        else:
+            if cls._builtin:
+                for arg in args:
+                    if isinstance(arg, Tensor) and arg._data is item:
+                        saved.append(SavedTensor(arg, node, is_output=False))
+                        break
+                else:  # an intermediate array the op computed
+                    saved.append(SavedTensor(Tensor._make(item), node, False, is_input=False))
+            else:
+                is_input = any(item is a for a in args)
+                saved.append(SavedTensor(item, node, is_output=False, is_input=is_input))
+    return tuple(saved)
+
+
+def once_differentiable(backward):
+    """Decorate a ``backward`` that is not itself differentiable: it runs without recording,
+    and differentiating its result raises instead of giving a wrong answer."""
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *grad_outputs):
+        with grad_mode.no_grad():
+            result = backward(ctx, *grad_outputs)
+        if not _state.enabled or not any(isinstance(g, Tensor) and g.requires_grad
+                                         for g in grad_outputs):
+            return result
+        single = not isinstance(result, tuple)
+        results = (result,) if single else result
+        wrapped = tuple(_DelayedError.apply(r) if isinstance(r, Tensor) else r for r in results)
+        return wrapped[0] if single else wrapped
+
+    return wrapper
+
+
+class _DelayedError(Function):
+    node_name = "DelayedError"
+
+    @staticmethod
+    def forward(ctx, tensor):
+        return tensor.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("trying to differentiate twice a function that was marked with "
+                           "@once_differentiable")
+
+
+class InplaceFunction(Function):
+    def __init__(self, inplace: bool = False):
+        self.inplace = inplace
+
+
+class NestedIOFunction(Function):
+    pass
