@@ -1,0 +1,114 @@
+"""Helpers that run the same computation under hookgrad and torch and compare the results.
+
+``compare(fn, *arrays)`` is the one comparison used by the op tables: ``fn(lib, *tensors)``
+receives the library module (``hookgrad`` or ``torch``) so the same lambda runs in both.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import hookgrad
+
+torch.set_num_threads(1)
+
+TOLERANCE = {np.dtype(np.float64): (1e-10, 1e-12), np.dtype(np.float32): (1e-4, 1e-5),
+             np.dtype(np.float16): (1e-2, 1e-2)}
+
+
+def to_torch(tensor: hookgrad.Tensor, requires_grad: bool = None) -> torch.Tensor:
+    result = torch.from_numpy(np.array(tensor._data, copy=True))
+    if requires_grad if requires_grad is not None else tensor.requires_grad:
+        result.requires_grad_(True)
+    return result
+
+
+def to_numpy(value) -> np.ndarray:
+    if isinstance(value, torch.Tensor):
+        return value.detach().numpy()
+    if isinstance(value, hookgrad.Tensor):
+        return value.detach().numpy()
+    return np.asarray(value)
+
+
+def assert_close(actual, expected, rtol: float = None, atol: float = None, what: str = ""):
+    """Compare a hookgrad result with a torch result: shape, dtype and values."""
+    a, e = to_numpy(actual), to_numpy(expected)
+    assert a.shape == e.shape, f"{what} shape {a.shape} != torch {e.shape}"
+    assert a.dtype == e.dtype, f"{what} dtype {a.dtype} != torch {e.dtype}"
+    default_rtol, default_atol = TOLERANCE.get(e.dtype, (0, 0))
+    np.testing.assert_allclose(a, e, rtol=rtol if rtol is not None else default_rtol,
+                               atol=atol if atol is not None else default_atol,
+                               err_msg=what, equal_nan=True)
+
+
+def _flatten(result):
+    if isinstance(result, (tuple, list)):
+        out = []
+        for item in result:
+            out.extend(_flatten(item))
+        return out
+    return [result]
+
+
+def compare(fn, *arrays, grad: bool = True, rtol=None, atol=None, seed: int = 0,
+            requires_grad=None):
+    """Run ``fn(lib, *tensors)`` under both libraries on copies of ``arrays``; compare outputs
+    and, if ``grad``, the gradients of every floating input for a random output gradient."""
+    rng = np.random.default_rng(seed)
+    flags = requires_grad if requires_grad is not None else [
+        grad and np.asarray(a).dtype.kind == "f" for a in arrays]
+    hg_inputs = [hookgrad.tensor(np.array(a, copy=True), requires_grad=f)
+                 for a, f in zip(arrays, flags)]
+    th_inputs = [torch.tensor(np.array(a, copy=True), requires_grad=f)
+                 for a, f in zip(arrays, flags)]
+    hg_out = _flatten(fn(hookgrad, *hg_inputs))
+    th_out = _flatten(fn(torch, *th_inputs))
+    assert len(hg_out) == len(th_out)
+    for i, (h, t) in enumerate(zip(hg_out, th_out)):
+        if isinstance(t, torch.Tensor):
+            assert_close(h, t, rtol, atol, what=f"output {i}")
+        else:
+            assert h == t, f"output {i}: {h!r} != {t!r}"
+    if not grad or not any(flags):
+        return hg_out, th_out
+    pairs = [(h, t) for h, t in zip(hg_out, th_out)
+             if isinstance(t, torch.Tensor) and t.requires_grad]
+    if not pairs:
+        return hg_out, th_out
+    th_grads = [torch.from_numpy(rng.standard_normal(t.shape).astype(to_numpy(t).dtype))
+                for _, t in pairs]
+    hg_grads = [hookgrad.tensor(g.numpy().copy()) for g in th_grads]
+    torch.autograd.backward([t for _, t in pairs], th_grads)
+    hookgrad.autograd.backward([h for h, _ in pairs], hg_grads)
+    for i, (h, t) in enumerate(zip(hg_inputs, th_inputs)):
+        if t.requires_grad:
+            if t.grad is None:
+                assert h.grad is None or not np.any(h.grad.numpy()), f"grad of input {i}"
+            else:
+                assert h.grad is not None, f"grad of input {i} is None, torch has one"
+                assert_close(h.grad, t.grad, rtol, atol, what=f"grad of input {i}")
+    return hg_out, th_out
+
+
+def saved_log(lib, fn, *tensors):
+    """What pack hooks see while ``fn`` runs: (shape, dtype name, role) per saved tensor, where
+    role is the index of the input it is, 'out' for a tensor with a grad_fn, or 'other'."""
+    log = []
+
+    def pack(t):
+        role = next((str(i) for i, x in enumerate(tensors) if t is x), None)
+        if role is None:
+            role = "other"
+        log.append((tuple(t.shape), str(t.dtype).replace("torch.", ""), role))
+        return t
+
+    with lib.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        fn(*tensors)
+    return log
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)
