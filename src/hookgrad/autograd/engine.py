@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import threading
 from typing import Optional, Sequence
 
 import numpy as np
@@ -24,6 +25,39 @@ from . import grad_mode
 from .graph import AccumulateGrad, _grad_edge, legacy_type_name
 
 _state = grad_mode._state
+
+
+class _Tasks(threading.local):
+    def __init__(self):
+        self.stack: list = []
+
+
+_tasks = _Tasks()
+_task_ids = itertools.count()
+
+
+class GraphTask:
+    """What one backward call will run; visible to hooks (multi-grad hooks need it)."""
+
+    __slots__ = ("id", "nodes")
+
+    def __init__(self, nodes):
+        self.id = next(_task_ids)
+        self.nodes = nodes
+
+
+def current_graph_task() -> Optional[GraphTask]:
+    return _tasks.stack[-1] if _tasks.stack else None
+
+
+def will_execute_node(node) -> bool:
+    """Inside backward: whether ``node`` runs in the current backward call (torch's
+    ``_will_engine_execute_node``)."""
+    task = current_graph_task()
+    if task is None:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward "
+                           "pass")
+    return node in task.nodes
 
 
 def _as_tuple(tensors) -> tuple:
@@ -209,6 +243,7 @@ def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
 
     previous_mode = _state.enabled
     _state.enabled = create_graph
+    _tasks.stack.append(GraphTask(executes if executes is not None else parents))
     try:
         while ready:
             node = heapq.heappop(ready)[2]
@@ -236,6 +271,7 @@ def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
                     heapq.heappush(ready, (-child._sequence_nr, next(tie), child))
     finally:
         _state.enabled = previous_mode
+        _tasks.stack.pop()
     return captured
 
 

@@ -468,3 +468,124 @@ def get_gradient_edge(tensor):
 class GradientEdge(NamedTuple):
     node: Node
     output_nr: int
+
+
+# ---------------------------------------------------------------------------------------------
+# Hooks over several tensors, and a picture of the graph
+# ---------------------------------------------------------------------------------------------
+class _MultiHandle:
+    """One handle for a hook registered on several tensors."""
+
+    def __init__(self, handles):
+        self.handles = tuple(handles)
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def register_multi_grad_hook(tensors, fn: Callable, *, mode: str = "all"):
+    """Call ``fn`` once per backward over several tensors.
+
+    ``mode="all"``: ``fn(grads)`` after the gradients of all of ``tensors`` that this backward
+    computes are ready; ``grads`` has ``None`` for the others. ``mode="any"``: ``fn(grad)`` with
+    the first gradient computed. Returns one handle that removes every per-tensor hook.
+    """
+    import threading as _threading
+
+    from .engine import current_graph_task
+
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    lock = _threading.Lock()
+    state: dict = {}
+
+    def expected_count(task) -> int:
+        count = 0
+        for tensor in tensors:
+            edge = _grad_edge(tensor) if tensor.requires_grad else None
+            if edge is not None and edge[0] in task.nodes:
+                count += 1
+        return count
+
+    def make_hook(index: int):
+        def hook(grad):
+            task = current_graph_task()
+            key = task.id if task is not None else None
+            with lock:
+                entry = state.setdefault(key, {"grads": [None] * len(tensors), "seen": 0,
+                                               "done": False})
+                if mode == "any":
+                    if entry["done"]:
+                        return None
+                    entry["done"] = True
+                    call_with = grad
+                else:
+                    entry["grads"][index] = grad
+                    entry["seen"] += 1
+                    if entry["seen"] < expected_count(task):
+                        return None
+                    call_with = tuple(entry["grads"])
+                    del state[key]
+            fn(call_with)
+            return None
+
+        return hook
+
+    handles = [tensor.register_hook(make_hook(i)) for i, tensor in enumerate(tensors)
+               if tensor.requires_grad]
+    return _MultiHandle(handles)
+
+
+def to_dot(tensor, show_saved: bool = True) -> str:
+    """The backward graph of ``tensor`` as Graphviz DOT text; each node lists its saved tensors
+    (shape, dtype, bytes) so the memory a graph keeps alive can be read off the picture."""
+    lines = ["digraph backward {", '  node [shape=box, fontname="monospace"];']
+    root = tensor.grad_fn if tensor.grad_fn is not None else (
+        tensor._grad_accumulator() if tensor.requires_grad else None)
+    if root is None:
+        lines.append("}")
+        return "\n".join(lines)
+    ids: dict = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node in ids:
+            continue
+        ids[node] = f"n{len(ids)}"
+        label = [node.name()]
+        if isinstance(node, AccumulateGrad):
+            data = node.variable._data
+            label.append(f"variable {list(data.shape)} {data.dtype}")
+        if show_saved:
+            names = getattr(getattr(type(node), "_forward_cls", None), "saved_names", ())
+            for i, saved in enumerate(node._saved):
+                if saved is None:
+                    continue
+                name = names[i] if i < len(names) else f"saved{i}"
+                state = "freed" if saved._freed else ("packed" if saved._hooked else "held")
+                label.append(f"{name}: {list(saved.shape)} {saved._dtype} {saved.nbytes} B "
+                             f"({state})")
+        text = "\\n".join(label).replace('"', '\\"')
+        lines.append(f'  {ids[node]} [label="{text}"];')
+        for child, _ in node.next_functions:
+            if child is not None:
+                stack.append(child)
+    for node, name in ids.items():
+        for child, nr in node.next_functions:
+            if child is not None:
+                lines.append(f"  {ids[child]} -> {name};")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def increment_version(tensor) -> None:
+    """Mark ``tensor`` as modified in place (torch.autograd.graph.increment_version)."""
+    tensor._version_counter[0] += 1

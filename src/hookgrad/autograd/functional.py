@@ -1,0 +1,123 @@
+"""torch.autograd.functional: vjp, jvp, jacobian, hessian, all built on ``autograd.grad``."""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from . import grad_mode
+from .engine import grad as autograd_grad
+
+
+def _as_tuple(value):
+    from ..tensor import Tensor
+
+    if isinstance(value, Tensor):
+        return (value,), True
+    return tuple(value), False
+
+
+def _prepare(inputs, create_graph: bool) -> tuple:
+    # fresh leaves so the user's tensors' .grad and history stay untouched
+    return tuple(i.detach().requires_grad_(True) if not create_graph or not i.requires_grad
+                 else i.view_as(i) for i in inputs)
+
+
+def _fill(grads, like) -> tuple:
+    from ..tensor import Tensor
+
+    return tuple(Tensor._make(np.zeros_like(x._data)) if g is None else g
+                 for g, x in zip(grads, like))
+
+
+def _detach(values, create_graph: bool):
+    return tuple(v if create_graph else v.detach() for v in values)
+
+
+def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """(func(inputs), v^T J): the vector-Jacobian product."""
+    inputs, single_in = _as_tuple(inputs)
+    with grad_mode.enable_grad():
+        inputs = _prepare(inputs, create_graph)
+        outputs, single_out = _as_tuple(func(*inputs))
+        if v is not None:
+            v, _ = _as_tuple(v)
+        grads = autograd_grad(outputs, inputs, v, create_graph=create_graph, allow_unused=True)
+    grads = _detach(_fill(grads, inputs), create_graph)
+    outputs = _detach(outputs, create_graph)
+    return (outputs[0] if single_out else outputs), (grads[0] if single_in else grads)
+
+
+def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """(func(inputs), J v), by the double-vjp trick: differentiate u -> u^T J w.r.t. u."""
+    from ..tensor import Tensor
+
+    inputs, single_in = _as_tuple(inputs)
+    with grad_mode.enable_grad():
+        inputs = _prepare(inputs, create_graph)
+        outputs, single_out = _as_tuple(func(*inputs))
+        if v is None:
+            v = tuple(Tensor._make(np.ones_like(i._data)) for i in inputs)
+        else:
+            v, _ = _as_tuple(v)
+        dummies = tuple(Tensor._make(np.zeros_like(o._data), requires_grad=True) for o in outputs)
+        grads = autograd_grad(outputs, inputs, dummies, create_graph=True, allow_unused=True)
+        pairs = [(g, vi) for g, vi in zip(grads, v) if g is not None]
+        result = autograd_grad([g for g, _ in pairs], dummies, [vi for _, vi in pairs],
+                               create_graph=create_graph, allow_unused=True)
+    result = _detach(_fill(result, outputs), create_graph)
+    outputs = _detach(outputs, create_graph)
+    return (outputs[0] if single_out else outputs), (result[0] if single_out else result)
+
+
+def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = False,
+             vectorize: bool = False, strategy: str = "reverse-mode"):
+    """The Jacobian, shaped ``output.shape + input.shape`` (nested tuples for several)."""
+    from ..tensor import Tensor
+    from ..ops.shape import stack
+
+    inputs, single_in = _as_tuple(inputs)
+    with grad_mode.enable_grad():
+        inputs = _prepare(inputs, create_graph)
+        outputs, single_out = _as_tuple(func(*inputs))
+        table = []
+        for output in outputs:
+            rows = [[] for _ in inputs]
+            for k in range(output._data.size):  # one backward per output element
+                seed = np.zeros(output._data.size, dtype=output._data.dtype)
+                seed[k] = 1
+                grads = autograd_grad(output, inputs, Tensor._make(seed.reshape(
+                    output._data.shape)), retain_graph=True, create_graph=create_graph,
+                    allow_unused=True)
+                for row, g, x in zip(rows, _fill(grads, inputs), inputs):
+                    row.append(g)
+            entry = []
+            for row, x in zip(rows, inputs):
+                if row:
+                    jac = stack(row).reshape(tuple(output.shape) + tuple(x.shape))
+                else:
+                    jac = Tensor._make(np.zeros(tuple(output.shape) + tuple(x.shape),
+                                                x._data.dtype))
+                entry.append(jac if create_graph else jac.detach())
+            table.append(tuple(entry))
+    if single_out and single_in:
+        return table[0][0]
+    if single_out:
+        return table[0]
+    if single_in:
+        return tuple(row[0] for row in table)
+    return tuple(table)
+
+
+def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = False,
+            vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode"):
+    """The Hessian of a scalar function: the Jacobian of its gradient."""
+    inputs_tuple, single_in = _as_tuple(inputs)
+
+    def gradient(*xs):
+        out = func(*xs)
+        grads = autograd_grad(out, xs, create_graph=True, allow_unused=True)
+        grads = _fill(grads, xs)
+        return grads[0] if single_in else grads
+
+    return jacobian(gradient, inputs, create_graph=create_graph)
