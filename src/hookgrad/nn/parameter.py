@@ -1,0 +1,70 @@
+"""Parameter: a leaf Tensor that a Module registers automatically when it is assigned."""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from .. import _dtype
+from ..tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A Tensor that is a module parameter: ``requires_grad=True`` by default.
+
+    It shares the data and the version counter of the tensor it wraps (like torch's
+    ``_make_subclass``), so ``Parameter(t)`` sees later in-place changes of ``t``.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, data: Optional[Tensor] = None, requires_grad: bool = True) -> None:
+        if data is None:
+            self._init(np.zeros(0, _dtype.get_default_dtype().numpy))
+        else:
+            if not isinstance(data, Tensor):
+                raise TypeError(f"Parameter(): argument 'data' must be Tensor, not "
+                                f"{type(data).__name__}")
+            self._init(data._data)
+            self._version_counter = data._version_counter
+        if requires_grad:
+            self.requires_grad = True  # checks the dtype like torch
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_parameter, (self._data, self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = Parameter(Tensor._make(self._data.copy()), self._requires_grad)
+        if self._grad is not None:
+            result._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = result
+        return result
+
+
+def _rebuild_parameter(array: np.ndarray, requires_grad: bool) -> Parameter:
+    return Parameter(Tensor._make(array), requires_grad)
+
+
+class Buffer(Tensor):
+    """``nn.Buffer(t)`` marks a tensor to be registered as a buffer; assignment unwraps it to a
+    plain Tensor (torch's ``Buffer`` is a marker, never the stored type)."""
+
+    __slots__ = ("persistent",)
+
+    def __new__(cls, data: Optional[Tensor] = None, *, persistent: bool = True):
+        if data is None:
+            data = Tensor._make(np.zeros(0, _dtype.get_default_dtype().numpy))
+        plain = data.detach() if data.requires_grad else data
+        marker = object.__new__(cls)
+        marker._init(plain._data, data._requires_grad)
+        marker._version_counter = plain._version_counter
+        marker.persistent = persistent
+        return marker
+
+    def __init__(self, data: Optional[Tensor] = None, *, persistent: bool = True) -> None:
+        pass

@@ -1,0 +1,2 @@
+"""Utilities built on the public hook API (hooks, checkpoint)."""
+from . import hooks
