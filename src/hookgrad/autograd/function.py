@@ -132,6 +132,7 @@ class Function:
     _view_of: Any = None  # built-in view ops: index of the input the output views
     _inplace = False  # built-in in-place ops: input 0 is modified and returned
     _multi_view = False  # outputs are several views (split): in-place on them is refused
+    _wrapped_scalars: tuple = ()  # positions where torch wraps a Python number as an input
     node_name: Any = None  # name of the backward node; default "<Class>Backward"
     saved_names: tuple = ()  # torch's names of the saved tensors, in save order
 
@@ -176,6 +177,8 @@ class Function:
                 needs.append(need)
             else:
                 needs.append(False)
+                if i in cls._wrapped_scalars:
+                    positions.append(i)
         node.needs_input_grad = tuple(needs)
 
         if cls._builtin:
@@ -198,10 +201,10 @@ class Function:
         return _connect(cls, node, args, positions, outputs)
 
 
-def _check_inplace(tensor, any_needs: bool) -> None:
+def _check_inplace(tensor, any_needs: bool, tense: str = "is being") -> None:
     if _state.enabled and tensor._requires_grad and tensor._grad_fn is None:
         if tensor._base is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+            raise RuntimeError(f"a leaf Variable that requires grad {tense} used in an in-place "
                                "operation.")
     base = tensor._base
     if base is not None and _state.enabled and base._requires_grad and base._grad_fn is None:
@@ -237,7 +240,8 @@ def _connect(cls, node, args, positions, outputs):
     for i in positions:
         tensor = args[i]
         edges.append(_grad_edge(tensor) if node.needs_input_grad[i] else (None, 0))
-        meta.append((tensor._data.shape, tensor._data.dtype))
+        meta.append((tensor._data.shape, tensor._data.dtype) if node.needs_input_grad[i]
+                    else None)
     node.next_functions = tuple(edges)
     node._input_meta = tuple(meta)
     node._tensor_positions = tuple(positions)
@@ -266,7 +270,7 @@ def _connect(cls, node, args, positions, outputs):
             continue
         elif any(out is d for d in dirty):
             tensor = out
-            _check_inplace(tensor, True)
+            _check_inplace(tensor, True, "has been")
             tensor._version_counter[0] += 1
         elif any(out is a for a in args):
             tensor = out._alias()  # an input returned as-is becomes a new output (torch's view_as)
@@ -300,7 +304,8 @@ def _save(cls, node, args, raw_outputs, results, to_save) -> tuple:
             continue
         for raw, result in zip(raw_outputs, results):
             if item is raw or item is result:
-                saved.append(SavedTensor(result, node, is_output=result._grad_fn is node))
+                saved.append(SavedTensor(result, node, is_output=result._grad_fn is node,
+                                         is_input=any(result is a for a in args)))
                 break
         else:
             if cls._builtin:
