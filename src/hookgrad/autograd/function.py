@@ -128,6 +128,7 @@ class Function:
     """
 
     _backward_cls: Any = BackwardCFunction
+    _ctx_base: Any = BackwardCFunction  # the node class each subclass's ctx derives from
     _builtin = False  # built-in ops: forward takes and returns NumPy arrays
     _view_of: Any = None  # built-in view ops: index of the input the output views
     _inplace = False  # built-in in-place ops: input 0 is modified and returned
@@ -139,7 +140,7 @@ class Function:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("node_name") or f"{cls.__name__}Backward"
-        cls._backward_cls = type(name, (BackwardCFunction,),
+        cls._backward_cls = type(name, (cls._ctx_base,),
                                  {"_forward_cls": cls, "__module__": cls.__module__})
         cls._uses_setup_context = cls.setup_context is not Function.setup_context
 

@@ -1,0 +1,1 @@
+"""Other frameworks' spellings over hookgrad's machinery."""
