@@ -1,69 +1,164 @@
-"""Module: parameters, buffers and submodules registered by attribute assignment, plus hooks."""
+"""Module: parameters, buffers and submodules registered by attribute assignment, plus hooks.
+
+Every hook store is an ``OrderedDict[id, hook]`` filled by ``utils.hooks.add_hook``; ``__call__``
+has a fast path when no hook of any kind is set. Backward hooks go through identity Functions
+(``_backward_hook.py``), so the autograd engine knows nothing of modules.
+"""
 from __future__ import annotations
 
-from collections import OrderedDict
-from typing import Any, Callable, Dict, Iterator, Optional, Set, Tuple
+import warnings
+from collections import OrderedDict, namedtuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple, Union
 
+from ... import _dtype
+from ...autograd import grad_mode
 from ...tensor import Tensor
+from ...utils.hooks import RemovableHandle, add_hook
 from ..parameter import Buffer, Parameter
+from ._backward_hook import BackwardHook, WrappedHook
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
-           "register_module_full_backward_pre_hook", "register_module_full_backward_hook"]
+           "register_module_backward_hook", "register_module_full_backward_pre_hook",
+           "register_module_full_backward_hook"]
 
 _global_forward_pre_hooks: "OrderedDict[int, Callable]" = OrderedDict()
 _global_forward_hooks: "OrderedDict[int, Callable]" = OrderedDict()
+_global_forward_hooks_with_kwargs: "OrderedDict[int, bool]" = OrderedDict()
 _global_forward_hooks_always_called: "OrderedDict[int, bool]" = OrderedDict()
 _global_backward_pre_hooks: "OrderedDict[int, Callable]" = OrderedDict()
 _global_backward_hooks: "OrderedDict[int, Callable]" = OrderedDict()
+_global_is_full_backward_hook: Optional[bool] = None
+
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+_MIXED_GLOBAL = ("Cannot use both regular backward hooks and full backward hooks as a global "
+                 "Module hook. Please use only one of them.")
+_MIXED_LOCAL = ("Cannot use both regular backward hooks and full backward hooks on a single "
+                "Module. Please use only one of them.")
+
+
+# -- global hooks: every module's call runs them first -------------------------------------------
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, args) -> None | new_args`` runs before every module's forward, before the
+    module's own pre-hooks."""
+    return add_hook(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """``hook(module, args, output) -> None | new_output`` runs after every module's forward,
+    before the module's own forward hooks."""
+    handle = add_hook(_global_forward_hooks, hook,
+                      extra_dict=[_global_forward_hooks_with_kwargs,
+                                  _global_forward_hooks_always_called])
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def register_module_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """The legacy global backward hook (on the grad_fn of each module's output)."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is True:
+        raise RuntimeError(_MIXED_GLOBAL)
+    _global_is_full_backward_hook = False
+    return add_hook(_global_backward_hooks, hook)
+
+
+def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, grad_output) -> None | new_grad_output`` for every module, first."""
+    return add_hook(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, grad_input, grad_output) -> None | new_grad_input`` for every module."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is False:
+        raise RuntimeError(_MIXED_GLOBAL)
+    _global_is_full_backward_hook = True
+    return add_hook(_global_backward_hooks, hook)
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
 
 
 def _addindent(text: str, spaces: int) -> str:
     lines = text.split("\n")
     if len(lines) == 1:
         return text
-    return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
+    rest = [" " * spaces + line if line.strip() else "" for line in lines[1:]]
+    return lines[0] + "\n" + "\n".join(rest)
+
+
+def _check_name(name: Any, what: str) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"{what} should be a string. Got {type(name).__name__}")
+    if "." in name:
+        raise KeyError(f'{what} can\'t contain "."')
+    if name == "":
+        raise KeyError(f'{what} can\'t be empty string ""')
+
+
+def _unwrap_buffer(buffer: Buffer) -> Tensor:
+    tensor = Tensor._make(buffer._data, buffer._requires_grad)
+    tensor._version_counter = buffer._version_counter
+    return tensor
 
 
 class Module:
     """Base class of every layer: assign Parameters, buffers and Modules as attributes and they
-    are registered, found by ``parameters()``, saved by ``state_dict()`` and moved by ``to()``."""
+    are registered, found by ``parameters()``, saved by ``state_dict()`` and cast by ``to()``."""
 
     training: bool
     _version: int = 1
+    call_super_init: bool = False
 
-    def __init__(self, *args, **kwargs) -> None:
-        if args or kwargs:
-            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected argument")
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if not self.call_super_init and (args or kwargs):
+            if kwargs:
+                raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword "
+                                f"argument '{next(iter(kwargs))}'")
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                            f"{len(args) + 1} were given")
         setter = object.__setattr__
         setter(self, "training", True)
         setter(self, "_parameters", {})
         setter(self, "_buffers", {})
         setter(self, "_non_persistent_buffers_set", set())
-        setter(self, "_modules", {})
-        setter(self, "_forward_pre_hooks", OrderedDict())
-        setter(self, "_forward_pre_hooks_with_kwargs", OrderedDict())
-        setter(self, "_forward_hooks", OrderedDict())
-        setter(self, "_forward_hooks_with_kwargs", OrderedDict())
-        setter(self, "_forward_hooks_always_called", OrderedDict())
         setter(self, "_backward_pre_hooks", OrderedDict())
         setter(self, "_backward_hooks", OrderedDict())
         setter(self, "_is_full_backward_hook", None)
+        setter(self, "_forward_hooks", OrderedDict())
+        setter(self, "_forward_hooks_with_kwargs", OrderedDict())
+        setter(self, "_forward_hooks_always_called", OrderedDict())
+        setter(self, "_forward_pre_hooks", OrderedDict())
+        setter(self, "_forward_pre_hooks_with_kwargs", OrderedDict())
         setter(self, "_state_dict_hooks", OrderedDict())
         setter(self, "_state_dict_pre_hooks", OrderedDict())
         setter(self, "_load_state_dict_pre_hooks", OrderedDict())
         setter(self, "_load_state_dict_post_hooks", OrderedDict())
+        setter(self, "_modules", {})
 
     forward: Callable[..., Any]
 
-    def forward(self, *input):  # noqa: F811 - replaced by subclasses
+    def forward(self, *input: Any) -> Any:  # noqa: F811 - subclasses replace it
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
-                                  f'"forward" function')
+                                  '"forward" function')
 
     # -- registration ------------------------------------------------------------------------
     def register_buffer(self, name: str, tensor: Optional[Tensor],
                         persistent: bool = True) -> None:
-        """Add a tensor that is state but not a parameter (running stats); ``persistent=False``
-        keeps it out of ``state_dict``."""
+        """Add state that is not a parameter (running statistics); ``persistent=False`` keeps it
+        out of ``state_dict``."""
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         _check_name(name, "buffer name")
@@ -81,7 +176,7 @@ class Module:
             self._non_persistent_buffers_set.add(name)
 
     def register_parameter(self, name: str, param: Optional[Parameter]) -> None:
-        """Add a parameter under ``name`` (``None`` reserves the name, as for a missing bias)."""
+        """Add a parameter under ``name``; ``None`` reserves the name (a missing bias)."""
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
         _check_name(name, "parameter name")
@@ -107,7 +202,8 @@ class Module:
             raise KeyError(f"attribute '{name}' already exists")
         self._modules[name] = module
 
-    register_module = add_module
+    def register_module(self, name: str, module: Optional["Module"]) -> None:
+        self.add_module(name, module)
 
     def get_submodule(self, target: str) -> "Module":
         if target == "":
@@ -121,24 +217,35 @@ class Module:
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return module
 
-    def get_parameter(self, target: str) -> Parameter:
+    def _owner_and_name(self, target: str) -> Tuple["Module", str]:
         module_path, _, name = target.rpartition(".")
         module = self.get_submodule(module_path)
         if not hasattr(module, name):
             raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        return module, name
+
+    def get_parameter(self, target: str) -> Parameter:
+        module, name = self._owner_and_name(target)
         param = getattr(module, name)
         if not isinstance(param, Parameter):
             raise AttributeError(f"`{name}` is not an nn.Parameter")
         return param
 
     def get_buffer(self, target: str) -> Tensor:
-        module_path, _, name = target.rpartition(".")
-        module = self.get_submodule(module_path)
-        if not hasattr(module, name):
-            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        module, name = self._owner_and_name(target)
         if name not in module._buffers:
             raise AttributeError(f"`{name}` is not a buffer")
         return getattr(module, name)
+
+    def get_extra_state(self) -> Any:
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be "
+                           "called. Please file an issue at https://github.com/pytorch/pytorch/"
+                           "issues/new?template=bug-report.yml to report this bug.")
+
+    def set_extra_state(self, state: Any) -> None:
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be "
+                           "called. Please file an issue at https://github.com/pytorch/pytorch/"
+                           "issues/new?template=bug-report.yml to report this bug.")
 
     # -- attribute protocol ------------------------------------------------------------------
     def __getattr__(self, name: str) -> Any:
@@ -149,51 +256,49 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value: Any) -> None:
+        state = self.__dict__
+
         def remove_from(*stores):
             for store in stores:
                 store.pop(name, None)
+            state["_non_persistent_buffers_set"].discard(name)
 
-        params = self.__dict__.get("_parameters")
+        params = state.get("_parameters")
+        modules = state.get("_modules")
+        buffers = state.get("_buffers")
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            remove_from(self.__dict__, self._buffers, self._modules)
-            self._non_persistent_buffers_set.discard(name)
+            remove_from(state, buffers, modules)
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
                 raise TypeError(f"cannot assign '{type(value).__module__}.{type(value).__name__}'"
                                 f" as parameter '{name}' (torch.nn.Parameter or None expected)")
             self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            remove_from(state, params, buffers)
+            modules[name] = value
+        elif modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__module__}.{type(value).__name__}'"
+                                f" as child module '{name}' (torch.nn.Module or None expected)")
+            modules[name] = value
+        elif isinstance(value, Buffer):
+            if buffers is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            persistent = value.persistent
+            remove_from(state, params, modules)
+            self.register_buffer(name, value, persistent)
+        elif buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{type(value).__module__}.{type(value).__name__}'"
+                                f" as buffer '{name}' (torch.Tensor or None expected)")
+            buffers[name] = value
         else:
-            modules = self.__dict__.get("_modules")
-            if isinstance(value, Module):
-                if modules is None:
-                    raise AttributeError("cannot assign module before Module.__init__() call")
-                remove_from(self.__dict__, self._parameters, self._buffers)
-                self._non_persistent_buffers_set.discard(name)
-                modules[name] = value
-            elif modules is not None and name in modules:
-                if value is not None:
-                    raise TypeError(f"cannot assign '{type(value).__module__}."
-                                    f"{type(value).__name__}' as child module '{name}' "
-                                    "(torch.nn.Module or None expected)")
-                modules[name] = value
-            else:
-                buffers = self.__dict__.get("_buffers")
-                if isinstance(value, Buffer):
-                    if buffers is None:
-                        raise AttributeError("cannot assign buffer before Module.__init__() call")
-                    remove_from(self.__dict__, self._parameters, self._modules)
-                    self.register_buffer(name, value, value.persistent)
-                elif buffers is not None and name in buffers:
-                    if value is not None and not isinstance(value, Tensor):
-                        raise TypeError(f"cannot assign '{type(value).__module__}."
-                                        f"{type(value).__name__}' as buffer '{name}' "
-                                        "(torch.Tensor or None expected)")
-                    buffers[name] = value
-                else:
-                    object.__setattr__(self, name, value)
+            object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
         if name in self._parameters:
@@ -206,27 +311,30 @@ class Module:
         else:
             object.__delattr__(self, name)
 
+    def __getstate__(self) -> dict:
+        return self.__dict__.copy()
+
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
 
-    def __dir__(self):
+    def __dir__(self) -> List[str]:
         attrs = dir(type(self)) + list(self.__dict__)
         attrs += list(self._parameters) + list(self._modules) + list(self._buffers)
         return sorted(key for key in set(attrs) if not key[0].isdigit())
 
     # -- iteration ---------------------------------------------------------------------------
-    def _named_members(self, get_members, prefix: str = "", recurse: bool = True,
-                       remove_duplicate: bool = True):
+    def _named_members(self, get_members: Callable, prefix: str = "", recurse: bool = True,
+                       remove_duplicate: bool = True) -> Iterator[Tuple[str, Any]]:
         seen: Set[int] = set()
-        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
-            if recurse else [(prefix, self)]
+        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+                   if recurse else [(prefix, self)])
         for module_prefix, module in modules:
             for name, value in get_members(module):
                 if value is None or id(value) in seen:
                     continue
                 if remove_duplicate:
                     seen.add(id(value))
-                yield (module_prefix + ("." if module_prefix else "") + name, value)
+                yield module_prefix + ("." if module_prefix else "") + name, value
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         for _, param in self.named_parameters(recurse=recurse):
@@ -234,6 +342,7 @@ class Module:
 
     def named_parameters(self, prefix: str = "", recurse: bool = True,
                          remove_duplicate: bool = True) -> Iterator[Tuple[str, Parameter]]:
+        """``(name, parameter)`` pairs; a parameter shared by two modules appears once."""
         yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse,
                                        remove_duplicate)
 
@@ -262,7 +371,7 @@ class Module:
             yield module
 
     def named_modules(self, memo: Optional[Set["Module"]] = None, prefix: str = "",
-                      remove_duplicate: bool = True):
+                      remove_duplicate: bool = True) -> Iterator[Tuple[str, "Module"]]:
         if memo is None:
             memo = set()
         if self in memo:
@@ -271,18 +380,421 @@ class Module:
             memo.add(self)
         yield prefix, self
         for name, module in self._modules.items():
-            if module is None:
-                continue
-            yield from module.named_modules(memo, prefix + ("." if prefix else "") + name,
-                                            remove_duplicate)
+            if module is not None:
+                yield from module.named_modules(memo, prefix + ("." if prefix else "") + name,
+                                                remove_duplicate)
+
+    # -- hooks -------------------------------------------------------------------------------
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """``hook(module, args) -> None | new_args`` runs before ``forward``; a non-tuple result
+        is wrapped in a tuple. With ``with_kwargs``: ``hook(module, args, kwargs) -> None |
+        (new_args, new_kwargs)``. Example: ``m.register_forward_pre_hook(lambda m, a: a[0] * 2)``.
+        """
+        handle = add_hook(self._forward_pre_hooks, hook, prepend=prepend,
+                          extra_dict=self._forward_pre_hooks_with_kwargs)
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        return handle
+
+    def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                              with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """``hook(module, args, output) -> None | new_output`` runs after ``forward`` (with
+        ``with_kwargs``: ``hook(module, args, kwargs, output)``); ``always_call`` runs it even
+        when ``forward`` raised. Example: ``m.register_forward_hook(lambda m, a, o: o.relu())``.
+        """
+        handle = add_hook(self._forward_hooks, hook, prepend=prepend,
+                          extra_dict=[self._forward_hooks_with_kwargs,
+                                      self._forward_hooks_always_called])
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        return handle
+
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any],
+                                        prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_output) -> None | new_grad_output`` runs when the gradients of the
+        module's outputs are known, before they flow into the module."""
+        return add_hook(self._backward_pre_hooks, hook, prepend=prepend)
+
+    def register_full_backward_hook(self, hook: Callable[..., Any],
+                                    prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output) -> None | new_grad_input`` runs when the
+        gradients w.r.t. the module's positional tensor inputs are computed (``None`` for
+        inputs that need no gradient); a returned tuple replaces ``grad_input``.
+
+        Example: ``m.register_full_backward_hook(lambda m, gi, go: print(gi[0].shape))``.
+        """
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(_MIXED_LOCAL)
+        self._is_full_backward_hook = True
+        return add_hook(self._backward_hooks, hook, prepend=prepend)
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Legacy: ``hook(module, grad_input, grad_output)`` on the grad_fn of the output, so
+        ``grad_input`` belongs to the last op of ``forward``. Prefer the full backward hook."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(_MIXED_LOCAL)
+        self._is_full_backward_hook = False
+        return add_hook(self._backward_hooks, hook)
+
+    def _get_backward_hooks(self) -> Tuple[List[Callable], List[Callable]]:
+        full: List[Callable] = []
+        legacy: List[Callable] = []
+        if _global_is_full_backward_hook is True:
+            full += _global_backward_hooks.values()
+        if self._is_full_backward_hook is True:
+            full += self._backward_hooks.values()
+        if _global_is_full_backward_hook is False:
+            legacy += _global_backward_hooks.values()
+        if self._is_full_backward_hook is False:
+            legacy += self._backward_hooks.values()
+        return full, legacy
+
+    def _get_backward_pre_hooks(self) -> List[Callable]:
+        return [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., None]) -> RemovableHandle:
+        """``hook(module, prefix, keep_vars)`` runs before ``state_dict`` collects this module."""
+        return add_hook(self._state_dict_pre_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., None]) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata)`` may edit the dict in place."""
+        hook._from_public_api = True
+        return add_hook(self._state_dict_hooks, hook)
+
+    def _register_state_dict_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook "
+                               "that was previously registered via register_state_dict_post_hook")
+        return add_hook(self._state_dict_hooks, hook)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., None]) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` runs before this module loads its entries."""
+        return add_hook(self._load_state_dict_pre_hooks, WrappedHook(hook, self))
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable[..., None],
+                                           with_module: bool = False) -> RemovableHandle:
+        return add_hook(self._load_state_dict_pre_hooks,
+                        WrappedHook(hook, self) if with_module else hook)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., None]) -> RemovableHandle:
+        """``hook(module, incompatible_keys)`` runs after loading; edit the key lists in place."""
+        return add_hook(self._load_state_dict_post_hooks, hook)
 
     # -- calling -----------------------------------------------------------------------------
-    def _call_impl(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+    def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
+        if not (self._backward_hooks or self._backward_pre_hooks or self._forward_hooks
+                or self._forward_pre_hooks or _global_backward_pre_hooks
+                or _global_backward_hooks or _global_forward_hooks
+                or _global_forward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        called_always: Set[int] = set()
+        state: Dict[str, Any] = {"args": args, "kwargs": kwargs, "result": None}
+        try:
+            return self._call_with_hooks(state, called_always)
+        except Exception:
+            self._run_always_called_hooks(state, called_always)
+            raise
 
     __call__ = _call_impl
 
-    # -- modes and bulk changes --------------------------------------------------------------
+    def _call_with_hooks(self, state: Dict[str, Any], called_always: Set[int]) -> Any:
+        """torch's order: global then own forward pre-hooks, wrap inputs for backward hooks,
+        forward, global then own forward hooks, wrap outputs, attach legacy backward hooks."""
+        args, kwargs = state["args"], state["kwargs"]
+        backward_pre_hooks: List[Callable] = []
+        full_hooks: List[Callable] = []
+        legacy_hooks: List[Callable] = []
+        if self._backward_pre_hooks or _global_backward_pre_hooks:
+            backward_pre_hooks = self._get_backward_pre_hooks()
+        if self._backward_hooks or _global_backward_hooks:
+            full_hooks, legacy_hooks = self._get_backward_hooks()
+
+        if _global_forward_pre_hooks or self._forward_pre_hooks:
+            for hook_id, hook in (*_global_forward_pre_hooks.items(),
+                                  *self._forward_pre_hooks.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    replaced = hook(self, args, kwargs)
+                    if replaced is not None:
+                        if not (isinstance(replaced, tuple) and len(replaced) == 2):
+                            raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                               f"(new_args, new_kwargs), but got {replaced}.")
+                        args, kwargs = replaced
+                else:
+                    replaced = hook(self, args)
+                    if replaced is not None:
+                        args = replaced if isinstance(replaced, tuple) else (replaced,)
+                state["args"], state["kwargs"] = args, kwargs
+
+        backward_hook = None
+        if full_hooks or backward_pre_hooks:
+            backward_hook = BackwardHook(self, full_hooks, backward_pre_hooks)
+            args = backward_hook.setup_input_hook(args)
+            state["args"] = args
+
+        result = self.forward(*args, **kwargs)
+        state["result"] = result
+        if _global_forward_hooks or self._forward_hooks:
+            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                if (hook_id in self._forward_hooks_always_called
+                        or hook_id in _global_forward_hooks_always_called):
+                    called_always.add(hook_id)
+                if (hook_id in self._forward_hooks_with_kwargs
+                        or hook_id in _global_forward_hooks_with_kwargs):
+                    replaced = hook(self, args, kwargs, result)
+                else:
+                    replaced = hook(self, args, result)
+                if replaced is not None:
+                    result = replaced
+                    state["result"] = result
+
+        if backward_hook is not None:
+            if not isinstance(result, (Tensor, tuple)):
+                warnings.warn("For backward hooks to be called, module output should be a Tensor "
+                              f"or a tuple of Tensors but received {type(result)}", stacklevel=3)
+            result = backward_hook.setup_output_hook(result)
+
+        if legacy_hooks:
+            self._attach_legacy_backward_hooks(legacy_hooks, args, result)
+        return result
+
+    def _attach_legacy_backward_hooks(self, hooks: List[Callable], args: tuple,
+                                      result: Any) -> None:
+        value = result
+        while not isinstance(value, Tensor):
+            if isinstance(value, dict):
+                value = next(v for v in value.values() if isinstance(v, Tensor))
+            else:
+                value = value[0]
+        node = value.grad_fn
+        if node is None:
+            return
+        for hook in hooks:
+            node.register_hook(WrappedHook(hook, self))
+        self._maybe_warn_non_full_backward_hook(args, result, node)
+
+    def _maybe_warn_non_full_backward_hook(self, inputs: Any, result: Any, node: Any) -> None:
+        """torch's FutureWarnings for the cases where the legacy hook sees the wrong gradients."""
+        advice = "Please use register_full_backward_hook to get the documented behavior."
+        if isinstance(result, Tensor):
+            result = (result,)
+        elif not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
+            warnings.warn("Using non-full backward hooks on a Module that does not return a single "
+                          "Tensor or a tuple of Tensors is deprecated and will be removed in "
+                          "future versions. This hook will be missing some of the grad_output. "
+                          + advice, FutureWarning, stacklevel=4)
+            return
+        if isinstance(inputs, Tensor):
+            inputs = (inputs,)
+        elif not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
+            warnings.warn("Using non-full backward hooks on a Module that does not take as input a "
+                          "single Tensor or a tuple of Tensors is deprecated and will be removed "
+                          "in future versions. This hook will be missing some of the grad_input. "
+                          + advice, FutureWarning, stacklevel=4)
+            return
+        output_nodes = {r.grad_fn for r in result if r.grad_fn is not None}
+        if not output_nodes or (len(output_nodes) == 1 and node not in output_nodes):
+            warnings.warn("Using a non-full backward hook when outputs are nested in python data "
+                          "structure is deprecated and will be removed in future versions. This "
+                          "hook will be missing some grad_output.", FutureWarning, stacklevel=4)
+        elif len(output_nodes) > 1:
+            warnings.warn("Using a non-full backward hook when outputs are generated by different "
+                          "autograd Nodes is deprecated and will be removed in future versions. "
+                          "This hook will be missing some grad_output. " + advice,
+                          FutureWarning, stacklevel=4)
+        else:
+            input_nodes = {i.grad_fn for i in inputs if i.grad_fn is not None}
+            if input_nodes != {edge[0] for edge in node.next_functions}:
+                warnings.warn("Using a non-full backward hook when the forward contains multiple "
+                              "autograd Nodes is deprecated and will be removed in future "
+                              "versions. This hook will be missing some grad_input. " + advice,
+                              FutureWarning, stacklevel=4)
+
+    def _run_always_called_hooks(self, state: Dict[str, Any], called_always: Set[int]) -> None:
+        """After ``forward`` raised: run the ``always_call`` forward hooks that have not run;
+        their own errors become warnings so the original error is the one raised."""
+        args, kwargs = state["args"], state["kwargs"]
+        for hook_id, hook in tuple(_global_forward_hooks.items()):
+            if hook_id in _global_forward_hooks_always_called and hook_id not in called_always:
+                try:
+                    replaced = hook(self, args, state["result"])
+                    if replaced is not None:
+                        state["result"] = replaced
+                except Exception as error:
+                    warnings.warn("global module forward hook with ``always_call=True`` raised an "
+                                  "exception that was silenced as another error was raised in "
+                                  f"forward: {error}", stacklevel=3)
+        for hook_id, hook in tuple(self._forward_hooks.items()):
+            if hook_id in self._forward_hooks_always_called and hook_id not in called_always:
+                try:
+                    if hook_id in self._forward_hooks_with_kwargs:
+                        replaced = hook(self, args, kwargs, state["result"])
+                    else:
+                        replaced = hook(self, args, state["result"])
+                    if replaced is not None:
+                        state["result"] = replaced
+                except Exception as error:
+                    warnings.warn("module forward hook with ``always_call=True`` raised an "
+                                  "exception that was silenced as another error was raised in "
+                                  f"forward: {error}", stacklevel=3)
+
+    # -- state dict --------------------------------------------------------------------------
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buffer in self._buffers.items():
+            if buffer is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buffer if keep_vars else buffer.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def state_dict(self, *args: Any, destination: Optional[dict] = None, prefix: str = "",
+                   keep_vars: bool = False) -> "OrderedDict[str, Any]":
+        """Parameters and persistent buffers by dotted name, detached (they share memory with
+        the module, so save a copy if you keep training)."""
+        if args:
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
+                          "#torch.nn.Module.state_dict for details.", FutureWarning, stacklevel=2)
+            destination = args[0] if destination is None else destination
+            prefix = args[1] if len(args) > 1 and prefix == "" else prefix
+            keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()  # type: ignore[attr-defined]
+        local_metadata = dict(version=self._version)
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in tuple(self._state_dict_pre_hooks.values()):
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".",
+                                  keep_vars=keep_vars)
+        for hook in tuple(self._state_dict_hooks.values()):
+            returned = hook(self, destination, prefix, local_metadata)
+            if getattr(hook, "_from_public_api", False):
+                if returned is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif returned is not None:
+                destination = returned
+        return destination
+
+    def _load_from_state_dict(self, state_dict: Mapping[str, Any], prefix: str,
+                              local_metadata: dict, strict: bool, missing_keys: List[str],
+                              unexpected_keys: List[str], error_msgs: List[str]) -> None:
+        for hook in tuple(self._load_state_dict_pre_hooks.values()):
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                 error_msgs)
+        local_state = {name: value for name, value in self._parameters.items()
+                       if value is not None}
+        local_state.update((name, value) for name, value in self._buffers.items()
+                           if value is not None and name not in self._non_persistent_buffers_set)
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        for name, param in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                error_msgs.append(f'While copying the parameter named "{key}", expected '
+                                  "torch.Tensor or Tensor-like object from checkpoint but "
+                                  f"received {type(value)}")
+                continue
+            if param.ndim == 0 and value.ndim == 1 and value.shape[0] == 1:
+                value = value[0]
+            if value.shape != param.shape:
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape "
+                                  f"{value.shape} from checkpoint, the shape in current model is "
+                                  f"{param.shape}.")
+                continue
+            try:
+                with grad_mode.no_grad():
+                    if assign:
+                        if isinstance(param, Parameter) and not isinstance(value, Parameter):
+                            value = Parameter(value, requires_grad=param.requires_grad)
+                        elif isinstance(param, Parameter):
+                            value.requires_grad_(param.requires_grad)
+                        setattr(self, name, value)
+                    else:
+                        param.copy_(value)
+            except Exception as error:
+                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in '
+                                  f"the model are {param.size()} and whose dimensions in the "
+                                  f"checkpoint are {value.size()}, an exception occurred : "
+                                  f"{error.args}.")
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra_key:
+                    head = key[len(prefix):].split(".", 1)
+                    known = self._modules if len(head) > 1 else local_state
+                    if head[0] not in known:
+                        unexpected_keys.append(key)
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:
+        """Copy entries into the parameters and buffers (in place, keeping their identity);
+        with ``strict`` any missing or unexpected key is an error listing all of them."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing: List[str] = []
+        unexpected: List[str] = []
+        errors: List[str] = []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        # depth-first, parent before children, post-hooks after the whole subtree (torch's order)
+        self._load_recursive(self, state_dict, "", metadata, assign, missing, unexpected, errors)
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(errors)))
+        return _IncompatibleKeys(missing, unexpected)
+
+    @staticmethod
+    def _load_recursive(module: "Module", local: dict, prefix: str, metadata: Any, assign: bool,
+                        missing: List[str], unexpected: List[str], errors: List[str]) -> None:
+        local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+        if assign:
+            local_metadata["assign_to_params_buffers"] = assign
+        module._load_from_state_dict(local, prefix, local_metadata, True, missing, unexpected,
+                                     errors)
+        for name, child in module._modules.items():
+            if child is not None:
+                child_prefix = prefix + name + "."
+                child_local = {k: v for k, v in local.items() if k.startswith(child_prefix)}
+                Module._load_recursive(child, child_local, child_prefix, metadata, assign,
+                                       missing, unexpected, errors)
+        keys = _IncompatibleKeys(missing, unexpected)
+        for hook in tuple(module._load_state_dict_post_hooks.values()):
+            if hook(module, keys) is not None:
+                raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook``"
+                                     " are not expected to return new values, if "
+                                     "incompatible_keys need to be modified, it should be done "
+                                     "inplace.")
+
+    # -- modes, casting and bulk changes -----------------------------------------------------
     def train(self, mode: bool = True) -> "Module":
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
@@ -301,12 +813,12 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for param in self.parameters():
-            if param.grad is None:
+            grad = param.grad
+            if grad is None:
                 continue
             if set_to_none:
                 param.grad = None
             else:
-                grad = param.grad
                 if grad.grad_fn is not None:
                     grad.detach_()
                 else:
@@ -314,9 +826,78 @@ class Module:
                 grad.zero_()
 
     def apply(self, fn: Callable[["Module"], None]) -> "Module":
+        """Call ``fn`` on every submodule (children first) and then on self."""
         for module in self.children():
             module.apply(fn)
         fn(self)
+        return self
+
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> "Module":
+        """Replace the data of every parameter, gradient and buffer by ``fn`` of it; Parameters
+        keep their identity (torch's ``param.data = fn(param)``)."""
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+        for param in self._parameters.values():
+            if param is None:
+                continue
+            with grad_mode.no_grad():
+                applied = fn(param)
+            param.data = applied
+            grad = param._grad
+            if grad is not None:
+                with grad_mode.no_grad():
+                    grad.data = fn(grad)
+        for key, buffer in self._buffers.items():
+            if buffer is not None:
+                self._buffers[key] = fn(buffer)
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> "Module":
+        """``to(dtype)``, ``to(device)``, ``to(tensor)``, ``to(device, dtype)``: casts floating
+        parameters and buffers in place (only the CPU exists here)."""
+        dtype = kwargs.get("dtype")
+        for arg in (*args, kwargs.get("device"), kwargs.get("tensor")):
+            if isinstance(arg, _dtype.dtype):
+                dtype = arg
+            elif isinstance(arg, Tensor):
+                dtype = arg.dtype
+            elif arg is not None and not isinstance(arg, (str, bool)) \
+                    and type(arg).__name__ != "device":
+                raise TypeError(f"to() received an invalid combination of arguments - got "
+                                f"({', '.join(type(a).__name__ for a in args)})")
+            elif isinstance(arg, str) or type(arg).__name__ == "device":
+                if str(arg).split(":")[0] != "cpu":
+                    raise AssertionError("Torch not compiled with CUDA enabled")
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
+                            f"desired dtype={dtype}")
+        if dtype is None:
+            return self
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def _cast_floating(self, dtype: _dtype.dtype) -> "Module":
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def float(self) -> "Module":
+        return self._cast_floating(_dtype.float32)
+
+    def double(self) -> "Module":
+        return self._cast_floating(_dtype.float64)
+
+    def half(self) -> "Module":
+        return self._cast_floating(_dtype.float16)
+
+    def type(self, dst_type: Union[_dtype.dtype, str]) -> "Module":
+        return self._apply(lambda t: t.type(dst_type))
+
+    def cpu(self) -> "Module":
+        return self
+
+    def cuda(self, device: Any = None) -> "Module":
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
+    def share_memory(self) -> "Module":
         return self
 
     # -- repr --------------------------------------------------------------------------------
@@ -324,6 +905,7 @@ class Module:
         return type(self).__name__
 
     def extra_repr(self) -> str:
+        """One line (or several) shown inside ``Name(...)``; layers override it."""
         return ""
 
     def __repr__(self) -> str:
@@ -332,25 +914,10 @@ class Module:
         child_lines = [f"({key}): " + _addindent(repr(module), 2)
                        for key, module in self._modules.items()]
         lines = extra_lines + child_lines
-        main = self._get_name() + "("
+        text = self._get_name() + "("
         if lines:
             if len(extra_lines) == 1 and not child_lines:
-                main += extra_lines[0]
+                text += extra_lines[0]
             else:
-                main += "\n  " + "\n  ".join(lines) + "\n"
-        return main + ")"
-
-
-def _unwrap_buffer(buffer: Buffer) -> Tensor:
-    tensor = Tensor._make(buffer._data, buffer._requires_grad)
-    tensor._version_counter = buffer._version_counter
-    return tensor
-
-
-def _check_name(name: Any, what: str) -> None:
-    if not isinstance(name, str):
-        raise TypeError(f"{what} should be a string. Got {type(name).__name__}")
-    if "." in name:
-        raise KeyError(f'{what} can\'t contain "."')
-    if name == "":
-        raise KeyError(f'{what} can\'t be empty string ""')
+                text += "\n  " + "\n  ".join(lines) + "\n"
+        return text + ")"

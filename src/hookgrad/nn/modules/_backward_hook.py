@@ -1,0 +1,166 @@
+"""Module backward hooks routed through identity Functions, so the engine knows no module.
+
+``Module.__call__`` passes the module's tensor inputs through one ``BackwardHookFunction`` and its
+outputs through another. The output node's post-hook sees ``grad_output`` (and runs the backward
+pre-hooks, which may replace it); the input node's post-hook then sees ``grad_input`` and runs the
+full backward hooks, which may replace it. This is torch's design (``torch.utils.hooks``).
+"""
+from __future__ import annotations
+
+import warnings
+import weakref
+from typing import Any, Callable, List, Optional, Sequence
+
+from ...autograd import grad_mode
+from ...autograd.function import Function
+from ...tensor import Tensor
+
+
+class BackwardHookFunction(Function):
+    """Identity on its tensor arguments; its node is where a module's gradients are observed."""
+
+    @staticmethod
+    def forward(ctx, *args):
+        ctx.mark_non_differentiable(*[arg for arg in args if not arg.requires_grad])
+        return args
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        return grad_outputs
+
+
+def _identity_outputs(tensors: Sequence[Tensor]) -> tuple:
+    outputs = BackwardHookFunction.apply(*tensors)
+    for tensor in outputs:
+        # An input returned as-is by a custom Function is a view that must not be modified in
+        # place (torch: "Output 0 of BackwardHookFunction is a view and is being modified
+        # inplace"); without a replay function the core refuses the in-place op.
+        if tensor._base is not None:
+            tensor._view_fn = None
+    return outputs
+
+
+class WrappedHook:
+    """A node hook that calls ``hook(module, *args)``, holding the module weakly."""
+
+    __slots__ = ("hook", "module", "__weakref__")
+
+    def __init__(self, hook: Callable, module: Any) -> None:
+        self.hook = hook
+        self.module = weakref.ref(module)
+
+    @property
+    def __name__(self) -> str:
+        return getattr(self.hook, "__name__", type(self.hook).__name__)
+
+    def __call__(self, *args: Any) -> Any:
+        module = self.module()
+        if module is None:
+            raise RuntimeError("You are trying to call the hook of a dead Module!")
+        return self.hook(module, *args)
+
+
+class BackwardHook:
+    """One module call's backward hooks: wraps its inputs and outputs and pairs their gradients."""
+
+    def __init__(self, module: Any, user_hooks: List[Callable],
+                 user_pre_hooks: List[Callable]) -> None:
+        self.module = module
+        self.user_hooks = user_hooks
+        self.user_pre_hooks = user_pre_hooks
+        self.grad_outputs: Optional[tuple] = None
+        self.n_outputs = -1
+        self.output_tensors_index: Optional[List[int]] = None
+        self.n_inputs = -1
+        self.input_tensors_index: Optional[List[int]] = None
+
+    @staticmethod
+    def _pack_with_none(indices: Sequence[int], values: Sequence, size: int) -> tuple:
+        result: list = [None] * size
+        for index, value in zip(indices, values):
+            result[index] = value
+        return tuple(result)
+
+    def _apply_on_tensors(self, register: Callable, args: tuple):
+        indices = [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
+        tensors = [args[i] for i in indices]
+        if not (any(t.requires_grad for t in tensors) and grad_mode.is_grad_enabled()):
+            return args, None
+        wrapped = _identity_outputs(tensors)
+        node = next(t.grad_fn for t in wrapped if t.grad_fn is not None)
+        register(node)
+        items = list(args)
+        for index, tensor in zip(indices, wrapped):
+            items[index] = tensor
+        return (tuple(items) if type(args) is tuple else type(args)(*items)), indices
+
+    # -- inputs: the full backward hooks ----------------------------------------------------
+    def setup_input_hook(self, args: tuple) -> tuple:
+        result, indices = self._apply_on_tensors(self._register_input_hook, args)
+        self.n_inputs = len(args)
+        self.input_tensors_index = indices
+        return result
+
+    def _register_input_hook(self, node) -> None:
+        def hook(grad_input: tuple, _grad_output: tuple):
+            if self.grad_outputs is None:
+                # the gradient reached the inputs without passing the outputs (double backward)
+                return None
+            grads = self._pack_with_none(self.input_tensors_index, grad_input, self.n_inputs)
+            for user_hook in self.user_hooks:
+                out = user_hook(self.module, grads, self.grad_outputs)
+                if out is None:
+                    continue
+                if len(out) != len(grads):
+                    raise RuntimeError("Backward hook returned an invalid number of grad_input, "
+                                       f"got {len(out)}, but expected {len(grads)}")
+                grads = out
+            self.grad_outputs = None
+            return tuple(grads[i] for i in self.input_tensors_index)
+
+        node.register_hook(hook)
+
+    # -- outputs: the backward pre-hooks ----------------------------------------------------
+    def setup_output_hook(self, result: Any) -> Any:
+        is_tuple = isinstance(result, tuple)
+        args = result if is_tuple else (result,)
+        wrapped, indices = self._apply_on_tensors(self._register_output_hook, args)
+        self.n_outputs = len(args)
+        self.output_tensors_index = indices
+        return wrapped if is_tuple else wrapped[0]
+
+    def _register_output_hook(self, node) -> None:
+        def hook(_grad_input: tuple, grad_output: tuple):
+            self.grad_outputs = self._pack_with_none(self.output_tensors_index, grad_output,
+                                                     self.n_outputs)
+            if self.user_pre_hooks:
+                expected = len(self.grad_outputs)
+                for user_pre_hook in self.user_pre_hooks:
+                    replaced = user_pre_hook(self.module, self.grad_outputs)
+                    if replaced is None:
+                        continue
+                    if len(replaced) != expected:
+                        raise RuntimeError("Backward pre hook returned an invalid number of "
+                                           f"grad_output, got {len(replaced)}, but expected "
+                                           f"{expected}")
+                    self.grad_outputs = replaced
+            local_grad_outputs = self.grad_outputs
+            if self.input_tensors_index is None:
+                # no input needs a gradient: the full hooks fire here, with grad_input all None
+                warnings.warn("Full backward hook is firing when gradients are computed with "
+                              "respect to module outputs since no inputs require gradients. See "
+                              "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                              "#torch.nn.Module.register_full_backward_hook for more details.",
+                              stacklevel=5)
+                grad_inputs = self._pack_with_none([], [], self.n_inputs)
+                for user_hook in self.user_hooks:
+                    out = user_hook(self.module, grad_inputs, self.grad_outputs)
+                    if out is not None and not (isinstance(out, tuple)
+                                                and all(g is None for g in out)):
+                        raise RuntimeError("Backward hook for Modules where no input requires "
+                                           "gradient should always return None or None for all "
+                                           "gradients.")
+                self.grad_outputs = None
+            return tuple(local_grad_outputs[i] for i in self.output_tensors_index)
+
+        node.register_hook(hook)
