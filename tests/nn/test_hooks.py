@@ -149,3 +149,292 @@ def module_used_twice(lib, log):
                                       module_used_twice])
 def test_hook_order_matches_torch(scenario):
     assert_same_log(scenario)
+
+
+# -- what each hook receives and what a returned value does ---------------------------------
+def forward_pre_hook_returns_non_tuple(lib, log):
+    Lin, _ = model_classes(lib)
+    model = Lin(3, 2)
+    x, y = inputs(lib, (2, 3), (2, 3))
+    model.register_forward_pre_hook(lambda m, args: args[0] * 2)
+    model.register_forward_pre_hook(lambda m, args: log.append(("second pre sees",
+                                                                 type(args).__name__, len(args),
+                                                                 describe(args[0]))))
+    out = model(x)
+    log.append(("out", describe(out)))
+    model.register_forward_pre_hook(lambda m, args: (y,), prepend=True)
+    log.append(("out with tuple", describe(model(x))))
+
+
+def forward_hook_replaces_output(lib, log):
+    Lin, _ = model_classes(lib)
+    model = Lin(3, 2)
+    (x,) = inputs(lib, (2, 3))
+    model.register_forward_hook(lambda m, args, out: out * 10)
+    model.register_forward_hook(lambda m, args, out: log.append(("second sees", describe(out))))
+    model.register_forward_hook(lambda m, args, out: None)
+    out = model(x)
+    log.append(("result", describe(out)))
+    out.sum().backward()
+    log.append(("x.grad", describe(x.grad)))
+
+
+def hooks_with_kwargs(lib, log):
+    class Scale(lib.nn.Module):
+        def forward(self, x, scale=1.0, *, shift=0.0):
+            return x * scale + shift
+
+    model = Scale()
+    (x,) = inputs(lib, (3,))
+
+    def pre(module, args, kwargs):
+        log.append(("pre", describe(args), describe(dict(sorted(kwargs.items())))))
+        return args, {**kwargs, "shift": 5.0}
+
+    def fwd(module, args, kwargs, out):
+        log.append(("fwd", describe(args), describe(dict(sorted(kwargs.items()))),
+                    describe(out)))
+        return out + 1
+
+    model.register_forward_pre_hook(pre, with_kwargs=True)
+    model.register_forward_hook(fwd, with_kwargs=True)
+    model.register_forward_hook(lambda m, args, out: log.append(("plain", describe(args),
+                                                                 describe(out))))
+    log.append(("result", describe(model(x, 2.0, shift=1.0))))
+
+
+def pre_hook_with_kwargs_bad_return(lib, log):
+    model = lib.nn.Identity()
+    model.register_forward_pre_hook(lambda m, a, k: a, with_kwargs=True)
+    try:
+        model(lib.ones(2))
+    except RuntimeError as error:
+        log.append(("error", str(error)[:60]))
+
+
+def always_call_on_error(lib, log):
+    class Boom(lib.nn.Module):
+        def forward(self, x):
+            log.append("forward")
+            raise ValueError("boom")
+
+    mm = lib.nn.modules.module
+    model = Boom()
+    model.register_forward_hook(lambda m, a, o: log.append(("plain", o)))
+    model.register_forward_hook(lambda m, a, o: log.append(("always", o)), always_call=True)
+    model.register_forward_hook(lambda m, a, k, o: log.append(("always kwargs", k, o)),
+                                always_call=True, with_kwargs=True)
+    handle = mm.register_module_forward_hook(lambda m, a, o: log.append(("global always", o)),
+                                             always_call=True)
+    try:
+        model(lib.ones(2), )
+    except ValueError as error:
+        log.append(("raised", str(error)))
+    finally:
+        handle.remove()
+
+
+def always_call_hook_error_is_a_warning(lib, log):
+    class Boom(lib.nn.Module):
+        def forward(self, x):
+            raise ValueError("boom")
+
+    def bad(module, args, out):
+        raise KeyError("hook failed")
+
+    model = Boom()
+    model.register_forward_hook(bad, always_call=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model(lib.ones(2))
+        except ValueError as error:
+            log.append(("raised", str(error)))
+    log.append([str(w.message) for w in caught])
+
+
+def always_call_hook_runs_once_when_forward_hook_raises(lib, log):
+    model = lib.nn.Identity()
+    model.register_forward_hook(lambda m, a, o: log.append("always"), always_call=True)
+
+    def failing(module, args, out):
+        raise ValueError("late")
+
+    model.register_forward_hook(failing)
+    try:
+        model(lib.ones(2))
+    except ValueError as error:
+        log.append(("raised", str(error)))
+
+
+def backward_hooks_replace_gradients(lib, log):
+    Lin, Tanh = model_classes(lib)
+    model = lib.nn.Sequential(Lin(3, 3, seed=4), Tanh())
+    (x,) = inputs(lib, (2, 3))
+    model[1].register_full_backward_pre_hook(lambda m, go: (go[0] * 3,))
+    model[1].register_full_backward_hook(lambda m, gi, go: log.append(("tanh", describe(gi),
+                                                                        describe(go))))
+    model[0].register_full_backward_hook(lambda m, gi, go: (gi[0] + 1,))
+    model[0].register_full_backward_hook(lambda m, gi, go: log.append(("lin sees", describe(gi))))
+    model(x).sum().backward()
+    log.append(("x.grad", describe(x.grad)))
+    log.append(("weight.grad", describe(model[0].weight.grad)))
+
+
+def backward_hook_wrong_length(lib, log):
+    Lin, _ = model_classes(lib)
+    model = Lin(3, 2)
+    (x,) = inputs(lib, (2, 3))
+    model.register_full_backward_hook(lambda m, gi, go: (gi[0], gi[0]))
+    try:
+        model(x).sum().backward()
+    except RuntimeError as error:
+        log.append(("error", str(error)))
+    model = Lin(3, 2)
+    model.register_full_backward_pre_hook(lambda m, go: ())
+    try:
+        model(x).sum().backward()
+    except RuntimeError as error:
+        log.append(("error", str(error)))
+
+
+def tuple_outputs_and_mixed_inputs(lib, log):
+    class Split(lib.nn.Module):
+        def forward(self, a, b, scale, c):
+            return a * b, (a + c).exp(), scale
+
+    model = Split()
+    register_all(model, log, "split")
+    a, c = inputs(lib, (2,), (2,), seed=5)
+    (b,) = inputs(lib, (2,), requires_grad=False, seed=6)
+    first, second, scale = model(a, b, 3, c)
+    log.append(("grad_fns", first.grad_fn.name(), second.grad_fn.name(), scale))
+    (first.sum() + second.sum() * 2).backward()
+    log.append(("grads", describe(a.grad), describe(c.grad)))
+
+
+def only_some_outputs_used(lib, log):
+    class Two(lib.nn.Module):
+        def forward(self, x):
+            return x * 2, x * 3
+
+    model = Two()
+    register_all(model, log, "two")
+    (x,) = inputs(lib, (3,))
+    first, second = model(x)
+    second.sum().backward()
+    log.append(("x.grad", describe(x.grad)))
+
+
+def dict_and_list_outputs(lib, log):
+    class AsDict(lib.nn.Module):
+        def forward(self, x):
+            return {"double": x * 2}
+
+    class AsList(lib.nn.Module):
+        def forward(self, x):
+            return [x * 2, x * 3]
+
+    for model in (AsDict(), AsList()):
+        register_all(model, log, type(model).__name__)
+        (x,) = inputs(lib, (3,))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = model(x)
+        log.append(("warnings", [str(w.message)[:70] for w in caught]))
+        first = out["double"] if isinstance(out, dict) else out[0]
+        first.sum().backward()
+        log.append(("x.grad", describe(x.grad)))
+
+
+def no_input_requires_grad(lib, log):
+    Lin, _ = model_classes(lib)
+    model = Lin(3, 2)
+    register_all(model, log, "lin")
+    (x,) = inputs(lib, (2, 3), requires_grad=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model(x).sum().backward()
+    log.append(("warnings", [str(w.message)[:60] for w in caught]))
+    log.append(("weight.grad", describe(model.weight.grad)))
+
+
+def no_input_requires_grad_hook_returns_gradients(lib, log):
+    Lin, _ = model_classes(lib)
+    model = Lin(3, 2)
+    model.register_full_backward_hook(lambda m, gi, go: (go[0],))
+    (x,) = inputs(lib, (2, 3), requires_grad=False)
+    try:
+        model(x).sum().backward()
+    except RuntimeError as error:
+        log.append(("error", str(error)))
+
+
+def identity_module(lib, log):
+    model = lib.nn.Identity()
+    register_all(model, log, "identity")
+    (x,) = inputs(lib, (3,))
+    out = model(x)
+    log.append(("is x", out is x, out.grad_fn.name(), out.is_leaf))
+    (out * 2).sum().backward()
+    log.append(("x.grad", describe(x.grad)))
+
+
+def argument_identity(lib, log):
+    Lin, _ = model_classes(lib)
+    model = Lin(3, 2)
+    (x,) = inputs(lib, (2, 3))
+    seen = {}
+
+    def pre(module, args):
+        seen["pre"] = args
+
+    def fwd(module, args, out):
+        seen["fwd"] = (args, out)
+
+    model.register_forward_pre_hook(pre)
+    model.register_forward_hook(fwd)
+    out = model(x)
+    log.append(("no backward hooks", seen["pre"][0] is x, seen["fwd"][0][0] is x,
+                seen["fwd"][1] is out))
+    model.register_full_backward_hook(lambda m, gi, go: None)
+    out = model(x)
+    log.append(("with backward hook", seen["pre"][0] is x, seen["fwd"][0][0] is x,
+                seen["fwd"][1] is out, seen["fwd"][0][0].grad_fn.name(),
+                seen["fwd"][1].grad_fn.name(), out.grad_fn.name()))
+
+
+def non_tensor_output_warns(lib, log):
+    class Number(lib.nn.Module):
+        def forward(self, x):
+            return 3
+
+    model = Number()
+    model.register_full_backward_hook(lambda m, gi, go: None)
+    (x,) = inputs(lib, (2,))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        log.append(("out", model(x)))
+    log.append(("warnings", [str(w.message) for w in caught]))
+
+
+def no_grad_call_skips_backward_wrapping(lib, log):
+    Lin, _ = model_classes(lib)
+    model = Lin(3, 2)
+    register_all(model, log, "lin")
+    (x,) = inputs(lib, (2, 3))
+    with lib.no_grad():
+        out = model(x)
+    log.append(("grad_fn", out.grad_fn))
+
+
+@pytest.mark.parametrize("scenario", [
+    forward_pre_hook_returns_non_tuple, forward_hook_replaces_output, hooks_with_kwargs,
+    pre_hook_with_kwargs_bad_return, always_call_on_error, always_call_hook_error_is_a_warning,
+    always_call_hook_runs_once_when_forward_hook_raises, backward_hooks_replace_gradients,
+    backward_hook_wrong_length, tuple_outputs_and_mixed_inputs, only_some_outputs_used,
+    dict_and_list_outputs, no_input_requires_grad, no_input_requires_grad_hook_returns_gradients,
+    identity_module, argument_identity, non_tensor_output_warns,
+    no_grad_call_skips_backward_wrapping])
+def test_hook_arguments_match_torch(scenario):
+    assert_same_log(scenario)

@@ -11,6 +11,8 @@ import warnings
 import weakref
 from typing import Any, Callable, List, Optional, Sequence
 
+import numpy as np
+
 from ...autograd import grad_mode
 from ...autograd.function import Function
 from ...tensor import Tensor
@@ -38,6 +40,14 @@ def _identity_outputs(tensors: Sequence[Tensor]) -> tuple:
         if tensor._base is not None:
             tensor._view_fn = None
     return outputs
+
+
+def _zeros_for_unneeded(edges: tuple, grad_input: tuple, metas: list) -> tuple:
+    """torch's hook sees zeros (the materialized gradient of the non-differentiable output) for
+    a tensor input that needs no gradient; hookgrad's engine has already dropped those to None
+    before post-hooks, so rebuild them from the inputs' shapes."""
+    return tuple(Tensor._make(np.zeros(*metas[i])) if grad is None and edges[i][0] is None
+                 else grad for i, grad in enumerate(grad_input))
 
 
 class WrappedHook:
@@ -81,31 +91,37 @@ class BackwardHook:
             result[index] = value
         return tuple(result)
 
-    def _apply_on_tensors(self, register: Callable, args: tuple):
+    def _apply_on_tensors(self, args: tuple):
+        """Route the tensors among ``args`` through one identity node; return the new args,
+        the tensor positions and the node (``None, None`` when no gradient will flow)."""
         indices = [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
         tensors = [args[i] for i in indices]
         if not (any(t.requires_grad for t in tensors) and grad_mode.is_grad_enabled()):
-            return args, None
+            return args, None, None
         wrapped = _identity_outputs(tensors)
         node = next(t.grad_fn for t in wrapped if t.grad_fn is not None)
-        register(node)
         items = list(args)
         for index, tensor in zip(indices, wrapped):
             items[index] = tensor
-        return (tuple(items) if type(args) is tuple else type(args)(*items)), indices
+        new_args = tuple(items) if type(args) is tuple else type(args)(*items)
+        return new_args, indices, node
 
     # -- inputs: the full backward hooks ----------------------------------------------------
     def setup_input_hook(self, args: tuple) -> tuple:
-        result, indices = self._apply_on_tensors(self._register_input_hook, args)
+        result, indices, node = self._apply_on_tensors(args)
+        if node is not None:
+            metas = [(args[i]._data.shape, args[i]._data.dtype) for i in indices]
+            self._register_input_hook(node, metas)
         self.n_inputs = len(args)
         self.input_tensors_index = indices
         return result
 
-    def _register_input_hook(self, node) -> None:
+    def _register_input_hook(self, node, metas: list) -> None:
         def hook(grad_input: tuple, _grad_output: tuple):
             if self.grad_outputs is None:
                 # the gradient reached the inputs without passing the outputs (double backward)
                 return None
+            grad_input = _zeros_for_unneeded(node.next_functions, grad_input, metas)
             grads = self._pack_with_none(self.input_tensors_index, grad_input, self.n_inputs)
             for user_hook in self.user_hooks:
                 out = user_hook(self.module, grads, self.grad_outputs)
@@ -124,7 +140,9 @@ class BackwardHook:
     def setup_output_hook(self, result: Any) -> Any:
         is_tuple = isinstance(result, tuple)
         args = result if is_tuple else (result,)
-        wrapped, indices = self._apply_on_tensors(self._register_output_hook, args)
+        wrapped, indices, node = self._apply_on_tensors(args)
+        if node is not None:
+            self._register_output_hook(node)
         self.n_outputs = len(args)
         self.output_tensors_index = indices
         return wrapped if is_tuple else wrapped[0]
