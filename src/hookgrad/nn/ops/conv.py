@@ -1,0 +1,200 @@
+"""Convolution (torch's ``convolution``: conv1d/2d/3d and their transposes) on strided views.
+
+Three NumPy kernels do all the work, for any number of spatial dims:
+
+* ``correlate``: the window of every output position is a strided view of the padded input
+  (no copy); one copy lays the windows out as columns and a batched GEMM applies the weight.
+* ``correlate_input_grad`` (also conv_transpose's forward): GEMM back to columns, then one strided
+  add per kernel offset (a loop over kernel terms, never over pixels).
+* ``correlate_weight_grad``: the columns again, times the output gradient, summed over the batch.
+
+A convolution's gradients are themselves convolutions, so ``backward`` calls ``Convolution`` and
+``ConvolutionWeight`` again: double backward comes out of the same three kernels.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ...ops.elementwise import _Op
+
+Ints = tuple
+
+
+def output_size(size: Ints, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints) -> Ints:
+    """Positions a window fits in: floor((S + 2p - d(k-1) - 1) / s) + 1 per spatial dim."""
+    return tuple((s + 2 * p - d * (k - 1) - 1) // st + 1
+                 for s, k, st, p, d in zip(size, kernel, stride, padding, dilation))
+
+
+def transposed_size(size: Ints, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints,
+                    output_padding: Ints) -> Ints:
+    """conv_transpose's output: (S - 1) s - 2p + d(k-1) + output_padding + 1."""
+    return tuple((s - 1) * st - 2 * p + d * (k - 1) + op + 1
+                 for s, k, st, p, d, op in zip(size, kernel, stride, padding, dilation,
+                                               output_padding))
+
+
+def _pad(x: np.ndarray, padding: Ints) -> np.ndarray:
+    if not any(padding):
+        return x
+    shape = x.shape[:2] + tuple(s + 2 * p for s, p in zip(x.shape[2:], padding))
+    out = np.zeros(shape, x.dtype)
+    out[(slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in
+                                           zip(padding, x.shape[2:]))] = x
+    return out
+
+
+def windows(x: np.ndarray, out: Ints, kernel: Ints, stride: Ints, dilation: Ints) -> np.ndarray:
+    """A read-only (N, C, *out, *kernel) view of ``x``: the window seen by each output position."""
+    spatial = x.strides[2:]
+    strides = (x.strides[:2] + tuple(s * st for s, st in zip(spatial, stride))
+               + tuple(s * d for s, d in zip(spatial, dilation)))
+    return as_strided(x, x.shape[:2] + tuple(out) + tuple(kernel), strides, writeable=False)
+
+
+def _columns(x: np.ndarray, kernel: Ints, out: Ints, stride: Ints, padding: Ints,
+             dilation: Ints, groups: int) -> np.ndarray:
+    """im2col: (N, groups, C/groups * prod(kernel), prod(out)), one copy of the windows."""
+    nd = len(kernel)
+    view = windows(_pad(x, padding), out, kernel, stride, dilation)
+    order = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
+    columns = np.ascontiguousarray(view.transpose(order))
+    return columns.reshape(x.shape[0], groups, -1, math.prod(out))
+
+
+def correlate(x: np.ndarray, weight: np.ndarray, stride: Ints, padding: Ints, dilation: Ints,
+              groups: int) -> np.ndarray:
+    """y[n, o] = sum_{c, k} x_pad[n, c, s*i + d*k] w[o, c, k]  (torch's conv forward)."""
+    kernel = weight.shape[2:]
+    out = output_size(x.shape[2:], kernel, stride, padding, dilation)
+    columns = _columns(x, kernel, out, stride, padding, dilation, groups)
+    matrix = weight.reshape(groups, weight.shape[0] // groups, -1)
+    if groups == 1:
+        result = np.matmul(matrix[0], columns[:, 0])
+    else:
+        result = np.matmul(matrix, columns)
+    return result.reshape((x.shape[0], weight.shape[0]) + out)
+
+
+def correlate_input_grad(grad: np.ndarray, weight: np.ndarray, size: Ints, stride: Ints,
+                         padding: Ints, dilation: Ints, groups: int) -> np.ndarray:
+    """The adjoint of ``correlate`` in x (col2im): each output position sends w^T grad back to
+    its window; ``size`` is the spatial size of x (conv_transpose's output size)."""
+    n, out_channels = grad.shape[:2]
+    out = grad.shape[2:]
+    kernel = weight.shape[2:]
+    channels = weight.shape[1] * groups
+    matrix = weight.reshape(groups, out_channels // groups, -1)
+    flat = grad.reshape(n, groups, out_channels // groups, math.prod(out))
+    if groups == 1:
+        columns = np.matmul(matrix[0].T, flat[:, 0])
+    else:
+        columns = np.matmul(matrix.transpose(0, 2, 1), flat)
+    columns = columns.reshape((n, channels) + tuple(kernel) + tuple(out))
+    padded = np.zeros((n, channels) + tuple(s + 2 * p for s, p in zip(size, padding)),
+                      grad.dtype)
+    every = (slice(None), slice(None))
+    for offset in np.ndindex(*kernel):
+        target = tuple(slice(k * d, k * d + st * (o - 1) + 1, st)
+                       for k, d, st, o in zip(offset, dilation, stride, out))
+        padded[every + target] += columns[every + offset]
+    return padded[every + tuple(slice(p, p + s) for p, s in zip(padding, size))]
+
+
+def correlate_weight_grad(x: np.ndarray, grad: np.ndarray, kernel: Ints, stride: Ints,
+                          padding: Ints, dilation: Ints, groups: int) -> np.ndarray:
+    """The adjoint of ``correlate`` in w: gw[o, c, k] = sum_{n, i} grad[n, o, i] x_pad[n, c, ...]."""
+    n, out_channels = grad.shape[:2]
+    out = grad.shape[2:]
+    columns = _columns(x, kernel, out, stride, padding, dilation, groups)
+    flat = grad.reshape(n, groups, out_channels // groups, math.prod(out))
+    if groups == 1:
+        result = np.matmul(flat[:, 0], columns[:, 0].transpose(0, 2, 1)).sum(axis=0)
+    else:
+        result = np.matmul(flat, columns.transpose(0, 1, 3, 2)).sum(axis=0)
+    channels = x.shape[1] // groups
+    return result.reshape((out_channels, channels) + tuple(kernel))
+
+
+class Convolution(_Op):
+    """torch.convolution: y = x (*) w + b, or its transpose; d/dx and d/dw are convolutions."""
+
+    node_name = "ConvolutionBackward0"
+    saved_names = ("input", "weight")
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                groups):
+        ctx.stride, ctx.padding, ctx.dilation = stride, padding, dilation
+        ctx.transposed, ctx.groups = transposed, groups
+        ctx.input_size = input.shape[2:]
+        ctx.save_for_backward(input, weight)
+        if transposed:
+            size = transposed_size(input.shape[2:], weight.shape[2:], stride, padding, dilation,
+                                   output_padding)
+            result = correlate_input_grad(input, weight, size, stride, padding, dilation, groups)
+        else:
+            result = correlate(input, weight, stride, padding, dilation, groups)
+        if bias is not None:
+            result = result + bias.reshape((-1,) + (1,) * (input.ndim - 2))
+        return np.ascontiguousarray(result)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight = ctx.saved_tensors
+        stride, padding, dilation = ctx.stride, ctx.padding, ctx.dilation
+        groups = ctx.groups
+        zeros = (0,) * len(stride)
+        grad_input = grad_weight = grad_bias = None
+        if ctx.needs_input_grad[0]:
+            if ctx.transposed:
+                grad_input = Convolution.apply(grad, weight, None, stride, padding, dilation,
+                                               False, zeros, groups)
+            else:
+                natural = transposed_size(grad.shape[2:], weight.shape[2:], stride, padding,
+                                          dilation, zeros)
+                extra = tuple(s - m for s, m in zip(ctx.input_size, natural))
+                grad_input = Convolution.apply(grad, weight, None, stride, padding, dilation,
+                                               True, extra, groups)
+        if ctx.needs_input_grad[1]:
+            first, second = (grad, input) if ctx.transposed else (input, grad)
+            grad_weight = ConvolutionWeight.apply(first, second, weight.shape[2:], stride,
+                                                  padding, dilation, groups)
+        if len(ctx.needs_input_grad) > 2 and ctx.needs_input_grad[2]:
+            grad_bias = grad.sum((0,) + tuple(range(2, grad.ndim)))
+        return grad_input, grad_weight, grad_bias
+
+
+class ConvolutionWeight(_Op):
+    """The weight gradient of a correlation, bilinear in (x, grad): its own gradients are a
+    transposed convolution (for x) and a convolution (for grad) with the incoming weight-grad."""
+
+    node_name = "ConvolutionBackwardBackward0"
+    saved_names = ("input", "grad_output")
+
+    @staticmethod
+    def forward(ctx, input, grad_output, kernel, stride, padding, dilation, groups):
+        ctx.stride, ctx.padding, ctx.dilation, ctx.groups = stride, padding, dilation, groups
+        ctx.input_size = input.shape[2:]
+        ctx.save_for_backward(input, grad_output)
+        return correlate_weight_grad(input, grad_output, kernel, stride, padding, dilation,
+                                     groups)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, grad_output = ctx.saved_tensors
+        stride, padding, dilation, groups = ctx.stride, ctx.padding, ctx.dilation, ctx.groups
+        grad_input = grad_grad_output = None
+        if ctx.needs_input_grad[0]:
+            natural = transposed_size(grad_output.shape[2:], grad.shape[2:], stride, padding,
+                                      dilation, (0,) * len(stride))
+            extra = tuple(s - m for s, m in zip(ctx.input_size, natural))
+            grad_input = Convolution.apply(grad_output, grad, None, stride, padding, dilation,
+                                           True, extra, groups)
+        if ctx.needs_input_grad[1]:
+            grad_grad_output = Convolution.apply(input, grad, None, stride, padding, dilation,
+                                                 False, (0,) * len(stride), groups)
+        return grad_input, grad_grad_output

@@ -1,0 +1,189 @@
+"""Normalization: batch norm, layer norm and group norm (torch's native_* ops).
+
+Forward runs on arrays and saves what torch saves (input, weight, the statistics). Backward is
+written with tensor ops on x_hat = (x - mean) * rstd. When a graph of the gradient is being built
+(create_graph), mean and rstd are recomputed from the input with tensor ops, because they depend
+on it; the saved statistics are only used for the plain first-order gradient.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...autograd import grad_mode
+from ...ops.elementwise import _Op
+
+
+def _moments(x: np.ndarray, axes: tuple, eps: float):
+    """(mean, biased var, 1/sqrt(var + eps)) over ``axes``, kept as broadcastable dims."""
+    mean = x.mean(axis=axes, keepdims=True)
+    centered = x - mean
+    var = np.mean(centered * centered, axis=axes, keepdims=True)
+    rstd = (1 / np.sqrt(var + x.dtype.type(eps))).astype(x.dtype, copy=False)
+    return mean, centered, var, rstd
+
+
+def _tensor_moments(input, axes: tuple, eps: float):
+    """The same statistics as differentiable tensor ops (for a graph of the gradient)."""
+    mean = input.mean(axes, keepdim=True)
+    centered = input - mean
+    var = (centered * centered).mean(axes, keepdim=True)
+    return mean, (var + eps).rsqrt()
+
+
+def _normalized_grad(grad_xhat, xhat, rstd, axes: tuple):
+    """d/dx of x_hat given d/dx_hat: rstd (g - mean(g) - x_hat mean(g x_hat)) over ``axes``."""
+    return rstd * (grad_xhat - grad_xhat.mean(axes, keepdim=True)
+                   - xhat * (grad_xhat * xhat).mean(axes, keepdim=True))
+
+
+class NativeBatchNorm(_Op):
+    """y = (x - mean) / sqrt(var + eps) * weight + bias, statistics per channel (dim 1)."""
+
+    node_name = "NativeBatchNormBackward0"
+    saved_names = ("input", "running_mean", "running_var", "weight", "result1", "result2")
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, running_mean, running_var, training, momentum, eps):
+        axes = (0,) + tuple(range(2, input.ndim))
+        shape = (1, -1) + (1,) * (input.ndim - 2)
+        ctx.axes, ctx.shape, ctx.training, ctx.eps = axes, shape, training, eps
+        if training:
+            mean, centered, var, rstd = _moments(input, axes, eps)
+            # running statistics change in place and without a version bump, as in torch
+            count = input.size // input.shape[1]
+            factor = input.dtype.type(momentum)
+            if running_mean is not None:
+                running_mean *= 1 - factor
+                running_mean += factor * mean.reshape(-1)
+            if running_var is not None:
+                unbiased = var.reshape(-1) * (count / max(count - 1, 1))
+                running_var *= 1 - factor
+                running_var += (factor * unbiased).astype(running_var.dtype, copy=False)
+            save_mean, save_rstd = mean.reshape(-1), rstd.reshape(-1)
+            result = centered * rstd
+        else:
+            rstd = (1 / np.sqrt(running_var + input.dtype.type(eps))).astype(input.dtype)
+            result = (input - running_mean.reshape(shape)) * rstd.reshape(shape)
+            save_mean = save_rstd = np.zeros(0, input.dtype)
+        ctx.save_for_backward(input, running_mean, running_var, weight, save_mean, save_rstd)
+        if weight is not None:
+            result = result * weight.reshape(shape)
+        if bias is not None:
+            result = result + bias.reshape(shape)
+        return result.astype(input.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, running_mean, running_var, weight, mean, rstd = ctx.saved_tensors
+        axes, shape = ctx.axes, ctx.shape
+        if ctx.training:
+            if grad_mode.is_grad_enabled():
+                mean, rstd = _tensor_moments(input, axes, ctx.eps)
+            else:
+                mean, rstd = mean.reshape(shape), rstd.reshape(shape)
+        else:
+            mean = running_mean.reshape(shape)
+            rstd = (running_var + ctx.eps).rsqrt().reshape(shape)
+        xhat = (input - mean) * rstd
+        need_input, need_weight, need_bias = ctx.needs_input_grad[:3]
+        grad_input = grad_weight = grad_bias = None
+        if need_input:
+            grad_xhat = grad * weight.reshape(shape) if weight is not None else grad
+            if ctx.training:
+                grad_input = _normalized_grad(grad_xhat, xhat, rstd, axes)
+            else:
+                grad_input = grad_xhat * rstd
+        if need_weight:
+            grad_weight = (grad * xhat).sum(axes)
+        if need_bias:
+            grad_bias = grad.sum(axes)
+        return grad_input, grad_weight, grad_bias
+
+
+class NativeLayerNorm(_Op):
+    """y = (x - mean) / sqrt(var + eps) * weight + bias over the trailing normalized dims."""
+
+    node_name = "NativeLayerNormBackward0"
+    saved_names = ("bias", "input", "weight", "result1", "result2")
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, normalized_ndim, eps):
+        axes = tuple(range(input.ndim - normalized_ndim, input.ndim))
+        ctx.axes, ctx.eps = axes, eps
+        mean, centered, _var, rstd = _moments(input, axes, eps)
+        ctx.save_for_backward(bias, input, weight, mean, rstd)
+        result = centered * rstd
+        if weight is not None:
+            result = result * weight
+        if bias is not None:
+            result = result + bias
+        return result.astype(input.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        _bias, input, weight, mean, rstd = ctx.saved_tensors
+        axes = ctx.axes
+        if grad_mode.is_grad_enabled():
+            mean, rstd = _tensor_moments(input, axes, ctx.eps)
+        xhat = (input - mean) * rstd
+        batch = tuple(range(input.ndim - len(axes)))
+        need_input, need_weight, need_bias = ctx.needs_input_grad[:3]
+        grad_input = grad_weight = grad_bias = None
+        if need_input:
+            grad_xhat = grad * weight if weight is not None else grad
+            grad_input = _normalized_grad(grad_xhat, xhat, rstd, axes)
+        if need_weight:
+            grad_weight = (grad * xhat).sum(batch) if batch else grad * xhat
+        if need_bias:
+            grad_bias = grad.sum(batch) if batch else grad
+        return grad_input, grad_weight, grad_bias
+
+
+class NativeGroupNorm(_Op):
+    """Layer norm within groups of channels, then a per-channel affine map; mean and rstd are
+    (N, groups) outputs that backward saves (as torch does)."""
+
+    node_name = "NativeGroupNormBackward0"
+    saved_names = ("input", "weight", "result1", "result2")
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, groups, eps):
+        n, channels = input.shape[:2]
+        ctx.groups, ctx.eps = groups, eps
+        grouped = input.reshape(n, groups, -1)
+        mean, centered, _var, rstd = _moments(grouped, (2,), eps)
+        shape = (1, -1) + (1,) * (input.ndim - 2)
+        result = (centered * rstd).reshape(input.shape)
+        if weight is not None:
+            result = result * weight.reshape(shape)
+        if bias is not None:
+            result = result + bias.reshape(shape)
+        mean, rstd = mean.reshape(n, groups), rstd.reshape(n, groups)
+        ctx.save_for_backward(input, weight, mean, rstd)
+        return result.astype(input.dtype, copy=False), mean, rstd
+
+    @staticmethod
+    def backward(ctx, grad, _grad_mean=None, _grad_rstd=None):
+        input, weight, mean, rstd = ctx.saved_tensors
+        n, channels = input.shape[:2]
+        groups = ctx.groups
+        grouped = input.reshape(n, groups, -1)
+        if grad_mode.is_grad_enabled():
+            mean, rstd = _tensor_moments(grouped, (2,), ctx.eps)
+        else:
+            mean, rstd = mean.reshape(n, groups, 1), rstd.reshape(n, groups, 1)
+        xhat = ((grouped - mean) * rstd).reshape(input.shape)
+        shape = (1, -1) + (1,) * (input.ndim - 2)
+        axes = (0,) + tuple(range(2, input.ndim))
+        need_input, need_weight, need_bias = ctx.needs_input_grad[:3]
+        grad_input = grad_weight = grad_bias = None
+        if need_input:
+            grad_xhat = grad * weight.reshape(shape) if weight is not None else grad
+            grouped_grad = _normalized_grad(grad_xhat.reshape(n, groups, -1),
+                                            xhat.reshape(n, groups, -1), rstd, (2,))
+            grad_input = grouped_grad.reshape(input.shape)
+        if need_weight:
+            grad_weight = (grad * xhat).sum(axes)
+        if need_bias:
+            grad_bias = grad.sum(axes)
+        return grad_input, grad_weight, grad_bias

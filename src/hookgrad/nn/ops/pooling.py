@@ -1,0 +1,307 @@
+"""Pooling over the trailing spatial dims: max (with indices), average, adaptive average.
+
+Windows are strided views of the padded input (as in ``conv.py``); gradients go back with one
+strided add per kernel offset or one ``bincount`` over the saved indices. Each backward is a
+Function whose own backward is the forward op again, so double backward is exact.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...ops.elementwise import _Op
+from .conv import windows
+
+Ints = tuple
+
+
+def pooled_size(size: Ints, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints,
+                ceil_mode: bool) -> Ints:
+    """torch's pooling output size; with ceil_mode a last window must start inside the input
+    or its left padding."""
+    out = []
+    for s, k, st, p, d in zip(size, kernel, stride, padding, dilation):
+        span = s + 2 * p - d * (k - 1) - 1
+        n = (span + (st - 1 if ceil_mode else 0)) // st + 1
+        if ceil_mode and (n - 1) * st >= s + p:
+            n -= 1
+        out.append(n)
+    return tuple(out)
+
+
+def _padded(x: np.ndarray, out: Ints, kernel: Ints, stride: Ints, padding: Ints,
+            dilation: Ints, fill) -> np.ndarray:
+    """x with ``padding`` on the left and enough on the right for every window (ceil_mode)."""
+    nd = len(kernel)
+    size = x.shape[-nd:]
+    right = tuple(max((o - 1) * st + d * (k - 1) + 1 - s - p, 0)
+                  for o, k, st, p, d, s in zip(out, kernel, stride, padding, dilation, size))
+    if not any(padding) and not any(right):
+        return x
+    shape = x.shape[:-nd] + tuple(s + p + r for s, p, r in zip(size, padding, right))
+    result = np.full(shape, fill, x.dtype)
+    result[(Ellipsis,) + tuple(slice(p, p + s) for p, s in zip(padding, size))] = x
+    return result
+
+
+def _lowest(dtype: np.dtype):
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _scatter_windows(values: np.ndarray, size: Ints, kernel: Ints, stride: Ints,
+                     padding: Ints, dilation: Ints) -> np.ndarray:
+    """The adjoint of taking windows: values (..., *out, *kernel) summed back into an array of
+    spatial ``size`` (padding cropped), one strided add per kernel offset."""
+    nd = len(kernel)
+    lead = values.shape[:-2 * nd]
+    out = values.shape[-2 * nd:-nd]
+    reach = tuple(max((o - 1) * st + d * (k - 1) + 1, s + 2 * p)
+                  for o, k, st, d, s, p in zip(out, kernel, stride, dilation, size, padding))
+    padded = np.zeros(lead + reach, values.dtype)
+    for offset in np.ndindex(*kernel):
+        target = tuple(slice(k * d, k * d + st * (o - 1) + 1, st)
+                       for k, d, st, o in zip(offset, dilation, stride, out))
+        padded[(Ellipsis,) + target] += values[(Ellipsis,) + offset]
+    return padded[(Ellipsis,) + tuple(slice(p, p + s) for p, s in zip(padding, size))]
+
+
+# -- max pooling -------------------------------------------------------------------------------
+class MaxPoolWithIndices(_Op):
+    """out = max over each window; indices = the flat (h * W + w) input position of that max"""
+
+    node_name = "MaxPool2DWithIndicesBackward0"
+    saved_names = ("self", "result1")
+
+    @staticmethod
+    def forward(ctx, self, kernel, stride, padding, dilation, ceil_mode):
+        nd = len(kernel)
+        size = self.shape[-nd:]
+        out = pooled_size(size, kernel, stride, padding, dilation, ceil_mode)
+        padded = _padded(self, out, kernel, stride, padding, dilation, _lowest(self.dtype))
+        lead = self.ndim - nd
+        view = windows(padded.reshape((-1, 1) + padded.shape[lead:]), out, kernel, stride,
+                       dilation)
+        flat = view.reshape(view.shape[:2 + nd] + (-1,))
+        local = np.argmax(flat, axis=-1)  # first maximum, and NaN wins, as in torch
+        result = np.take_along_axis(flat, local[..., None], axis=-1)[..., 0]
+        # local kernel index -> input coordinates -> flat index within one plane
+        offsets = np.unravel_index(local, kernel)
+        index = np.zeros(local.shape, np.int64)
+        for axis in range(nd):
+            start = np.arange(out[axis]) * stride[axis] - padding[axis]
+            start = start.reshape((-1,) + (1,) * (nd - 1 - axis))
+            index = index * size[axis] + start + offsets[axis] * dilation[axis]
+        shape = self.shape[:lead] + out
+        result = result.reshape(shape)
+        indices = index.reshape(shape)
+        ctx.self_shape = self.shape
+        ctx.nd = nd
+        ctx.save_for_backward(self, indices)
+        return result, indices
+
+    @staticmethod
+    def backward(ctx, grad, _grad_indices=None):
+        _self, indices = ctx.saved_tensors
+        return MaxPoolScatter.apply(grad, _flat_indices(indices._data, ctx.self_shape, ctx.nd),
+                                    ctx.self_shape)
+
+
+def _flat_indices(indices: np.ndarray, shape: Ints, nd: int) -> np.ndarray:
+    """Per-plane indices as indices into the whole flattened input."""
+    planes = math.prod(shape[:-nd])
+    offsets = np.arange(planes).reshape(planes, 1) * math.prod(shape[-nd:])
+    return (indices.reshape(planes, -1) + offsets).reshape(indices.shape)
+
+
+class MaxPoolScatter(_Op):
+    """grad_input.flatten()[flat] += grad: the gradient of max pooling (linear in grad)"""
+
+    node_name = "MaxPool2DWithIndicesBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, flat, shape):
+        ctx.save_for_backward(flat)
+        summed = np.bincount(flat.ravel(), weights=grad.ravel(), minlength=math.prod(shape))
+        return summed.astype(grad.dtype, copy=False).reshape(shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (flat,) = ctx.saved_tensors
+        return MaxPoolGather.apply(grad, flat._data), None, None
+
+
+class MaxPoolGather(_Op):
+    """out = values.flatten()[flat]: the adjoint of ``MaxPoolScatter``"""
+
+    node_name = "MaxPoolGatherBackward0"
+
+    @staticmethod
+    def forward(ctx, values, flat):
+        ctx.values_shape = values.shape
+        ctx.save_for_backward(flat)
+        return values.ravel()[flat]
+
+    @staticmethod
+    def backward(ctx, grad):
+        (flat,) = ctx.saved_tensors
+        return MaxPoolScatter.apply(grad, flat._data, ctx.values_shape), None
+
+
+# -- average pooling ---------------------------------------------------------------------------
+def _divisor(size: Ints, out: Ints, kernel: Ints, stride: Ints, padding: Ints,
+             count_include_pad: bool, divisor_override) -> np.ndarray:
+    """Per-output-position divisor, an outer product over dims (torch's window clipping)."""
+    if divisor_override:
+        return np.array(divisor_override)
+    divisor = np.ones((), np.int64)
+    for s, o, k, st, p in zip(size, out, kernel, stride, padding):
+        start = np.arange(o) * st - p
+        end = np.minimum(start + k, s + p)
+        if count_include_pad:
+            length = end - start
+        else:
+            length = np.minimum(end, s) - np.maximum(start, 0)
+        divisor = np.multiply.outer(divisor, length)
+    return divisor
+
+
+def _window_means(x: np.ndarray, geometry: tuple) -> np.ndarray:
+    """Window sums of x divided by the divisor: the average-pooling forward."""
+    size, out, kernel, stride, padding, count_include_pad, divisor_override = geometry
+    nd = len(kernel)
+    ones = (1,) * nd
+    divisor = _divisor(size, out, kernel, stride, padding, count_include_pad, divisor_override)
+    padded = _padded(x, out, kernel, stride, padding, ones, 0)
+    view = windows(padded.reshape((-1, 1) + padded.shape[-nd:]), out, kernel, stride, ones)
+    summed = view.sum(axis=tuple(range(2 + nd, 2 + 2 * nd)))
+    result = (summed / divisor.astype(x.dtype)).astype(x.dtype, copy=False)
+    return result.reshape(x.shape[:-nd] + tuple(out))
+
+
+def _window_spread(grad: np.ndarray, geometry: tuple) -> np.ndarray:
+    """Each grad / divisor added to every input of its window: the adjoint of the above."""
+    size, out, kernel, stride, padding, count_include_pad, divisor_override = geometry
+    nd = len(kernel)
+    divisor = _divisor(size, out, kernel, stride, padding, count_include_pad, divisor_override)
+    share = grad / divisor.astype(grad.dtype)
+    spread = np.broadcast_to(share.reshape(share.shape + (1,) * nd), share.shape + kernel)
+    return _scatter_windows(spread, size, kernel, stride, padding, (1,) * nd)
+
+
+class AvgPool(_Op):
+    """out = sum over each window / divisor"""
+
+    node_name = "AvgPool2DBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self, kernel, stride, padding, ceil_mode, count_include_pad,
+                divisor_override):
+        nd = len(kernel)
+        size = self.shape[-nd:]
+        out = pooled_size(size, kernel, stride, padding, (1,) * nd, ceil_mode)
+        ctx.geometry = (size, out, kernel, stride, padding, count_include_pad, divisor_override)
+        ctx.save_for_backward(self)
+        return _window_means(self, ctx.geometry)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AvgPoolSpread.apply(grad, ctx.geometry)
+
+
+class AvgPoolSpread(_Op):
+    """grad_input = each grad / divisor spread over its window (linear in grad)"""
+
+    node_name = "AvgPool2DBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, geometry):
+        ctx.geometry = geometry
+        return _window_spread(grad, geometry)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AvgPoolMeans.apply(grad, ctx.geometry), None
+
+
+class AvgPoolMeans(_Op):
+    """The adjoint of ``AvgPoolSpread``: window means on the same geometry."""
+
+    node_name = "AvgPool2DBackward0"
+
+    @staticmethod
+    def forward(ctx, values, geometry):
+        ctx.geometry = geometry
+        return _window_means(values, geometry)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AvgPoolSpread.apply(grad, ctx.geometry), None
+
+
+# -- adaptive average pooling ------------------------------------------------------------------
+def adaptive_matrix(size: int, out: int, dtype: np.dtype) -> np.ndarray:
+    """(out, size) averaging matrix: row i averages [floor(i S / O), ceil((i + 1) S / O))."""
+    index = np.arange(out)
+    start = (index * size) // out
+    end = -((-(index + 1) * size) // out)
+    columns = np.arange(size)
+    inside = (columns >= start[:, None]) & (columns < end[:, None])
+    return (inside / (end - start)[:, None]).astype(dtype)
+
+
+def _contract(x: np.ndarray, sizes: Ints, out: Ints, transpose: bool) -> np.ndarray:
+    """Contract each trailing spatial dim of x with its averaging matrix (or its transpose)."""
+    nd = len(out)
+    for axis, (s, o) in enumerate(zip(sizes, out)):
+        matrix = adaptive_matrix(s, o, x.dtype)
+        if transpose:
+            matrix = matrix.T
+        position = x.ndim - nd + axis
+        x = np.moveaxis(np.tensordot(x, matrix, axes=([position], [1])), -1, position)
+    return np.ascontiguousarray(x)
+
+
+class AdaptiveAvgPool(_Op):
+    """out = A_h x A_w^T with averaging matrices A (one per spatial dim)"""
+
+    node_name = "AdaptiveAvgPool2DBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self, output_size):
+        sizes = self.shape[-len(output_size):]
+        ctx.sizes, ctx.out = sizes, tuple(output_size)
+        ctx.save_for_backward(self)
+        return _contract(self, sizes, ctx.out, False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AdaptiveAvgPoolTransposed.apply(grad, ctx.sizes, ctx.out), None
+
+
+class AdaptiveAvgPoolTransposed(_Op):
+    node_name = "AdaptiveAvgPool2DBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, sizes, out):
+        ctx.sizes, ctx.out = sizes, out
+        return _contract(grad, sizes, out, True)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _AdaptiveAvgPoolAgain.apply(grad, ctx.sizes, ctx.out), None, None
+
+
+class _AdaptiveAvgPoolAgain(_Op):
+    node_name = "AdaptiveAvgPool2DBackward0"
+
+    @staticmethod
+    def forward(ctx, values, sizes, out):
+        ctx.sizes, ctx.out = sizes, out
+        return _contract(values, sizes, out, False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AdaptiveAvgPoolTransposed.apply(grad, ctx.sizes, ctx.out), None, None
