@@ -10,6 +10,7 @@ from .tensor import Size, Tensor
 from . import _tensor_methods  # noqa: F401  (binds Tensor methods)
 from . import autograd
 from . import nn, utils  # noqa: E402  (nn subclasses Tensor: after it is built)
+from . import optim
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
 from .ops.creation import (Generator, arange, as_tensor, bernoulli, default_generator, device,

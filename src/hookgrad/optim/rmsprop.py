@@ -1,0 +1,110 @@
+"""RMSprop, optionally centered and with momentum (torch's for-loop path)."""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ..autograd import grad_mode
+from ..tensor import Tensor
+from .optimizer import (Optimizer, ParamsT, _bump, _lerp_, _reject_differentiable,
+                        _scalar_dtype, _value, _zeros_like)
+from .adam import _step_as_tensor
+
+__all__ = ["RMSprop"]
+
+
+class RMSprop(Optimizer):
+    """``v = alpha*v + (1-alpha)*g*g``; ``avg = sqrt(v - gbar^2 if centered else v) + eps``
+    (``gbar = lerp(gbar, g, 1-alpha)``); ``p -= lr*g/avg``, or through a momentum buffer
+    ``buf = momentum*buf + g/avg``."""
+
+    def __init__(self, params: ParamsT, lr: float = 1e-2, alpha: float = 0.99,
+                 eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
+                 centered: bool = False, capturable: bool = False,
+                 foreach: Optional[bool] = None, maximize: bool = False,
+                 differentiable: bool = False) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        _reject_differentiable(differentiable)
+        defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
+                    "centered": centered, "weight_decay": weight_decay,
+                    "capturable": capturable, "foreach": foreach, "maximize": maximize,
+                    "differentiable": differentiable}
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("momentum", 0)
+            group.setdefault("centered", False)
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("capturable", False)
+            for param in group["params"]:
+                _step_as_tensor(self.state.get(param))
+
+    def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
+        loss = self._evaluate(closure)
+        with grad_mode.no_grad():
+            for group in self.param_groups:
+                options = (_value(group["lr"]), group["alpha"], group["eps"],
+                           _value(group["weight_decay"]), group["momentum"], group["centered"],
+                           group["maximize"])
+                for param in self._params_with_grad(group):
+                    state = self.state[param]
+                    if len(state) == 0:
+                        state["step"] = Tensor._make(np.zeros((), _scalar_dtype()))
+                        state["square_avg"] = _zeros_like(param)
+                        if group["momentum"] > 0:
+                            state["momentum_buffer"] = _zeros_like(param)
+                        if group["centered"]:
+                            state["grad_avg"] = _zeros_like(param)
+                    _rmsprop_update(param, state, *options)
+        return loss
+
+
+def _rmsprop_update(param: Tensor, state: dict, lr: float, alpha: float, eps: float,
+                    weight_decay: float, momentum: float, centered: bool,
+                    maximize: bool) -> None:
+    p = param._data
+    kind = p.dtype.type
+    grad = param.grad._data
+    if maximize:
+        grad = -grad
+    state["step"]._data += 1
+    _bump(state["step"])
+    if weight_decay != 0:
+        grad = grad + kind(weight_decay) * p
+    square_avg = state["square_avg"]
+    square_avg._data *= kind(alpha)
+    square_avg._data += kind(1 - alpha) * (grad * grad)
+    _bump(square_avg, square_avg)
+    if centered:
+        grad_avg = state["grad_avg"]
+        _lerp_(grad_avg._data, grad, 1 - alpha)
+        _bump(grad_avg)
+        avg = np.sqrt(square_avg._data - grad_avg._data * grad_avg._data)
+    else:
+        avg = np.sqrt(square_avg._data)
+    avg += kind(eps)
+    if momentum > 0:
+        buffer = state["momentum_buffer"]
+        buffer._data *= kind(momentum)
+        buffer._data += grad / avg
+        _bump(buffer, buffer)
+        p += kind(-lr) * buffer._data
+    else:
+        p += (kind(-lr) * grad) / avg
+    _bump(param)
