@@ -438,3 +438,345 @@ def no_grad_call_skips_backward_wrapping(lib, log):
     no_grad_call_skips_backward_wrapping])
 def test_hook_arguments_match_torch(scenario):
     assert_same_log(scenario)
+
+
+# -- the legacy backward hook ------------------------------------------------------------------
+def legacy_hook_sees_last_op(lib, log):
+    Lin, Tanh = model_classes(lib)
+    model = lib.nn.Sequential(Lin(3, 2), Tanh())
+    model.register_backward_hook(lambda m, gi, go: log.append(("seq", describe(gi),
+                                                               describe(go))))
+    model[0].register_backward_hook(lambda m, gi, go: log.append(("lin", describe(gi),
+                                                                  describe(go))))
+    (x,) = inputs(lib, (2, 3))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = model(x)
+    log.append(("warnings", [(w.category.__name__, str(w.message)[:80]) for w in caught]))
+    out.sum().backward()
+    log.append(("x.grad", describe(x.grad)))
+
+
+def legacy_hook_replaces_grad_input(lib, log):
+    class Scale(lib.nn.Module):
+        def forward(self, x):
+            return x * 3
+
+    model = Scale()
+    model.register_backward_hook(lambda m, gi, go: (gi[0] * 0 + 7, *gi[1:]))
+    (x,) = inputs(lib, (2,))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model(x).sum().backward()
+    log.append(("warnings", [str(w.message)[:80] for w in caught]))
+    log.append(("x.grad", describe(x.grad)))
+
+
+def legacy_hook_warnings(lib, log):
+    class Nested(lib.nn.Module):
+        def forward(self, x):
+            return [x * 2]
+
+    class TwoNodes(lib.nn.Module):
+        def forward(self, x):
+            return x * 2, x + 1
+
+    class KeywordOnly(lib.nn.Module):
+        def forward(self, x, y):
+            return x * y
+
+    (x,) = inputs(lib, (2,))
+    (y,) = inputs(lib, (2,), seed=4)
+    for model, call in ((Nested(), lambda m: m(x)), (TwoNodes(), lambda m: m(x)),
+                        (KeywordOnly(), lambda m: m(x, 3))):
+        model.register_backward_hook(lambda m, gi, go: None)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call(model)
+        log.append([(w.category.__name__, str(w.message)[:90]) for w in caught])
+
+
+def mixing_legacy_and_full_hooks(lib, log):
+    first, second = lib.nn.Identity(), lib.nn.Identity()
+    handle = first.register_full_backward_hook(lambda m, gi, go: None)
+    handle.remove()
+    for register in (first.register_backward_hook,):
+        try:
+            register(lambda m, gi, go: None)
+        except RuntimeError as error:
+            log.append(("full then legacy", str(error)))
+    second.register_backward_hook(lambda m, gi, go: None)
+    try:
+        second.register_full_backward_hook(lambda m, gi, go: None)
+    except RuntimeError as error:
+        log.append(("legacy then full", str(error)))
+
+
+def global_mixing(lib, log):
+    mm = lib.nn.modules.module
+    handle = mm.register_module_full_backward_hook(lambda m, gi, go: None)
+    handle.remove()
+    try:
+        mm.register_module_backward_hook(lambda m, gi, go: None)
+    except RuntimeError as error:
+        log.append(("global", str(error)))
+
+
+def global_legacy_hook(lib, log):
+    mm = lib.nn.modules.module
+    Lin, _ = model_classes(lib)
+    model = Lin(3, 2)
+    handle = mm.register_module_backward_hook(
+        lambda m, gi, go: log.append((type(m).__name__, describe(gi), describe(go))))
+    try:
+        (x,) = inputs(lib, (2, 3))
+        model(x).sum().backward()
+    finally:
+        handle.remove()
+
+
+@pytest.mark.parametrize("scenario", [legacy_hook_sees_last_op, legacy_hook_replaces_grad_input,
+                                      legacy_hook_warnings, mixing_legacy_and_full_hooks])
+def test_legacy_backward_hook_matches_torch(scenario):
+    assert_same_log(scenario)
+
+
+@pytest.mark.parametrize("scenario", [global_mixing, global_legacy_hook])
+def test_global_legacy_hook_matches_torch(scenario, monkeypatch):
+    # the global full/legacy choice is sticky for the process: restore it afterwards
+    for lib in (torch, hookgrad):
+        monkeypatch.setattr(lib.nn.modules.module, "_global_is_full_backward_hook", None)
+    assert_same_log(scenario)
+
+
+# -- registering and removing -----------------------------------------------------------------
+def hook_removes_itself(lib, log):
+    model = lib.nn.Identity()
+    handles = {}
+
+    def once(module, args):
+        log.append("once")
+        handles["once"].remove()
+
+    handles["once"] = model.register_forward_pre_hook(once)
+    model.register_forward_pre_hook(lambda m, a: log.append("after once"))
+    model(lib.ones(1))
+    model(lib.ones(1))
+
+
+def hooks_registered_during_forward(lib, log):
+    class Registering(lib.nn.Module):
+        def forward(self, x):
+            log.append("forward")
+            self.register_forward_hook(lambda m, a, o: log.append("added in forward"))
+            self.register_forward_pre_hook(lambda m, a: log.append("pre added in forward"))
+            return x * 2
+
+    model = Registering()
+    model.register_forward_hook(lambda m, a, o: log.append("existing"))
+    model(lib.ones(1))
+    log.append("second call")
+    model(lib.ones(1))
+
+
+def hook_registered_by_pre_hook(lib, log):
+    model = lib.nn.Identity()
+
+    def pre(module, args):
+        log.append("pre")
+        module.register_forward_pre_hook(lambda m, a: log.append("late pre"))
+        module.register_forward_hook(lambda m, a, o: log.append("late fwd"))
+
+    model.register_forward_pre_hook(pre)
+    model(lib.ones(1))
+
+
+def hook_removed_during_forward(lib, log):
+    class Removing(lib.nn.Module):
+        def forward(self, x):
+            self.handle.remove()
+            return x
+
+    model = Removing()
+    model.handle = model.register_forward_hook(lambda m, a, o: log.append("removed"))
+    model.register_forward_hook(lambda m, a, o: log.append("kept"))
+    model(lib.ones(1))
+
+
+def backward_hook_removed_between_forward_and_backward(lib, log):
+    Lin, _ = model_classes(lib)
+    model = Lin(3, 2)
+    handle = model.register_full_backward_hook(lambda m, gi, go: log.append("backward hook"))
+    pre = model.register_full_backward_pre_hook(lambda m, go: log.append("backward pre"))
+    (x,) = inputs(lib, (2, 3))
+    out = model(x)
+    handle.remove()
+    pre.remove()
+    out.sum().backward()
+    log.append("done")
+    model(x).sum().backward()
+    log.append("second done")
+
+
+def handle_as_context_manager(lib, log):
+    model = lib.nn.Identity()
+    with model.register_forward_hook(lambda m, a, o: log.append("inside")) as handle:
+        model(lib.ones(1))
+        log.append(("handle type", type(handle).__name__))
+    model(lib.ones(1))
+    handle.remove()  # a second remove is harmless
+    log.append("end")
+
+
+def backward_hook_registered_in_forward_hook(lib, log):
+    Lin, _ = model_classes(lib)
+    model = Lin(3, 2)
+
+    def fwd(module, args, out):
+        log.append("fwd")
+        module.register_full_backward_hook(lambda m, gi, go: log.append("late backward"))
+
+    model.register_forward_hook(fwd)
+    (x,) = inputs(lib, (2, 3))
+    model(x).sum().backward()
+    log.append("second call")
+    model(x).sum().backward()
+
+
+@pytest.mark.parametrize("scenario", [
+    hook_removes_itself, hooks_registered_during_forward, hook_registered_by_pre_hook,
+    hook_removed_during_forward, backward_hook_removed_between_forward_and_backward,
+    handle_as_context_manager, backward_hook_registered_in_forward_hook])
+def test_registration_and_removal_match_torch(scenario):
+    assert_same_log(scenario)
+
+
+# -- in-place operations -----------------------------------------------------------------------
+def inplace_scenario(kind):
+    def scenario(lib, log):
+        class InPlace(lib.nn.Module):
+            def forward(self, x):
+                if kind == "on_input":
+                    return x.mul_(2)
+                if kind == "on_intermediate":
+                    y = x * 2
+                    y.add_(1)
+                    return y.mul_(3)
+                return x * 2
+
+        model = InPlace()
+        register_all(model, log, "inplace")
+        (leaf,) = inputs(lib, (3,))
+        x = leaf * 1
+        try:
+            out = model(x)
+            if kind == "on_output":
+                out.add_(1)
+            out.sum().backward()
+            log.append(("grad", describe(leaf.grad)))
+        except RuntimeError as error:
+            log.append(("error", type(error).__name__))
+            message = str(error)
+            log.append(("names the view", "of BackwardHookFunction" in message,
+                        "is a view and is being modified inplace" in message))
+
+    scenario.__name__ = f"inplace_{kind}"
+    return scenario
+
+
+@pytest.mark.parametrize("kind", ["on_input", "on_intermediate", "on_output"])
+def test_inplace_inside_and_after_hooked_module_matches_torch(kind):
+    assert_same_log(inplace_scenario(kind))
+
+
+def test_inplace_without_hooks_is_allowed():
+    class InPlace(hookgrad.nn.Module):
+        def forward(self, x):
+            return x.mul_(2)
+
+    leaf = hookgrad.tensor([1.0, 2.0], requires_grad=True)
+    InPlace()(leaf * 1).sum().backward()
+    assert leaf.grad.tolist() == [2.0, 2.0]
+
+
+# -- fast path ---------------------------------------------------------------------------------
+def test_call_without_hooks_adds_no_node():
+    Lin, _ = model_classes(hookgrad)
+    model = Lin(3, 2)
+    out = model(hookgrad.ones(2, 3, dtype=hookgrad.float64, requires_grad=True))
+    assert out.grad_fn.name() == "AddBackward0"
+    handle = model.register_full_backward_pre_hook(lambda m, g: None)
+    assert model(hookgrad.ones(2, 3, dtype=hookgrad.float64, requires_grad=True)).grad_fn.name() == \
+        "BackwardHookFunctionBackward"
+    handle.remove()
+    assert model(hookgrad.ones(2, 3, dtype=hookgrad.float64, requires_grad=True)).grad_fn.name() == "AddBackward0"
+
+
+# -- module hooks and saved-tensor hooks together ----------------------------------------------
+def short_hooks(module, log, name):
+    module.register_forward_pre_hook(lambda m, a: log.append((name, "forward_pre")))
+    module.register_forward_hook(lambda m, a, o: log.append((name, "forward")))
+    module.register_full_backward_pre_hook(lambda m, go: log.append((name, "backward_pre")))
+    module.register_full_backward_hook(lambda m, gi, go: log.append((name, "backward",
+                                                                     describe(gi))))
+
+
+def saved_tensor_hooks_around_hooked_model(lib, log):
+    Lin, Tanh = model_classes(lib)
+    model = lib.nn.Sequential(Lin(3, 4, seed=1), Tanh(), Lin(4, 2, seed=2))
+    for name, module in model.named_modules():
+        short_hooks(module, log, name or "root")
+
+    def pack(tensor):
+        log.append(("pack", tuple(tensor.shape)))
+        return tensor
+
+    def unpack(tensor):
+        log.append(("unpack", tuple(tensor.shape)))
+        return tensor
+
+    (x,) = inputs(lib, (5, 3))
+    with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+        out = model(x)
+    out.sum().backward()
+    log.append(("x.grad", describe(x.grad)))
+
+
+def saved_tensor_hooks_inside_forward(lib, log):
+    class Packing(lib.nn.Module):
+        def forward(self, x):
+            with lib.autograd.graph.saved_tensors_hooks(
+                    lambda t: log.append(("pack", tuple(t.shape))) or t * 1,
+                    lambda t: log.append(("unpack", tuple(t.shape))) or t):
+                return (x * x).tanh()
+
+    model = Packing()
+    short_hooks(model, log, "packing")
+    (x,) = inputs(lib, (3,))
+    model(x).sum().backward()
+    log.append(("x.grad", describe(x.grad)))
+
+
+def inplace_intermediate_with_saved_tensor_hooks(lib, log):
+    class InPlace(lib.nn.Module):
+        def forward(self, x):
+            y = x * 3
+            y.mul_(x)
+            return y * x
+
+    model = InPlace()
+    short_hooks(model, log, "inplace")
+    (x,) = inputs(lib, (3,))
+    with lib.autograd.graph.saved_tensors_hooks(
+            lambda t: log.append(("pack", tuple(t.shape))) or t,
+            lambda t: log.append(("unpack", tuple(t.shape))) or t):
+        out = model(x)
+    out.sum().backward()
+    log.append(("x.grad", describe(x.grad)))
+
+
+@pytest.mark.parametrize("scenario", [saved_tensor_hooks_around_hooked_model,
+                                      saved_tensor_hooks_inside_forward,
+                                      inplace_intermediate_with_saved_tensor_hooks])
+def test_module_hooks_with_saved_tensor_hooks_match_torch(scenario):
+    assert_same_log(scenario)
