@@ -37,6 +37,10 @@ class Tensor(_Tensor):
         return self._data
 
     @property
+    def shape(self) -> list:
+        return list(self._data.shape)
+
+    @property
     def grad(self):
         grad = _Tensor.grad.fget(self)
         return None if grad is None else _paddle(grad)
