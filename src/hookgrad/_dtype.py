@@ -89,11 +89,28 @@ def set_default_dtype(d: dtype) -> None:
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
+    """The smallest dtype both ``a`` and ``b`` convert to; a higher category (bool < integer <
+    floating) wins outright, so ``promote_types(int64, float16)`` is float16 as in torch."""
     if a is b:
         return a
     if a._category != b._category:
         return a if a._category > b._category else b
     return from_numpy_dtype(np.promote_types(a.numpy, b.numpy))
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """torch's same-kind rule: never to a lower category (float to int, int to bool)."""
+    return from_._category <= to._category
+
+
+_SCALAR_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def scalar_type_name(d) -> str:
+    """torch's C++ name for a dtype, as its error messages print it ('Float', 'Long')."""
+    name = d.name if isinstance(d, dtype) else np.dtype(d).name
+    return _SCALAR_TYPE.get(name, name)
 
 
 def _combine(higher, lower):
@@ -109,25 +126,34 @@ def _combine(higher, lower):
     return higher
 
 
+def number_dtype(x) -> dtype:
+    """The dtype torch gives a Python (or NumPy) number: bool, int64 or the default float."""
+    if isinstance(x, (builtins_bool, np.bool_)):
+        return bool_
+    if isinstance(x, (builtins_int, np.integer)):
+        return int64
+    if isinstance(x, (builtins_float, np.floating)):
+        return _default
+    raise TypeError(f"result_type() received an unsupported operand type {type(x).__name__}")
+
+
 def result_type(*operands) -> dtype:
-    """torch.result_type over tensors and Python scalars: dimensioned tensors outrank
-    zero-dim tensors, which outrank Python numbers, unless a lower one is of a higher kind."""
+    """torch.result_type over tensors and numbers: dimensioned tensors (and NumPy arrays)
+    outrank zero-dim tensors, which outrank numbers, unless a lower one is of a higher kind
+    (``int32 tensor * 2.5`` is float32, ``float32 tensor + float64 0-dim tensor`` is float32)."""
     dim = zero = wrapped = None
     for x in operands:
+        if isinstance(x, np.ndarray):
+            d = from_numpy_dtype(x.dtype)
+            dim = d if dim is None else promote_types(dim, d)
+            continue
         d = getattr(x, "dtype", None)
-        if d is not None and hasattr(x, "ndim"):
+        if isinstance(d, dtype):
             if x.ndim:
                 dim = d if dim is None else promote_types(dim, d)
             else:
                 zero = d if zero is None else promote_types(zero, d)
             continue
-        if isinstance(x, builtins_bool):
-            d = bool_
-        elif isinstance(x, builtins_int):
-            d = int64
-        elif isinstance(x, builtins_float):
-            d = _default
-        else:
-            raise TypeError(f"unsupported operand type {type(x).__name__}")
+        d = number_dtype(x)
         wrapped = d if wrapped is None else promote_types(wrapped, d)
     return _combine(dim, _combine(zero, wrapped))

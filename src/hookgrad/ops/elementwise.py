@@ -1,14 +1,19 @@
-"""Elementwise ops. Each saves what torch saves (so pack hooks see the same tensors) and states
-its derivative in ``backward`` with differentiable tensor ops (double backward comes free)."""
-from __future__ import annotations
+"""Binary and ternary elementwise ops (arithmetic, pow, maximum/minimum, where, masked_fill,
+clamp) and their in-place forms. Unary math lives in ``unary.py``.
 
-import math
+Operands are promoted as torch promotes them. A Python or NumPy number becomes a 0-dim
+"wrapped number" tensor: it takes an edge in ``next_functions`` (as in torch, where
+``(x * 2).grad_fn`` has two) but is never saved, so pack hooks do not see it. Float16 is computed
+in float32 and rounded once, like torch's CPU kernels.
+"""
+from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import broadcast_error, cast, default_float, promote
+from ._util import broadcast_error
 
 
 class _Op(Function):
@@ -17,46 +22,111 @@ class _Op(Function):
     _builtin = True
 
 
-def _float(x: np.ndarray) -> np.ndarray:
-    return x if x.dtype.kind == "f" else x.astype(default_float())
+_NUMBERS = (bool, int, float, np.bool_, np.integer, np.floating)
 
 
-def _binary(cls, op_name: str, a, b, **kwargs):
-    """Promote ``a`` and ``b`` as torch would and call ``cls``; Python numbers stay numbers."""
-    if not isinstance(a, Tensor):
-        raise TypeError(f"{op_name}(): argument 'input' must be Tensor, not {type(a).__name__}")
-    dtype = promote(a, b)
-    if not isinstance(b, Tensor):
-        if isinstance(b, np.ndarray):
-            b = Tensor._make(b)
-        else:
-            return cls.apply(a, cast(b, dtype), dtype, **kwargs)
-    return cls.apply(a, b, dtype, **kwargs)
+def is_number(value) -> bool:
+    return isinstance(value, _NUMBERS)
 
 
-def _compute(op_name: str, fn, a, b):
+def python_number(value):
+    """A NumPy scalar as the Python number torch would see (np.float32(2.5) acts like 2.5)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def as_operand(value, op_name: str, position: int = 2):
+    """A Tensor, or a Python number for numbers; NumPy arrays become tensors on their memory."""
+    if isinstance(value, Tensor):
+        return value
+    if is_number(value):
+        return python_number(value)
+    if isinstance(value, np.ndarray):
+        _dtype.from_numpy_dtype(value.dtype)
+        return Tensor._make(value)
+    raise TypeError(f"{op_name}(): argument 'other' (position {position}) must be Tensor, not "
+                    f"{type(value).__name__}")
+
+
+def work_dtype(dtype: np.dtype) -> np.dtype:
+    """Half precision is computed in float32 and rounded once at the end (torch's opmath)."""
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+def cast(value, dtype: np.dtype) -> np.ndarray:
+    """``value`` as an array of ``dtype``; numbers wrap around on overflow, as torch casts."""
+    if isinstance(value, np.ndarray):
+        return value if value.dtype == dtype else value.astype(dtype)
+    with np.errstate(all="ignore"):
+        return np.asarray(value).astype(dtype)
+
+
+def finish(result, dtype: np.dtype) -> np.ndarray:
+    """A fresh ndarray of ``dtype`` (NumPy gives scalars for 0-dim results)."""
+    result = np.asarray(result)
+    if result.dtype == dtype:
+        return result
+    with np.errstate(all="ignore"):
+        return result.astype(dtype)
+
+
+def compute(op_name: str, fn, a, b):
     try:
-        return fn(a, b)
+        with np.errstate(all="ignore"):
+            return fn(a, b)
     except ValueError:
         raise broadcast_error(op_name, np.shape(a), np.shape(b)) from None
 
 
-def _cast2(a, b, dtype):
-    return cast(a, dtype), cast(b, dtype)
+def promote(a, b) -> np.dtype:
+    return _dtype.result_type(a, b).numpy
 
 
+def wrap_number(value, dtype: np.dtype) -> Tensor:
+    """torch's wrapped number: a 0-dim tensor that needs no grad and is never saved."""
+    return Tensor._make(cast(value, work_dtype(dtype)))
+
+
+def _binary_apply(cls, op_name: str, a, b, *extra):
+    """Promote ``a`` (a tensor) and ``b`` and call ``cls.apply(a, b, dtype, number, *extra)``,
+    where ``number`` is the Python value of a wrapped number ``b``, else None."""
+    b = as_operand(b, op_name)
+    dtype = promote(a, b)
+    if isinstance(b, Tensor):
+        return cls.apply(a, b, dtype, None, *extra)
+    return cls.apply(a, wrap_number(b, dtype), dtype, b, *extra)
+
+
+def _pair(a: np.ndarray, b: np.ndarray, dtype: np.dtype):
+    work = work_dtype(dtype)
+    return cast(a, work), cast(b, work)
+
+
+def _check_alpha(alpha, dtype: np.dtype) -> None:
+    if isinstance(alpha, (bool, np.bool_)) and dtype != np.bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if dtype.kind in "iub" and isinstance(alpha, (float, np.floating)):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+
+
+def _scaled(other: np.ndarray, alpha, work: np.dtype) -> np.ndarray:
+    return other if alpha == 1 else other * cast(alpha, work)
+
+
+# ---------------------------------------------------------------------------------------------
+# Arithmetic
+# ---------------------------------------------------------------------------------------------
 class Add(_Op):
-    """out = self + alpha * other"""
+    """out = self + alpha * other;  d self = grad, d other = alpha * grad"""
 
     node_name = "AddBackward0"
 
     @staticmethod
-    def forward(ctx, self, other, dtype, alpha=1):
+    def forward(ctx, self, other, dtype, number, alpha=1):
+        _check_alpha(alpha, dtype)
         ctx.alpha = alpha
-        self, other = _cast2(self, other, dtype)
-        if alpha != 1:
-            other = other * cast(alpha, dtype)
-        return _compute("add", np.add, self, other)
+        a, b = _pair(self, other, dtype)
+        return finish(compute("add", np.add, a, _scaled(b, alpha, a.dtype)), dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -64,132 +134,273 @@ class Add(_Op):
 
 
 class Sub(_Op):
-    """out = self - alpha * other"""
+    """out = self - alpha * other;  d self = grad, d other = -alpha * grad"""
 
     node_name = "SubBackward0"
 
     @staticmethod
-    def forward(ctx, self, other, dtype, alpha=1):
+    def forward(ctx, self, other, dtype, number, alpha=1):
+        if dtype == np.bool_:
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                               "supported. Use the `^` or `logical_xor()` operator instead.")
+        _check_alpha(alpha, dtype)
         ctx.alpha = alpha
-        self, other = _cast2(self, other, dtype)
-        if alpha != 1:
-            other = other * cast(alpha, dtype)
-        return _compute("sub", np.subtract, self, other)
+        a, b = _pair(self, other, dtype)
+        return finish(compute("sub", np.subtract, a, _scaled(b, alpha, a.dtype)), dtype)
 
     @staticmethod
     def backward(ctx, grad):
-        return grad, -grad if ctx.alpha == 1 else grad * -ctx.alpha
+        return grad, (-grad if ctx.alpha == 1 else -grad * ctx.alpha)
 
 
 class Rsub(_Op):
-    """out = other - alpha * self, for a Python number ``other``"""
+    """out = other - alpha * self (two tensors: RsubBackward0)"""
+
+    node_name = "RsubBackward0"
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number, alpha=1):
+        if dtype == np.bool_:
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                               "supported. Use the `^` or `logical_xor()` operator instead.")
+        _check_alpha(alpha, dtype)
+        ctx.alpha = alpha
+        a, b = _pair(self, other, dtype)
+        return finish(compute("rsub", np.subtract, b, _scaled(a, alpha, a.dtype)), dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (-grad if ctx.alpha == 1 else -grad * ctx.alpha), grad
+
+
+class RsubScalar(_Op):
+    """out = other - alpha * self for a number ``other`` (no edge for it: RsubBackward1)"""
 
     node_name = "RsubBackward1"
 
     @staticmethod
     def forward(ctx, self, other, dtype, alpha=1):
+        if dtype == np.bool_:
+            raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                               "supported. If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.")
+        _check_alpha(alpha, dtype)
         ctx.alpha = alpha
-        return cast(other, dtype) - cast(self, dtype) * cast(alpha, dtype)
+        work = work_dtype(dtype)
+        a = cast(self, work)
+        return finish(cast(other, work) - _scaled(a, alpha, work), dtype)
 
     @staticmethod
     def backward(ctx, grad):
-        return -grad if ctx.alpha == 1 else grad * -ctx.alpha, None
+        return (-grad if ctx.alpha == 1 else -grad * ctx.alpha), None
 
 
 class Mul(_Op):
-    """out = self * other"""
+    """out = self * other;  d self = grad * other, d other = grad * self"""
 
     node_name = "MulBackward0"
     saved_names = ("other", "self")
 
     @staticmethod
-    def forward(ctx, self, other, dtype):
-        self, other = _cast2(self, other, dtype)
-        need_self, need_other = ctx.needs_input_grad[:2]
-        if isinstance(other, np.ndarray):
+    def forward(ctx, self, other, dtype, number):
+        ctx.number = number
+        if number is None:
+            need_self, need_other = ctx.needs_input_grad[:2]
             ctx.save_for_backward(other if need_self else None, self if need_other else None)
-        else:
-            ctx.other = other
-        return _compute("mul", np.multiply, self, other)
+        a, b = _pair(self, other, dtype)
+        return finish(compute("mul", np.multiply, a, b), dtype)
 
     @staticmethod
     def backward(ctx, grad):
-        if "other" in ctx.__dict__:
-            return grad * ctx.other, None
+        if ctx.number is not None:
+            return grad * ctx.number, None
         other, self = ctx.saved_tensors
-        return (grad * other if other is not None else None,
-                grad * self if self is not None else None)
+        return (None if other is None else grad * other,
+                None if self is None else grad * self)
+
+
+def _true_dtype(dtype: np.dtype) -> np.dtype:
+    return dtype if dtype.kind == "f" else _dtype.get_default_dtype().numpy
 
 
 class Div(_Op):
-    """out = self / other"""
+    """out = self / other;  d self = grad / other, d other = -grad * self / other^2"""
 
     node_name = "DivBackward0"
     saved_names = ("other", "self")
 
     @staticmethod
-    def forward(ctx, self, other, dtype, rounding_mode=None):
-        if dtype.kind != "f" and rounding_mode is None:
-            dtype = default_float()
-        self, other = _cast2(self, other, dtype)
-        ctx.rounding_mode = rounding_mode
-        need_self, need_other = ctx.needs_input_grad[:2]
-        if isinstance(other, np.ndarray):
-            ctx.save_for_backward(other if (need_self or need_other) else None,
+    def forward(ctx, self, other, dtype, number):
+        ctx.number = number
+        if number is None:
+            need_self, need_other = ctx.needs_input_grad[:2]
+            ctx.save_for_backward(other if need_self or need_other else None,
                                   self if need_other else None)
-        else:
-            ctx.other = other
-        if rounding_mode is None:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return _compute("div", np.true_divide, self, other)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = _compute("div", np.true_divide, self, other)
-        out = np.floor(out) if rounding_mode == "floor" else np.trunc(out)
-        return out.astype(dtype, copy=False)
+        dtype = _true_dtype(dtype)
+        a, b = _pair(self, other, dtype)
+        return finish(compute("div", np.true_divide, a, b), dtype)
 
     @staticmethod
     def backward(ctx, grad):
-        if ctx.rounding_mode is not None:
-            return grad * 0, None if "other" in ctx.__dict__ else grad * 0
-        if "other" in ctx.__dict__:
-            return grad / ctx.other, None
+        if ctx.number is not None:
+            return grad / ctx.number, None
         other, self = ctx.saved_tensors
         grad_self = grad / other if ctx.needs_input_grad[0] else None
-        grad_other = -grad * self / (other * other) if self is not None else None
+        grad_other = None if self is None else -grad * ((self / other) / other)
         return grad_self, grad_other
 
 
+def _int_div_check(b: np.ndarray) -> None:
+    if b.dtype.kind in "iub" and not np.all(b):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def divide_rounded(a: np.ndarray, b: np.ndarray, mode: str, op_name: str = "div"):
+    """Floor or truncating division of arrays of one dtype (Python's floor for floats too)."""
+    if a.dtype.kind in "iub":
+        _int_div_check(b)
+        if a.dtype == np.bool_:
+            a, b = a.astype(np.int64), b.astype(np.int64)
+        floor = compute(op_name, np.floor_divide, a, b)
+        if mode == "floor":
+            return floor
+        inexact = compute(op_name, np.remainder, a, b) != 0
+        return np.where(inexact & ((a < 0) != (b < 0)), floor + 1, floor)
+    if mode == "floor":
+        return compute(op_name, np.floor_divide, a, b)
+    return np.trunc(compute(op_name, np.true_divide, a, b))
+
+
+class DivMode(_Op):
+    """out = floor or trunc of self / other: zero gradient almost everywhere"""
+
+    node_name = "DivBackward2"
+    saved_names = ("other", "self")
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number, rounding_mode):
+        if rounding_mode not in ("floor", "trunc"):
+            raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                               f"'floor' but found '{rounding_mode}'")
+        if number is None:
+            need_self, need_other = ctx.needs_input_grad[:2]
+            ctx.save_for_backward(other if need_self or need_other else None,
+                                  self if need_other else None)
+        a, b = _pair(self, other, dtype)
+        return finish(divide_rounded(a, b, rounding_mode), dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        zeros = Tensor._make(np.zeros_like(grad._data))
+        return zeros, zeros if ctx.needs_input_grad[1] else None
+
+
+class Remainder(_Op):
+    """out = self - floor(self / other) * other;  d other = -grad * floor(self / other)"""
+
+    node_name = "RemainderBackward1"
+    saved_names = ("other", "self")
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number):
+        if number is None:
+            ctx.save_for_backward(other if ctx.needs_input_grad[1] else None,
+                                  self if ctx.needs_input_grad[1] else None)
+        a, b = _pair(self, other, dtype)
+        if a.dtype.kind in "iu":
+            _int_div_check(b)
+        return finish(compute("remainder", np.remainder, a, b), dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if not ctx.needs_input_grad[1]:
+            return grad, None
+        other, self = ctx.saved_tensors
+        return grad, -grad * self.div(other, rounding_mode="floor")
+
+
+class RemainderScalar(Remainder):
+    node_name = "RemainderBackward0"
+
+    @staticmethod
+    def forward(ctx, self, other, dtype):
+        return Remainder.forward(ctx, self, cast(other, dtype), dtype, other)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+class FloorDivide(_Op):
+    """torch has no derivative for floor_divide: backward raises, as it does there."""
+
+    node_name = "torch::autograd::NotImplemented"
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number):
+        a, b = _pair(self, other, dtype)
+        return finish(divide_rounded(a, b, "floor", "floor_divide"), dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("the derivative for 'floor_divide' is not implemented.")
+
+
+class FloorDivideScalar(FloorDivide):
+    node_name = "torch::autograd::NotImplemented"
+
+    @staticmethod
+    def forward(ctx, self, other, dtype):
+        return FloorDivide.forward(ctx, self, cast(other, dtype), dtype, other)
+
+
+# ---------------------------------------------------------------------------------------------
+# Powers
+# ---------------------------------------------------------------------------------------------
+def _check_int_power(dtype: np.dtype, exponent) -> None:
+    if dtype.kind in "iu" and np.any(np.asarray(exponent) < 0):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
+def _power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.power(base, exponent)
+
+
 class Pow(_Op):
-    """out = self ** exponent (a number: PowBackward0; a tensor: PowBackward1)"""
+    """out = self ** exponent for a number exponent;  d self = grad * e * self^(e-1)"""
 
     node_name = "PowBackward0"
     saved_names = ("self",)
 
     @staticmethod
     def forward(ctx, self, exponent, dtype):
-        self = cast(self, dtype)
+        _check_int_power(dtype, exponent)
         ctx.exponent = exponent
         ctx.save_for_backward(self)
-        return np.power(self, cast(exponent, dtype))
+        work = work_dtype(dtype)
+        return finish(_power(cast(self, work), cast(exponent, work)), dtype)
 
     @staticmethod
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
         exponent = ctx.exponent
         if exponent == 0:
-            return grad * 0, None
-        return grad * exponent * self.pow(exponent - 1), None
+            return Tensor._make(np.zeros_like(grad._data)), None
+        return grad * (exponent * self.pow(exponent - 1)), None
 
 
 class PowTensor(_Op):
+    """out = self ** exponent for a tensor exponent;  d exponent = grad * out * log(self)"""
+
     node_name = "PowBackward1"
     saved_names = ("exponent", "self", "result")
 
     @staticmethod
-    def forward(ctx, self, exponent, dtype):
-        self, exponent = _cast2(self, exponent, dtype)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            result = _compute("pow", np.power, self, exponent)
+    def forward(ctx, self, exponent, dtype, number):
+        _check_int_power(dtype, exponent)
+        a, b = _pair(self, exponent, dtype)
+        result = finish(compute("pow", _power, a, b), dtype)
         ctx.save_for_backward(exponent, self, result)
         return result
 
@@ -198,94 +409,93 @@ class PowTensor(_Op):
         exponent, self, result = ctx.saved_tensors
         grad_self = grad_exponent = None
         if ctx.needs_input_grad[0]:
-            grad_self = grad * exponent * self.pow(exponent - 1)
-            grad_self = grad_self.masked_fill((exponent == 0)._data, 0.0)
+            grad_self = (grad * (exponent * self.pow(exponent - 1))).masked_fill(
+                exponent._data == 0, 0.0)
         if ctx.needs_input_grad[1]:
-            safe_log = self.log().masked_fill(((self == 0) & (exponent >= 0))._data, 0.0)
-            grad_exponent = grad * result * safe_log
+            undefined = (self._data == 0) & (exponent._data >= 0)
+            grad_exponent = grad * (result * self.log()).masked_fill(undefined, 0.0)
         return grad_self, grad_exponent
 
 
 class RPow(_Op):
-    """out = base ** self for a Python number ``base``"""
+    """out = base ** self for a number ``base``;  d self = grad * out * log(base)"""
 
     node_name = "PowBackward2"
     saved_names = ("exponent", "result")
 
     @staticmethod
     def forward(ctx, exponent, base, dtype):
-        exponent = cast(exponent, dtype)
-        result = np.power(cast(base, dtype), exponent)
+        _check_int_power(dtype, exponent)
         ctx.base = base
+        work = work_dtype(dtype)
+        result = finish(_power(cast(base, work), cast(exponent, work)), dtype)
         ctx.save_for_backward(exponent, result)
         return result
 
     @staticmethod
     def backward(ctx, grad):
-        _exponent, result = ctx.saved_tensors
+        exponent, result = ctx.saved_tensors
         if ctx.base == 0:
-            return grad * 0, None
-        return grad * result * math.log(ctx.base), None
+            log_base = Tensor._make(np.where(exponent._data >= 0, 0.0, -np.inf).astype(
+                result._data.dtype))
+            return grad * (result * log_base).masked_fill(exponent._data >= 0, 0.0), None
+        return grad * (result * float(np.log(ctx.base))), None
 
 
-def _extremum_backward(ctx, grad, keep):
-    other, self = ctx.saved_tensors
-    ties = (self == other)._data
-    mask_self = keep(self._data, other._data)
-    grad_self = grad_other = None
-    half = grad / 2
-    if ctx.needs_input_grad[0]:
-        grad_self = half.masked_fill(~ties, 0.0) + grad.masked_fill(~mask_self, 0.0)
-    if ctx.needs_input_grad[1]:
-        mask_other = keep(other._data, self._data)
-        grad_other = half.masked_fill(~ties, 0.0) + grad.masked_fill(~mask_other, 0.0)
-    return grad_self, grad_other
-
-
+# ---------------------------------------------------------------------------------------------
+# Selection
+# ---------------------------------------------------------------------------------------------
 class Maximum(_Op):
+    """ties split the gradient in half between the two inputs"""
+
     node_name = "MaximumBackward0"
     saved_names = ("other", "self")
+    _fn = staticmethod(np.maximum)
 
-    @staticmethod
-    def forward(ctx, self, other, dtype):
-        self, other = _cast2(self, other, dtype)
+    @classmethod
+    def forward(cls, ctx, self, other, dtype, number):
         ctx.save_for_backward(other, self)
-        return _compute("maximum", np.maximum, self, other)
+        a, b = _pair(self, other, dtype)
+        return finish(compute(cls.__name__.lower(), cls._fn, a, b), dtype)
 
     @staticmethod
     def backward(ctx, grad):
-        return _extremum_backward(ctx, grad, np.greater)
+        other, self = ctx.saved_tensors
+        return _extremum_backward(ctx, grad, self._data < other._data, self._data > other._data,
+                                  self._data == other._data)
 
 
-class Minimum(_Op):
+class Minimum(Maximum):
     node_name = "MinimumBackward0"
-    saved_names = ("other", "self")
-
-    @staticmethod
-    def forward(ctx, self, other, dtype):
-        self, other = _cast2(self, other, dtype)
-        ctx.save_for_backward(other, self)
-        return _compute("minimum", np.minimum, self, other)
+    _fn = staticmethod(np.minimum)
 
     @staticmethod
     def backward(ctx, grad):
-        return _extremum_backward(ctx, grad, np.less)
+        other, self = ctx.saved_tensors
+        return _extremum_backward(ctx, grad, self._data > other._data, self._data < other._data,
+                                  self._data == other._data)
+
+
+def _extremum_backward(ctx, grad, self_loses, other_loses, ties):
+    shared = grad.where(~ties, grad / 2)  # where(self == other, grad / 2, grad)
+    return (shared.masked_fill(self_loses, 0.0) if ctx.needs_input_grad[0] else None,
+            shared.masked_fill(other_loses, 0.0) if ctx.needs_input_grad[1] else None)
 
 
 class Where(_Op):
-    """out = self where condition else other (condition is passed as an array: no edge)"""
+    """out = self where condition else other (condition is an array: it takes no edge)"""
 
     node_name = "WhereBackward0"
     saved_names = ("condition",)
 
     @staticmethod
     def forward(ctx, condition, self, other, dtype):
-        self, other = _cast2(self, other, dtype)
         ctx.save_for_backward(condition)
+        a, b = _pair(self, other, dtype)
         try:
-            return np.where(condition, self, other)
+            return finish(np.where(condition, a, b), dtype)
         except ValueError:
-            raise broadcast_error("where", np.shape(self), np.shape(other)) from None
+            raise broadcast_error("where", np.shape(a), np.shape(b)) from None
 
     @staticmethod
     def backward(ctx, grad):
@@ -295,18 +505,33 @@ class Where(_Op):
                 grad.masked_fill(mask, 0.0) if ctx.needs_input_grad[2] else None)
 
 
+_C_TYPE = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+           "uint8": "unsigned char", "float32": "float", "float64": "double",
+           "float16": "c10::Half"}
+
+
+def mask_dtype_error(dtype: np.dtype) -> RuntimeError:
+    return RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                        f"{_C_TYPE.get(dtype.name, dtype.name)}")
+
+
+def _check_mask(mask: np.ndarray) -> None:
+    if mask.dtype != np.bool_:
+        raise mask_dtype_error(mask.dtype)
+
+
 class MaskedFill(_Op):
+    """out = value where mask else self;  d self = grad where not mask"""
+
     node_name = "MaskedFillBackward0"
     saved_names = ("mask",)
 
     @staticmethod
     def forward(ctx, self, mask, value):
-        if mask.dtype != np.bool_:
-            raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
-                               f"dtype {mask.dtype}")
+        _check_mask(mask)
         ctx.save_for_backward(mask)
         try:
-            return np.where(mask, self.dtype.type(value), self)
+            return np.where(mask, cast(value, self.dtype), self)
         except ValueError:
             raise broadcast_error("masked_fill", self.shape, mask.shape) from None
 
@@ -316,519 +541,240 @@ class MaskedFill(_Op):
         return grad.masked_fill(mask._data, 0.0), None, None
 
 
+class MaskedFillTensor(_Op):
+    """masked_fill with a 0-dim tensor value: d value = sum of grad where mask"""
+
+    node_name = "MaskedFillBackward1"
+    saved_names = ("mask",)
+
+    @staticmethod
+    def forward(ctx, self, mask, value):
+        return MaskedFill.forward(ctx, self, mask, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        grad_value = grad.masked_fill(~mask._data, 0.0).sum() if ctx.needs_input_grad[2] else None
+        return grad.masked_fill(mask._data, 0.0), None, grad_value
+
+
 class MaskedFillInplace(MaskedFill):
     node_name = "MaskedFillBackward0"
     _inplace = True
 
     @staticmethod
     def forward(ctx, self, mask, value):
-        if mask.dtype != np.bool_:
-            raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
-                               f"dtype {mask.dtype}")
+        _check_mask(mask)
+        _check_inplace_shape(self.shape, mask.shape)
         ctx.save_for_backward(mask)
-        np.copyto(self, self.dtype.type(value), where=np.broadcast_to(mask, self.shape))
+        np.copyto(self, cast(value, self.dtype), where=mask)
         return self
 
 
-# ---------------------------------------------------------------------------------------------
-# Unary ops
-# ---------------------------------------------------------------------------------------------
-class Neg(_Op):
-    node_name = "NegBackward0"
-
-    @staticmethod
-    def forward(ctx, self):
-        return np.negative(self)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return -grad
-
-
-class Exp(_Op):
-    """d exp(x) = exp(x)"""
-
-    node_name = "ExpBackward0"
-    saved_names = ("result",)
-
-    @staticmethod
-    def forward(ctx, self):
-        result = np.exp(_float(self))
-        ctx.save_for_backward(result)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
-        return grad * result
-
-
-class Log(_Op):
-    """d log(x) = 1 / x"""
-
-    node_name = "LogBackward0"
-    saved_names = ("self",)
-
-    @staticmethod
-    def forward(ctx, self):
-        ctx.save_for_backward(self)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log(_float(self))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (self,) = ctx.saved_tensors
-        return grad / self
-
-
-class Log1p(_Op):
-    node_name = "Log1PBackward0"
-    saved_names = ("self",)
-
-    @staticmethod
-    def forward(ctx, self):
-        ctx.save_for_backward(self)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log1p(_float(self))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (self,) = ctx.saved_tensors
-        return grad / (self + 1)
-
-
-class Sqrt(_Op):
-    """d sqrt(x) = 1 / (2 sqrt(x))"""
-
-    node_name = "SqrtBackward0"
-    saved_names = ("result",)
-
-    @staticmethod
-    def forward(ctx, self):
-        with np.errstate(invalid="ignore"):
-            result = np.sqrt(_float(self))
-        ctx.save_for_backward(result)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
-        return grad / (2 * result)
-
-
-class Rsqrt(_Op):
-    """d x^-1/2 = -1/2 x^-3/2"""
-
-    node_name = "RsqrtBackward0"
-    saved_names = ("result",)
-
-    @staticmethod
-    def forward(ctx, self):
-        self = _float(self)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            result = np.reciprocal(np.sqrt(self))
-        ctx.save_for_backward(result)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
-        return -0.5 * grad * result.pow(3)
-
-
-class Reciprocal(_Op):
-    node_name = "ReciprocalBackward0"
-    saved_names = ("result",)
-
-    @staticmethod
-    def forward(ctx, self):
-        with np.errstate(divide="ignore"):
-            result = np.reciprocal(_float(self))
-        ctx.save_for_backward(result)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
-        return -grad * result * result
-
-
-class Abs(_Op):
-    node_name = "AbsBackward0"
-    saved_names = ("self",)
-
-    @staticmethod
-    def forward(ctx, self):
-        ctx.save_for_backward(self)
-        return np.abs(self)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (self,) = ctx.saved_tensors
-        return grad * self.sign()
-
-
-class Sign(_Op):
-    node_name = "SignBackward0"
-
-    @staticmethod
-    def forward(ctx, self):
-        return np.sign(self)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad * 0
-
-
-class Sin(_Op):
-    node_name = "SinBackward0"
-    saved_names = ("self",)
-
-    @staticmethod
-    def forward(ctx, self):
-        ctx.save_for_backward(self)
-        return np.sin(_float(self))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (self,) = ctx.saved_tensors
-        return grad * self.cos()
-
-
-class Cos(_Op):
-    node_name = "CosBackward0"
-    saved_names = ("self",)
-
-    @staticmethod
-    def forward(ctx, self):
-        ctx.save_for_backward(self)
-        return np.cos(_float(self))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (self,) = ctx.saved_tensors
-        return grad * -self.sin()
-
-
-class Tanh(_Op):
-    """d tanh(x) = 1 - tanh(x)^2"""
-
-    node_name = "TanhBackward0"
-    saved_names = ("result",)
-
-    @staticmethod
-    def forward(ctx, self):
-        result = np.tanh(_float(self))
-        ctx.save_for_backward(result)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
-        return grad * (1 - result * result)
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    # stable on both sides: exp of a non-positive number only
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
-
-
-class Sigmoid(_Op):
-    """d s(x) = s(x) (1 - s(x))"""
-
-    node_name = "SigmoidBackward0"
-    saved_names = ("result",)
-
-    @staticmethod
-    def forward(ctx, self):
-        result = _sigmoid(_float(self))
-        ctx.save_for_backward(result)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
-        return grad * result * (1 - result)
-
-
-class Relu(_Op):
-    node_name = "ReluBackward0"
-    saved_names = ("result",)
-
-    @staticmethod
-    def forward(ctx, self):
-        result = np.maximum(self, self.dtype.type(0))
-        ctx.save_for_backward(result)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
-        return grad.masked_fill(result._data <= 0, 0.0)
-
-
-class ReluInplace(Relu):
-    node_name = "ReluBackward0"
+class MaskedFillTensorInplace(MaskedFillTensor):
+    node_name = "MaskedFillBackward1"
     _inplace = True
 
     @staticmethod
-    def forward(ctx, self):
-        np.maximum(self, self.dtype.type(0), out=self)
-        ctx.save_for_backward(self)
-        return self
+    def forward(ctx, self, mask, value):
+        return MaskedFillInplace.forward(ctx, self, mask, value)
 
 
-_SQRT_HALF = math.sqrt(0.5)
-_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
-_TANH_K = math.sqrt(2 / math.pi)
-
-
-def erf(x: np.ndarray) -> np.ndarray:
-    """erf to double precision without SciPy: a positive series for |x| < 3 (no cancellation)
-    and a continued fraction of erfc beyond; both loop over terms, never over elements."""
-    x64 = np.asarray(x, dtype=np.float64)
-    ax = np.abs(x64)
-    small = np.minimum(ax, 3.0)
-    two_x2 = 2 * small * small
-    term = np.ones_like(small)
-    total = np.ones_like(small)
-    for n in range(1, 90):
-        term = term * two_x2 / (2 * n + 1)
-        total += term
-    series = 2 / math.sqrt(math.pi) * small * np.exp(-small * small) * total
-    large = np.maximum(ax, 3.0)
-    fraction = large.copy()
-    for k in range(60, 0, -1):
-        fraction = large + (k / 2) / fraction
-    tail = 1 - np.exp(-large * large) / (math.sqrt(math.pi) * fraction)
-    result = np.where(ax < 3.0, series, tail) * np.sign(x64)
-    return result.astype(x.dtype if x.dtype.kind == "f" else np.float64, copy=False)
-
-
-class Erf(_Op):
-    node_name = "ErfBackward0"
-    saved_names = ("self",)
-
-    @staticmethod
-    def forward(ctx, self):
-        ctx.save_for_backward(self)
-        return erf(_float(self))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (self,) = ctx.saved_tensors
-        return grad * (2 / math.sqrt(math.pi)) * (-(self * self)).exp()
-
-
-class Gelu(_Op):
-    """x * Phi(x), or its tanh approximation"""
-
-    node_name = "GeluBackward0"
-    saved_names = ("self",)
-
-    @staticmethod
-    def forward(ctx, self, approximate="none"):
-        if approximate not in ("none", "tanh"):
-            raise RuntimeError(f"approximate argument must be either none or tanh.")
-        self = _float(self)
-        ctx.approximate = approximate
-        ctx.save_for_backward(self)
-        if approximate == "tanh":
-            inner = _TANH_K * (self + 0.044715 * self ** 3)
-            return (0.5 * self * (1 + np.tanh(inner))).astype(self.dtype, copy=False)
-        return (0.5 * self * (1 + erf(self * self.dtype.type(_SQRT_HALF)))).astype(
-            self.dtype, copy=False)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        if ctx.approximate == "tanh":
-            inner = _TANH_K * (x + 0.044715 * x.pow(3))
-            t = inner.tanh()
-            d_inner = _TANH_K * (1 + 3 * 0.044715 * x * x)
-            return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner), None
-        cdf = 0.5 * (1 + (x * _SQRT_HALF).erf())
-        pdf = (-0.5 * x * x).exp() * _INV_SQRT_2PI
-        return grad * (cdf + x * pdf), None
-
-
-class Silu(_Op):
-    node_name = "SiluBackward0"
-    saved_names = ("self",)
-
-    @staticmethod
-    def forward(ctx, self):
-        self = _float(self)
-        ctx.save_for_backward(self)
-        return self * _sigmoid(self)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        s = x.sigmoid()
-        return grad * s * (1 + x * (1 - s))
-
-
-class Softplus(_Op):
-    """log(1 + exp(beta x)) / beta, linear above ``threshold``"""
-
-    node_name = "SoftplusBackward0"
-    saved_names = ("self",)
-
-    @staticmethod
-    def forward(ctx, self, beta=1.0, threshold=20.0):
-        self = _float(self)
-        ctx.beta, ctx.threshold = beta, threshold
-        ctx.save_for_backward(self)
-        scaled = self * self.dtype.type(beta)
-        soft = np.logaddexp(0, scaled) / self.dtype.type(beta)
-        return np.where(scaled > threshold, self, soft).astype(self.dtype, copy=False)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        scaled = x * ctx.beta
-        return grad * scaled.sigmoid().masked_fill(scaled._data > ctx.threshold, 1.0), None, None
-
-
-class LeakyRelu(_Op):
-    node_name = "LeakyReluBackward0"
-    saved_names = ("self",)
-
-    @staticmethod
-    def forward(ctx, self, negative_slope=0.01):
-        ctx.negative_slope = negative_slope
-        ctx.save_for_backward(self)
-        return np.where(self > 0, self, self * self.dtype.type(negative_slope))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return grad * Tensor._make(np.where(x._data > 0, 1, ctx.negative_slope).astype(
-            x._data.dtype)), None
-
-
-class Elu(_Op):
-    node_name = "EluBackward0"
-    saved_names = ("self",)
-
-    @staticmethod
-    def forward(ctx, self, alpha=1.0):
-        self = _float(self)
-        ctx.alpha = alpha
-        ctx.save_for_backward(self)
-        negative = self.dtype.type(alpha) * np.expm1(np.minimum(self, 0))
-        return np.where(self > 0, self, negative)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        negative = grad * ctx.alpha * x.exp()
-        return Tensor.where(x > 0, grad, negative), None
+# ---------------------------------------------------------------------------------------------
+# Clamp: number bounds (ClampBackward1, ClampMin/MaxBackward0) or tensor bounds (ClampBackward0)
+# ---------------------------------------------------------------------------------------------
+def _clamp_array(x: np.ndarray, low, high, dtype: np.dtype) -> np.ndarray:
+    work = work_dtype(dtype)
+    result = cast(x, work)
+    with np.errstate(invalid="ignore"):
+        if low is not None:
+            result = compute("clamp", np.maximum, result, cast(low, work))
+        if high is not None:
+            result = compute("clamp", np.minimum, result, cast(high, work))
+    return finish(result, dtype).copy() if result is x else finish(result, dtype)
 
 
 class Clamp(_Op):
-    """gradient passes where min <= x <= max"""
+    """gradient passes where min <= self <= max"""
 
     node_name = "ClampBackward1"
     saved_names = ("self",)
 
     @staticmethod
-    def forward(ctx, self, min=None, max=None):
-        if min is None and max is None:
-            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-        ctx.save_for_backward(self)
+    def forward(ctx, self, min, max, dtype):
         ctx.min, ctx.max = min, max
-        return _clamp_array(self, min, max)
+        ctx.save_for_backward(self)
+        return _clamp_array(self, min, max, dtype)
 
     @staticmethod
     def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        keep = np.ones(x._data.shape, dtype=bool)
-        if ctx.min is not None:
-            keep &= x._data >= ctx.min
-        if ctx.max is not None:
-            keep &= x._data <= ctx.max
-        return grad.masked_fill(~keep, 0.0), None, None
+        (self,) = ctx.saved_tensors
+        return grad.masked_fill(~_inside(self._data, ctx.min, ctx.max), 0.0), None, None, None
 
 
-def _clamp_array(x: np.ndarray, low, high) -> np.ndarray:
-    result = x
-    if low is not None:
-        result = np.maximum(result, x.dtype.type(low))
-    if high is not None:
-        result = np.minimum(result, x.dtype.type(high))
-    return result if result is not x else x.copy()
+def _inside(x: np.ndarray, low, high) -> np.ndarray:
+    keep = np.ones(x.shape, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        if low is not None:
+            keep &= x >= low
+        if high is not None:
+            keep &= x <= high
+    return keep
+
+
+class ClampMin(Clamp):
+    node_name = "ClampMinBackward0"
+
+
+class ClampMax(Clamp):
+    node_name = "ClampMaxBackward0"
 
 
 class ClampInplace(Clamp):
+    """clamp_ saves a copy of self from before the update (torch's original_self)"""
+
+    node_name = "ClampBackward1"
     _inplace = True
 
     @staticmethod
-    def forward(ctx, self, min=None, max=None):
-        if min is None and max is None:
-            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-        ctx.save_for_backward(self.copy())  # torch keeps the input of clamp_ (a copy here)
+    def forward(ctx, self, min, max, dtype):
         ctx.min, ctx.max = min, max
-        np.copyto(self, _clamp_array(self, min, max))
+        ctx.save_for_backward(self.copy() if ctx.needs_input_grad[0] else None)
+        np.copyto(self, _clamp_array(self, min, max, dtype), casting="unsafe")
         return self
 
 
-class InplaceBinary(_Op):
-    """``self <op>= other`` for add_, sub_, mul_, div_: the result is written into self."""
+class ClampTensor(_Op):
+    """tensor bounds; an absent bound is passed as an empty array (an edge without grad)"""
 
-    _inplace = True
-    saved_names = ("other", "self")
+    node_name = "ClampBackward0"
+    saved_names = ("max", "min", "self")
 
     @staticmethod
-    def forward(ctx, self, other, dtype, op, alpha=1):
-        ctx.op, ctx.alpha = op, alpha
-        original = self.copy() if op in ("mul", "div") and ctx.needs_input_grad[1] else None
-        if isinstance(other, np.ndarray):
-            need_self = ctx.needs_input_grad[0]
-            if op == "mul":
-                ctx.save_for_backward(other if need_self else None, original)
-            elif op == "div":
-                ctx.save_for_backward(other, original)
-        else:
-            ctx.other = other
-        value = other if alpha == 1 else other * alpha
-        try:
-            _INPLACE[op](self, value, out=self, casting="same_kind")
-        except ValueError:
-            raise broadcast_error(f"{op}_", self.shape, np.shape(other)) from None
-        except TypeError as error:
-            raise RuntimeError(f"result type {np.result_type(self, other)} can't be cast to the "
-                               f"desired output type {self.dtype}") from error
-        return self
+    def forward(ctx, self, min, max, dtype, has_min, has_max):
+        ctx.has_min, ctx.has_max = has_min, has_max
+        ctx.save_for_backward(max if has_max else None, min if has_min else None, self)
+        return _clamp_array(self, min if has_min else None, max if has_max else None, dtype)
 
     @staticmethod
     def backward(ctx, grad):
-        op, alpha = ctx.op, ctx.alpha
-        if op in ("add", "sub"):
-            sign = alpha if op == "add" else -alpha
-            return grad, (grad if sign == 1 else grad * sign)
-        if "other" in ctx.__dict__:
-            return (grad * ctx.other if op == "mul" else grad / ctx.other), None
-        other, original = ctx.saved_tensors
-        if op == "mul":
-            return (grad * other if other is not None else None,
-                    grad * original if original is not None else None)
-        return (grad / other,
-                -grad * original / (other * other) if original is not None else None)
+        high, low, self = ctx.saved_tensors
+        x = self._data
+        with np.errstate(invalid="ignore"):
+            above_min = x >= low._data if low is not None else np.ones(x.shape, bool)
+            below_max = x <= high._data if high is not None else np.ones(x.shape, bool)
+        grad_self = grad.masked_fill(~(above_min & below_max), 0.0)
+        grad_min = grad.masked_fill(above_min, 0.0) if ctx.needs_input_grad[1] else None
+        grad_max = grad.masked_fill(below_max, 0.0) if ctx.needs_input_grad[2] else None
+        return grad_self, grad_min, grad_max, None, None, None
 
 
-_INPLACE = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}
-for _op, _name in (("add", "AddBackward0"), ("sub", "SubBackward0"), ("mul", "MulBackward0"),
-                   ("div", "DivBackward0")):
-    globals()[f"_Inplace{_op.title()}"] = type(f"Inplace{_op.title()}", (InplaceBinary,),
-                                                {"node_name": _name})
+class ClampTensorInplace(ClampTensor):
+    node_name = "ClampBackward0"
+    _inplace = True
+
+    @staticmethod
+    def forward(ctx, self, min, max, dtype, has_min, has_max):
+        ctx.has_min, ctx.has_max = has_min, has_max
+        ctx.save_for_backward(max if has_max else None, min if has_min else None, self.copy())
+        result = _clamp_array(self, min if has_min else None, max if has_max else None, dtype)
+        _check_inplace_shape(self.shape, result.shape)
+        np.copyto(self, result, casting="unsafe")
+        return self
 
 
-def inplace_binary(self: Tensor, other, op: str, alpha=1) -> Tensor:
-    cls = globals()[f"_Inplace{op.title()}"]
-    if isinstance(other, Tensor):
-        return cls.apply(self, other, self._data.dtype, op, alpha)
-    return cls.apply(self, cast(other, self._data.dtype) if not isinstance(other, np.ndarray)
-                     else other, self._data.dtype, op, alpha)
+# ---------------------------------------------------------------------------------------------
+# In-place arithmetic: the result is written into self, cast to self's dtype
+# ---------------------------------------------------------------------------------------------
+def _check_inplace_shape(self_shape: tuple, other_shape: tuple) -> None:
+    try:
+        shape = np.broadcast_shapes(self_shape, other_shape)
+    except ValueError:
+        raise broadcast_error("in-place", self_shape, other_shape) from None
+    if shape != tuple(self_shape):
+        raise RuntimeError(f"output with shape {list(self_shape)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
+
+
+def check_inplace_cast(result: np.dtype, target: np.dtype) -> None:
+    if not _dtype.can_cast(_dtype.from_numpy_dtype(result), _dtype.from_numpy_dtype(target)):
+        raise RuntimeError(f"result type {_dtype.scalar_type_name(result)} can't be cast to the "
+                           f"desired output type {_dtype.scalar_type_name(target)}")
+
+
+class _InplaceBinary(_Op):
+    """The out-of-place op's forward, written into self; backward is the out-of-place one."""
+
+    _inplace = True
+    _outplace: type = None
+
+    @classmethod
+    def _write(cls, ctx, self, result):
+        _check_inplace_shape(self.shape, result.shape)
+        np.copyto(self, result, casting="unsafe")
+        return self
+
+
+class AddInplace(_InplaceBinary):
+    node_name = "AddBackward0"
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number, alpha=1):
+        check_inplace_cast(dtype, self.dtype)
+        return AddInplace._write(ctx, self, Add.forward(ctx, self, other, dtype, number, alpha))
+
+    backward = Add.backward
+
+
+class SubInplace(_InplaceBinary):
+    node_name = "SubBackward0"
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number, alpha=1):
+        check_inplace_cast(dtype, self.dtype)
+        return SubInplace._write(ctx, self, Sub.forward(ctx, self, other, dtype, number, alpha))
+
+    backward = Sub.backward
+
+
+class MulInplace(_InplaceBinary):
+    """self *= other; d other needs the old self, so a copy of it is saved"""
+
+    node_name = "MulBackward0"
+    saved_names = ("other", "self")
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number):
+        check_inplace_cast(dtype, self.dtype)
+        ctx.number = number
+        if number is None:
+            need_self, need_other = ctx.needs_input_grad[:2]
+            ctx.save_for_backward(other if need_self else None,
+                                  self.copy() if need_other else None)
+        a, b = _pair(self, other, dtype)
+        return MulInplace._write(ctx, self, finish(compute("mul_", np.multiply, a, b), dtype))
+
+    backward = Mul.backward
+
+
+class DivInplace(_InplaceBinary):
+    node_name = "DivBackward0"
+    saved_names = ("other", "self")
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number):
+        check_inplace_cast(_true_dtype(dtype), self.dtype)
+        ctx.number = number
+        if number is None:
+            need_self, need_other = ctx.needs_input_grad[:2]
+            ctx.save_for_backward(other if need_self or need_other else None,
+                                  self.copy() if need_other else None)
+        dtype = _true_dtype(dtype)
+        a, b = _pair(self, other, dtype)
+        return DivInplace._write(ctx, self, finish(compute("div_", np.true_divide, a, b), dtype))
+
+    backward = Div.backward
+
+
+def inplace_binary(cls, op_name: str, self: Tensor, other, *extra) -> Tensor:
+    return _binary_apply(cls, op_name, self, other, *extra)

@@ -1,214 +1,378 @@
-"""torch-level functions for elementwise math, comparisons and in-place updates."""
+"""torch-level functions for elementwise math, comparisons and in-place updates: argument
+handling and type promotion here, the differentiable ops in ``elementwise.py`` and ``unary.py``."""
 from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
+from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import elementwise as E
-from ._util import broadcast_error, cast, default_float, promote
+from . import unary as U
+from ._util import broadcast_error
 
 
-def _tensor_arg(name: str, value) -> Tensor:
-    if not isinstance(value, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(value).__name__}")
-    return value
+def _tensor(value, op_name: str, name: str = "input", position: int = 1) -> Tensor:
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, np.ndarray):
+        return E.as_operand(value, op_name)
+    raise TypeError(f"{op_name}(): argument '{name}' (position {position}) must be Tensor, not "
+                    f"{type(value).__name__}")
 
 
+def _first_tensor(input, other, op_name: str):
+    """(tensor, other): a number first operand is wrapped as torch wraps it."""
+    if isinstance(input, (Tensor, np.ndarray)):
+        return _tensor(input, op_name), other
+    if E.is_number(input) and isinstance(other, Tensor):
+        number = E.python_number(input)
+        return E.wrap_number(number, E.promote(number, other)), other
+    raise TypeError(f"{op_name}(): argument 'input' (position 1) must be Tensor, not "
+                    f"{type(input).__name__}")
+
+
+def _into(out, result: Tensor, op_name: str) -> Tensor:
+    """torch's ``out=``: the result is written into ``out`` (resized when empty)."""
+    if out is None:
+        return result
+    if grad_mode.is_grad_enabled() and (result.requires_grad or out.requires_grad):
+        raise RuntimeError(f"{op_name}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires grad.")
+    E.check_inplace_cast(result._data.dtype, out._data.dtype)
+    if out._data.shape == result._data.shape:
+        np.copyto(out._data, result._data, casting="unsafe")
+    else:
+        out._data = result._data.astype(out._data.dtype)
+    out._version_counter[0] += 1
+    return out
+
+
+# arithmetic ----------------------------------------------------------------------------------
 def add(input, other, *, alpha=1, out=None) -> Tensor:
-    if not isinstance(input, Tensor):
-        input, other = other, input
-    return E._binary(E.Add, "add", input, other, alpha=alpha)
+    """input + alpha * other"""
+    input, other = _first_tensor(input, other, "add")
+    return _into(out, E._binary_apply(E.Add, "add", input, other, alpha), "add")
 
 
 def sub(input, other, *, alpha=1, out=None) -> Tensor:
-    if not isinstance(input, Tensor):
-        return rsub(other, input, alpha=alpha)
-    return E._binary(E.Sub, "sub", input, other, alpha=alpha)
+    """input - alpha * other"""
+    input, other = _first_tensor(input, other, "sub")
+    return _into(out, E._binary_apply(E.Sub, "sub", input, other, alpha), "sub")
 
 
 subtract = sub
 
 
-def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
+def rsub(input, other, *, alpha=1) -> Tensor:
     """other - alpha * input"""
+    input = _tensor(input, "rsub")
+    other = E.as_operand(other, "rsub")
     if isinstance(other, Tensor):
-        return sub(other, input, alpha=alpha)
-    dtype = promote(input, other)
-    return E.Rsub.apply(input, other, dtype, alpha)
+        return E._binary_apply(E.Rsub, "rsub", input, other, alpha)
+    return E.RsubScalar.apply(input, other, E.promote(input, other), alpha)
 
 
 def mul(input, other, *, out=None) -> Tensor:
-    if not isinstance(input, Tensor):
+    """input * other"""
+    if not isinstance(input, (Tensor, np.ndarray)) and isinstance(other, Tensor):
         input, other = other, input
-    return E._binary(E.Mul, "mul", input, other)
+    return _into(out, E._binary_apply(E.Mul, "mul", _tensor(input, "mul"), other), "mul")
 
 
 multiply = mul
 
 
 def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
-    if not isinstance(input, Tensor):
-        return reciprocal(other) * input
-    return E._binary(E.Div, "div", input, other, rounding_mode=rounding_mode)
+    """input / other, optionally rounded ('trunc' or 'floor'); integers divide to floats"""
+    if rounding_mode is None and not isinstance(input, (Tensor, np.ndarray)) and \
+            isinstance(other, Tensor) and E.is_number(input):
+        return _into(out, mul(reciprocal(other), input), "div")  # torch's number / tensor
+    input, other = _first_tensor(input, other, "div")
+    if rounding_mode is None:
+        result = E._binary_apply(E.Div, "div", input, other)
+    else:
+        result = E._binary_apply(E.DivMode, "div", input, other, rounding_mode)
+    return _into(out, result, "div")
 
 
 divide = true_divide = div
 
 
 def floor_divide(input, other) -> Tensor:
-    return div(input, other, rounding_mode="floor")
+    input, other = _first_tensor(input, other, "floor_divide")
+    other = E.as_operand(other, "floor_divide")
+    if isinstance(other, Tensor):
+        return E._binary_apply(E.FloorDivide, "floor_divide", input, other)
+    return E.FloorDivideScalar.apply(input, other, E.promote(input, other))
 
 
 def remainder(input, other) -> Tensor:
-    return input - floor_divide(input, other) * other
+    """input - floor(input / other) * other (the sign of other, as Python's %)"""
+    input, other = _first_tensor(input, other, "remainder")
+    other = E.as_operand(other, "remainder")
+    if isinstance(other, Tensor):
+        return E._binary_apply(E.Remainder, "remainder", input, other)
+    return E.RemainderScalar.apply(input, other, E.promote(input, other))
 
 
 def pow(input, exponent) -> Tensor:
-    if not isinstance(input, Tensor):
-        dtype = promote(exponent, input)
-        return E.RPow.apply(exponent, input, dtype)
+    """input ** exponent for tensors or numbers on either side"""
+    if not isinstance(input, (Tensor, np.ndarray)):
+        base = E.as_operand(input, "pow", 1)
+        exponent = _tensor(exponent, "pow", "exponent", 2)
+        if isinstance(base, Tensor):
+            return E._binary_apply(E.PowTensor, "pow", base, exponent)
+        return E.RPow.apply(exponent, base, E.promote(base, exponent))
+    input = _tensor(input, "pow")
+    exponent = E.as_operand(exponent, "pow")
     if isinstance(exponent, Tensor):
-        return E._binary(E.PowTensor, "pow", input, exponent)
-    dtype = promote(input, exponent)
-    return E.Pow.apply(input, exponent, dtype)
-
-
-def maximum(input: Tensor, other: Tensor) -> Tensor:
-    return E._binary(E.Maximum, "maximum", input, other)
-
-
-def minimum(input: Tensor, other: Tensor) -> Tensor:
-    return E._binary(E.Minimum, "minimum", input, other)
-
-
-def where(condition, input=None, other=None) -> Tensor:
-    if input is None and other is None:
-        return tuple(Tensor._make(i) for i in np.nonzero(_array(condition)))
-    cond = _array(condition)
-    if cond.dtype != np.bool_:
-        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {cond.dtype}")
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        dtype = promote(Tensor._make(np.asarray(input)), other)
-        return Tensor._make(np.where(cond, input, other).astype(dtype))
-    if not isinstance(input, Tensor):
-        input = Tensor._make(np.asarray(input, dtype=promote(other, input)))
-    if not isinstance(other, Tensor):
-        other = Tensor._make(np.asarray(other, dtype=promote(input, other)))
-    dtype = promote(input, other)
-    return E.Where.apply(cond, input, other, dtype)
-
-
-def masked_fill(input: Tensor, mask, value) -> Tensor:
-    if isinstance(value, Tensor):
-        if value.requires_grad:
-            return where(mask, value.to(input.dtype).expand_as(input), input)
-        value = value.item()
-    return E.MaskedFill.apply(input, _array(mask), value)
-
-
-def masked_fill_(input: Tensor, mask, value) -> Tensor:
-    if isinstance(value, Tensor):
-        value = value.item()
-    return E.MaskedFillInplace.apply(input, _array(mask), value)
-
-
-def _array(value) -> np.ndarray:
-    return value._data if isinstance(value, Tensor) else np.asarray(value)
-
-
-def _unary(cls):
-    def op(input: Tensor) -> Tensor:
-        return cls.apply(input)
-
-    op.__name__ = cls.__name__.lower()
-    op.__doc__ = cls.__doc__
-    return op
-
-
-neg = negative = _unary(E.Neg)
-exp = _unary(E.Exp)
-log = _unary(E.Log)
-log1p = _unary(E.Log1p)
-sqrt = _unary(E.Sqrt)
-rsqrt = _unary(E.Rsqrt)
-reciprocal = _unary(E.Reciprocal)
-abs = absolute = _unary(E.Abs)
-sign = sgn = _unary(E.Sign)
-sin = _unary(E.Sin)
-cos = _unary(E.Cos)
-tanh = _unary(E.Tanh)
-sigmoid = _unary(E.Sigmoid)
-relu = _unary(E.Relu)
-relu_ = _unary(E.ReluInplace)
-silu = _unary(E.Silu)
-erf = _unary(E.Erf)
+        return E._binary_apply(E.PowTensor, "pow", input, exponent)
+    return E.Pow.apply(input, exponent, E.promote(input, exponent))
 
 
 def square(input: Tensor) -> Tensor:
     return pow(input, 2)
 
 
-def gelu(input: Tensor, approximate: str = "none") -> Tensor:
-    return E.Gelu.apply(input, approximate)
+def maximum(input: Tensor, other: Tensor) -> Tensor:
+    """elementwise max; ties split the gradient"""
+    return E._binary_apply(E.Maximum, "maximum", _tensor(input, "maximum"),
+                           _tensor(other, "maximum", "other", 2))
 
 
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    return E.Softplus.apply(input, beta, threshold)
+def minimum(input: Tensor, other: Tensor) -> Tensor:
+    """elementwise min; ties split the gradient"""
+    return E._binary_apply(E.Minimum, "minimum", _tensor(input, "minimum"),
+                           _tensor(other, "minimum", "other", 2))
 
 
-def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    return E.LeakyRelu.apply(input, negative_slope)
+# selection -----------------------------------------------------------------------------------
+def _bool_array(value, message: str) -> np.ndarray:
+    array = value._data if isinstance(value, Tensor) else np.asarray(value)
+    if array.dtype != np.bool_:
+        raise RuntimeError(message.format(_dtype.scalar_type_name(array.dtype)))
+    return array
 
 
-def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    return E.Elu.apply(input, alpha)
+def where(condition, input=None, other=None) -> Tensor:
+    """input where condition else other; either branch may be a number"""
+    if input is None and other is None:
+        return tuple(Tensor._make(i) for i in np.nonzero(_array(condition)))
+    mask = _bool_array(condition, "where expected condition to be a boolean tensor, but got a "
+                                  "tensor with dtype {}")
+    input, other = E.as_operand(input, "where", 2), E.as_operand(other, "where", 3)
+    dtype = E.promote(input, other)
+    input = input if isinstance(input, Tensor) else E.wrap_number(input, dtype)
+    other = other if isinstance(other, Tensor) else E.wrap_number(other, dtype)
+    return E.Where.apply(mask, input, other, dtype)
 
 
-def clamp(input: Tensor, min=None, max=None) -> Tensor:
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
-        result = input
-        if min is not None:
-            result = maximum(result, min if isinstance(min, Tensor) else
-                             Tensor._make(np.asarray(min, input._data.dtype)))
-        if max is not None:
-            result = minimum(result, max if isinstance(max, Tensor) else
-                             Tensor._make(np.asarray(max, input._data.dtype)))
-        return result
-    return E.Clamp.apply(input, min, max)
+def _masked_fill(input: Tensor, mask, value, scalar_cls, tensor_cls) -> Tensor:
+    mask = _array(mask)
+    if mask.dtype != np.bool_:
+        raise E.mask_dtype_error(mask.dtype)
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value._data.ndim} dimension(s).")
+        return tensor_cls.apply(input, mask, value)
+    return scalar_cls.apply(input, mask, E.python_number(value))
+
+
+def masked_fill(input: Tensor, mask, value) -> Tensor:
+    """value where mask else input"""
+    return _masked_fill(input, mask, value, E.MaskedFill, E.MaskedFillTensor)
+
+
+def masked_fill_(input: Tensor, mask, value) -> Tensor:
+    return _masked_fill(input, mask, value, E.MaskedFillInplace, E.MaskedFillTensorInplace)
+
+
+def _array(value) -> np.ndarray:
+    return value._data if isinstance(value, Tensor) else np.asarray(value)
+
+
+# clamp -----------------------------------------------------------------------------------------
+_ABSENT = Tensor._make(np.zeros(0))  # an absent tensor bound: an edge without gradient
+
+
+def _clamp_args(input, min, max, op_name: str):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    input = _tensor(input, op_name)
+    min = None if min is None else E.as_operand(min, op_name)
+    max = None if max is None else E.as_operand(max, op_name)
+    tensors = [isinstance(b, Tensor) for b in (min, max) if b is not None]
+    if any(tensors) and not all(tensors):
+        raise TypeError(f"{op_name}() received an invalid combination of arguments: min and max "
+                        "must both be tensors or both be numbers")
+    dtype = _dtype.result_type(input, *[b for b in (min, max) if b is not None]).numpy
+    return input, min, max, dtype, any(tensors)
+
+
+def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
+    """min(max(input, min), max); the gradient passes where min <= input <= max"""
+    input, min, max, dtype, tensor_bounds = _clamp_args(input, min, max, "clamp")
+    if tensor_bounds:
+        result = E.ClampTensor.apply(input, _ABSENT if min is None else min,
+                                     _ABSENT if max is None else max, dtype,
+                                     min is not None, max is not None)
+    else:
+        result = E.Clamp.apply(input, min, max, dtype)
+    return _into(out, result, "clamp")
 
 
 clip = clamp
 
 
 def clamp_(input: Tensor, min=None, max=None) -> Tensor:
-    return E.ClampInplace.apply(input, min, max)
+    input, min, max, dtype, tensor_bounds = _clamp_args(input, min, max, "clamp_")
+    if not _dtype.can_cast(_dtype.from_numpy_dtype(dtype), input.dtype):
+        raise RuntimeError(f"result type {_dtype.scalar_type_name(dtype)} can't be cast to the "
+                           f"desired output type {E._C_TYPE.get(input._data.dtype.name)}")
+    if tensor_bounds:
+        return E.ClampTensorInplace.apply(input, _ABSENT if min is None else min,
+                                          _ABSENT if max is None else max, dtype,
+                                          min is not None, max is not None)
+    return E.ClampInplace.apply(input, min, max, dtype)
+
+
+clip_ = clamp_
 
 
 def clamp_min(input: Tensor, min) -> Tensor:
-    return clamp(input, min=min)
+    input, min, _, dtype, tensor_bound = _clamp_args(input, min, None, "clamp_min")
+    if tensor_bound:
+        return E.ClampTensor.apply(input, min, _ABSENT, dtype, True, False)
+    return E.ClampMin.apply(input, min, None, dtype)
 
 
 def clamp_max(input: Tensor, max) -> Tensor:
-    return clamp(input, max=max)
+    input, _, max, dtype, tensor_bound = _clamp_args(input, None, max, "clamp_max")
+    if tensor_bound:
+        return E.ClampTensor.apply(input, _ABSENT, max, dtype, False, True)
+    return E.ClampMax.apply(input, None, max, dtype)
 
 
 # in-place arithmetic -----------------------------------------------------------------------
 def add_(input: Tensor, other, *, alpha=1) -> Tensor:
-    return E.inplace_binary(input, other, "add", alpha)
+    return E.inplace_binary(E.AddInplace, "add_", input, other, alpha)
 
 
 def sub_(input: Tensor, other, *, alpha=1) -> Tensor:
-    return E.inplace_binary(input, other, "sub", alpha)
+    return E.inplace_binary(E.SubInplace, "sub_", input, other, alpha)
 
 
 def mul_(input: Tensor, other) -> Tensor:
-    return E.inplace_binary(input, other, "mul")
+    return E.inplace_binary(E.MulInplace, "mul_", input, other)
 
 
 def div_(input: Tensor, other) -> Tensor:
-    return E.inplace_binary(input, other, "div")
+    return E.inplace_binary(E.DivInplace, "div_", input, other)
+
+
+# reflected operators (``2 - x``, ``array / x``): an array operand is a tensor on its memory --
+def _reflected(fn, number_first=None):
+    """Tensor's ``__r<op>__``: ``other <op> self``. A number ``other`` goes through
+    ``number_first(self, other)`` when given (``2 + x`` is ``x + 2`` in torch)."""
+    def op(self: Tensor, other):
+        other = E.as_operand(other, fn.__name__)
+        if number_first is not None and not isinstance(other, Tensor):
+            return number_first(self, other)
+        return fn(other, self)
+
+    return op
+
+
+radd = _reflected(add, add)
+rmul = _reflected(mul, mul)
+rsub_operator = _reflected(sub, rsub)
+rtruediv = _reflected(div)
+rfloordiv = _reflected(floor_divide)
+rmod = _reflected(remainder)
+rpow = _reflected(pow)
+
+
+# unary math and activations --------------------------------------------------------------------
+def _unary(cls, name: str):
+    def op(input: Tensor) -> Tensor:
+        return cls.apply(_tensor(input, name))
+
+    op.__name__ = name
+    op.__doc__ = cls.__doc__
+    return op
+
+
+neg = negative = _unary(U.Neg, "neg")
+exp = _unary(U.Exp, "exp")
+log = _unary(U.Log, "log")
+log1p = _unary(U.Log1p, "log1p")
+sqrt = _unary(U.Sqrt, "sqrt")
+rsqrt = _unary(U.Rsqrt, "rsqrt")
+reciprocal = _unary(U.Reciprocal, "reciprocal")
+abs = absolute = _unary(U.Abs, "abs")
+sign = sgn = _unary(U.Sign, "sign")
+sin = _unary(U.Sin, "sin")
+cos = _unary(U.Cos, "cos")
+tanh = _unary(U.Tanh, "tanh")
+sigmoid = _unary(U.Sigmoid, "sigmoid")
+erf = _unary(U.Erf, "erf")
+floor = _unary(U.Floor, "floor")
+ceil = _unary(U.Ceil, "ceil")
+trunc = fix = _unary(U.Trunc, "trunc")
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(input, 0)"""
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return (U.ReluInplace if inplace else U.Relu).apply(input)
+
+
+def relu_(input: Tensor) -> Tensor:
+    return relu(input, inplace=True)
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:
+    """to the nearest integer (half to even), or to ``decimals`` decimal places"""
+    if decimals:
+        return U.RoundDecimals.apply(input, decimals)
+    return U.Round.apply(input)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """input * Phi(input) (Phi the normal CDF), or the tanh approximation"""
+    return U.Gelu.apply(input, approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """input * sigmoid(input)"""
+    result = U.Silu.apply(input)
+    return input.copy_(result) if inplace else result
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta * input)) / beta, linear above threshold"""
+    return U.Softplus.apply(input, beta, threshold)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """input where positive, else negative_slope * input"""
+    return (U.LeakyReluInplace if inplace else U.LeakyRelu).apply(input, negative_slope)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """input where positive, else alpha * (exp(input) - 1)"""
+    return (U.EluInplace if inplace else U.Elu).apply(input, alpha)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return elu(input, alpha, inplace=True)
 
 
 # comparisons and logic: never differentiable --------------------------------------------------
@@ -216,14 +380,15 @@ def _compare(name: str, fn):
     def op(input, other) -> Tensor:
         if other is None or input is None:
             return name == "ne"
-        a = _array(input)
-        b = _array(other)
-        if isinstance(input, Tensor) and not isinstance(other, Tensor):
-            b = cast(other, promote(input, other)) if not isinstance(other, np.ndarray) else b
+        input = _tensor(input, name)
+        other = E.as_operand(other, name)
+        dtype = E.work_dtype(E.promote(input, other))
+        a = E.cast(input._data, dtype)
+        b = E.cast(other._data if isinstance(other, Tensor) else other, dtype)
         try:
             return Tensor._make(np.asarray(fn(a, b)))
         except ValueError:
-            raise broadcast_error(name, np.shape(a), np.shape(b)) from None
+            raise broadcast_error(name, a.shape, b.shape) from None
 
     op.__name__ = name
     return op
@@ -242,10 +407,18 @@ logical_xor = _compare("logical_xor", np.logical_xor)
 
 def _bitwise(name: str, fn):
     def op(input, other) -> Tensor:
-        a, b = _array(input), _array(other)
-        if a.dtype.kind == "f" or np.asarray(b).dtype.kind == "f":
-            raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Float'")
-        return Tensor._make(np.asarray(fn(a, b)))
+        input, other = _first_tensor(input, other, name)
+        other = E.as_operand(other, name)
+        dtype = E.promote(input, other)
+        if dtype.kind == "f":
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                                      f"'{_dtype.scalar_type_name(dtype)}'")
+        a = E.cast(input._data, dtype)
+        b = E.cast(other._data if isinstance(other, Tensor) else other, dtype)
+        try:
+            return Tensor._make(np.asarray(fn(a, b)))
+        except ValueError:
+            raise broadcast_error(name, a.shape, b.shape) from None
 
     op.__name__ = name
     return op
@@ -262,7 +435,8 @@ def logical_not(input: Tensor) -> Tensor:
 
 def bitwise_not(input: Tensor) -> Tensor:
     if input._data.dtype.kind == "f":
-        raise RuntimeError("\"bitwise_not_cpu\" not implemented for 'Float'")
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for "
+                                  f"'{_dtype.scalar_type_name(input._data.dtype)}'")
     return Tensor._make(np.invert(input._data))
 
 
@@ -290,33 +464,5 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
 
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
-    return Tensor._make(np.isclose(input._data, _array(other), rtol=rtol, atol=atol,
-                                   equal_nan=equal_nan))
-
-
-def floor(input: Tensor) -> Tensor:
-    return _no_grad_unary(input, np.floor)
-
-
-def ceil(input: Tensor) -> Tensor:
-    return _no_grad_unary(input, np.ceil)
-
-
-def round(input: Tensor, decimals: int = 0) -> Tensor:
-    return _no_grad_unary(input, lambda a: np.round(a, decimals))
-
-
-def trunc(input: Tensor) -> Tensor:
-    return _no_grad_unary(input, np.trunc)
-
-
-def _no_grad_unary(input: Tensor, fn) -> Tensor:
-    """Piecewise-constant functions: zero gradient, as torch gives."""
-    result = input.detach().clone() if input.requires_grad else None
-    if result is None:
-        return Tensor._make(fn(input._data))
-    return input - (input - Tensor._make(fn(input._data))).detach()
-
-
-def default_dtype_float():
-    return default_float()
+    return Tensor._make(np.asarray(np.isclose(input._data, _array(other), rtol=rtol, atol=atol,
+                                              equal_nan=equal_nan)))

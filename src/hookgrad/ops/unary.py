@@ -1,0 +1,589 @@
+"""Unary elementwise ops: math functions, activations and rounding.
+
+Each saves what torch saves (``self`` or ``result``, so pack hooks see the same tensors) and states
+its derivative in ``backward`` with differentiable tensor ops, so double backward comes free.
+Integer inputs to float-only functions give the default float dtype; half precision is computed
+in float32 and rounded once.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _dtype
+from ..tensor import Tensor
+from .elementwise import _Op, finish, work_dtype
+
+
+def _float_input(x: np.ndarray):
+    """(array to compute on, dtype of the result) for a float-valued function of ``x``."""
+    dtype = x.dtype if x.dtype.kind == "f" else _dtype.get_default_dtype().numpy
+    work = work_dtype(dtype)
+    return (x if x.dtype == work else x.astype(work)), dtype
+
+
+def _apply_float(fn, x: np.ndarray) -> np.ndarray:
+    work, dtype = _float_input(x)
+    with np.errstate(all="ignore"):
+        return finish(fn(work), dtype)
+
+
+def _not_for_integers(x: np.ndarray, kernel: str) -> None:
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{_dtype.scalar_type_name(x.dtype)}'")
+
+
+def _zeros(grad: Tensor) -> Tensor:
+    return Tensor._make(np.zeros_like(grad._data))
+
+
+class Neg(_Op):
+    """d -x = -1"""
+
+    node_name = "NegBackward0"
+
+    @staticmethod
+    def forward(ctx, self):
+        if self.dtype == np.bool_:
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                               "you are trying to invert a mask, use the `~` or `logical_not()` "
+                               "operator instead.")
+        return finish(np.negative(self), self.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+class Exp(_Op):
+    """d exp(x) = exp(x)"""
+
+    node_name = "ExpBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, self):
+        result = _apply_float(np.exp, self)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * result
+
+
+class Log(_Op):
+    """d log(x) = 1 / x"""
+
+    node_name = "LogBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self):
+        ctx.save_for_backward(self)
+        return _apply_float(np.log, self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (self,) = ctx.saved_tensors
+        return grad / self
+
+
+class Log1p(_Op):
+    """d log(1 + x) = 1 / (1 + x)"""
+
+    node_name = "Log1PBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self):
+        ctx.save_for_backward(self)
+        return _apply_float(np.log1p, self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (self,) = ctx.saved_tensors
+        return grad / (self + 1)
+
+
+class Sqrt(_Op):
+    """d sqrt(x) = 1 / (2 sqrt(x))"""
+
+    node_name = "SqrtBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, self):
+        result = _apply_float(np.sqrt, self)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad / (2 * result)
+
+
+class Rsqrt(_Op):
+    """d x^-1/2 = -1/2 x^-3/2"""
+
+    node_name = "RsqrtBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, self):
+        result = _apply_float(lambda x: 1 / np.sqrt(x), self)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return -0.5 * grad * result.pow(3)
+
+
+class Reciprocal(_Op):
+    """d 1/x = -1/x^2"""
+
+    node_name = "ReciprocalBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, self):
+        result = _apply_float(np.reciprocal, self)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return -grad * (result * result)
+
+
+class Abs(_Op):
+    """d |x| = sign(x)"""
+
+    node_name = "AbsBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self):
+        if self.dtype == np.bool_:
+            raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+        ctx.save_for_backward(self)
+        return finish(np.abs(self), self.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (self,) = ctx.saved_tensors
+        return grad * self.sign()
+
+
+class Sign(_Op):
+    """piecewise constant: zero gradient"""
+
+    node_name = "SignBackward0"
+
+    @staticmethod
+    def forward(ctx, self):
+        if self.dtype == np.bool_:
+            return self.copy()
+        return finish(np.sign(self), self.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _zeros(grad)
+
+
+class Sin(_Op):
+    """d sin(x) = cos(x)"""
+
+    node_name = "SinBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self):
+        ctx.save_for_backward(self)
+        return _apply_float(np.sin, self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (self,) = ctx.saved_tensors
+        return grad * self.cos()
+
+
+class Cos(_Op):
+    """d cos(x) = -sin(x)"""
+
+    node_name = "CosBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self):
+        ctx.save_for_backward(self)
+        return _apply_float(np.cos, self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (self,) = ctx.saved_tensors
+        return grad * -self.sin()
+
+
+class Tanh(_Op):
+    """d tanh(x) = 1 - tanh(x)^2"""
+
+    node_name = "TanhBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, self):
+        result = _apply_float(np.tanh, self)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * (1 - result * result)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    # exp of a non-positive number only, so neither side overflows
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+class Sigmoid(_Op):
+    """d s(x) = s(x) (1 - s(x))"""
+
+    node_name = "SigmoidBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, self):
+        result = _apply_float(_sigmoid, self)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * (1 - result) * result
+
+
+class Relu(_Op):
+    """d relu(x) = 1 where relu(x) > 0"""
+
+    node_name = "ReluBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, self):
+        if self.dtype == np.bool_:
+            raise RuntimeError("\"clamp_min_scalar_cpu\" not implemented for 'Bool'")
+        result = finish(np.maximum(self, self.dtype.type(0)), self.dtype)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad.masked_fill(~(result._data > 0), 0.0)
+
+
+class ReluInplace(Relu):
+    node_name = "ReluBackward0"
+    _inplace = True
+
+    @staticmethod
+    def forward(ctx, self):
+        np.maximum(self, self.dtype.type(0), out=self)
+        ctx.save_for_backward(self)
+        return self
+
+
+# ---------------------------------------------------------------------------------------------
+# erf and GELU
+# ---------------------------------------------------------------------------------------------
+_SQRT_PI = math.sqrt(math.pi)
+_TWO_OVER_SQRT_PI = 2 / _SQRT_PI
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+_TANH_K = math.sqrt(2 / math.pi)
+_KAPPA = 0.044715
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """erf in float64 to a few ulp, without SciPy. Below 1.5 a series of positive terms,
+    erf(x) = 2x/sqrt(pi) exp(-a/2) (1 + a/3 (1 + a/5 (1 + ...))) with a = 2x^2, where using one
+    rounded ``a`` in both factors cancels its rounding error; from 1.5 to 6 a continued fraction
+    of erfc; beyond, 1. Each branch runs on its own elements; the loops run over terms."""
+    x64 = np.asarray(x, dtype=np.float64)
+    ax = np.abs(x64)
+    result = np.ones_like(ax)
+    near = ax < 1.5
+    small = ax[near]
+    a = 2 * small * small
+    nested = np.ones_like(small)
+    for n in range(45, 0, -1):
+        nested = 1 + a / (2 * n + 1) * nested
+    result[near] = _TWO_OVER_SQRT_PI * small * np.exp(-a / 2) * nested
+    middle = (ax >= 1.5) & (ax < 6.0)
+    large = ax[middle]
+    # erfc(x) = exp(-x^2) / sqrt(pi) / (x + (1/2) / (x + 1 / (x + (3/2) / (x + ...))))
+    fraction = large.copy()
+    for k in range(120, 0, -1):
+        fraction = large + (k / 2) / fraction
+    result[middle] = 1 - np.exp(-large * large) / (_SQRT_PI * fraction)
+    return np.where(np.isnan(x64), x64, np.copysign(result, x64))
+
+
+class Erf(_Op):
+    """d erf(x) = 2/sqrt(pi) exp(-x^2)"""
+
+    node_name = "ErfBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self):
+        ctx.save_for_backward(self)
+        return _apply_float(erf, self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (self,) = ctx.saved_tensors
+        return grad * _TWO_OVER_SQRT_PI * (-(self * self)).exp()
+
+
+def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
+    if approximate == "tanh":
+        return 0.5 * x * (1 + np.tanh(_TANH_K * (x + _KAPPA * x * x * x)))
+    return x * 0.5 * (1 + erf(x * _SQRT_HALF))
+
+
+class Gelu(_Op):
+    """x * Phi(x), or its tanh approximation"""
+
+    node_name = "GeluBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self, approximate="none"):
+        if approximate not in ("none", "tanh"):
+            raise RuntimeError("approximate argument must be either none or tanh.")
+        _not_for_integers(self, "GeluKernelImpl")
+        ctx.approximate = approximate
+        ctx.save_for_backward(self)
+        return _apply_float(lambda x: _gelu(x, approximate), self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        if ctx.approximate == "tanh":
+            t = (_TANH_K * (x + _KAPPA * x.pow(3))).tanh()
+            d_inner = _TANH_K * (1 + 3 * _KAPPA * x * x)
+            return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner), None
+        cdf = 0.5 * (1 + (x * _SQRT_HALF).erf())
+        pdf = (-0.5 * x * x).exp() * _INV_SQRT_2PI
+        return grad * (cdf + x * pdf), None
+
+
+class Silu(_Op):
+    """x s(x);  d = s(x) (1 + x (1 - s(x)))"""
+
+    node_name = "SiluBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self):
+        _not_for_integers(self, "silu_cpu")
+        ctx.save_for_backward(self)
+        return _apply_float(lambda x: x * _sigmoid(x), self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        s = x.sigmoid()
+        return grad * (s * (1 + x * (1 - s)))
+
+
+class Softplus(_Op):
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold"""
+
+    node_name = "SoftplusBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self, beta=1.0, threshold=20.0):
+        _not_for_integers(self, "softplus_cpu")
+        ctx.beta, ctx.threshold = beta, threshold
+        ctx.save_for_backward(self)
+
+        def softplus(x):
+            scaled = x * x.dtype.type(beta)
+            return np.where(scaled > threshold, x, np.logaddexp(0, scaled) / x.dtype.type(beta))
+
+        return _apply_float(softplus, self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        scaled = x * ctx.beta
+        return grad * scaled.sigmoid().masked_fill(scaled._data > ctx.threshold, 1.0), None, None
+
+
+class LeakyRelu(_Op):
+    """x where x > 0, else negative_slope * x"""
+
+    node_name = "LeakyReluBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self, negative_slope=0.01):
+        _not_for_integers(self, "leaky_relu_cpu")
+        ctx.negative_slope = negative_slope
+        ctx.save_for_backward(self)
+        return _apply_float(lambda x: np.where(x > 0, x, x * x.dtype.type(negative_slope)), self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * _slopes(x._data > 0, ctx.negative_slope, x._data.dtype), None
+
+
+def _slopes(positive: np.ndarray, negative_slope, dtype) -> Tensor:
+    return Tensor._make(np.where(positive, 1, negative_slope).astype(dtype))
+
+
+class LeakyReluInplace(_Op):
+    """in place, the result is saved (its sign is the input's when the slope is positive)"""
+
+    node_name = "LeakyReluBackward1"
+    saved_names = ("result",)
+    _inplace = True
+
+    @staticmethod
+    def forward(ctx, self, negative_slope=0.01):
+        _not_for_integers(self, "leaky_relu_cpu")
+        if negative_slope < 0 and ctx.needs_input_grad[0]:
+            raise RuntimeError("In-place leakyReLu backward calculation is triggered with a "
+                               "negative slope which is not supported. This is caused by calling "
+                               "in-place forward function with a negative slope, please call "
+                               "out-of-place version instead.")
+        ctx.negative_slope = negative_slope
+        np.copyto(self, _apply_float(
+            lambda x: np.where(x > 0, x, x * x.dtype.type(negative_slope)), self))
+        ctx.save_for_backward(self)
+        return self
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * _slopes(result._data > 0, ctx.negative_slope, result._data.dtype), None
+
+
+class Elu(_Op):
+    """x where x > 0, else alpha (exp(x) - 1)"""
+
+    node_name = "EluBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self, alpha=1.0):
+        _not_for_integers(self, "elu_cpu")
+        ctx.alpha = alpha
+        ctx.save_for_backward(self)
+        return _apply_float(lambda x: _elu(x, alpha), self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        # exp of the clipped input: the unused branch must not overflow into 0 * inf
+        negative = grad * ctx.alpha * x.masked_fill(x._data > 0, 0.0).exp()
+        return grad.where(x._data > 0, negative), None
+
+
+def _elu(x: np.ndarray, alpha) -> np.ndarray:
+    return np.where(x > 0, x, x.dtype.type(alpha) * np.expm1(np.minimum(x, 0)))
+
+
+class EluInplace(_Op):
+    """in place, the result is saved: d = result + alpha where result <= 0"""
+
+    node_name = "EluBackward1"
+    saved_names = ("result",)
+    _inplace = True
+
+    @staticmethod
+    def forward(ctx, self, alpha=1.0):
+        _not_for_integers(self, "elu_cpu")
+        if alpha < 0 and ctx.needs_input_grad[0]:
+            raise RuntimeError("In-place elu backward calculation is triggered with a negative "
+                               "slope which is not supported. This is caused by calling in-place "
+                               "forward function with a negative slope, please call out-of-place "
+                               "version instead.")
+        ctx.alpha = alpha
+        np.copyto(self, _apply_float(lambda x: _elu(x, alpha), self))
+        ctx.save_for_backward(self)
+        return self
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad.where(result._data > 0, grad * (result + ctx.alpha)), None
+
+
+# ---------------------------------------------------------------------------------------------
+# Rounding: piecewise constant, zero gradient (integers pass through unchanged)
+# ---------------------------------------------------------------------------------------------
+class _Rounding(_Op):
+    _round = None
+
+    @classmethod
+    def forward(cls, ctx, self):
+        if self.dtype.kind in "iub":
+            return self.copy()
+        return finish(cls._round(self), self.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _zeros(grad)
+
+
+class Floor(_Rounding):
+    node_name = "FloorBackward0"
+    _round = staticmethod(np.floor)
+
+
+class Ceil(_Rounding):
+    node_name = "CeilBackward0"
+    _round = staticmethod(np.ceil)
+
+
+class Trunc(_Rounding):
+    node_name = "TruncBackward0"
+    _round = staticmethod(np.trunc)
+
+
+class Round(_Rounding):
+    """half to even, as torch rounds"""
+
+    node_name = "RoundBackward0"
+    _round = staticmethod(np.rint)
+
+
+class RoundDecimals(_Op):
+    node_name = "RoundBackward1"
+
+    @staticmethod
+    def forward(ctx, self, decimals):
+        if self.dtype.kind in "iub":
+            return self.copy()
+        return finish(np.round(self, decimals), self.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _zeros(grad), None
