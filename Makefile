@@ -9,8 +9,9 @@ PIP := $(VENV)/bin/pip
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
 
+# the tests run the demo too, so they install its extras as well
 $(VENV)/.test-installed: pyproject.toml $(VENV)/bin/activate
-	$(PIP) install -q -e '.[test]'
+	$(PIP) install -q -e '.[test,demo]'
 	touch $@
 
 $(VENV)/.demo-installed: pyproject.toml $(VENV)/bin/activate

@@ -1,0 +1,223 @@
+"""Every optimizer option combination runs the same optimisation under hookgrad and torch; the
+parameters are compared after each step (float64 to rounding, float32 within tolerance)."""
+from __future__ import annotations
+
+import copy
+import itertools
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+import hookgrad
+from conftest import assert_close
+
+STEPS = 25
+# float32: near the optimum, Adam and RMSprop divide by small, cancelling quantities
+# (sqrt(v - gbar^2) for centered RMSprop), so one-ulp differences of the fused multiply-adds
+# torch uses grow to ~1e-5 over the run; float64 stays at rounding level.
+FLOAT32_TOLERANCE = dict(rtol=1e-3, atol=1e-4)
+SHAPES = [(3, 4), (4,), ()]
+
+
+def _grid(**options):
+    names = list(options)
+    return [dict(zip(names, values)) for values in itertools.product(*options.values())]
+
+
+SGD_CASES = [c for c in _grid(lr=[0.05], momentum=[0.0, 0.9], dampening=[0.0, 0.3],
+                              weight_decay=[0.0, 0.1], nesterov=[False, True],
+                              maximize=[False, True])
+             if not (c["nesterov"] and (c["momentum"] == 0 or c["dampening"] != 0))]
+ADAM_CASES = _grid(lr=[0.05], betas=[(0.9, 0.999), (0.3, 0.8)], weight_decay=[0.0, 0.1],
+                   amsgrad=[False, True], maximize=[False, True])
+RMSPROP_CASES = _grid(lr=[0.01], alpha=[0.99, 0.3], weight_decay=[0.0, 0.1],
+                      momentum=[0.0, 0.5], centered=[False, True], maximize=[False, True])
+CASES = ([("SGD", c) for c in SGD_CASES] + [("Adam", c) for c in ADAM_CASES]
+         + [("AdamW", c) for c in ADAM_CASES] + [("RMSprop", c) for c in RMSPROP_CASES]
+         + [("Adam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True)),
+            ("AdamW", dict()), ("SGD", dict()), ("Adam", dict()), ("RMSprop", dict())])
+
+
+def _case_id(case):
+    name, options = case
+    return name + "-" + "-".join(f"{k}={v}" for k, v in options.items())
+
+
+def _start_values(dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(shape).astype(dtype) for shape in SHAPES]
+
+
+def _gradient(values: np.ndarray, index: int) -> np.ndarray:
+    """A fixed, non-quadratic loss's gradient, computed the same way for both libraries."""
+    return (values - 0.5 * index) + 0.1 * np.sin(3 * values)
+
+
+def _set_grads(lib, params, step):
+    """The last parameter gets a gradient only on even steps (the others are skipped then)."""
+    for i, param in enumerate(params):
+        if i == len(params) - 1 and step % 2:
+            param.grad = None
+            continue
+        values = param.detach().numpy()
+        param.grad = lib.tensor(np.asarray(_gradient(values, i), values.dtype))
+
+
+def _make(lib, name, options, values, groups=False):
+    params = [lib.tensor(v.copy(), requires_grad=True) for v in values]
+    if groups:
+        spec = [{"params": params[:2]}, {"params": params[2:], "lr": 0.02}]
+        return params, getattr(lib.optim, name)(spec, **options)
+    return params, getattr(lib.optim, name)(params, **options)
+
+
+def _run(lib, params, optimizer, steps, start=0, after_step=None):
+    for step in range(start, start + steps):
+        _set_grads(lib, params, step)
+        optimizer.step()
+        if after_step is not None:
+            after_step(step)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_parameters_follow_torch_step_by_step(case, dtype):
+    name, options = case
+    values = _start_values(dtype)
+    hg_params, hg_opt = _make(hookgrad, name, options, values)
+    th_params, th_opt = _make(torch, name, options, values)
+    for step in range(STEPS):
+        _set_grads(hookgrad, hg_params, step)
+        _set_grads(torch, th_params, step)
+        hg_opt.step()
+        th_opt.step()
+        tolerance = FLOAT32_TOLERANCE if dtype == np.float32 else {}
+        for i, (h, t) in enumerate(zip(hg_params, th_params)):
+            assert_close(h, t, what=f"param {i} after step {step}", **tolerance)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop"])
+def test_parameter_groups_use_their_own_options(name):
+    options = {"lr": 0.05, "momentum": 0.9} if name in ("SGD", "RMSprop") else {"lr": 0.05}
+    values = _start_values(np.float64)
+    hg_params, hg_opt = _make(hookgrad, name, options, values, groups=True)
+    th_params, th_opt = _make(torch, name, options, values, groups=True)
+    _run(hookgrad, hg_params, hg_opt, STEPS)
+    _run(torch, th_params, th_opt, STEPS)
+    for h, t in zip(hg_params, th_params):
+        assert_close(h, t)
+
+
+FULL_STATE = [("SGD", dict(lr=0.05, momentum=0.9)),
+              ("Adam", dict(lr=0.05, amsgrad=True, weight_decay=0.1)),
+              ("AdamW", dict(lr=0.05, amsgrad=True)),
+              ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True))]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", FULL_STATE, ids=_case_id)
+def test_state_dict_has_torch_format_and_values(case, dtype):
+    name, options = case
+    values = _start_values(dtype)
+    hg_params, hg_opt = _make(hookgrad, name, options, values, groups=True)
+    th_params, th_opt = _make(torch, name, options, values, groups=True)
+    _run(hookgrad, hg_params, hg_opt, 5)
+    _run(torch, th_params, th_opt, 5)
+    hg_state, th_state = hg_opt.state_dict(), th_opt.state_dict()
+    assert hg_state["param_groups"] == th_state["param_groups"]
+    assert list(hg_state["state"]) == list(th_state["state"])
+    for index, th_entry in th_state["state"].items():
+        hg_entry = hg_state["state"][index]
+        assert list(hg_entry) == list(th_entry)
+        tolerance = FLOAT32_TOLERANCE if dtype == np.float32 else {}
+        for key, th_value in th_entry.items():
+            assert_close(hg_entry[key], th_value, what=f"state[{index}][{key!r}]", **tolerance)
+
+
+@pytest.mark.parametrize("case", FULL_STATE, ids=_case_id)
+def test_state_tensors_and_params_bump_versions_like_torch(case):
+    name, options = case
+    values = _start_values(np.float64)
+    hg_params, hg_opt = _make(hookgrad, name, options, values)
+    th_params, th_opt = _make(torch, name, options, values)
+    _run(hookgrad, hg_params, hg_opt, 3)
+    _run(torch, th_params, th_opt, 3)
+    assert [p._version for p in hg_params] == [p._version for p in th_params]
+    for h, t in zip(hg_params, th_params):
+        hg_entry, th_entry = hg_opt.state[h], th_opt.state[t]
+        assert {k: v._version for k, v in hg_entry.items()} == \
+            {k: v._version for k, v in th_entry.items()}
+
+
+@pytest.mark.parametrize("case", FULL_STATE, ids=_case_id)
+def test_state_dict_round_trip_continues_the_same_run(case):
+    """Save after 10 steps, load into a fresh optimizer over fresh parameters, continue: the
+    result equals the uninterrupted run bit for bit (and torch's to rounding)."""
+    name, options = case
+    values = _start_values(np.float64)
+    hg_params, hg_opt = _make(hookgrad, name, options, values, groups=True)
+    th_params, th_opt = _make(torch, name, options, values, groups=True)
+    _run(hookgrad, hg_params, hg_opt, 10)
+    _run(torch, th_params, th_opt, 10)
+    saved = pickle.loads(pickle.dumps(hg_opt.state_dict()))
+    resumed_params, resumed_opt = _make(hookgrad, name, {"lr": 0.9},
+                                        [p.detach().numpy() for p in hg_params], groups=True)
+    resumed_opt.load_state_dict(saved)
+    assert resumed_opt.param_groups[1]["lr"] == 0.02  # the saved options replace the new ones
+    _run(hookgrad, hg_params, hg_opt, 10, start=10)
+    _run(hookgrad, resumed_params, resumed_opt, 10, start=10)
+    _run(torch, th_params, th_opt, 10, start=10)
+    for uninterrupted, resumed, reference in zip(hg_params, resumed_params, th_params):
+        np.testing.assert_array_equal(resumed.detach().numpy(), uninterrupted.detach().numpy())
+        assert_close(resumed, reference)
+
+
+def test_load_state_dict_casts_buffers_to_the_parameter_dtype_but_not_step():
+    source = hookgrad.tensor(np.ones(3), requires_grad=True)
+    optimizer = hookgrad.optim.Adam([source])
+    source.grad = hookgrad.ones(3, dtype=hookgrad.float64)
+    optimizer.step()
+    target = hookgrad.ones(3, requires_grad=True)  # float32
+    fresh = hookgrad.optim.Adam([target])
+    fresh.load_state_dict(copy.deepcopy(optimizer.state_dict()))
+    assert fresh.state[target]["exp_avg"].dtype == hookgrad.float32
+    assert fresh.state[target]["step"].dtype == optimizer.state[source]["step"].dtype
+
+
+def test_closure_is_evaluated_with_grad_enabled_and_its_loss_returned():
+    param = hookgrad.tensor([1.0, 2.0], requires_grad=True)
+    optimizer = hookgrad.optim.SGD([param], lr=0.1)
+
+    def closure():
+        optimizer.zero_grad()
+        loss = (param * param).sum()
+        loss.backward()
+        return loss
+
+    with hookgrad.no_grad():
+        loss = optimizer.step(closure)
+    assert loss.item() == 5.0
+    np.testing.assert_allclose(param.detach().numpy(), [0.8, 1.6])
+
+
+def test_tiny_model_trained_with_autograd_matches_torch():
+    rng = np.random.default_rng(3)
+    inputs, targets = rng.standard_normal((8, 3)), rng.standard_normal((8, 1))
+    weights = [rng.standard_normal((3, 5)), rng.standard_normal(5), rng.standard_normal((5, 1))]
+
+    def train(lib):
+        params = [lib.tensor(w.copy(), requires_grad=True) for w in weights]
+        optimizer = lib.optim.Adam(params, lr=0.01, weight_decay=0.01)
+        x, y = lib.tensor(inputs), lib.tensor(targets)
+        for _ in range(20):
+            optimizer.zero_grad()
+            hidden = lib.tanh(x @ params[0] + params[1])
+            loss = ((hidden @ params[2] - y) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+        return params
+
+    for h, t in zip(train(hookgrad), train(torch)):
+        assert_close(h, t)
