@@ -1,0 +1,18 @@
+"""hookgrad.memory: see and cut the memory that saving tensors for backward costs.
+
+Built only on public hook APIs (saved-tensor hooks, ``current_saved_tensor()``, global module
+forward hooks, ``utils.checkpoint``), so every part is a worked example:
+
+* ``ledger()`` records each saved tensor: op, module, shape, bytes, what it really holds;
+* savers ``cast``, ``quantize``, ``offload`` store saved activations in fewer resident bytes;
+* ``policy({...})`` picks a saver (or ``recompute()``) per module by name or type;
+* ``plan(model, inputs, budget_bytes)`` profiles a step and chooses a policy under a budget.
+"""
+from ._packed import Held, Packed, unpack_any
+from .ledger import Ledger, Record, format_bytes, ledger
+from .savers import Saver, cast, offload, quantize
+
+__all__ = [
+    "Held", "Ledger", "Packed", "Record", "Saver", "cast", "format_bytes", "ledger", "offload",
+    "quantize", "unpack_any",
+]

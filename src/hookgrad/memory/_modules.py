@@ -1,0 +1,97 @@
+"""Which module is running: one pair of global module forward hooks, shared by every user.
+
+The ledger, policies and the planner's profiler all need "the innermost module now" (to file a
+saved tensor under it, or to choose its saver). They share one tracker: the first user installs
+a global forward pre-hook and an ``always_call`` forward hook, the last one removes them, so
+nothing is installed (and nothing costs) when no memory tool is active.
+
+Names are those of ``root.named_modules()``, where the root is the module called with nothing
+running (the model); a module called from inside that is not registered under the root is named
+``<parent>.<ClassName>``.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, List, Optional, Tuple
+
+_lock = threading.Lock()
+
+
+class _Stack(threading.local):
+    def __init__(self):
+        self.frames: List[Tuple[Any, str]] = []  # (module, name), innermost last
+        self.names: dict = {}  # id(module) -> name, for the current root
+
+
+class ModuleTracker:
+    def __init__(self):
+        self.users = 0
+        self.handles: list = []
+        self.listeners: List[Any] = []  # objects with enter(module, name, is_root), exit(...)
+        self.state = _Stack()
+
+    def acquire(self, listener: Any = None) -> None:
+        with _lock:
+            if self.users == 0:
+                from ..nn.modules.module import (register_module_forward_hook,
+                                                  register_module_forward_pre_hook)
+                self.state.frames.clear()
+                self.handles = [register_module_forward_pre_hook(self._pre),
+                                register_module_forward_hook(self._post, always_call=True)]
+            self.users += 1
+            if listener is not None:
+                self.listeners = self.listeners + [listener]
+
+    def release(self, listener: Any = None) -> None:
+        with _lock:
+            if listener is not None:
+                self.listeners = [x for x in self.listeners if x is not listener]
+            self.users -= 1
+            if self.users == 0:
+                for handle in self.handles:
+                    handle.remove()
+                self.handles = []
+                self.state.frames.clear()
+
+    def current(self) -> Optional[Tuple[Any, str]]:
+        frames = self.state.frames
+        return frames[-1] if frames else None
+
+    def frames(self) -> List[Tuple[Any, str]]:
+        return self.state.frames
+
+    def _pre(self, module, args) -> None:
+        state = self.state
+        is_root = not state.frames
+        if is_root:
+            state.names = {id(m): n for n, m in module.named_modules()}
+        name = state.names.get(id(module))
+        if name is None:
+            parent = state.frames[-1][1] if state.frames else ""
+            name = f"{parent}.{type(module).__name__}" if parent else type(module).__name__
+        state.frames.append((module, name))
+        for listener in self.listeners:
+            listener.enter(module, name, is_root)
+
+    def _post(self, module, args, output) -> None:
+        frames = self.state.frames
+        for position in range(len(frames) - 1, -1, -1):
+            if frames[position][0] is module:
+                name = frames[position][1]
+                del frames[position:]
+                for listener in self.listeners:
+                    listener.exit(module, name, not frames)
+                break
+
+
+tracker = ModuleTracker()
+
+
+def display_name(name: Optional[str], module: Any = None) -> str:
+    """How a module path prints: the root is shown by its class name."""
+    if name is None:
+        return "(no module)"
+    if name == "":
+        return f"({type(module).__name__})" if module is not None else "(root)"
+    return name
+

@@ -1,0 +1,325 @@
+"""ledger(): an account of every tensor saved for backward, by module, in bytes.
+
+It is one saved-tensor hook pair (composed after any enclosing one) and the shared module
+tracker. Each saved tensor becomes a ``Record`` and is returned inside a ``Held`` box; when
+autograd frees the saved tensor (after backward, or when the graph is dropped) the box dies and
+the ledger books the release, so ``peak`` is the most saved bytes alive at once.
+
+Only memory that saving keeps alive is counted: parameters and buffers (and views of them) are
+listed with ``counted == 0``, and a buffer saved twice (a ReLU's output that the next Linear
+saves again) is counted once. What is counted is what is *held*: after a saver packed a tensor,
+its packed size (``Packed.buffers()``), not the tensor's.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from typing import Any, Dict, List, Optional
+
+from ..autograd.graph import current_saved_tensor, saved_tensors_hooks, storage_key
+from ..tensor import Tensor
+from ._modules import tracker
+from ._packed import Held, Packed, array_of, kind_of, root_of
+
+NOT_COUNTED = ("parameter", "buffer")
+
+
+class Record:
+    """One saved tensor. ``nbytes``: its own size; ``held``: what its saved form keeps resident;
+    ``counted``: what it added to the ledger's total (0 for parameters and repeated buffers)."""
+
+    __slots__ = ("index", "op", "module", "module_type", "shape", "dtype", "nbytes", "held",
+                 "disk", "counted", "kind", "stored_as", "alias_of", "keys", "released")
+
+    def __init__(self, index: int, op: str, module: Optional[str], module_type: Optional[str]):
+        self.index = index
+        self.op = op
+        self.module = module
+        self.module_type = module_type
+        self.shape: Optional[tuple] = None
+        self.dtype: Optional[str] = None
+        self.nbytes = 0
+        self.held = 0
+        self.disk = 0
+        self.counted = 0
+        self.kind = "activation"
+        self.stored_as = "tensor"
+        self.alias_of: Optional[int] = None
+        self.keys: tuple = ()
+        self.released = False
+
+    def as_dict(self) -> dict:
+        return {name: getattr(self, name) for name in self.__slots__ if name != "keys"}
+
+    def __repr__(self) -> str:
+        return (f"Record({self.index}, {self.op}, module={self.module!r}, shape={self.shape}, "
+                f"{self.dtype}, nbytes={self.nbytes}, held={self.held}, kind={self.kind})")
+
+
+def format_bytes(value: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(value) < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return str(value)
+
+
+class _Active(threading.local):
+    def __init__(self):
+        self.ledgers: list = []
+
+
+_active = _Active()
+
+
+def active_ledgers() -> list:
+    """Ledgers recording in this thread, innermost last (used by policies' recompute)."""
+    return _active.ledgers
+
+
+class Ledger:
+    """Records saved tensors while active; see ``ledger()``."""
+
+    def __init__(self):
+        self.records: List[Record] = []
+        self.current = 0
+        self.total = 0
+        self._peak = 0
+        self._live: Dict[Any, list] = {}  # buffer key -> [users, bytes, first record index]
+        self._known: Dict[int, str] = {}  # storage key -> 'parameter' / 'buffer'
+        self._roots: set = set()
+        self._lock = threading.RLock()
+        self._contexts: list = []
+
+    # -- context ---------------------------------------------------------------------------
+    def __enter__(self) -> "Ledger":
+        tracker.acquire(self)
+        context = saved_tensors_hooks(self._pack, self._unpack, compose=True)
+        context.__enter__()
+        self._contexts.append(context)
+        _active.ledgers.append(self)
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        _active.ledgers.remove(self)
+        self._contexts.pop().__exit__(*exc)
+        tracker.release(self)
+        return False
+
+    # -- module tracker listener: learn what the model owns ------------------------------------
+    def enter(self, module, name: str, is_root: bool) -> None:
+        if is_root and id(module) not in self._roots:
+            self._roots.add(id(module))
+            for parameter in module.parameters():
+                self._known[storage_key(array_of(parameter))] = "parameter"
+            for buffer in module.buffers():
+                self._known[storage_key(array_of(buffer))] = "buffer"
+
+    def exit(self, module, name: str, is_root: bool) -> None:
+        pass
+
+    # -- hooks -----------------------------------------------------------------------------
+    def _pack(self, value: Any) -> Held:
+        info = current_saved_tensor()
+        frame = tracker.current()
+        op = info.node.name() if info is not None and info.node is not None else "(unknown)"
+        with self._lock:
+            record = Record(len(self.records), op, frame[1] if frame else None,
+                            type(frame[0]).__name__ if frame else None)
+            self.records.append(record)
+        inner = value.innermost() if isinstance(value, Held) else value
+        self._settle()
+        if isinstance(inner, Tensor):
+            record.kind = kind_of(inner, info, self._known)
+            if info is not None and info.is_output and not isinstance(value, Held):
+                value = inner.detach()  # the output itself would point back at the node: a cycle
+        self._describe(record, inner, info)
+        box = Held(value, record, self)
+        self._account(record, inner)
+        return box
+
+    @staticmethod
+    def _unpack(value: Any) -> Any:
+        return value.value if isinstance(value, Held) else value
+
+    def _describe(self, record: Record, inner: Any, info) -> None:
+        if isinstance(inner, Tensor):
+            record.shape = tuple(inner.shape)
+            record.dtype = str(inner.dtype).replace("torch.", "")
+            record.nbytes = inner.nbytes
+            return
+        record.shape = tuple(getattr(inner, "shape", ())) or None
+        dtype = getattr(inner, "dtype", None)
+        record.dtype = None if dtype is None else str(dtype).replace("torch.", "")
+        record.nbytes = info.nbytes if info is not None else getattr(inner, "nbytes", 0)
+
+    def _buffers(self, record: Record, inner: Any) -> tuple:
+        if record.kind in NOT_COUNTED:
+            return ()
+        if isinstance(inner, Tensor):
+            return ((("storage", id(root_of(array_of(inner)))), inner.nbytes),)
+        if isinstance(inner, Packed):
+            return tuple((("packed", key), size) for key, size in inner.buffers())
+        return ((("object", id(inner)), record.nbytes),)
+
+    def _account(self, record: Record, inner: Any) -> None:
+        keys = self._buffers(record, inner)
+        if isinstance(inner, Packed):
+            record.stored_as = inner.kind
+            record.disk = inner.disk_nbytes
+            record.held = inner.nbytes
+        else:
+            record.stored_as = "tensor"
+            record.disk = 0
+            record.held = record.nbytes
+        with self._lock:
+            record.keys = keys
+            for key, size in keys:
+                entry = self._live.get(key)
+                if entry is None:
+                    self._live[key] = [1, size, record.index]
+                    added = size
+                else:
+                    entry[0] += 1
+                    added = max(0, size - entry[1])
+                    entry[1] += added
+                    record.alias_of = entry[2]
+                record.counted += added
+                self.current += added
+                self.total += added
+
+    def _settle(self) -> None:
+        # a saver after this ledger may still repack the last record within the same pack call,
+        # so the peak is taken when the next event comes, not at once
+        if self.current > self._peak:
+            self._peak = self.current
+
+    @property
+    def peak(self) -> int:
+        """The most bytes held by saved tensors at once."""
+        return max(self._peak, self.current)
+
+    def _drop(self, record: Record) -> None:
+        with self._lock:
+            for key, _size in record.keys:
+                entry = self._live.get(key)
+                if entry is None:
+                    continue
+                entry[0] -= 1
+                if entry[0] == 0:
+                    self.current -= entry[1]
+                    del self._live[key]
+            record.keys = ()
+
+    def _repacked(self, box: Held) -> None:
+        """A saver after this ledger packed the tensor: hold its packed form instead."""
+        record = box.record
+        self._drop(record)
+        with self._lock:
+            self.total -= record.counted
+            record.counted = 0
+            record.alias_of = None
+        self._account(record, box.innermost())
+
+    def _released(self, record: Record) -> None:
+        try:
+            self._settle()
+            self._drop(record)
+            record.released = True
+        except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to account
+            pass
+
+    def hold(self, tensors, op: str, module: Optional[str] = None) -> Held:
+        """Account tensors kept alive outside saved-tensor hooks (a checkpoint keeps its inputs);
+        they count until the returned box is dropped."""
+        first = None
+        for tensor in tensors:
+            if not isinstance(tensor, Tensor):
+                continue
+            with self._lock:
+                record = Record(len(self.records), op, module, None)
+                self.records.append(record)
+            record.kind = kind_of(tensor, None, self._known)
+            self._settle()
+            self._describe(record, tensor, None)
+            self._account(record, tensor)
+            box = Held(tensor.detach(), record, self)
+            if first is None:
+                first = box
+            else:  # chain them so one reference keeps all alive
+                box.value, first = (box.value, first), box
+        return first
+
+    # -- reports ---------------------------------------------------------------------------
+    def by_module(self) -> "OrderedDict[str, dict]":
+        """Per module (innermost when saved): tensors, bytes, counted bytes, parameter bytes,
+        ops; sorted by counted bytes, largest first."""
+        rows: Dict[str, dict] = {}
+        for record in self.records:
+            name = record.module if record.module is not None else "(no module)"
+            if name == "":
+                name = f"({record.module_type})"
+            row = rows.setdefault(name, {"type": record.module_type, "tensors": 0,
+                                         "activation_bytes": 0, "counted": 0, "disk": 0,
+                                         "parameter_bytes": 0, "ops": []})
+            row["tensors"] += 1
+            if record.kind in NOT_COUNTED:
+                row["parameter_bytes"] += record.nbytes
+            elif record.alias_of is None:
+                row["activation_bytes"] += record.nbytes
+            row["counted"] += record.counted
+            row["disk"] += record.disk
+            if record.op not in row["ops"]:
+                row["ops"].append(record.op)
+        ordered = sorted(rows.items(), key=lambda item: (-item[1]["counted"],
+                                                         -item[1]["activation_bytes"]))
+        return OrderedDict(ordered)
+
+    def table(self, limit: Optional[int] = None) -> str:
+        """A printable table per module, largest held bytes first, with total and peak."""
+        rows = list(self.by_module().items())
+        if limit is not None:
+            rows = rows[:limit]
+        header = ("module", "type", "saved", "activations", "held", "on disk",
+                  "params (not counted)", "ops")
+        lines = [header]
+        for name, row in rows:
+            lines.append((name, row["type"] or "", str(row["tensors"]),
+                          format_bytes(row["activation_bytes"]), format_bytes(row["counted"]),
+                          format_bytes(row["disk"]) if row["disk"] else "-",
+                          format_bytes(row["parameter_bytes"]) if row["parameter_bytes"] else "-",
+                          ", ".join(row["ops"])))
+        widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
+        text = []
+        for line in lines:
+            cells = [cell.ljust(width) if i < 2 else cell.rjust(width)
+                     for i, (cell, width) in enumerate(zip(line, widths))]
+            text.append("  ".join(cells + [line[-1]]).rstrip())
+        text.insert(1, "-" * len(text[0]))
+        text.append(f"total held {format_bytes(self.total)}, peak {format_bytes(self.peak)}, "
+                    f"now {format_bytes(self.current)} ({len(self.records)} saved tensors)")
+        return "\n".join(text)
+
+    def to_json(self, **kwargs) -> str:
+        return json.dumps({"total": self.total, "peak": self.peak, "current": self.current,
+                           "modules": self.by_module(),
+                           "records": [r.as_dict() for r in self.records]}, **kwargs)
+
+    def __repr__(self) -> str:
+        return (f"<Ledger {len(self.records)} saved tensors, total {format_bytes(self.total)}, "
+                f"peak {format_bytes(self.peak)}>")
+
+
+def ledger() -> Ledger:
+    """Record every tensor saved for backward while active::
+
+        with memory.ledger() as led:
+            loss = model(x).sum()
+            loss.backward()
+        print(led.table())        # per module, largest first
+        led.total, led.peak       # bytes kept alive by saving (parameters not counted)
+
+    Compose it with savers and policies in either order; it records what they hold.
+    """
+    return Ledger()

@@ -1,0 +1,352 @@
+"""offload(): keep saved activations in files until backward needs them.
+
+A background thread writes each saved tensor to a file in a private directory while forward goes
+on, and reads files back ahead of need during backward: backward visits saved tensors in about
+the reverse of the order they were saved, so each read schedules the next few older ones.
+
+Files never outlive their use. A file is removed as soon as it is read; a saved tensor that dies
+unread (graph freed without backward, exception) removes its file through ``weakref.finalize``;
+an exception or KeyboardInterrupt leaving the ``with`` block removes that block's files at once;
+interpreter exit removes the directory (``weakref.finalize`` runs at exit); and a directory left
+by a killed process (its pid no longer alive) is removed the next time offload starts.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+import os
+import shutil
+import tempfile
+import threading
+import weakref
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Optional
+
+import numpy as np
+
+from ...tensor import Tensor
+from .base import Saver, Stored, View
+
+PREFIX = "hookgrad-offload-"
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by someone else
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def clean_stale(base: str) -> list:
+    """Remove offload directories in ``base`` whose process is gone; returns what was removed."""
+    removed = []
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return removed
+    for name in names:
+        if not name.startswith(PREFIX):
+            continue
+        pid_text = name[len(PREFIX):].split("-", 1)[0]
+        if not pid_text.isdigit():
+            continue
+        pid = int(pid_text)
+        if pid != os.getpid() and not pid_alive(pid):
+            path = os.path.join(base, name)
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def _remove_file(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def _close_store(path: str, pool: ThreadPoolExecutor) -> None:
+    # the last reference may die on the worker itself: it must not wait for itself
+    on_worker = threading.current_thread().name.startswith("hookgrad-offload")
+    pool.shutdown(wait=not on_worker, cancel_futures=True)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+class _Store:
+    """One private directory and one worker thread (writes and reads, in submission order)."""
+
+    def __init__(self, base: Optional[str], prefetch: int, max_pending_bytes: int):
+        base = base if base is not None else tempfile.gettempdir()
+        os.makedirs(base, exist_ok=True)
+        clean_stale(base)
+        self.path = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=base)
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="hookgrad-offload")
+        self.prefetch = prefetch
+        self.max_pending_bytes = max_pending_bytes
+        self.items: list = []  # weakrefs to _DiskStored, in pack order (index = position)
+        self.live = 0
+        self.pending: list = []  # (future, nbytes) of writes not yet done, oldest first
+        self.lock = threading.Lock()
+        self.names = itertools.count()
+        self.closer = weakref.finalize(self, _close_store, self.path, self.pool)
+
+    def add(self, arrays: dict, template: Optional[Stored],
+            tensor: Optional[Tensor]) -> "_DiskStored":
+        size = sum(a.nbytes for a in arrays.values())
+        self._bound_pending(size)
+        path = os.path.join(self.path, f"{next(self.names)}.bin")
+        with self.lock:  # counted live first, so the order cannot be reset under us
+            index = len(self.items)
+            self.items.append(None)
+            self.live += 1
+        item = _DiskStored(self, index, path, arrays, template, tensor)
+        self.items[index] = weakref.ref(item)
+        weakref.finalize(item, self._forget, path)
+        item.write = self.pool.submit(item.write_file)
+        self.pending.append((item.write, size))
+        return item
+
+    def _bound_pending(self, incoming: int) -> None:
+        """Keep at most ``max_pending_bytes`` of unwritten arrays alive (wait for old writes)."""
+        pending = [(f, n) for f, n in self.pending if not f.done()]
+        total = sum(n for _, n in pending) + incoming
+        while pending and total > self.max_pending_bytes:
+            future, size = pending.pop(0)
+            try:
+                future.result()
+            except Exception:  # noqa: BLE001 - the item reports it when unpacked
+                pass
+            total -= size
+        self.pending = pending
+
+    def _forget(self, path: str) -> None:
+        _remove_file(path)
+        with self.lock:
+            self.live -= 1
+            if self.live == 0:
+                self.items = []  # every saved tensor is gone: start the order afresh
+
+    def prefetch_before(self, index: int) -> None:
+        """Read the next older saved tensors in the background (backward comes to them next)."""
+        wanted = self.prefetch
+        position = min(index, len(self.items)) - 1
+        scanned = 0
+        while wanted > 0 and position >= 0 and scanned < 64:
+            ref = self.items[position]
+            item = ref() if ref is not None else None
+            if item is not None and item.read is None and item.loaded is None:
+                item.read = self.pool.submit(item.read_file)
+                wanted -= 1
+            position -= 1
+            scanned += 1
+
+    def discard(self, since: int) -> None:
+        """Remove the files of every saved tensor packed from position ``since`` on."""
+        for ref in self.items[since:]:
+            item = ref() if ref is not None else None
+            if item is not None:
+                item.discard()
+
+
+class _DiskStored(Stored):
+    """Arrays in one file: a saved tensor's, or the arrays of another saver's ``Stored``
+    (``template``, kept without them), so ``compose_hooks(cast(...), offload())`` writes the
+    cast form."""
+
+    __slots__ = ("store", "index", "path", "layout", "template", "size", "arrays", "tensor",
+                 "version", "write", "read", "loaded", "modified", "discarded")
+
+    def __init__(self, store: _Store, index: int, path: str, arrays: dict,
+                 template: Optional[Stored], tensor: Optional[Tensor]):
+        self.store = store
+        self.index = index
+        self.path = path
+        self.layout = [(name, a.dtype, a.shape) for name, a in arrays.items()]
+        self.template = template
+        self.size = sum(a.nbytes for a in arrays.values())
+        self.arrays = arrays  # until written
+        # shares the version counter: an in-place change after saving is noticed
+        self.tensor = tensor.detach() if tensor is not None else None
+        self.version = tensor._version if tensor is not None else 0
+        self.write: Optional[Future] = None
+        self.read: Optional[Future] = None
+        self.loaded: Optional[np.ndarray] = None
+        self.modified = False
+        self.discarded = False
+
+    @property
+    def kind(self) -> str:  # type: ignore[override]
+        return "disk" if self.template is None else f"{self.template.kind} on disk"
+
+    @property
+    def nbytes(self) -> int:
+        return 0  # resident: nothing once written (at most max_pending_bytes wait for the thread)
+
+    @property
+    def disk_nbytes(self) -> int:
+        return self.size
+
+    def _changed(self) -> bool:
+        return self.tensor is not None and self.tensor._version != self.version
+
+    def write_file(self) -> None:  # on the worker thread
+        arrays = self.arrays
+        if arrays is None or self.discarded:
+            return
+        with open(self.path, "wb") as handle:
+            for array in arrays.values():
+                np.ascontiguousarray(array).tofile(handle)
+        self.modified = self._changed()
+        self.arrays = None
+        self.tensor = None
+        if self.discarded:  # discarded while we were writing
+            _remove_file(self.path)
+
+    def read_file(self) -> dict:  # on the worker thread, or inline when not prefetched
+        if self.discarded:
+            raise RuntimeError("an offloaded saved tensor was discarded (its step was abandoned "
+                               "by an exception); run forward again")
+        arrays = {}
+        with open(self.path, "rb") as handle:
+            for name, dtype, shape in self.layout:
+                count = int(np.prod(shape, dtype=np.int64))
+                arrays[name] = np.fromfile(handle, dtype=dtype, count=count).reshape(shape)
+        _remove_file(self.path)
+        return arrays
+
+    def _decoded(self, arrays: dict) -> np.ndarray:
+        if self.template is None:
+            return arrays["data"]
+        stored = copy.copy(self.template)
+        for name, array in arrays.items():
+            setattr(stored, name, array)
+        return stored.decode()
+
+    def decode(self) -> np.ndarray:
+        if self.loaded is not None:  # read already (a second backward with retain_graph)
+            return self.loaded
+        if self.discarded:
+            self.read_file()  # raises
+        if self.read is not None:
+            data = self.read.result()
+        elif self.write is not None and self.write.cancel():
+            data = self.arrays  # never written: the arrays are still here
+            self.modified = self._changed()
+            self.arrays = self.tensor = None
+        else:
+            if self.write is not None:
+                self.write.result()
+            data = self.read_file()
+        if self.modified:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                "inplace operation after it was offloaded: its file may hold the new values. "
+                "Hint: clone the tensor before modifying it in place.")
+        data = self._decoded(data)
+        self.loaded = data
+        self.read = None
+        self.store.prefetch_before(self.index)
+        return data
+
+    def discard(self) -> None:
+        self.discarded = True
+        if self.write is not None:
+            self.write.cancel()
+        self.arrays = self.tensor = None
+        _remove_file(self.path)
+
+
+def _slots(obj: Any) -> list:
+    names = []
+    for cls in type(obj).__mro__:
+        names.extend(n for n in getattr(cls, "__slots__", ()) if n not in ("__weakref__",))
+    return names
+
+
+class offload(Saver):
+    """Keep saved activations in files in a private temporary directory (under ``directory``,
+    default the system's temp dir) instead of memory; they are written by a background thread
+    and read back ahead of need during backward (``prefetch`` tensors ahead). Gradients are
+    exact::
+
+        with memory.offload():
+            loss = model(x).sum()
+        loss.backward()
+
+    ``max_pending_bytes`` bounds how much memory waits for the writer thread.
+    """
+
+    def __init__(self, directory: Optional[str] = None, prefetch: int = 2,
+                 max_pending_bytes: int = 64 << 20, min_bytes: int = 0):
+        super().__init__(min_bytes)
+        if prefetch < 0:
+            raise ValueError(f"prefetch must be >= 0, got {prefetch}")
+        self.directory = None if directory is None else os.fspath(directory)
+        self.prefetch = prefetch
+        self.max_pending_bytes = max_pending_bytes
+        self._store_obj: Optional[_Store] = None
+        self._marks: list = []
+
+    @property
+    def path(self) -> Optional[str]:
+        """The private directory, once something was offloaded."""
+        return None if self._store_obj is None else self._store_obj.path
+
+    def _disk(self) -> _Store:
+        if self._store_obj is None:
+            self._store_obj = _Store(self.directory, self.prefetch, self.max_pending_bytes)
+        return self._store_obj
+
+    def _store(self, array: np.ndarray, tensor: Tensor) -> Stored:
+        return self._disk().add({"data": array}, None, tensor)
+
+    def _pack_value(self, value: Any) -> Any:
+        if isinstance(value, View) and not isinstance(value.stored, _DiskStored):
+            return self._pack_view(value)  # another saver's packed form: write that
+        return super()._pack_value(value)
+
+    def _pack_view(self, view: View) -> View:
+        stored = view.stored
+        arrays = {name: getattr(stored, name) for name in _slots(stored)
+                  if isinstance(getattr(stored, name, None), np.ndarray)}
+        if sum(a.nbytes for a in arrays.values()) < self.min_bytes:
+            return view
+        template = copy.copy(stored)
+        for name in arrays:
+            setattr(template, name, None)
+        disk = self._disk().add(arrays, template, None)
+        return View(disk, view.shape, view.dtype, view.strides, view.offset)
+
+    def __enter__(self) -> "offload":
+        super().__enter__()
+        store = self._store_obj
+        self._marks.append((store, len(store.items) if store is not None else 0))
+        return self
+
+    def __exit__(self, exc_type, *rest) -> bool:
+        store, since = self._marks.pop()
+        super().__exit__(exc_type, *rest)
+        if exc_type is not None and self._store_obj is not None:
+            # the step was abandoned: its graph will never run backward
+            self._store_obj.discard(since if store is self._store_obj else 0)
+        return False
+
+    def close(self) -> None:
+        """Remove the directory now (files of still-alive graphs too) and stop the thread."""
+        store, self._store_obj = self._store_obj, None
+        if store is not None:
+            for ref in store.items:
+                item = ref() if ref is not None else None
+                if item is not None:
+                    item.discard()
+            store.closer()
+
+    def _describe(self) -> str:
+        parts = [] if self.directory is None else [f"directory={self.directory!r}"]
+        extra = super()._describe()
+        return ", ".join(parts + ([extra] if extra else []))

@@ -1,0 +1,264 @@
+"""Savers: round trips (exact for offload, bounded for cast/quantize), what they leave alone,
+storing one buffer once, composition, and gradients against the exact run."""
+import numpy as np
+import pytest
+import torch
+
+import hookgrad
+from hookgrad import memory
+from hookgrad.autograd.graph import compose_hooks, saved_tensors_hooks
+from hookgrad.memory.savers.cast import from_bfloat16_bits, to_bfloat16_bits
+from hookgrad.memory.savers.quantize import pack_bits, unpack_bits
+
+
+def _round_trip(saver, tensor):
+    """Pack and unpack one activation through the saver, as autograd would."""
+    seen = {}
+
+    def record_pack(value):
+        seen["packed"] = saver.pack(value)
+        return seen["packed"]
+
+    with saved_tensors_hooks(record_pack, saver.unpack):
+        out = tensor.exp()  # ExpBackward0 saves its result: an activation
+    unpacked = out.grad_fn._saved_result
+    return out, unpacked, seen["packed"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("saver, rtol", [
+    (lambda: memory.cast("bfloat16"), 2.0 ** -8),
+    (lambda: memory.cast(hookgrad.float16), 2.0 ** -11),
+    (lambda: memory.offload(), 0.0),
+])
+def test_cast_and_offload_round_trip_within_their_precision(rng, saver, rtol, dtype):
+    x = hookgrad.tensor(rng.standard_normal((16, 8)).astype(dtype), requires_grad=True)
+    out, unpacked, _ = _round_trip(saver(), x)
+    assert unpacked.shape == out.shape and unpacked.dtype == out.dtype
+    expected = out.detach().numpy()
+    np.testing.assert_allclose(unpacked.detach().numpy(), expected, rtol=rtol, atol=0)
+
+
+def test_bfloat16_bits_round_to_nearest_even_like_torch(rng):
+    values = np.concatenate([
+        rng.standard_normal(2000).astype(np.float32) * 1e3,
+        np.array([0.0, -0.0, np.inf, -np.inf, 3.4e38, -3.4e38, 1e-40, 1.00390625, 1.01171875],
+                 np.float32),
+        # exact ties: the dropped half is 0x8000, with odd and even kept patterns
+        np.array([0x3F808000, 0x3F818000, 0xBF808000], np.uint32).view(np.float32)])
+    ours = to_bfloat16_bits(values)
+    theirs = torch.from_numpy(values).to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16)
+    np.testing.assert_array_equal(ours, theirs)
+    back = from_bfloat16_bits(ours, np.dtype(np.float32))
+    np.testing.assert_array_equal(back, torch.from_numpy(ours.view(np.int16)).view(
+        torch.bfloat16).float().numpy())
+
+
+def test_bfloat16_keeps_nan_a_nan():
+    nan_low_payload = np.array([0x7F800001, 0xFFC00000], np.uint32).view(np.float32)
+    back = from_bfloat16_bits(to_bfloat16_bits(nan_low_payload), np.dtype(np.float32))
+    assert np.isnan(back).all()
+
+
+@pytest.mark.parametrize("bits", [8, 4, 2])
+@pytest.mark.parametrize("per", ["channel", "tensor"])
+def test_quantize_error_is_at_most_half_a_step(rng, bits, per):
+    x = hookgrad.tensor(rng.standard_normal((32, 6)).astype(np.float32), requires_grad=True)
+    out, unpacked, packed = _round_trip(memory.quantize(bits, per=per), x)
+    values = out.detach().numpy()
+    axis = 0 if per == "channel" else None
+    step = (values.max(axis=axis) - values.min(axis=axis)) / ((1 << bits) - 1)
+    error = np.abs(unpacked.detach().numpy() - values)
+    assert unpacked.dtype == out.dtype and unpacked.shape == out.shape
+    assert np.all(error <= step / 2 * 1.0001 + 1e-6)
+    assert packed.nbytes < values.nbytes * bits / 32 + 64
+
+
+@pytest.mark.parametrize("bits", [4, 2])
+def test_bit_packing_round_trips_odd_sizes(rng, bits):
+    codes = rng.integers(0, 1 << bits, size=37).astype(np.uint8)
+    packed = pack_bits(codes, bits)
+    assert packed.size == -(-37 * bits // 8)
+    np.testing.assert_array_equal(unpack_bits(packed, bits, 37), codes)
+
+
+@pytest.mark.parametrize("bits", [8, 4, 2])
+def test_quantize_keeps_the_relu_mask_exact(rng, bits):
+    x = hookgrad.tensor(rng.standard_normal((64, 16)).astype(np.float32), requires_grad=True)
+    with memory.quantize(bits):
+        y = x.relu()
+    y.backward(hookgrad.ones_like(y))
+    np.testing.assert_array_equal(x.grad.numpy(), (x.detach().numpy() > 0).astype(np.float32))
+
+
+def test_quantize_keeps_non_finite_values_exact():
+    x = hookgrad.tensor(np.array([[1.0, np.inf], [2.0, 3.0]], np.float32), requires_grad=True)
+    _, unpacked, _ = _round_trip(memory.quantize(8), x)
+    np.testing.assert_array_equal(unpacked.detach().numpy(), x.detach().exp().numpy())
+
+
+def _passes_through(saver, tensor):
+    _, unpacked, packed = _round_trip(saver, tensor)
+    return packed
+
+
+@pytest.mark.parametrize("saver", [memory.cast("bfloat16"), memory.quantize(8),
+                                   memory.offload()], ids=repr)
+def test_savers_leave_parameters_and_inputs_alone(rng, saver):
+    weight = hookgrad.tensor(rng.standard_normal((4, 3)).astype(np.float32), requires_grad=True)
+    batch = hookgrad.tensor(rng.standard_normal((5, 4)).astype(np.float32))
+    packed = []
+
+    def pack(value):
+        packed.append(saver.pack(value))
+        return packed[-1]
+
+    with saved_tensors_hooks(pack, saver.unpack):
+        batch @ weight          # saves batch (grad of weight needs it)
+        batch @ weight.t().t()  # a view of the parameter
+        (weight * 2).sum()      # MulBackward0 saves nothing needing weight... but may save 2
+        weight.sin()            # saves the parameter itself
+    assert packed and all(isinstance(p, hookgrad.Tensor) for p in packed)
+
+
+def test_min_bytes_leaves_small_tensors_alone(rng):
+    saver = memory.quantize(8, min_bytes=1000)
+    small = hookgrad.tensor(rng.standard_normal(10).astype(np.float32), requires_grad=True)
+    large = hookgrad.tensor(rng.standard_normal(1000).astype(np.float32), requires_grad=True)
+    assert isinstance(_passes_through(saver, small), hookgrad.Tensor)
+    assert isinstance(_passes_through(saver, large), memory.Packed)
+
+
+def test_integer_tensors_are_not_cast_or_quantized():
+    saver = memory.quantize(8)
+    packed = []
+    with saved_tensors_hooks(lambda v: packed.append(saver.pack(v)) or packed[-1], saver.unpack):
+        x = hookgrad.arange(12.0, requires_grad=True).reshape(3, 4)
+        index = hookgrad.tensor([2, 0])
+        x[index].sum()
+    assert not any(isinstance(p, memory.Packed) and p.dtype.kind != "f" for p in packed)
+
+
+def test_views_of_one_buffer_are_stored_once(rng):
+    saver = memory.quantize(8)
+    x = hookgrad.tensor(rng.standard_normal((8, 6)).astype(np.float32), requires_grad=True)
+    packs = []
+
+    def pack(value):
+        packs.append(saver.pack(value))
+        return packs[-1]
+
+    with saved_tensors_hooks(pack, saver.unpack):
+        h = x.exp()                    # saves h
+        y = (h.t() @ h).sum()          # saves h.t() and h: views of the same buffer
+    stored = {id(p.stored) for p in packs}
+    assert len(packs) == 3 and len(stored) == 1
+    y.backward()
+    exact = hookgrad.tensor(x.detach().numpy(), requires_grad=True)
+    he = exact.exp()
+    (he.t() @ he).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), exact.grad.numpy(), rtol=0.05, atol=0.05)
+
+
+def test_a_view_saved_after_an_inplace_change_is_stored_again(rng):
+    saver = memory.cast("float16")
+    packs = []
+    x = hookgrad.tensor(rng.standard_normal(6).astype(np.float32), requires_grad=True)
+    with saved_tensors_hooks(lambda v: packs.append(saver.pack(v)) or packs[-1], saver.unpack):
+        h = x * 1
+        a = h.sin()      # saves h at version 0
+        h.mul_(2)
+        b = h.sin()      # saves h at version 1
+    assert packs[0].stored is not packs[1].stored
+    (a + b).sum().backward()
+    expected = np.cos(x.detach().numpy()) + 2 * np.cos(2 * x.detach().numpy())
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=2e-3, atol=2e-3)
+
+
+def _mlp_grads(rng, context=None, dtype=np.float64):
+    weights = [hookgrad.tensor(rng.standard_normal((24, 24)).astype(dtype) / 5,
+                               requires_grad=True) for _ in range(3)]
+    x = hookgrad.tensor(rng.standard_normal((32, 24)).astype(dtype))
+
+    def step():
+        h = x
+        for w in weights:
+            h = (h @ w).tanh()
+        return (h * h).sum()
+
+    if context is None:
+        loss = step()
+    else:
+        with context:
+            loss = step()
+    loss.backward()
+    return [w.grad.numpy() for w in weights]
+
+
+def _relative(grads, exact):
+    return max(np.abs(g - e).max() / np.abs(e).max() for g, e in zip(grads, exact))
+
+
+@pytest.mark.parametrize("saver, bound", [
+    (lambda: memory.offload(), 0.0),
+    (lambda: memory.cast("bfloat16"), 2e-2),
+    (lambda: memory.cast("float16"), 3e-3),
+    (lambda: memory.quantize(8), 2e-2),
+    (lambda: memory.quantize(4), 0.3),
+], ids=["offload", "bfloat16", "float16", "int8", "int4"])
+def test_parameter_gradients_stay_close_to_exact(saver, bound):
+    exact = _mlp_grads(np.random.default_rng(0))
+    grads = _mlp_grads(np.random.default_rng(0), saver())
+    assert _relative(grads, exact) <= bound
+
+
+def test_offload_gradients_are_bitwise_exact():
+    exact = _mlp_grads(np.random.default_rng(3), dtype=np.float32)
+    grads = _mlp_grads(np.random.default_rng(3), memory.offload(), dtype=np.float32)
+    for g, e in zip(grads, exact):
+        np.testing.assert_array_equal(g, e)
+
+
+def test_saver_used_as_a_plain_pair(rng):
+    exact = _mlp_grads(np.random.default_rng(5))
+    saver = memory.cast("float16")
+    grads = _mlp_grads(np.random.default_rng(5), saved_tensors_hooks(*saver))
+    assert _relative(grads, exact) < 3e-3
+
+
+def test_cast_then_offload_composed_writes_the_cast_form(tmp_path):
+    exact = _mlp_grads(np.random.default_rng(7))
+    disk = memory.offload(tmp_path)
+    pair = compose_hooks(tuple(memory.cast("bfloat16")), tuple(disk))
+    with memory.ledger() as led:
+        with saved_tensors_hooks(*pair, compose=True):
+            grads = _mlp_grads(np.random.default_rng(7))
+    assert _relative(grads, exact) < 2e-2
+    kinds = {r.stored_as for r in led.records}
+    assert "bfloat16 on disk" in kinds
+    written = sum(r.disk for r in led.records)
+    assert written == sum(r.nbytes for r in led.records if r.stored_as != "tensor") // 4
+
+
+def test_saver_contexts_compose_with_enclosing_hooks(rng):
+    seen = []
+    saver = memory.quantize(8)
+    x = hookgrad.tensor(rng.standard_normal((4, 4)).astype(np.float32), requires_grad=True)
+    with saved_tensors_hooks(lambda t: seen.append("outer") or t, lambda t: t):
+        with saver:
+            y = x.exp()
+    assert seen == ["outer"] and isinstance(y.grad_fn._raw_saved_result, object)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp(x.detach().numpy()), rtol=2e-2)
+
+
+@pytest.mark.parametrize("make, error", [
+    (lambda: memory.cast("int8"), ValueError),
+    (lambda: memory.quantize(3), ValueError),
+    (lambda: memory.quantize(8, per="row"), ValueError),
+    (lambda: memory.offload(prefetch=-1), ValueError),
+    (lambda: memory.cast("bfloat16", min_bytes=-1), ValueError),
+])
+def test_bad_arguments_are_refused(make, error):
+    with pytest.raises(error):
+        make()
