@@ -43,7 +43,7 @@ required = _RequiredParameter()
 
 def register_optimizer_step_pre_hook(hook: StepPreHook) -> RemovableHandle:
     """``hook(optimizer, args, kwargs) -> None | (args, kwargs)`` runs before every optimizer's
-    ``step``; a returned pair replaces the arguments. Example:
+    ``step``; ``args`` starts with the optimizer, and a returned pair replaces the arguments:
     ``h = register_optimizer_step_pre_hook(lambda opt, a, k: print(type(opt)))``."""
     return add_hook(_global_step_pre_hooks, hook)
 
@@ -89,7 +89,9 @@ def _with_step_hooks(step: Callable) -> Callable:
     """Wrap a class's ``step`` so global and per-optimizer pre/post hooks run around it."""
 
     @functools.wraps(step)
-    def wrapper(self: "Optimizer", *args, **kwargs):
+    def wrapper(*args, **kwargs):
+        # as in torch, ``args`` seen by the hooks starts with the optimizer itself
+        self = args[0]
         for pre_hook in list(chain(_global_step_pre_hooks.values(),
                                    self._optimizer_step_pre_hooks.values())):
             result = pre_hook(self, args, kwargs)
@@ -99,7 +101,7 @@ def _with_step_hooks(step: Callable) -> Callable:
                 else:
                     raise RuntimeError(f"{step} must return None or a tuple of (new_args, "
                                        f"new_kwargs), but got {result}.")
-        out = step(self, *args, **kwargs)
+        out = step(*args, **kwargs)
         for post_hook in list(chain(self._optimizer_step_post_hooks.values(),
                                     _global_step_post_hooks.values())):
             post_hook(self, args, kwargs)
@@ -252,7 +254,8 @@ class Optimizer:
     # -- hooks ----------------------------------------------------------------------------------
     def register_step_pre_hook(self, hook: StepPreHook) -> RemovableHandle:
         """``hook(optimizer, args, kwargs) -> None | (new_args, new_kwargs)`` runs before this
-        optimizer's ``step``; a returned pair replaces step's arguments. Example:
+        optimizer's ``step``; ``args`` is ``(optimizer, *step_args)`` and a returned pair
+        replaces them. Example:
         ``h = opt.register_step_pre_hook(lambda opt, args, kwargs: None)``; ``h.remove()``."""
         return add_hook(self._optimizer_step_pre_hooks, hook)
 
