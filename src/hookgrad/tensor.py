@@ -106,7 +106,7 @@ class Tensor:
                                "want to use a computed variable in a subgraph that doesn't require "
                                "differentiation use var_no_grad = var.detach().")
         if value and self._data.dtype.kind not in "fc":
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+            raise RuntimeError("only Tensors of floating point dtype can require "
                                "gradients")
         self._requires_grad = bool(value)
 
