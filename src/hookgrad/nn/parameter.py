@@ -28,7 +28,10 @@ class Parameter(Tensor):
             self._init(data._data)
             self._version_counter = data._version_counter
         if requires_grad:
-            self.requires_grad = True  # checks the dtype like torch
+            if self._data.dtype.kind not in "fc":
+                raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                                   "gradients")
+            self._requires_grad = True
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()

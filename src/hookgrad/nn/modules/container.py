@@ -319,16 +319,13 @@ class Unflatten(Module):
 
     def __init__(self, dim: Union[int, str], unflattened_size: Tuple[int, ...]) -> None:
         super().__init__()
-        if isinstance(dim, int):
-            if not isinstance(unflattened_size, (tuple, list)):
-                raise TypeError("unflattened_size must be tuple of ints, but found type "
-                                f"{type(unflattened_size).__name__}")
-            for index, size in enumerate(unflattened_size):
-                if not isinstance(size, int):
-                    raise TypeError("unflattened_size must be tuple of ints, but found element "
-                                    f"of type {type(size).__name__} at pos {index}")
-        else:
-            raise TypeError("invalid argument type for dim parameter")
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError("unflattened_size must be a tuple of ints, but found type "
+                            f"{type(unflattened_size).__name__}")
+        for index, size in enumerate(unflattened_size):
+            if not isinstance(size, int):
+                raise TypeError("unflattened_size must be tuple of ints, but found element of "
+                                f"type {type(size).__name__} at pos {index}")
         self.dim = dim
         self.unflattened_size = unflattened_size
 

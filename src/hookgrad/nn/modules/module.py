@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Set, 
 
 from ... import _dtype
 from ...autograd import grad_mode
+from ...autograd.graph import legacy_type_name
 from ...tensor import Tensor
 from ...utils.hooks import RemovableHandle, add_hook
 from ..parameter import Buffer, Parameter
@@ -99,13 +100,24 @@ def _addindent(text: str, spaces: int) -> str:
     return lines[0] + "\n" + "\n".join(rest)
 
 
-def _check_name(name: Any, what: str) -> None:
+def _check_name(module: "Module", name: Any, what: str, store: dict) -> None:
     if not isinstance(name, str):
-        raise TypeError(f"{what} should be a string. Got {type(name).__name__}")
+        raise TypeError(f"{what} name should be a string. Got {_typename(name)}")
     if "." in name:
-        raise KeyError(f'{what} can\'t contain "."')
+        raise KeyError(f'{what} name can\'t contain "."')
     if name == "":
-        raise KeyError(f'{what} can\'t be empty string ""')
+        raise KeyError(f'{what} name can\'t be empty string ""')
+    if hasattr(module, name) and name not in store:
+        raise KeyError(f"attribute '{name}' already exists")
+
+
+def _typename(value: Any) -> str:
+    """torch.typename: ``torch.FloatTensor`` for tensors, the qualified class name otherwise."""
+    if isinstance(value, Tensor):
+        return legacy_type_name(value._data)
+    module = type(value).__module__
+    name = type(value).__qualname__
+    return name if module in (None, "builtins") else f"{module}.{name}"
 
 
 def _unwrap_buffer(buffer: Buffer) -> Tensor:
@@ -161,12 +173,10 @@ class Module:
         out of ``state_dict``."""
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
-        _check_name(name, "buffer name")
-        if hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
+        _check_name(self, name, "buffer", self._buffers)
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__module__}.{type(tensor).__name__}'"
-                            f" object to buffer '{name}' (torch Tensor or None required)")
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                            "(torch Tensor or None required)")
         if isinstance(tensor, Buffer):
             tensor = _unwrap_buffer(tensor)
         self._buffers[name] = tensor
@@ -179,12 +189,10 @@ class Module:
         """Add a parameter under ``name``; ``None`` reserves the name (a missing bias)."""
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
-        _check_name(name, "parameter name")
-        if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
+        _check_name(self, name, "parameter", self._parameters)
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__module__}.{type(param).__name__}' "
-                            f"object to parameter '{name}' (torch.nn.Parameter or None required)")
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")
         if param is not None and param.grad_fn is not None:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
                              f"parameters must be created explicitly. To express '{name}' as a "
@@ -195,11 +203,15 @@ class Module:
     def add_module(self, name: str, module: Optional["Module"]) -> None:
         """Add a child module, reachable as the attribute ``name``."""
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f"{type(module).__module__}.{type(module).__name__} is not a Module "
-                            "subclass")
-        _check_name(name, "module name")
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
         self._modules[name] = module
 
     def register_module(self, name: str, module: Optional["Module"]) -> None:
@@ -273,8 +285,8 @@ class Module:
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__module__}.{type(value).__name__}'"
-                                f" as parameter '{name}' (torch.nn.Parameter or None expected)")
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
             self.register_parameter(name, value)
         elif isinstance(value, Module):
             if modules is None:
@@ -283,8 +295,8 @@ class Module:
             modules[name] = value
         elif modules is not None and name in modules:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__module__}.{type(value).__name__}'"
-                                f" as child module '{name}' (torch.nn.Module or None expected)")
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                                "(torch.nn.Module or None expected)")
             modules[name] = value
         elif isinstance(value, Buffer):
             if buffers is None:
@@ -294,8 +306,8 @@ class Module:
             self.register_buffer(name, value, persistent)
         elif buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{type(value).__module__}.{type(value).__name__}'"
-                                f" as buffer '{name}' (torch.Tensor or None expected)")
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                "(torch.nn.Buffer, torch.Tensor or None expected)")
             buffers[name] = value
         else:
             object.__setattr__(self, name, value)

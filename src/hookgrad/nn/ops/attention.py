@@ -1,0 +1,141 @@
+"""Scaled dot-product attention: torch's fused CPU kernel as one Function, and its math fallback.
+
+torch (CPU) runs 4-D inputs with equal head dims and no dropout through a fused kernel that saves
+(attn_mask, key, query, value, logsumexp, output); everything else runs a composite of matmul,
+softmax and dropout. ``scaled_dot_product_attention`` picks the same path so graphs match.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+
+from ...autograd import grad_mode
+from ...ops.elementwise import _Op
+from ...tensor import Tensor
+
+
+def _causal(length: int, source: int) -> np.ndarray:
+    """(L, S) boolean mask of the allowed positions: row i sees columns 0..i (top-left aligned)."""
+    return np.tril(np.ones((length, source), dtype=bool))
+
+
+def _scores(query: np.ndarray, key: np.ndarray, mask, is_causal: bool, scale: float):
+    scores = np.matmul(query, np.swapaxes(key, -1, -2)) * query.dtype.type(scale)
+    if mask is not None:
+        scores = scores + mask
+    if is_causal:
+        scores = np.where(_causal(query.shape[-2], key.shape[-2]), scores, -np.inf)
+    return scores
+
+
+class ScaledDotProductAttention(_Op):
+    """out = softmax(q k^T scale + mask) v; a fully masked row gives 0 (torch's fused kernel)"""
+
+    node_name = "ScaledDotProductFlashAttentionForCpuBackward0"
+    saved_names = ("attn_mask", "key", "query", "value", "logsumexp", "output")
+
+    @staticmethod
+    def forward(ctx, query, key, value, attn_mask, is_causal, scale):
+        ctx.is_causal, ctx.scale = is_causal, scale
+        scores = _scores(query, key, attn_mask, is_causal, scale)
+        top = scores.max(axis=-1, keepdims=True)
+        masked_row = np.isneginf(top)
+        top = np.where(masked_row, 0, top)
+        exps = np.exp(scores - top)
+        total = exps.sum(axis=-1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            probs = np.where(masked_row, 0, exps / total)
+            # +inf for a fully masked row, so that exp(score - logsumexp) is 0 there in backward
+            logsumexp = np.where(masked_row, np.inf, top + np.log(total))[..., 0]
+        output = np.matmul(probs.astype(query.dtype, copy=False), value)
+        logsumexp = logsumexp.astype(query.dtype, copy=False)
+        ctx.save_for_backward(attn_mask, key, query, value, logsumexp, output)
+        return output
+
+    @staticmethod
+    def backward(ctx, grad):
+        attn_mask, key, query, value, logsumexp, output = ctx.saved_tensors
+        scale = ctx.scale
+        scores = query.matmul(key.transpose(-2, -1)) * scale
+        if attn_mask is not None:
+            scores = scores + attn_mask
+        if ctx.is_causal:
+            allowed = _causal(query.shape[-2], key.shape[-2])
+            scores = scores.masked_fill(~allowed, float("-inf"))
+        if grad_mode.is_grad_enabled():
+            # a graph of the gradient: the statistics depend on q and k, so recompute them
+            probs = safe_softmax(scores)
+            output = probs.matmul(value)
+        else:
+            probs = (scores - logsumexp.unsqueeze(-1)).exp()
+        grad_query = grad_key = grad_value = None
+        if ctx.needs_input_grad[2]:
+            grad_value = probs.transpose(-2, -1).matmul(grad)
+        if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
+            grad_probs = grad.matmul(value.transpose(-2, -1))
+            delta = (grad * output).sum(-1, keepdim=True)
+            grad_scores = probs * (grad_probs - delta) * scale
+            if ctx.needs_input_grad[0]:
+                grad_query = grad_scores.matmul(key)
+            if ctx.needs_input_grad[1]:
+                grad_key = grad_scores.transpose(-2, -1).matmul(query)
+        return grad_query, grad_key, grad_value
+
+
+def safe_softmax(scores: Tensor) -> Tensor:
+    """softmax over the last dim that gives 0 (not NaN) on rows that are entirely -inf."""
+    probs = scores.softmax(-1)
+    masked_row = np.all(np.isneginf(scores._data), axis=-1, keepdims=True)
+    if masked_row.any():
+        probs = probs.masked_fill(masked_row, 0.0)
+    return probs
+
+
+def float_mask(attn_mask, dtype) -> Optional[Tensor]:
+    """A boolean mask (True = may attend) as an additive float mask of 0 and -inf."""
+    if attn_mask is None or attn_mask._data.dtype != np.bool_:
+        return attn_mask
+    return Tensor._make(np.where(attn_mask._data, 0, -np.inf).astype(dtype))
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
+                                 dropout_p: float = 0.0, is_causal: bool = False,
+                                 scale: Optional[float] = None, enable_gqa: bool = False
+                                 ) -> Tensor:
+    """softmax(q k^T / sqrt(E) + mask) v, with torch's choice of fused kernel or composite."""
+    from ..functional import dropout
+
+    if enable_gqa:
+        raise NotImplementedError("scaled_dot_product_attention: enable_gqa is not supported")
+    dtype = query._data.dtype
+    if attn_mask is not None and attn_mask._data.dtype not in (np.bool_, dtype):
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
+                           f"dtype, but got attn_mask.dtype: {attn_mask.dtype} and  query.dtype: "
+                           f"{query.dtype} instead.")
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.shape[-1])
+    mask = float_mask(attn_mask, dtype)
+    fused = (query.ndim == key.ndim == value.ndim == 4 and dropout_p == 0.0
+             and query.shape[-1] == key.shape[-1] == value.shape[-1]
+             and query.shape[-2] > 0 and key.shape[-2] > 0
+             and (mask is None or not mask.requires_grad))
+    if fused:
+        return ScaledDotProductAttention.apply(query, key, value,
+                                               None if mask is None else mask._data,
+                                               is_causal, scale)
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                               "set when is_causal=True")
+        allowed = _causal(query.shape[-2], key.shape[-2])
+        mask = Tensor._make(np.where(allowed, 0, -np.inf).astype(dtype))
+    factor = math.sqrt(scale)
+    scores = (query * factor).matmul(key.transpose(-2, -1) * factor)
+    if mask is not None:
+        scores = scores + mask
+    probs = safe_softmax(scores)
+    if dropout_p > 0.0:
+        probs = dropout(probs, dropout_p)
+    return probs.matmul(value)

@@ -1,0 +1,254 @@
+"""Loss Functions with torch's fused nodes (NllLossBackward0, MseLossBackward0, ...).
+
+Forward works on arrays; backward is a few tensor ops on the saved input and target (so double
+backward comes free), except nll_loss, whose gradient is a scatter: that is a Function whose own
+backward is nll_loss again.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ops.elementwise import _Op
+
+REDUCTIONS = ("none", "mean", "sum")
+
+
+def reduce_array(loss: np.ndarray, reduction: str) -> np.ndarray:
+    if reduction == "mean":
+        return np.asarray(loss.mean(), loss.dtype)
+    if reduction == "sum":
+        return np.asarray(loss.sum(), loss.dtype)
+    return loss
+
+
+def _per_element(grad, reduction: str, count: int):
+    """The incoming gradient as a per-element factor (mean divides by the element count)."""
+    return grad / count if reduction == "mean" else grad
+
+
+def _pair(ctx, grad_input):
+    """Gradients for (input, target) of a loss that depends on input - target only."""
+    need_input, need_target = ctx.needs_input_grad[:2]
+    return (grad_input if need_input else None, -grad_input if need_target else None)
+
+
+class MseLoss(_Op):
+    """mean((x - y)^2);  d/dx = 2 (x - y)"""
+
+    node_name = "MseLossBackward0"
+    saved_names = ("self", "target")
+
+    @staticmethod
+    def forward(ctx, self, target, reduction):
+        ctx.reduction = reduction
+        ctx.save_for_backward(self, target)
+        diff = self - target
+        return reduce_array(diff * diff, reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        self, target = ctx.saved_tensors
+        factor = _per_element(grad, ctx.reduction, self.numel())
+        return _pair(ctx, 2 * (self - target) * factor)
+
+
+class SmoothL1Loss(_Op):
+    """0.5 z^2 / beta for |z| < beta, else |z| - 0.5 beta (z = x - y)"""
+
+    node_name = "SmoothL1LossBackward0"
+    saved_names = ("self", "target")
+
+    @staticmethod
+    def forward(ctx, self, target, reduction, beta):
+        ctx.reduction, ctx.beta = reduction, beta
+        ctx.save_for_backward(self, target)
+        z = np.abs(self - target)
+        beta = self.dtype.type(beta)
+        loss = np.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta)
+        return reduce_array(loss.astype(self.dtype, copy=False), reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        self, target = ctx.saved_tensors
+        diff = self - target
+        slope = (diff / ctx.beta).clamp(-1.0, 1.0)
+        return _pair(ctx, slope * _per_element(grad, ctx.reduction, self.numel()))
+
+
+class HuberLoss(_Op):
+    """0.5 z^2 for |z| < delta, else delta (|z| - 0.5 delta)"""
+
+    node_name = "HuberLossBackward0"
+    saved_names = ("self", "target")
+
+    @staticmethod
+    def forward(ctx, self, target, reduction, delta):
+        ctx.reduction, ctx.delta = reduction, delta
+        ctx.save_for_backward(self, target)
+        z = np.abs(self - target)
+        delta = self.dtype.type(delta)
+        loss = np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
+        return reduce_array(loss.astype(self.dtype, copy=False), reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        self, target = ctx.saved_tensors
+        slope = (self - target).clamp(-ctx.delta, ctx.delta)
+        return _pair(ctx, slope * _per_element(grad, ctx.reduction, self.numel()))
+
+
+class BinaryCrossEntropy(_Op):
+    """-w (y log x + (1 - y) log(1 - x)), each log clamped at -100 as in torch"""
+
+    node_name = "BinaryCrossEntropyBackward0"
+    saved_names = ("self", "target", "weight")
+
+    @staticmethod
+    def forward(ctx, self, target, weight, reduction):
+        if self.size and (np.any(self < 0) or np.any(self > 1) or np.any(np.isnan(self))):
+            raise RuntimeError("all elements of input should be between 0 and 1")
+        ctx.reduction = reduction
+        if weight is not None:
+            weight = np.broadcast_to(weight, self.shape)
+        ctx.save_for_backward(self, target, weight)
+        with np.errstate(divide="ignore"):
+            log_x = np.maximum(np.log(self), -100)
+            log_1mx = np.maximum(np.log1p(-self), -100)
+        loss = -(target * log_x + (1 - target) * log_1mx)
+        if weight is not None:
+            loss = loss * weight
+        return reduce_array(loss.astype(self.dtype, copy=False), reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        self, target, weight = ctx.saved_tensors
+        factor = _per_element(grad, ctx.reduction, self.numel())
+        if weight is not None:
+            factor = factor * weight
+        grad_input = grad_target = None
+        if ctx.needs_input_grad[0]:
+            grad_input = factor * (self - target) / ((1 - self) * self).clamp_min(1e-12)
+        if ctx.needs_input_grad[1]:
+            grad_target = factor * ((-self).log1p().clamp_min(-100) - self.log().clamp_min(-100))
+        return grad_input, grad_target
+
+
+class BinaryCrossEntropyWithLogits(_Op):
+    """(1 - y) x + l softplus(-x), l = 1 + (pos_weight - 1) y; times weight"""
+
+    node_name = "BinaryCrossEntropyWithLogitsBackward0"
+    saved_names = ("pos_weight", "self", "target", "weight")
+
+    @staticmethod
+    def forward(ctx, self, target, weight, pos_weight, reduction):
+        ctx.reduction = reduction
+        ctx.save_for_backward(pos_weight, self, target, weight)
+        softplus = np.log1p(np.exp(-np.abs(self))) + np.maximum(-self, 0)
+        if pos_weight is not None:
+            softplus = softplus * (1 + (pos_weight - 1) * target)
+        loss = (1 - target) * self + softplus
+        if weight is not None:
+            loss = loss * weight
+        return reduce_array(loss.astype(self.dtype, copy=False), reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        pos_weight, self, target, weight = ctx.saved_tensors
+        factor = _per_element(grad, ctx.reduction, self.numel())
+        if weight is not None:
+            factor = factor * weight
+        grad_input = grad_target = None
+        if ctx.needs_input_grad[0]:
+            if pos_weight is not None:
+                scale = 1 + (pos_weight - 1) * target
+                grad_input = factor * (scale * self.sigmoid() - pos_weight * target)
+            else:
+                grad_input = factor * (self.sigmoid() - target)
+        if ctx.needs_input_grad[1]:
+            if pos_weight is not None:
+                softplus = (-self.abs()).exp().log1p() + (-self).clamp_min(0)
+                grad_target = factor * ((pos_weight - 1) * softplus - self)
+            else:
+                grad_target = factor * -self
+        return grad_input, grad_target
+
+
+# -- negative log likelihood -------------------------------------------------------------------
+def _picked(values: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """values[n, target[n], ...] for (N, C, ...) values; values[target] for (C,)."""
+    if values.ndim == 1:
+        return values[target]
+    return np.take_along_axis(values, np.expand_dims(target, 1), axis=1).squeeze(1)
+
+
+def _class_weights(input: np.ndarray, target: np.ndarray, weight, ignore_index: int):
+    """(safe target, per-sample weight with ignored samples at 0), checking target bounds."""
+    classes = input.shape[0] if input.ndim == 1 else input.shape[1]
+    valid = target != ignore_index
+    bad = valid & ((target < 0) | (target >= classes))
+    if np.any(bad):
+        raise IndexError(f"Target {int(target[bad].flat[0])} is out of bounds.")
+    safe = np.where(valid, target, 0)
+    sample = valid.astype(input.dtype) if weight is None else weight[safe] * valid
+    return safe, sample.astype(input.dtype, copy=False)
+
+
+class NllLoss(_Op):
+    """-w[y] x[y], averaged with the weights of the non-ignored targets (reduction 'mean')"""
+
+    node_name = "NllLossBackward0"
+    saved_names = ("self", "target", "weight", "total_weight")
+
+    @staticmethod
+    def forward(ctx, self, target, weight, reduction, ignore_index):
+        ctx.reduction, ctx.ignore_index = reduction, ignore_index
+        safe, sample = _class_weights(self, target, weight, ignore_index)
+        total_weight = np.asarray(sample.sum(), self.dtype)
+        ctx.save_for_backward(self, target, weight, total_weight)
+        loss = -_picked(self, safe) * sample
+        if reduction == "sum":
+            return np.asarray(loss.sum(), self.dtype)
+        if reduction == "mean":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.asarray(loss.sum() / total_weight, self.dtype)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad):
+        self, target, weight, _total_weight = ctx.saved_tensors
+        return (NllLossGrad.apply(grad, target._data, None if weight is None else weight._data,
+                                  ctx.reduction, ctx.ignore_index, self.shape),)
+
+
+class NllLoss2d(NllLoss):
+    node_name = "NllLoss2DBackward0"
+
+
+class NllLossGrad(_Op):
+    """grad_input[n, y] = -w[y] grad (/ total weight): the scatter that is nll_loss's adjoint."""
+
+    node_name = "NllLossBackwardBackward0"
+    saved_names = ("target", "weight")
+
+    @staticmethod
+    def forward(ctx, grad, target, weight, reduction, ignore_index, shape):
+        ctx.reduction, ctx.ignore_index = reduction, ignore_index
+        ctx.save_for_backward(target, weight)
+        template = np.zeros(shape, grad.dtype)
+        safe, sample = _class_weights(template, target, weight, ignore_index)
+        if reduction == "mean":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                sample = sample / sample.sum()
+        value = -sample * grad  # grad is 0-d unless reduction is 'none'
+        if template.ndim == 1:
+            template[safe] = value
+        else:
+            np.put_along_axis(template, np.expand_dims(safe, 1), np.expand_dims(value, 1), axis=1)
+        return template
+
+    @staticmethod
+    def backward(ctx, grad):
+        target, weight = ctx.saved_tensors
+        cls = NllLoss if grad.ndim <= 2 else NllLoss2d
+        return cls.apply(grad, target._data, None if weight is None else weight._data,
+                         ctx.reduction, ctx.ignore_index), None, None

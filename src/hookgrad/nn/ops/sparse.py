@@ -1,0 +1,76 @@
+"""Embedding lookup: rows of the weight picked by integer indices; its gradient is a scatter-add
+of the incoming rows (padding rows get none), and that scatter's gradient is the lookup again."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ops.elementwise import _Op
+from ...tensor import Tensor
+
+
+def _row_scale(indices: np.ndarray, num_weights: int, padding_idx, scale_grad_by_freq: bool,
+               dtype) -> np.ndarray:
+    """Per-index factor of the gradient: 0 at padding_idx, 1 / frequency if asked."""
+    scale = np.ones(indices.shape, dtype)
+    if scale_grad_by_freq:
+        counts = np.bincount(indices.ravel(), minlength=num_weights)
+        scale = scale / counts[indices]
+    if padding_idx is not None:
+        scale = scale * (indices != padding_idx)
+    return scale.astype(dtype, copy=False)
+
+
+class Embedding(_Op):
+    """out[...] = weight[indices[...]]"""
+
+    node_name = "EmbeddingBackward0"
+    saved_names = ("indices",)
+
+    @staticmethod
+    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
+        if indices.dtype.kind not in "iu" or indices.dtype.itemsize < 4:
+            from ...autograd.graph import legacy_type_name
+
+            raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                               "following scalar types: Long, Int; but got "
+                               f"{legacy_type_name(indices)} instead (while checking arguments "
+                               "for embedding)")
+        if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
+            raise IndexError("index out of range in self")
+        ctx.num_weights = weight.shape[0]
+        ctx.padding_idx, ctx.scale_grad_by_freq = padding_idx, scale_grad_by_freq
+        ctx.save_for_backward(indices)
+        return weight[indices]
+
+    @staticmethod
+    def backward(ctx, grad):
+        (indices,) = ctx.saved_tensors
+        return EmbeddingDenseGrad.apply(grad, indices._data, ctx.num_weights, ctx.padding_idx,
+                                        ctx.scale_grad_by_freq)
+
+
+class EmbeddingDenseGrad(_Op):
+    """grad_weight[r] = sum of grad rows whose index is r (scaled, padding row left at 0)"""
+
+    node_name = "EmbeddingDenseBackwardBackward0"
+    saved_names = ("indices",)
+
+    @staticmethod
+    def forward(ctx, grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+        ctx.num_weights = num_weights
+        ctx.padding_idx, ctx.scale_grad_by_freq = padding_idx, scale_grad_by_freq
+        ctx.save_for_backward(indices)
+        rows = grad.reshape(-1, grad.shape[-1])
+        scale = _row_scale(indices, num_weights, padding_idx, scale_grad_by_freq, grad.dtype)
+        result = np.zeros((num_weights, grad.shape[-1]), grad.dtype)
+        np.add.at(result, indices.ravel(), rows * scale.reshape(-1, 1))
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (indices,) = ctx.saved_tensors
+        indices = indices._data
+        scale = _row_scale(indices, ctx.num_weights, ctx.padding_idx, ctx.scale_grad_by_freq,
+                           grad._data.dtype)
+        rows = Embedding.apply(grad, indices, None, False)
+        return rows * Tensor._make(scale[..., None])
