@@ -1,0 +1,186 @@
+"""offload(): no file outlives its use, whichever way a step ends; prefetch runs ahead."""
+import gc
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import hookgrad
+from hookgrad import memory
+from hookgrad.memory.savers.offload import PREFIX
+
+
+def _files(root) -> list:
+    return [os.path.join(d, f) for d, _, names in os.walk(root) for f in names]
+
+
+def _chain(x, length=6):
+    h = x
+    for _ in range(length):
+        h = (h * 0.5).exp()  # ExpBackward0 saves each result: one file each
+    return h.sum()
+
+
+def _wait_written(saver):
+    store = saver._store_obj
+    for ref in store.items:
+        item = ref() if ref is not None else None
+        if item is not None and item.write is not None and not item.write.cancelled():
+            item.write.result()
+
+
+@pytest.fixture
+def x(rng):
+    return hookgrad.tensor(rng.standard_normal((32, 16)).astype(np.float32), requires_grad=True)
+
+
+def test_files_are_written_then_removed_as_backward_reads_them(tmp_path, x):
+    saver = memory.offload(tmp_path)
+    with saver:
+        loss = _chain(x)
+    _wait_written(saver)
+    assert len(_files(tmp_path)) == 6
+    loss.backward()
+    assert _files(tmp_path) == []
+
+
+def test_a_graph_freed_without_backward_removes_its_files(tmp_path, x):
+    saver = memory.offload(tmp_path)
+    with saver:
+        loss = _chain(x)
+    _wait_written(saver)
+    del loss
+    gc.collect()
+    assert _files(tmp_path) == []
+
+
+@pytest.mark.parametrize("error", [ValueError, KeyboardInterrupt])
+def test_an_error_raised_inside_backward_leaves_no_files(tmp_path, x, error):
+    saver = memory.offload(tmp_path)
+    with saver:
+        h = (x * 0.5).exp()
+        h.register_hook(lambda grad: (_ for _ in ()).throw(error("stop")))
+        loss = _chain(h)
+    with pytest.raises(error):
+        loss.backward()
+    del loss, h
+    gc.collect()
+    assert _files(tmp_path) == []
+
+
+@pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
+def test_an_error_leaving_the_block_removes_its_files_at_once(tmp_path, x, error):
+    saver = memory.offload(tmp_path)
+    kept = []
+    with pytest.raises(error):
+        with saver:
+            kept.append(_chain(x))  # the graph stays referenced: only the context can clean up
+            raise error("interrupted")
+    assert _files(tmp_path) == []
+    with pytest.raises(RuntimeError, match="discarded"):
+        kept[0].backward()
+
+
+def test_close_removes_the_private_directory(tmp_path, x):
+    saver = memory.offload(tmp_path)
+    with saver:
+        loss = _chain(x)
+    path = saver.path
+    assert os.path.isdir(path)
+    saver.close()
+    assert not os.path.exists(path)
+    del loss
+
+
+def test_prefetch_reads_the_next_older_tensors_ahead(tmp_path, x):
+    saver = memory.offload(tmp_path, prefetch=2)
+    with saver:
+        loss = _chain(x, length=5)
+    _wait_written(saver)
+    items = [ref() for ref in saver._store_obj.items]
+    newest = items[-1]
+    newest.decode()  # what backward does first
+    assert [item.read is not None for item in items[:-1]] == [False, False, True, True]
+    loss.backward()
+
+
+def test_gradients_survive_retain_graph(tmp_path, x):
+    with memory.offload(tmp_path):
+        loss = _chain(x, length=3)
+    loss.backward(retain_graph=True)
+    first = x.grad.numpy().copy()
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * first)
+    del loss
+    gc.collect()
+    assert _files(tmp_path) == []
+
+
+def test_an_inplace_change_after_the_write_keeps_the_saved_values(tmp_path, x):
+    saver = memory.offload(tmp_path)
+    with saver:
+        h = x * 1
+        loss = h.sin().sum()  # SinBackward0 saves h; the file holds h as it was
+    _wait_written(saver)
+    with hookgrad.no_grad():
+        h.mul_(2)
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(x.detach().numpy()), rtol=1e-6)
+
+
+def test_an_inplace_change_before_the_write_is_an_error(tmp_path, x):
+    saver = memory.offload(tmp_path)
+    gate = threading.Event()
+    saver._disk().pool.submit(gate.wait)  # hold the writer back
+    with saver:
+        h = x * 1
+        loss = h.sin().sum()
+    with hookgrad.no_grad():
+        h.mul_(2)
+    gate.set()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+_CHILD = textwrap.dedent("""
+    import os, sys
+    import numpy as np
+    import hookgrad
+    from hookgrad import memory
+    saver = memory.offload(sys.argv[1])
+    x = hookgrad.tensor(np.ones((64, 64), np.float32), requires_grad=True)
+    with saver:
+        loss = (x.exp() * 2).exp().sum()
+    for ref in saver._store_obj.items:
+        ref().write.result()
+    print(saver.path, flush=True)
+    if sys.argv[2] == "kill":
+        os._exit(0)  # no cleanup at all, as if killed
+""")
+
+
+def _child(tmp_path, how: str) -> str:
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path), how],
+                          capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout.strip()
+
+
+def test_interpreter_exit_removes_the_directory(tmp_path):
+    path = _child(tmp_path, "exit")
+    assert path.startswith(str(tmp_path)) and not os.path.exists(path)
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_directory_left_by_a_dead_process_is_cleaned_on_next_use(tmp_path, x):
+    path = _child(tmp_path, "kill")
+    assert os.path.basename(path).startswith(PREFIX) and _files(path)
+    unrelated = tmp_path / "keep-me.txt"
+    unrelated.write_text("not ours")
+    with memory.offload(tmp_path):
+        loss = _chain(x, length=1)
+    assert not os.path.exists(path) and unrelated.exists()
+    loss.backward()
