@@ -1,164 +1,395 @@
-"""``tensor[key]`` and ``tensor[key] = value`` in torch's terms: integers and slices are views
-(select / slice, applied dim by dim as torch does), lists, arrays and masks are ``index``
-(a copy); assignment is ``copy_`` into the view, or ``index_put_``."""
+"""``tensor[key]`` and ``tensor[key] = value`` in torch's terms.
+
+Integers, slices, ``None`` and ``...`` are views (select / slice / unsqueeze), applied one dim at
+a time exactly as torch does, so the grad_fn chain is torch's. Whatever is left (integer
+sequences and tensors, boolean masks) is one ``index`` call: a copy whose gradient accumulates
+over repeated indices. Assignment is ``copy_`` / ``fill_`` into the view, or ``index_put_`` on
+it when the key has advanced parts (an in-place op on a view, so the base gets CopySlices).
+"""
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
+from ..autograd.graph import legacy_type_name
 from ..tensor import Tensor
 from .elementwise import _Op
-from .views import Alias, Index, Select, Slice, Unsqueeze
+from .views import Alias, Expand, Select, Slice, Unsqueeze, View
 
-_BASIC = (int, np.integer, slice, type(None), type(Ellipsis))
+_INTEGER = (int, np.integer)
+_SCALAR = (bool, int, float, complex, np.number, np.bool_)
 
 
-def _normalize_key(key) -> tuple:
-    if not isinstance(key, tuple):
-        key = (key,)
-    normalized = []
-    for k in key:
-        if isinstance(k, Tensor):
-            if k._data.dtype.kind in "iu" and k._data.ndim == 0:
-                k = int(k._data)
-            else:
-                k = k._data
-        elif isinstance(k, (list, tuple)):
-            k = np.asarray([int(i) if isinstance(i, Tensor) else i for i in k])
-        elif isinstance(k, np.ndarray) or isinstance(k, (bool, np.bool_)):
-            k = np.asarray(k)
-        elif not isinstance(k, _BASIC):
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
-                             "Variables are valid indices (got " + type(k).__name__ + ")")
-        if isinstance(k, np.ndarray) and k.dtype.kind not in "biu":
+# ---------------------------------------------------------------------------------------------
+# parsing a key
+# ---------------------------------------------------------------------------------------------
+def _treat_as_tuple(key) -> bool:
+    """torch's (and old NumPy's) rule: a short list holding a sequence, slice, tensor, None or
+    ``...`` is a tuple of indices, not one index (``a[[0, slice(None)]]`` is ``a[0, :]``)."""
+    if isinstance(key, tuple):
+        return True
+    if not isinstance(key, list) or len(key) >= 32:
+        return False
+    return any(isinstance(k, (list, tuple, slice, Tensor, np.ndarray)) or k is None
+               or k is Ellipsis for k in key)
+
+
+def _index_array(values) -> np.ndarray:
+    """A list (or nested list) used as one index: bools make a mask, anything else is long."""
+    array = np.asarray([v._data if isinstance(v, Tensor) else v for v in values]
+                       if isinstance(values, list) else values)
+    if array.dtype == np.bool_:
+        return array
+    if array.size == 0 or array.dtype.kind in "iuf":
+        return array.astype(np.int64)
+    raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+
+
+def _convert(item):
+    """One index item as int, bool, slice, None, Ellipsis or an index ndarray."""
+    if item is None or item is Ellipsis or isinstance(item, slice):
+        return item
+    if isinstance(item, (bool, np.bool_)):
+        return bool(item)
+    if isinstance(item, _INTEGER):
+        return int(item)
+    if isinstance(item, (Tensor, np.ndarray)):
+        array = item._data if isinstance(item, Tensor) else item
+        kind = array.dtype.kind
+        if kind == "b":
+            return bool(array) if array.ndim == 0 else array
+        if array.dtype == np.uint8:
+            warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                          "torch.bool instead.", UserWarning, stacklevel=4)
+            return array.astype(np.bool_)
+        if kind not in "iu":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        normalized.append(k)
-    return tuple(normalized)
+        return int(array) if array.ndim == 0 else array
+    if isinstance(item, (list, tuple)):
+        return _index_array(list(item))
+    raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                     f"Variables are valid indices (got {type(item).__name__})")
 
 
-def _expand_ellipsis(key: tuple, ndim: int) -> tuple:
-    consumed = sum(1 if not (k is None or k is Ellipsis) else 0 for k in key)
-    consumed += sum(k.ndim - 1 for k in key if isinstance(k, np.ndarray) and k.dtype == np.bool_)
-    if key.count(Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    if Ellipsis in key:
-        at = key.index(Ellipsis)
-        key = key[:at] + (slice(None),) * (ndim - consumed) + key[at + 1:]
-    if consumed > ndim:
+def _parse(key) -> tuple:
+    items = tuple(key) if _treat_as_tuple(key) else (key,)
+    return tuple(_convert(item) for item in items)
+
+
+def _consumed(item) -> int:
+    """How many dims of the tensor an index item uses up."""
+    if item is None or item is Ellipsis or isinstance(item, bool):
+        return 0
+    if isinstance(item, np.ndarray) and item.dtype == np.bool_:
+        return item.ndim
+    return 1
+
+
+def _apply_basic(tensor: Tensor, items: tuple, lone_slice: bool = False):
+    """Apply ints, slices, None and ``...`` as views, dim by dim (torch's applySlicing).
+    Returns the view and the advanced items as ``(dim, array)`` pairs on that view."""
+    ndim = tensor._data.ndim
+    specified = sum(_consumed(item) for item in items)
+    if ndim == 0 and any(isinstance(item, int) and not isinstance(item, bool) for item in items):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+    if specified > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
-    return key
+    result = tensor
+    advanced = []
+    dim = 0
+    for item in items:
+        if dim > result._data.ndim or (dim == result._data.ndim and _consumed(item)):
+            raise IndexError(f"too many indices for tensor of dimension {ndim}")
+        if item is Ellipsis:  # each one stands for all unspecified dims (torch allows several)
+            dim += ndim - specified
+        elif item is None:
+            result = Unsqueeze.apply(result, dim)
+            dim += 1
+        elif isinstance(item, bool):  # a 0-dim mask: a new dim of size 1 (or 0) to index
+            result = Unsqueeze.apply(result, dim)
+            advanced.append((dim, np.array([item])))
+            dim += 1
+        elif isinstance(item, int):
+            size = result._data.shape[dim]
+            if not -size <= item < size:
+                raise IndexError(f"index {item} is out of bounds for dimension {dim} with size "
+                                 f"{size}")
+            result = Select.apply(result, dim, item)
+        elif isinstance(item, slice):
+            size = result._data.shape[dim]
+            start, stop, step = item.indices(size)  # raises for a zero step, as Python does
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            stop = max(start, stop)
+            if lone_slice or (start, stop, step) != (0, size, 1):
+                result = Slice.apply(result, dim, start, stop, step)
+            dim += 1
+        else:
+            advanced.append((dim, item))
+            dim += _consumed(item)
+    return result, advanced
 
 
-def _is_full(k: slice, size: int) -> bool:
-    return slice(k.start, k.stop, k.step).indices(size) == (0, size, 1)
+def _advanced_key(shape: tuple, advanced: list):
+    """The NumPy key for the advanced items (masks as their nonzero indices, which NumPy and
+    torch treat alike) and the index arrays as given (what torch saves); checked with torch's
+    messages first, so NumPy never reports an error in its own words."""
+    key: list = []
+    originals = []
+    for dim, array in advanced:
+        key.extend([slice(None)] * (dim - len(key)))  # dims between advanced items
+        originals.append(array)
+        if array.dtype == np.bool_:
+            for j in range(array.ndim):
+                if array.shape[j] != shape[dim + j]:
+                    raise IndexError(f"The shape of the mask {list(array.shape)} at index {j} "
+                                     f"does not match the shape of the indexed tensor "
+                                     f"{list(shape)} at index {dim + j}")
+            key.extend(np.nonzero(array))
+        else:
+            size = shape[dim]
+            bad = (array < -size) | (array >= size)
+            if bad.any():
+                raise IndexError(f"index {int(array[bad].flat[0])} is out of bounds for "
+                                 f"dimension {dim} with size {size}")
+            key.append(array)
+    arrays = [k for k in key if isinstance(k, np.ndarray)]
+    try:
+        np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with "
+                         "shapes " + ", ".join(str(list(a.shape)) for a in arrays)) from None
+    return tuple(key), tuple(originals)
+
+
+# ---------------------------------------------------------------------------------------------
+# index (advanced getitem) and index_put
+# ---------------------------------------------------------------------------------------------
+class Index(_Op):
+    """self[indices] (a copy); gradient: zeros with grad added at the indices"""
+
+    node_name = "IndexBackward0"
+    saved_names = ("indices",)
+
+    @staticmethod
+    def forward(ctx, self, key, originals):
+        ctx.key, ctx.self_shape = key, self.shape
+        ctx.save_for_backward(*originals)
+        return self[key]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexPutImpl.apply(grad, ctx.self_shape, ctx.key), None, None
+
+
+class IndexPutImpl(_Op):
+    """zeros of ``shape`` with ``values`` added at ``key`` (index's backward)"""
+
+    node_name = "IndexPutImplBackward0"
+
+    @staticmethod
+    def forward(ctx, values, shape, key):
+        ctx.key = key
+        out = np.zeros(shape, values.dtype)
+        np.add.at(out, key, values)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Index.apply(grad, ctx.key, ()), None, None
 
 
 def getitem(tensor: Tensor, key) -> Tensor:
-    raw = key
-    key = _normalize_key(key)
-    advanced = any(isinstance(k, np.ndarray) for k in key)
-    lone_slice = isinstance(raw, slice)
-    if key == (Ellipsis,):
+    items = _parse(key)
+    if len(items) == 0 or (len(items) == 1 and items[0] is Ellipsis):
         return Alias.apply(tensor)
-    key = _expand_ellipsis(key, tensor._data.ndim)
-    result = tensor
-    dim = 0
-    remaining = []
-    for k in key:
-        if k is None:
-            result = Unsqueeze.apply(result, dim)
-            remaining.append(slice(None))
-            dim += 1
-        elif isinstance(k, (int, np.integer)):
-            if result._data.ndim == 0:
-                raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python "
-                                 "or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a "
-                                 "number")
-            result = Select.apply(result, dim, int(k))
-        elif isinstance(k, slice):
-            if lone_slice or not _is_full(k, result._data.shape[dim]):
-                start, stop, step = k.indices(result._data.shape[dim])
-                if (k.step or 1) <= 0:
-                    raise ValueError("step must be greater than zero")
-                result = Slice.apply(result, dim, start, max(stop, start), step)
-            remaining.append(slice(None))
-            dim += 1
-        else:
-            remaining.append(k)
-            dim += k.ndim if k.dtype == np.bool_ else 1
+    result, advanced = _apply_basic(tensor, items, lone_slice=isinstance(key, slice))
     if advanced:
-        return Index.apply(result, tuple(remaining))
+        index_key, originals = _advanced_key(result._data.shape, advanced)
+        return Index.apply(result, index_key, originals)
     if result is tensor:
         return Alias.apply(tensor)
     return result
 
 
-class Copy(_Op):
-    """self.copy_(src): self's old value gets no gradient; src gets grad (summed, cast)"""
+def _check_writable(array: np.ndarray) -> None:
+    if not array.flags.writeable:
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
+                           "refers to a single memory location. Please clone() the tensor before "
+                           "performing the operation.")
 
-    node_name = "CopyBackwards"
+
+class IndexPut(_Op):
+    """self[indices] = values in place; with ``accumulate`` repeated indices add up.
+    Gradient: self's grad with the written positions zeroed (kept whole if accumulating);
+    values get grad[indices]."""
+
+    node_name = "IndexPutBackward0"
+    saved_names = ("indices",)
     _inplace = True
 
     @staticmethod
-    def forward(ctx, self, src):
-        try:
-            np.copyto(self, np.broadcast_to(src, self.shape), casting="unsafe")
-        except ValueError:
-            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
-                               f"broadcast shape {list(np.broadcast_shapes(self.shape, np.shape(src)))}"
-                               ) from None
+    def forward(ctx, self, values, key, originals, accumulate=False):
+        _check_writable(self)
+        ctx.key, ctx.accumulate = key, accumulate
+        ctx.save_for_backward(*originals)
+        _index_put(self, values, key, accumulate)
         return self
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0, grad
+        grad_values = Index.apply(grad, ctx.key, ())
+        if ctx.accumulate:
+            return grad, grad_values, None, None, None
+        zero = Tensor._make(np.zeros((), grad._data.dtype))
+        return IndexPutCopy.apply(grad, zero, ctx.key, (), False), grad_values, None, None, None
+
+
+class IndexPutCopy(IndexPut):
+    """out-of-place index_put: the same formula on a copy of self"""
+
+    _inplace = False
+
+    @staticmethod
+    def forward(ctx, self, values, key, originals, accumulate=False):
+        ctx.key, ctx.accumulate = key, accumulate
+        ctx.save_for_backward(*originals)
+        out = np.array(self, copy=True)
+        _index_put(out, values, key, accumulate)
+        return out
+
+
+def _index_put(target: np.ndarray, values: np.ndarray, key: tuple, accumulate: bool) -> None:
+    try:
+        if accumulate:
+            np.add.at(target, key, values)
+        else:
+            target[key] = values
+    except ValueError:
+        shape = np.empty(target.shape, np.bool_)[key].shape
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(values))} "
+                           f"cannot be broadcast to indexing result of shape {list(shape)}"
+                           ) from None
+
+
+def _put_args(self: Tensor, indices, values: Tensor):
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put_(): argument 'indices' must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+    items = []
+    for position, index in enumerate(indices):
+        if not isinstance(index, Tensor):
+            raise TypeError(f"expected Tensor as element {position} in argument 0, but got "
+                            f"{type(index).__name__}")
+        item = _convert(index)
+        if isinstance(item, (bool, int)):
+            item = np.asarray(index._data)
+        items.append(item)
+    if sum(_consumed(item) for item in items) > self._data.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self._data.ndim} (got "
+                         f"{len(items)})")
+    _check_dtype(self, values)
+    dims = np.cumsum([0] + [_consumed(item) for item in items])
+    return _advanced_key(self._data.shape, list(zip(dims[:-1], items)))
+
+
+def _check_dtype(self: Tensor, values: Tensor) -> None:
+    if values._data.dtype != self._data.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_type_word(self)} for the destination and {_type_word(values)} "
+                           "for the source.")
+
+
+def _type_word(tensor: Tensor) -> str:
+    return legacy_type_name(tensor._data)[len("torch."):-len("Tensor")]
+
+
+def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    key, originals = _put_args(self, indices, values)
+    return IndexPut.apply(self, values, key, originals, accumulate)
+
+
+def index_put(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    key, originals = _put_args(self, indices, values)
+    return IndexPutCopy.apply(self, values, key, originals, accumulate)
+
+
+# ---------------------------------------------------------------------------------------------
+# copy_ / fill_ / zero_
+# ---------------------------------------------------------------------------------------------
+def _zeros_like(grad: Tensor) -> Tensor:
+    return Tensor._make(np.zeros(grad._data.shape, grad._data.dtype))
+
+
+class Copy(_Op):
+    """self.copy_(src): self's old value gets no gradient; src gets grad (summed, cast)"""
+
+    node_name = "torch::autograd::CopyBackwards"
+    _inplace = True
+
+    @staticmethod
+    def forward(ctx, self, src):
+        _check_writable(self)
+        if np.shape(src) != self.shape:
+            _check_broadcast(self.shape, np.shape(src))
+        np.copyto(self, src, casting="unsafe")
+        return self
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _zeros_like(grad), grad
+
+
+def _check_broadcast(target: tuple, shape: tuple) -> None:
+    """``shape`` must broadcast to ``target`` (torch's message names the first bad dim)."""
+    if len(shape) > len(target):
+        raise RuntimeError(f"output with shape {list(target)} doesn't match the broadcast shape "
+                           f"{list(np.broadcast_shapes(target, shape))}")
+    for i in range(1, len(shape) + 1):
+        if shape[-i] != 1 and shape[-i] != target[-i]:
+            dim = len(target) - i
+            raise RuntimeError(f"The size of tensor a ({target[-i]}) must match the size of "
+                               f"tensor b ({shape[-i]}) at non-singleton dimension {dim}")
 
 
 class Fill(_Op):
-    node_name = "FillBackward0"
+    """self.fill_(number): no gradient for self's old value"""
+
+    node_name = "FillBackward2"
     _inplace = True
 
     @staticmethod
     def forward(ctx, self, value):
+        _check_writable(self)
         self[...] = value
         return self
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0, None
+        return _zeros_like(grad), None
 
 
-class Zero(Fill):
-    node_name = "ZeroBackward0"
+class FillTensor(_Op):
+    """self.fill_(0-dim tensor): the value gets the sum of grad"""
 
-
-class IndexPut(_Op):
-    """self[indices] = values in place; with ``accumulate`` repeated indices add up"""
-
-    node_name = "IndexPutBackward0"
+    node_name = "FillBackward3"
     _inplace = True
 
     @staticmethod
-    def forward(ctx, self, values, key, accumulate=False):
-        ctx.key, ctx.accumulate = key, accumulate
-        try:
-            if accumulate:
-                np.add.at(self, key, values)
-            else:
-                self[key] = values
-        except ValueError as error:
-            raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(values))} "
-                               f"cannot be broadcast to indexing result ({error})") from None
+    def forward(ctx, self, value):
+        _check_writable(self)
+        self[...] = value
         return self
 
     @staticmethod
     def backward(ctx, grad):
-        grad_values = Index.apply(grad, ctx.key)
-        if ctx.accumulate:
-            return grad, grad_values, None, None
-        from .views import Embed
+        return _zeros_like(grad), grad.sum()
 
-        kept = grad - Embed.apply(grad_values, tuple(grad.shape), ctx.key)
-        return kept, grad_values, None, None
+
+class Zero(Fill):
+    node_name = "ZeroBackward0"
 
 
 def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
@@ -169,9 +400,10 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
 
 def fill_(self: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
-        if value.requires_grad:
-            return copy_(self, value.expand_as(self))
-        value = value.item()
+        if value._data.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value._data.ndim} dimensions.")
+        return FillTensor.apply(self, value)
     return Fill.apply(self, value)
 
 
@@ -179,34 +411,45 @@ def zero_(self: Tensor) -> Tensor:
     return Zero.apply(self, 0)
 
 
+# ---------------------------------------------------------------------------------------------
+# setitem
+# ---------------------------------------------------------------------------------------------
+def _copy_to(target: Tensor, value: Tensor) -> None:
+    """torch's copy_to: copy_ when shapes agree, fill_ for a 0-dim value, else copy_ of the
+    value with leading 1s dropped, expanded to the target."""
+    if value._data.shape == target._data.shape:
+        copy_(target, value)
+    elif value._data.ndim == 0:
+        fill_(target, value)
+    else:
+        shape = value._data.shape
+        lead = next((i for i, s in enumerate(shape) if s != 1), len(shape))
+        copy_(target, Expand.apply(View.apply(value, shape[lead:]), target._data.shape))
+
+
+def _as_value(tensor: Tensor, value) -> Tensor:
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, _SCALAR):
+        return Tensor._make(np.asarray(value).astype(tensor._data.dtype))
+    kind = type(value)
+    name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+    raise TypeError(f"can't assign a {name} to a {legacy_type_name(tensor._data)}")
+
+
 def setitem(tensor: Tensor, key, value) -> None:
-    norm = _normalize_key(key)
-    advanced = any(isinstance(k, np.ndarray) for k in norm)
+    value = _as_value(tensor, value)
+    items = _parse(key)
+    lone_bool = len(items) == 1 and isinstance(items[0], bool)
+    if lone_bool and not items[0]:
+        return
+    target, advanced = _apply_basic(tensor, items)
     if not advanced:
-        target = getitem(tensor, key)
-        if isinstance(value, Tensor):
-            copy_(target, value)
-        else:
-            fill_(target, value) if np.ndim(value) == 0 else copy_(target, value)
+        _copy_to(target, value)
         return
-    basic = tuple(k if not isinstance(k, np.ndarray) else slice(None) for k in norm)
-    target = tensor
-    if any(not (isinstance(k, slice) and k == slice(None)) for k in basic):
-        target = None
-    values = value if isinstance(value, Tensor) else Tensor._make(
-        np.asarray(value, dtype=tensor._data.dtype))
-    if values._data.dtype != tensor._data.dtype:
-        values = values.to(tensor.dtype)
-    if target is None:  # mixed basic and advanced: numpy applies the whole key at once
-        IndexPut.apply(tensor, values, _expand_ellipsis(norm, tensor._data.ndim))
+    if lone_bool:  # a lone ``True`` is a plain unsqueeze, no index
+        _copy_to(target, value)
         return
-    IndexPut.apply(tensor, values, _expand_ellipsis(norm, tensor._data.ndim))
-
-
-def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
-    key = _normalize_key(tuple(indices))
-    return IndexPut.apply(self, values, key, accumulate)
-
-
-def index_put(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
-    return index_put_(self.clone(), indices, values, accumulate)
+    index_key, originals = _advanced_key(target._data.shape, advanced)
+    _check_dtype(target, value)
+    IndexPut.apply(target, value, index_key, originals, False)

@@ -1,23 +1,59 @@
 """View ops: outputs share memory and the version counter with their input (NumPy views), and
-``copy_slices``, which gives in-place ops on views torch's gradients (its CopySlices node)."""
+``copy_slices``, which gives in-place ops on views torch's gradients (its CopySlices node).
+
+Every view op sets ``_view_of = 0`` so ``Tensor._make_view`` can replay it on the base when an
+in-place op changes the base or a sibling view. The replay calls ``apply`` with the same
+positional arguments, so a view op's arguments are all positional and already normalised.
+"""
 from __future__ import annotations
+
+import operator
+import warnings
 
 import numpy as np
 
 from ..autograd import grad_mode
-from ..autograd.graph import Node, _grad_edge
+from ..autograd.graph import Node, _grad_edge, legacy_type_name
 from ..tensor import Tensor
-from .elementwise import _Op
 from ._util import normalize_dim
+from .elementwise import _Op
+
+
+# ---------------------------------------------------------------------------------------------
+# shape arguments
+# ---------------------------------------------------------------------------------------------
+def _shape_args(shape, op: str = "view") -> tuple:
+    """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size(...))`` as a tuple of ints."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    result = []
+    for position, size in enumerate(shape):
+        try:
+            result.append(operator.index(size))
+        except TypeError:
+            raise TypeError(f"{op}(): argument 'size' (position 1) must be tuple of ints, but "
+                            f"found element of type {type(size).__name__} at pos {position}"
+                            ) from None
+    return tuple(result)
 
 
 def infer_shape(shape, numel: int) -> tuple:
+    """``shape`` with its one ``-1`` filled in; torch's messages when that is impossible."""
     shape = tuple(int(s) for s in shape)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
+    for size in shape:
+        if size < -1:
+            raise RuntimeError(f"invalid shape dimension {size}")
     if -1 in shape:
         known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
-        if known == 0 or numel % known:
+        if known == 0:
+            if numel == 0:
+                raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} "
+                                   "because the unspecified dimension size -1 can be any value "
+                                   "and is ambiguous")
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        if numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape = tuple(numel // known if s == -1 else s for s in shape)
     if int(np.prod(shape, dtype=np.int64)) != numel:
@@ -25,21 +61,24 @@ def infer_shape(shape, numel: int) -> tuple:
     return shape
 
 
-def view_array(x: np.ndarray, shape: tuple) -> np.ndarray:
-    """``x`` reshaped without a copy, or None when the strides do not allow it."""
-    out = x.view()
+def view_array(x: np.ndarray, shape: tuple):
+    """``x`` reshaped without a copy, or None when its strides do not allow it."""
     try:
-        out.shape = shape
-    except AttributeError:
+        return np.reshape(x, shape, copy=False)
+    except ValueError:
         return None
-    return out
 
 
 class _View(_Op):
     _view_of = 0
 
 
+# ---------------------------------------------------------------------------------------------
+# view / reshape / flatten / unflatten
+# ---------------------------------------------------------------------------------------------
 class View(_View):
+    """grad.reshape(self.shape)"""
+
     node_name = "ViewBackward0"
 
     @staticmethod
@@ -59,40 +98,88 @@ class View(_View):
 
 
 class UnsafeView(_Op):
-    """reshape of a fresh copy: same gradient as view, but not a view of its input"""
+    """reshape of a fresh copy: the gradient of view, but the output is not a view"""
 
     node_name = "UnsafeViewBackward0"
 
     @staticmethod
     def forward(ctx, self, shape):
         ctx.self_shape = self.shape
-        return self.reshape(shape)
+        return self.reshape(infer_shape(shape, self.size))
 
     @staticmethod
     def backward(ctx, grad):
         return grad.reshape(ctx.self_shape), None
 
 
+class ViewDtype(_View):
+    """Reinterpret the bits (torch's view(dtype)); not differentiable, so applied untracked."""
+
+    @staticmethod
+    def forward(ctx, self, dtype):
+        if self.ndim == 0 and dtype.itemsize != self.dtype.itemsize:
+            raise RuntimeError("self.dim() cannot be 0 to view " + str(self.dtype) + " as "
+                               + str(dtype) + " (different element sizes)")
+        return self.view(dtype)
+
+
 def reshape(input: Tensor, *shape) -> Tensor:
-    shape = _shape_args(shape)
-    shape = infer_shape(shape, input._data.size)
+    """A view when the strides allow one, else a copy (UnsafeView of Clone, as torch)."""
+    shape = infer_shape(_shape_args(shape, "reshape"), input._data.size)
     if view_array(input._data, shape) is not None:
         return View.apply(input, shape)
     return UnsafeView.apply(Clone.apply(input), shape)
 
 
 def view(input: Tensor, *shape) -> Tensor:
-    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list)):
-        return input.to(shape[0])  # view(dtype) on same-size types is not supported: copy
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list, Tensor)):
+        from .._dtype import to_numpy_dtype
+
+        with grad_mode.no_grad():
+            return ViewDtype.apply(input, np.dtype(to_numpy_dtype(shape[0])))
     return View.apply(input, _shape_args(shape))
 
 
-def _shape_args(shape) -> tuple:
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        return tuple(shape[0])
-    return tuple(shape)
+def view_as(input: Tensor, other: Tensor) -> Tensor:
+    return View.apply(input, other._data.shape)
 
 
+def reshape_as(input: Tensor, other: Tensor) -> Tensor:
+    return reshape(input, other._data.shape)
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    ndim = input._data.ndim
+    if ndim == 0:
+        return reshape(input, (1,))
+    start, end = normalize_dim(start_dim, ndim), normalize_dim(end_dim, ndim)
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return input
+    shape = input._data.shape
+    return reshape(input, shape[:start] + (-1,) + shape[end + 1:])
+
+
+def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
+    shape = input._data.shape
+    dim = normalize_dim(dim, input._data.ndim)
+    sizes = _shape_args((sizes,), "unflatten")
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    try:
+        sizes = infer_shape(sizes, shape[dim])
+    except RuntimeError as error:
+        if "only one" in str(error):
+            raise RuntimeError("unflatten: only one dimension can be inferred") from None
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                           f"size of dim {dim} ({shape[dim]}) in the input tensor") from None
+    return View.apply(input, shape[:dim] + sizes + shape[dim + 1:])
+
+
+# ---------------------------------------------------------------------------------------------
+# copies that live here because reshape and to() need them
+# ---------------------------------------------------------------------------------------------
 class Clone(_Op):
     node_name = "CloneBackward0"
 
@@ -118,26 +205,49 @@ class ToCopy(_Op):
         return grad.to(ctx.self_dtype), None
 
 
+# ---------------------------------------------------------------------------------------------
+# select / slice / narrow and their backwards (zeros with the gradient written in)
+# ---------------------------------------------------------------------------------------------
 class Select(_View):
+    """grad written into zeros at ``index`` of ``dim``"""
+
     node_name = "SelectBackward0"
 
     @staticmethod
     def forward(ctx, self, dim, index):
+        if self.ndim == 0:
+            raise IndexError("select() cannot be applied to a 0-dim tensor.")
         dim = normalize_dim(dim, self.ndim)
         size = self.shape[dim]
         if not -size <= index < size:
-            raise IndexError(f"index {index} is out of bounds for dimension {dim} with size "
-                             f"{size}")
-        ctx.key = (slice(None),) * dim + (index % size, Ellipsis)
-        ctx.self_shape = self.shape
-        return self[ctx.key]
+            raise IndexError(f"select(): index {index} out of range for tensor of size "
+                             f"{list(self.shape)} at dimension {dim}")
+        ctx.self_shape, ctx.dim, ctx.index = self.shape, dim, index % size
+        return self[(slice(None),) * dim + (index % size, Ellipsis)]  # ... keeps a 0-d view
 
     @staticmethod
     def backward(ctx, grad):
-        return Embed.apply(grad, ctx.self_shape, ctx.key), None, None
+        return SelectBackward.apply(grad, ctx.self_shape, ctx.dim, ctx.index), None, None
+
+
+class SelectBackward(_Op):
+    node_name = "SelectBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, shape, dim, index):
+        ctx.dim, ctx.index = dim, index
+        out = np.zeros(shape, grad.dtype)
+        out[(slice(None),) * dim + (index,)] = grad
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Select.apply(grad, ctx.dim, ctx.index), None, None, None
 
 
 class Slice(_View):
+    """grad written into zeros at ``start:end:step`` of ``dim``"""
+
     node_name = "SliceBackward0"
 
     @staticmethod
@@ -145,61 +255,69 @@ class Slice(_View):
         if step <= 0:
             raise ValueError("step must be greater than zero")
         dim = normalize_dim(dim, self.ndim)
-        ctx.key = (slice(None),) * dim + (slice(start, end, step), Ellipsis)
-        ctx.self_shape = self.shape
-        return self[ctx.key]
+        ctx.self_shape, ctx.dim = self.shape, dim
+        ctx.start, ctx.end, ctx.step = start, end, step
+        return self[(slice(None),) * dim + (slice(start, end, step),)]
 
     @staticmethod
     def backward(ctx, grad):
-        return Embed.apply(grad, ctx.self_shape, ctx.key), None, None, None, None
+        return (SliceBackward.apply(grad, ctx.self_shape, ctx.dim, ctx.start, ctx.end, ctx.step),
+                None, None, None, None)
 
 
-class Embed(_Op):
-    """zeros of ``shape`` with ``grad`` written at ``key`` (the backward of select/slice/index);
-    with ``accumulate`` repeated indices add up."""
-
-    node_name = "EmbedBackward0"
+class SliceBackward(_Op):
+    node_name = "SliceBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, grad, shape, key, accumulate=False):
-        ctx.key = key
-        out = np.zeros(shape, dtype=grad.dtype)
-        if accumulate:
-            np.add.at(out, key, grad)
-        else:
-            out[key] = grad
+    def forward(ctx, grad, shape, dim, start, end, step):
+        ctx.args = (dim, start, end, step)
+        out = np.zeros(shape, grad.dtype)
+        out[(slice(None),) * dim + (slice(start, end, step),)] = grad
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        return Index.apply(grad, ctx.key), None, None, None
+        return Slice.apply(grad, *ctx.args), None, None, None, None, None
 
 
-class Index(_Op):
-    """advanced indexing (a copy); the indices are saved as torch saves them"""
-
-    node_name = "IndexBackward0"
-    saved_names = ("indices",)
-
-    @staticmethod
-    def forward(ctx, self, key):
-        ctx.key = key
-        ctx.self_shape = self.shape
-        arrays = [k for k in (key if isinstance(key, tuple) else (key,))
-                  if isinstance(k, np.ndarray)]
-        ctx.save_for_backward(*[a if a.dtype != np.bool_ else np.stack(np.nonzero(a))
-                                for a in arrays])
-        try:
-            return np.array(self[key], copy=True)
-        except IndexError as error:
-            raise IndexError(str(error)) from None
-
-    @staticmethod
-    def backward(ctx, grad):
-        return Embed.apply(grad, ctx.self_shape, ctx.key, True), None
+def select(input: Tensor, dim: int, index) -> Tensor:
+    return Select.apply(input, dim, operator.index(index))
 
 
+def slice_dim(input: Tensor, dim: int, start, stop, step: int = 1) -> Tensor:
+    """``input[..., start:stop:step]`` along ``dim`` with Python's clamping (torch's slice)."""
+    size = input._data.shape[normalize_dim(dim, input._data.ndim)]
+    if step is not None and step <= 0:
+        raise ValueError("step must be greater than zero")
+    begin, end, step = slice(start, stop, step).indices(size)
+    return Slice.apply(input, dim, begin, max(begin, end), step)
+
+
+def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
+    if input._data.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    dim = normalize_dim(dim, input._data.ndim)
+    start, length = operator.index(start), operator.index(length)
+    size = input._data.shape[dim]
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but "
+                         f"got {start})")
+    if start < 0:
+        start += size
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
+    return Slice.apply(input, dim, start, start + length, 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# expand / permute / transpose / squeeze / unsqueeze / alias
+# ---------------------------------------------------------------------------------------------
 class Expand(_View):
+    """grad summed over the broadcast dims"""
+
     node_name = "ExpandBackward0"
 
     @staticmethod
@@ -207,58 +325,116 @@ class Expand(_View):
         ctx.self_shape = self.shape
         lead = len(shape) - self.ndim
         if lead < 0:
-            raise RuntimeError(f"expand(torch.FloatTensor{{{list(self.shape)}}}, size="
+            raise RuntimeError(f"expand({legacy_type_name(self)}{{{list(self.shape)}}}, size="
                                f"{list(shape)}): the number of sizes provided ({len(shape)}) must "
                                f"be greater or equal to the number of dimensions in the tensor "
                                f"({self.ndim})")
-        target = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
-        for i, size in enumerate(self.shape):
-            if size != 1 and size != target[i + lead]:
+        target = [0] * len(shape)
+        for i in range(len(shape) - 1, -1, -1):  # torch checks from the last dim
+            size = shape[i]
+            if i < lead:
+                if size < 0:
+                    raise RuntimeError(f"The expanded size of the tensor ({size}) isn't allowed "
+                                       f"in a leading, non-existing dimension {i}")
+                target[i] = size
+                continue
+            existing = self.shape[i - lead]
+            if size == -1:
+                size = existing
+            if existing != 1 and existing != size:
                 raise RuntimeError(
-                    f"The expanded size of the tensor ({target[i + lead]}) must match the "
-                    f"existing size ({size}) at non-singleton dimension {i + lead}.  Target "
-                    f"sizes: {list(shape)}.  Tensor sizes: {list(self.shape)}")
-        return np.broadcast_to(self, target)
+                    f"The expanded size of the tensor ({size}) must match the existing size "
+                    f"({existing}) at non-singleton dimension {i}.  Target sizes: "
+                    f"{list(shape)}.  Tensor sizes: {list(self.shape)}")
+            target[i] = size
+        target = tuple(target)
+        if target == (1,) * lead + self.shape:  # nothing repeats: keep it writable
+            return self.reshape(target)
+        return np.broadcast_to(self, target)  # read-only: elements share memory
 
     @staticmethod
     def backward(ctx, grad):
         return grad.sum_to_size(ctx.self_shape), None
 
 
+def expand(input: Tensor, *sizes) -> Tensor:
+    return Expand.apply(input, _shape_args(sizes, "expand"))
+
+
+def expand_as(input: Tensor, other: Tensor) -> Tensor:
+    return Expand.apply(input, other._data.shape)
+
+
 class Permute(_View):
+    """grad permuted back"""
+
     node_name = "PermuteBackward0"
 
     @staticmethod
     def forward(ctx, self, dims):
-        dims = tuple(normalize_dim(d, self.ndim) for d in dims)
-        if len(dims) != self.ndim or len(set(dims)) != len(dims):
-            raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input "
-                               f"does not match the length of the desired ordering of dimensions "
+        if len(dims) != self.ndim:
+            raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input "
+                               "does not match the length of the desired ordering of dimensions "
                                f"i.e. input.dim() = {self.ndim} is not equal to len(dims) = "
                                f"{len(dims)}")
-        ctx.inverse = tuple(np.argsort(dims))
+        dims = tuple(normalize_dim(d, self.ndim) for d in dims)
+        if len(set(dims)) != len(dims):
+            raise RuntimeError("permute(): duplicate dims are not allowed.")
+        ctx.inverse = tuple(int(i) for i in np.argsort(dims))
         return np.transpose(self, dims)
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.permute(ctx.inverse), None
+        return Permute.apply(grad, ctx.inverse), None
+
+
+def permute(input: Tensor, *dims) -> Tensor:
+    return Permute.apply(input, _shape_args(dims, "permute"))
+
+
+def movedim(input: Tensor, source, destination) -> Tensor:
+    ndim = input._data.ndim
+    source = (source,) if isinstance(source, int) else tuple(source)
+    destination = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(source) != len(destination):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(source)} "
+                           f"dims) should contain the same number of dims as destination "
+                           f"({list(destination)} dims)")
+    source = tuple(normalize_dim(d, ndim) for d in source)
+    destination = tuple(normalize_dim(d, ndim) for d in destination)
+    order = [None] * ndim
+    for s, d in zip(source, destination):
+        order[d] = s
+    rest = iter(d for d in range(ndim) if d not in source)
+    order = tuple(next(rest) if o is None else o for o in order)
+    return Permute.apply(input, order)
+
+
+moveaxis = movedim
 
 
 class Transpose(_View):
+    """grad transposed back"""
+
     node_name = "TransposeBackward0"
 
     @staticmethod
     def forward(ctx, self, dim0, dim1):
+        ctx.dims = (normalize_dim(dim0, self.ndim), normalize_dim(dim1, self.ndim))
         if self.ndim == 0:
             return self.view()
-        ctx.dims = (normalize_dim(dim0, self.ndim), normalize_dim(dim1, self.ndim))
         return np.swapaxes(self, *ctx.dims)
 
     @staticmethod
     def backward(ctx, grad):
-        if grad.ndim == 0:
-            return grad, None, None
-        return grad.transpose(*ctx.dims), None, None
+        return Transpose.apply(grad, *ctx.dims), None, None
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    return Transpose.apply(input, dim0, dim1)
+
+
+swapaxes = swapdims = transpose
 
 
 class T(_View):
@@ -273,10 +449,36 @@ class T(_View):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.t()
+        return T.apply(grad)
+
+
+def t(input: Tensor) -> Tensor:
+    return T.apply(input)
+
+
+def numpy_T(input: Tensor) -> Tensor:
+    """``x.T``: all dims reversed (torch warns that this is deprecated unless ndim is 2)."""
+    ndim = input._data.ndim
+    if ndim != 2:
+        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
+                      "shape is deprecated and it will throw an error in a future release. "
+                      "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
+                      "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+                      UserWarning, stacklevel=3)
+    return Permute.apply(input, tuple(range(ndim))[::-1])
+
+
+def matrix_T(input: Tensor) -> Tensor:
+    """``x.mT``: the last two dims swapped."""
+    if input._data.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
+                           f"{input._data.ndim}-D tensor.")
+    return Transpose.apply(input, -2, -1)
 
 
 class Squeeze(_View):
+    """grad reshaped back to the input's shape"""
+
     node_name = "SqueezeBackward0"
 
     @staticmethod
@@ -284,8 +486,8 @@ class Squeeze(_View):
         ctx.self_shape = self.shape
         if dims is None:
             return np.squeeze(self)
-        dims = tuple(d for d in (normalize_dim(d, self.ndim) for d in dims)
-                     if self.ndim and self.shape[d] == 1)
+        dims = tuple(normalize_dim(d, self.ndim) for d in dims)
+        dims = tuple(d for d in set(dims) if self.ndim and self.shape[d] == 1)
         return np.squeeze(self, dims) if dims else self.view()
 
     @staticmethod
@@ -305,22 +507,27 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
     if dim is None:
         return Squeeze.apply(input)
     if isinstance(dim, (tuple, list)):
-        return SqueezeDims.apply(input, tuple(dim))
-    return SqueezeDim.apply(input, (dim,))
+        return SqueezeDims.apply(input, tuple(operator.index(d) for d in dim))
+    return SqueezeDim.apply(input, (operator.index(dim),))
 
 
 class Unsqueeze(_View):
+    """grad.squeeze(dim)"""
+
     node_name = "UnsqueezeBackward0"
 
     @staticmethod
     def forward(ctx, self, dim):
-        dim = normalize_dim(dim, self.ndim + 1)
-        ctx.dim = dim
-        return np.expand_dims(self, dim)
+        ctx.dim = normalize_dim(dim, self.ndim + 1)
+        return np.expand_dims(self, ctx.dim)
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.squeeze(ctx.dim), None
+        return SqueezeDim.apply(grad, (ctx.dim,)), None
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    return Unsqueeze.apply(input, operator.index(dim))
 
 
 class Alias(_View):
@@ -335,6 +542,9 @@ class Alias(_View):
         return grad
 
 
+# ---------------------------------------------------------------------------------------------
+# split / chunk / unbind: several views of one input
+# ---------------------------------------------------------------------------------------------
 class Split(_Op):
     """split / chunk / unbind: several views; modifying one in place is refused (as torch)."""
 
@@ -344,17 +554,12 @@ class Split(_Op):
 
     @staticmethod
     def forward(ctx, self, sizes, dim, squeeze=False):
-        dim = normalize_dim(dim, self.ndim)
-        if sum(sizes) != self.shape[dim]:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
-                               f"{self.shape[dim]} (input tensor's size at dimension {dim}), "
-                               f"but got split_sizes={list(sizes)}")
         ctx.dim, ctx.squeeze = dim, squeeze
         offsets = np.cumsum((0,) + tuple(sizes))
         lead = (slice(None),) * dim
         if squeeze:
             return tuple(self[lead + (int(o), Ellipsis)] for o in offsets[:-1])
-        return tuple(self[lead + (slice(int(a), int(b)), Ellipsis)]
+        return tuple(self[lead + (slice(int(a), int(b)),)]
                      for a, b in zip(offsets[:-1], offsets[1:]))
 
     @staticmethod
@@ -374,24 +579,81 @@ class Unbind(Split):
     node_name = "UnbindBackward0"
 
 
+_MULTI_VIEW_TAIL = ("This view is the output of a function that returns multiple views. Such "
+                    "functions do not allow the output views to be modified inplace. You should "
+                    "replace the inplace operation by an out-of-place one.")
+
+
+class _MultiViewReplay:
+    """Stands in for the replay of a split/unbind output: torch cannot rebuild such a view's
+    history after its base changed in place, so asking for it raises torch's error (rather
+    than keeping a stale grad_fn, which would give a wrong gradient)."""
+
+    __slots__ = ("name", "output_nr")
+
+    def __init__(self, name: str, output_nr: int):
+        self.name, self.output_nr = name, output_nr
+
+    def __call__(self, root):
+        raise RuntimeError(f"Output {self.output_nr} of {self.name} is a view and its base or "
+                             f"another view of its base has been modified inplace. "
+                             + _MULTI_VIEW_TAIL)
+
+
+def _mark_multi_view(outputs: tuple) -> tuple:
+    for output in outputs:
+        name = type(output._grad_fn).__name__ if output._grad_fn is not None else "Split"
+        output._view_fn = _MultiViewReplay(_forward_name(name), output._output_nr)
+    return outputs
+
+
+def _forward_name(node_name: str) -> str:
+    """torch names the op in view errors without the ``Backward0`` suffix."""
+    head, _, _ = node_name.rpartition("Backward")
+    return head or node_name
+
+
 def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
-    size = input._data.shape[normalize_dim(dim, input.ndim)]
+    if input._data.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    dim = normalize_dim(dim, input._data.ndim)
+    size = input._data.shape[dim]
     if isinstance(split_size_or_sections, (list, tuple)):
-        return SplitWithSizes.apply(input, tuple(split_size_or_sections), dim)
-    step = int(split_size_or_sections)
-    sizes = tuple(min(step, size - start) for start in range(0, size, step)) or (0,)
-    return Split.apply(input, sizes, dim)
+        sizes = tuple(operator.index(s) for s in split_size_or_sections)
+        if any(s < 0 for s in sizes) or sum(sizes) != size:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
+                               f"(input tensor's size at dimension {dim}), but got split_sizes="
+                               f"{list(sizes)}")
+        return _mark_multi_view(SplitWithSizes.apply(input, sizes, dim))
+    step = operator.index(split_size_or_sections)
+    if step < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+    if step == 0 and size != 0:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
+                           f"size of {size}")
+    sizes = tuple(min(step, size - start) for start in range(0, size, step)) if size else (0,)
+    return _mark_multi_view(Split.apply(input, sizes, dim))
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
-    size = input._data.shape[normalize_dim(dim, input.ndim)]
-    step = -(-size // chunks)
-    return split(input, max(step, 1), dim)
+    """torch's rule: pieces of ceil(size / chunks), so there may be fewer than ``chunks``."""
+    if input._data.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    chunks = operator.index(chunks)
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    dim = normalize_dim(dim, input._data.ndim)
+    size = input._data.shape[dim]
+    if size == 0:
+        return _mark_multi_view(SplitWithSizes.apply(input, (0,) * chunks, dim))
+    return split(input, -(-size // chunks), dim)
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:
-    size = input._data.shape[normalize_dim(dim, input.ndim)]
-    return Unbind.apply(input, (1,) * size, dim, True)
+    if input._data.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    dim = normalize_dim(dim, input._data.ndim)
+    return _mark_multi_view(Unbind.apply(input, (1,) * input._data.shape[dim], dim, True))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -416,22 +678,21 @@ class CopySlices(Node):
         self._output_meta = (base_meta,)
 
     def name(self) -> str:
-        return "CopySlices"
+        return "torch::autograd::CopySlices"
 
     def apply(self, grad_outputs: tuple) -> tuple:
         (grad,) = grad_outputs
         if grad is None:
             return (None,) * len(self.next_functions)
-        result = grad.clone()
-        with grad_mode.no_grad():
-            region = self.view_fn(result)
-        fn_grads = self.fn.apply((region.clone(),))
+        # tensor ops throughout, so that with create_graph this is differentiable (as torch's)
+        result = Clone.apply(grad)
+        region = self.view_fn(result)
+        fn_grads = self.fn.apply((Clone.apply(region),))
         fn_grads = tuple(fn_grads) + (None,) * (len(self.fn.next_functions) - len(fn_grads))
-        with grad_mode.no_grad():
-            if fn_grads[0] is None:
-                region._data[...] = 0
-            else:
-                region._data[...] = np.broadcast_to(fn_grads[0]._data, region._data.shape)
+        if fn_grads[0] is None:
+            region.zero_()
+        else:
+            region.copy_(fn_grads[0])
         return (result,) + fn_grads[1:]
 
     def release_variables(self) -> None:
@@ -439,11 +700,37 @@ class CopySlices(Node):
 
 
 def copy_slices(view: Tensor, node, index: int) -> None:
+    """Called by ``Tensor._rebase_history`` after in-place op ``node`` changed ``view``."""
     base = view._base
+    _refuse_multi_view(view)
     base_edge = _grad_edge(base)
     copy_node = CopySlices(base_edge, node, view._view_fn,
                            (base._data.shape, base._data.dtype))
     base._grad_fn = copy_node
     base._output_nr = 0
     base._requires_grad = False
-    view._view_version = -1  # regenerate this view's grad_fn from the base on next access
+    # the view's own history is now a view of the base's: rebuild it right away, since
+    # Function.apply reads ``_grad_fn`` directly and would otherwise use the stale one
+    view._view_version = -1
+    view._regenerate_view_grad_fn()
+
+
+def _refuse_multi_view(view: Tensor) -> None:
+    """torch forbids in-place changes to split/unbind outputs and to views of them."""
+    replay = view._view_fn
+    if isinstance(replay, _MultiViewReplay):
+        names = [replay.name]
+    else:
+        try:
+            with grad_mode.no_grad():
+                replay(view._base)  # a view of a split output: the replay reaches the marker
+            return
+        except RuntimeError as error:
+            if _MULTI_VIEW_TAIL not in str(error):
+                raise
+            names = [_forward_name(type(view._grad_fn).__name__)]
+    if view._grad_fn is None:
+        raise RuntimeError("A view was created in no_grad mode and is being modified inplace "
+                           "with grad mode enabled. " + _MULTI_VIEW_TAIL)
+    raise RuntimeError(f"Output {view._output_nr} of {names[0]} is a view and is being "
+                       "modified inplace. " + _MULTI_VIEW_TAIL)
