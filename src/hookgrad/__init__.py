@@ -29,8 +29,10 @@ from .ops.math import (abs, absolute, add, allclose, bitwise_and, bitwise_not, b
                        reciprocal, relu, remainder, round, rsqrt, rsub, sgn, sigmoid, sign, silu,
                        sin, sqrt, square, sub, subtract, tanh, true_divide, trunc, where)
 from .ops.reduce import mean, sum
-from .ops.shape import cat, concat, concatenate, stack
-from .ops.views import chunk, reshape, split, squeeze, unbind
+from .ops.shape import (cat, concat, concatenate, flip, gather, hstack, index_add, index_select,
+                        roll, scatter, scatter_add, stack, take_along_dim, vstack)
+from .ops.views import (chunk, flatten, moveaxis, movedim, narrow, permute, reshape, select, split,
+                        squeeze, swapaxes, swapdims, t, transpose, unbind, unflatten, unsqueeze)
 
 FloatTensor = DoubleTensor = LongTensor = Tensor  # isinstance checks in old code
 strided = "torch.strided"
@@ -47,34 +49,6 @@ def numel(input: Tensor) -> "int":
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
     return input.clone()
-
-
-def t(input: Tensor) -> Tensor:
-    return input.t()
-
-
-def transpose(input: Tensor, dim0: "int", dim1: "int") -> Tensor:
-    return input.transpose(dim0, dim1)
-
-
-def permute(input: Tensor, dims) -> Tensor:
-    return input.permute(dims)
-
-
-def unsqueeze(input: Tensor, dim: "int") -> Tensor:
-    return input.unsqueeze(dim)
-
-
-def flatten(input: Tensor, start_dim: "int" = 0, end_dim: "int" = -1) -> Tensor:
-    return input.flatten(start_dim, end_dim)
-
-
-def unflatten(input: Tensor, dim: "int", sizes) -> Tensor:
-    return input.unflatten(dim, sizes)
-
-
-def narrow(input: Tensor, dim: "int", start: "int", length: "int") -> Tensor:
-    return input.narrow(dim, start, length)
 
 
 def is_floating_point(input: Tensor) -> "bool":

@@ -45,50 +45,6 @@ def _contiguous(self: Tensor, memory_format=None) -> Tensor:
     return self if self._data.flags.c_contiguous else views.Clone.apply(self)
 
 
-def _flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-    ndim = self._data.ndim
-    if ndim == 0:
-        return views.reshape(self, (1,))
-    start = start_dim % ndim
-    end = end_dim % ndim
-    if start > end:
-        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    if start == end:
-        return self
-    shape = self._data.shape
-    return views.reshape(self, shape[:start] + (-1,) + shape[end + 1:])
-
-
-def _unflatten(self: Tensor, dim: int, sizes) -> Tensor:
-    dim = dim % self._data.ndim
-    shape = self._data.shape
-    return views.View.apply(self, shape[:dim] + tuple(sizes) + shape[dim + 1:])
-
-
-def _expand(self: Tensor, *sizes) -> Tensor:
-    return views.Expand.apply(self, views._shape_args(sizes))
-
-
-def _permute(self: Tensor, *dims) -> Tensor:
-    return views.Permute.apply(self, views._shape_args(dims))
-
-
-def _narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
-    size = self._data.shape[dim]
-    start = start % size if start < 0 else start
-    if start + length > size:
-        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    return views.Slice.apply(self, dim, start, start + length, 1)
-
-
-def _t(self: Tensor) -> Tensor:
-    return views.T.apply(self)
-
-
-def _mT(self: Tensor) -> Tensor:
-    return views.Transpose.apply(self, -2, -1)
-
-
 def _size_args(self, args):
     return views._shape_args(args)
 
@@ -123,14 +79,18 @@ METHODS = {
     "dot": linalg.dot,
     # shape
     "reshape": views.reshape, "view": views.view, "squeeze": views.squeeze,
-    "unsqueeze": views.Unsqueeze.apply, "transpose": views.Transpose.apply,
-    "swapaxes": views.Transpose.apply, "permute": _permute, "expand": _expand, "t": _t,
-    "flatten": _flatten, "unflatten": _unflatten, "narrow": _narrow,
-    "split": views.split, "chunk": views.chunk, "unbind": views.unbind,
-    "unsafe_view": views.UnsafeView.apply,
-    "view_as": lambda self, other: views.View.apply(self, other._data.shape),
-    "reshape_as": lambda self, other: views.reshape(self, other._data.shape),
-    "expand_as": lambda self, other: views.Expand.apply(self, other._data.shape),
+    "unsqueeze": views.unsqueeze, "transpose": views.transpose, "swapaxes": views.transpose,
+    "swapdims": views.transpose, "permute": views.permute, "movedim": views.movedim,
+    "moveaxis": views.moveaxis, "expand": views.expand, "t": views.t,
+    "flatten": views.flatten, "unflatten": views.unflatten, "narrow": views.narrow,
+    "select": views.select, "split": views.split, "chunk": views.chunk, "unbind": views.unbind,
+    "unsafe_view": views.UnsafeView.apply, "view_as": views.view_as,
+    "reshape_as": views.reshape_as, "expand_as": views.expand_as,
+    "repeat": shape.repeat, "flip": shape.flip, "roll": shape.roll,
+    "gather": shape.gather, "take_along_dim": shape.take_along_dim,
+    "scatter_add": shape.scatter_add, "scatter_add_": shape.scatter_add_,
+    "scatter": shape.scatter, "scatter_": shape.scatter_, "index_select": shape.index_select,
+    "index_add": shape.index_add, "index_add_": shape.index_add_,
     "clone": lambda self, memory_format=None: views.Clone.apply(self),
     "contiguous": _contiguous,
     "copy_": indexing.copy_, "fill_": indexing.fill_, "zero_": indexing.zero_,
@@ -168,8 +128,7 @@ METHODS = {
 }
 
 PROPERTIES = {
-    "T": lambda self: views.Permute.apply(self, tuple(range(self._data.ndim))[::-1]),
-    "mT": _mT,
+    "T": views.numpy_T, "mT": views.matrix_T,
     "real": lambda self: self,
 }
 
