@@ -23,9 +23,12 @@ def _vector_norm(array: np.ndarray, norm_type: float) -> np.ndarray:
     magnitude = np.abs(array.ravel())
     if norm_type == np.inf or norm_type == -np.inf:
         if magnitude.size == 0:
-            which = "inf" if norm_type > 0 else "-inf"
-            raise RuntimeError(f"linalg.vector_norm cannot compute the {which} norm on an empty "
-                               "tensor because the operation does not have an identity")
+            # torch takes the per-tensor inf norms with _foreach_norm, the -inf ones with
+            # linalg.vector_norm: the message names whichever raised
+            where = ("_foreach_norm cannot compute the infinity" if norm_type > 0
+                     else "linalg.vector_norm cannot compute the -inf")
+            raise RuntimeError(f"{where} norm on an empty tensor because the operation does "
+                               "not have an identity")
         return (magnitude.max() if norm_type > 0 else magnitude.min()).astype(array.dtype)
     if norm_type == 0:
         return np.asarray(np.count_nonzero(magnitude), array.dtype)
@@ -76,7 +79,7 @@ def clip_grads_with_norm_(parameters: TensorOrTensors, max_norm: float, total_no
     kind = total.dtype.type
     # torch's ``max_norm / tensor`` is ``tensor.reciprocal() * max_norm``: same rounding here
     coefficient = np.minimum(kind(1) / (total + kind(1e-6)) * kind(float(max_norm)), kind(1.0))
-    with grad_mode.no_grad():
+    with grad_mode.no_grad(), np.errstate(invalid="ignore"):  # a non-finite norm gives nan
         for grad in grads:
             grad._data *= grad._data.dtype.type(coefficient)
             grad._version_counter[0] += 1
