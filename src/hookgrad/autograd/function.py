@@ -164,18 +164,31 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        node = cls._backward_cls()
         grad_on = _state.enabled
+        any_needs = False
+        if grad_on:
+            for arg in args:
+                if isinstance(arg, Tensor) and (arg._requires_grad or arg._grad_fn is not None or
+                                                (arg._base is not None and
+                                                 arg.grad_fn is not None)):
+                    any_needs = True
+                    break
+        if cls._builtin and not any_needs:
+            # nothing to record: a throwaway ctx instead of a graph node (the cheap path)
+            ctx = _UntrackedCtx()
+            ctx.needs_input_grad = _no_grads(len(args))
+            outputs = cls.forward(ctx, *[a._data if isinstance(a, Tensor) else a for a in args],
+                                  **kwargs)
+            return _wrap_untracked(cls, ctx, args, outputs)
+
+        node = cls._backward_cls()
         needs = []
         positions = []
-        any_needs = False
         for i, arg in enumerate(args):
             if isinstance(arg, Tensor):
                 positions.append(i)
-                need = grad_on and (arg._requires_grad or arg._grad_fn is not None
-                                    or (arg._base is not None and arg.grad_fn is not None))
-                any_needs = any_needs or need
-                needs.append(need)
+                needs.append(any_needs and (arg._requires_grad or arg._grad_fn is not None or (
+                    arg._base is not None and arg.grad_fn is not None)))
             else:
                 needs.append(False)
                 if i in cls._wrapped_scalars:
@@ -200,6 +213,20 @@ class Function:
         if not any_needs:
             return _wrap_untracked(cls, node, args, outputs)
         return _connect(cls, node, args, positions, outputs)
+
+
+class _UntrackedCtx(FunctionCtx):
+    """The ctx of a built-in op that records nothing: saving is a no-op."""
+
+    def save_for_backward(self, *tensors) -> None:
+        pass
+
+
+_NO_GRADS = [(False,) * n for n in range(16)]
+
+
+def _no_grads(count: int) -> tuple:
+    return _NO_GRADS[count] if count < 16 else (False,) * count
 
 
 def _check_inplace(tensor, any_needs: bool, tense: str = "is being") -> None:
@@ -234,42 +261,77 @@ def _plain_output(cls, args, array, index):
     return Tensor._make_view(array, args[cls._view_of], cls, args, index)
 
 
+_NO_EDGE = (None, 0)
+
+
 def _connect(cls, node, args, positions, outputs):
     """Give outputs their grad_fn, bump versions of dirty inputs and save what forward kept."""
+    needs = node.needs_input_grad
     edges = []
     meta = []
     for i in positions:
-        tensor = args[i]
-        edges.append(_grad_edge(tensor) if node.needs_input_grad[i] else (None, 0))
-        meta.append((tensor._data.shape, tensor._data.dtype) if node.needs_input_grad[i]
-                    else None)
+        if needs[i]:
+            tensor = args[i]
+            edges.append(_grad_edge(tensor))
+            meta.append((tensor._data.shape, tensor._data.dtype))
+        else:
+            edges.append(_NO_EDGE)
+            meta.append(None)
     node.next_functions = tuple(edges)
     node._input_meta = tuple(meta)
     node._tensor_positions = tuple(positions)
 
-    is_tuple = isinstance(outputs, tuple)
+    is_tuple = type(outputs) is tuple
     raw_outputs = outputs if is_tuple else (outputs,)
     if cls._builtin:
-        dirty = (args[0],) if cls._inplace else ()
-        non_diff = ()
+        results = _builtin_outputs(cls, node, args, raw_outputs)
     else:
-        dirty = node._dirty or ()
-        non_diff = node._non_differentiable or ()
+        results = _user_outputs(node, args, raw_outputs)
+    node._output_meta = tuple((r._data.shape, r._data.dtype) if isinstance(r, Tensor) else None
+                              for r in results)
+    to_save = node._to_save
+    if to_save is not None:
+        node._saved = _save(cls, node, args, raw_outputs, results, to_save)
+        node._to_save = None
+    return tuple(results) if is_tuple else results[0]
 
+
+def _builtin_outputs(cls, node, args, raw_outputs) -> list:
+    if cls._inplace:
+        tensor = args[0]
+        tensor._version_counter[0] += 1
+        if tensor._data.dtype.kind not in "fc":
+            tensor._grad_fn = None
+        elif tensor._base is not None:
+            tensor._rebase_history(node, 0)
+        else:
+            tensor._grad_fn = node
+            tensor._output_nr = 0
+        return [tensor]
+    results = []
+    view_of = cls._view_of
+    for index, out in enumerate(raw_outputs):
+        if view_of is not None:
+            tensor = Tensor._make_view(out, args[view_of], cls, args, index)
+        else:
+            tensor = Tensor._make(out)
+        if out.dtype.kind in "fc":
+            tensor._grad_fn = node
+            tensor._output_nr = index
+        results.append(tensor)
+    return results
+
+
+def _user_outputs(node, args, raw_outputs) -> list:
+    dirty = node._dirty or ()
+    non_diff = node._non_differentiable or ()
     results = []
     for index, out in enumerate(raw_outputs):
-        if cls._builtin:
-            if cls._inplace:
-                tensor = args[0]
-                tensor._version_counter[0] += 1
-            elif cls._view_of is not None:
-                tensor = Tensor._make_view(out, args[cls._view_of], cls, args, index)
-            else:
-                tensor = Tensor._make(out)
-        elif not isinstance(out, Tensor):
+        if not isinstance(out, Tensor):
             results.append(out)
             continue
-        elif any(out is d for d in dirty):
+        is_dirty = any(out is d for d in dirty)
+        if is_dirty:
             tensor = out
             _check_inplace(tensor, True, "has been")
             tensor._version_counter[0] += 1
@@ -278,23 +340,14 @@ def _connect(cls, node, args, positions, outputs):
         else:
             tensor = out
         if any(out is n for n in non_diff) or tensor._data.dtype.kind not in "fc":
-            tensor._requires_grad = False
             tensor._grad_fn = None
-        elif tensor._base is not None and any(tensor is d for d in dirty):
+        elif is_dirty and tensor._base is not None:
             tensor._rebase_history(node, index)
         else:
             tensor._grad_fn = node
             tensor._output_nr = index
-            tensor._requires_grad = True
         results.append(tensor)
-    node._output_meta = tuple((r._data.shape, r._data.dtype) if isinstance(r, Tensor) else None
-                              for r in results)
-
-    to_save = node._to_save
-    if to_save is not None:
-        node._saved = _save(cls, node, args, raw_outputs, results, to_save)
-        node._to_save = None
-    return tuple(results) if is_tuple else results[0]
+    return results
 
 
 def _save(cls, node, args, raw_outputs, results, to_save) -> tuple:
