@@ -5,6 +5,7 @@ this file holds only the state autograd relies on and the hooks a user registers
 """
 from __future__ import annotations
 
+import warnings
 import weakref
 from collections import OrderedDict
 from typing import Any, Callable, Optional
@@ -19,6 +20,12 @@ from .autograd.graph import AccumulateGrad
 from .utils.hooks import RemovableHandle, add_hook
 
 _state = grad_mode._state
+
+_NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead.")
 
 
 class Size(tuple):
@@ -160,8 +167,8 @@ class Tensor:
 
     @property
     def grad(self) -> Optional["Tensor"]:
-        if self._grad_fn is not None and not self.retains_grad and _state.enabled is not None:
-            pass  # torch warns here; reading .grad of a non-leaf simply gives None
+        if self._grad_fn is not None and not self.retains_grad:
+            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
