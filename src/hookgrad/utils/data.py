@@ -274,12 +274,12 @@ def default_collate(batch: list) -> Any:
         fields = {key: default_collate([d[key] for d in batch]) for key in elem}
         return _rebuild_mapping(elem, fields)
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
-        return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
+        return type(elem)(*(default_collate(s) for s in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         size = len(elem)
         if not all(len(sample) == size for sample in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        columns = [default_collate(list(samples)) for samples in zip(*batch)]
+        columns = [default_collate(samples) for samples in zip(*batch)]
         if isinstance(elem, tuple):
             return columns  # torch returns a list here, for backwards compatibility
         return _rebuild_sequence(elem, columns)
