@@ -4,22 +4,42 @@ from __future__ import annotations
 import numpy as np
 
 from ...ops.elementwise import _Op
-from ...ops.linalg import _check_mm
+
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int"}
+
+
+def _check(self: np.ndarray, mat1: np.ndarray, mat2: np.ndarray) -> None:
+    for name, mat in (("mat1", mat1), ("mat2", mat2)):
+        if mat.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {mat.ndim}-D tensor")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x"
+                           f"{mat1.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
+    if mat1.dtype != mat2.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_C_NAMES.get(mat1.dtype.name, mat1.dtype.name)} != "
+                           f"{_C_NAMES.get(mat2.dtype.name, mat2.dtype.name)}")
+    if self.dtype != mat1.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{self.dtype.name.capitalize()} and {mat2.dtype.name.capitalize()}")
+    try:
+        np.broadcast_shapes(self.shape, (mat1.shape[0], mat2.shape[1]))
+    except ValueError:
+        raise RuntimeError(f"The expanded size of the tensor ({mat2.shape[1]}) must match the "
+                           f"existing size ({self.shape[-1]}) at non-singleton dimension 1.  "
+                           f"Target sizes: [{mat1.shape[0]}, {mat2.shape[1]}].  Tensor sizes: "
+                           f"{list(self.shape)}") from None
 
 
 class Addmm(_Op):
-    """out = beta self + alpha (mat1 @ mat2);  d mat1 = alpha grad mat2^T, d mat2 = alpha mat1^T grad"""
+    """out = beta self + alpha mat1 mat2;  d mat1 = alpha grad mat2^T, d mat2 = alpha mat1^T grad"""
 
     node_name = "AddmmBackward0"
     saved_names = ("mat1", "mat2")
 
     @staticmethod
     def forward(ctx, self, mat1, mat2, beta=1, alpha=1):
-        if mat1.ndim != 2 or mat2.ndim != 2:
-            raise RuntimeError("mat1 must be a matrix, got {}-D tensor".format(mat1.ndim)
-                               if mat1.ndim != 2 else
-                               "mat2 must be a matrix, got {}-D tensor".format(mat2.ndim))
-        _check_mm("addmm", mat1, mat2)
+        _check(self, mat1, mat2)
         ctx.beta, ctx.alpha = beta, alpha
         _need_self, need_mat1, need_mat2 = ctx.needs_input_grad[:3]
         ctx.save_for_backward(mat1 if need_mat2 else None, mat2 if need_mat1 else None)
@@ -28,14 +48,8 @@ class Addmm(_Op):
             product = product * mat1.dtype.type(alpha)
         if beta == 0:
             return product
-        scaled = self if beta == 1 else self * self.dtype.type(beta)
-        try:
-            return np.add(product, scaled, dtype=product.dtype)
-        except ValueError:
-            raise RuntimeError(f"The expanded size of the tensor ({product.shape[-1]}) must match "
-                               f"the existing size ({self.shape[-1]}) at non-singleton dimension "
-                               f"1.  Target sizes: {list(product.shape)}.  Tensor sizes: "
-                               f"{list(self.shape)}") from None
+        product += self if beta == 1 else self * self.dtype.type(beta)
+        return product
 
     @staticmethod
     def backward(ctx, grad):

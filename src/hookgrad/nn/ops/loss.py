@@ -6,9 +6,14 @@ backward is nll_loss again.
 """
 from __future__ import annotations
 
+import warnings
+from typing import Optional
+
 import numpy as np
 
+from ...ops._util import broadcast_error
 from ...ops.elementwise import _Op
+from ...tensor import Tensor
 
 REDUCTIONS = ("none", "mean", "sum")
 
@@ -252,3 +257,195 @@ class NllLossGrad(_Op):
         cls = NllLoss if grad.ndim <= 2 else NllLoss2d
         return cls.apply(grad, target._data, None if weight is None else weight._data,
                          ctx.reduction, ctx.ignore_index), None, None
+
+
+# -- the functional API --------------------------------------------------------------------------
+def _reduction(size_average, reduce, reduction: str) -> str:
+    """torch's legacy (size_average, reduce) pair mapped to a reduction name, then checked."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = ("mean" if size_average else "sum") if reduce else "none"
+        warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                      f"reduction='{reduction}' instead.", stacklevel=3)
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _broadcast_pair(input: Tensor, target: Tensor):
+    if input.shape == target.shape:
+        return input, target
+    warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
+                  f"({input.shape}). This will likely lead to incorrect results due to "
+                  "broadcasting. Please ensure they have the same size.", stacklevel=3)
+    try:
+        shape = np.broadcast_shapes(input.shape, target.shape)
+    except ValueError:
+        raise broadcast_error("broadcast_tensors", input.shape, target.shape) from None
+    return (input if input.shape == shape else input.expand(shape),
+            target if target.shape == shape else target.expand(shape))
+
+
+def _weighted(loss: Tensor, weight: Tensor, input: Tensor, reduction: str, mean_by_weight: bool):
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.sum() / weight.sum() if mean_by_weight else loss.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', "
+                     "'sum'.")
+
+
+def _reduced(loss: Tensor, reduction: str) -> Tensor:
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+             reduction: str = "mean", weight: Optional[Tensor] = None) -> Tensor:
+    input, target = _broadcast_pair(input, target)
+    if weight is not None:
+        return _weighted((input - target).pow(2), weight, input, reduction, True)
+    return MseLoss.apply(input, target, _reduction(size_average, reduce, reduction))
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+            reduction: str = "mean", weight: Optional[Tensor] = None) -> Tensor:
+    input, target = _broadcast_pair(input, target)
+    if weight is not None:
+        return _weighted((input - target).abs(), weight, input, reduction, True)
+    return _reduced((input - target).abs(), _reduction(size_average, reduce, reduction))
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    input, target = _broadcast_pair(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0.0:
+        return _reduced((input - target).abs(), reduction)
+    return SmoothL1Loss.apply(input, target, reduction, beta)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Optional[Tensor] = None) -> Tensor:
+    input, target = _broadcast_pair(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is not None:
+        return _weighted(HuberLoss.apply(input, target, "none", delta), weight, input,
+                         reduction, False)
+    return HuberLoss.apply(input, target, _reduction(None, None, reduction), delta)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None,
+                         size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    reduction = _reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
+                         f"size ({input.shape}) is deprecated. Please ensure they have the same "
+                         "size.")
+    weights = None if weight is None else np.broadcast_to(weight._data, input.shape)
+    return BinaryCrossEntropy.apply(input, target, weights, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
+                                     weight: Optional[Tensor] = None, size_average=None,
+                                     reduce=None, reduction: str = "mean",
+                                     pos_weight: Optional[Tensor] = None) -> Tensor:
+    reduction = _reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    return BinaryCrossEntropyWithLogits.apply(
+        input, target, None if weight is None else weight._data,
+        None if pos_weight is None else pos_weight._data, reduction)
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, size_average=None,
+             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+    reduction = _reduction(size_average, reduce, reduction)
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    if target._data.dtype not in (np.int64, np.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{_type(target)}")
+    if input.ndim >= 2 and input.shape[0] != (target.shape[0] if target.ndim else -1):
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size ({target.shape[0] if target.ndim else 0}).")
+    classes = input.shape[0] if input.ndim == 1 else input.shape[1]
+    if weight is not None and weight.numel() != classes:
+        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or "
+                           f"no classes but got weight tensor of shape: {list(weight.shape)}")
+    weights = None if weight is None else weight._data
+    if input.ndim <= 2:
+        return NllLoss.apply(input, target._data, weights, reduction, ignore_index)
+    if input.ndim == 4:
+        return NllLoss2d.apply(input, target._data, weights, reduction, ignore_index)
+    n = input.shape[0]
+    flat = input.contiguous().view(n, classes, 1, -1)
+    result = NllLoss2d.apply(flat, target._data.reshape(n, 1, -1), weights, reduction,
+                             ignore_index)
+    if reduction == "none":
+        return result.view((n,) + tuple(input.shape[2:]))
+    return result
+
+
+def _type(tensor: Tensor) -> str:
+    return {"int32": "Int", "int16": "Short", "int8": "Char", "float32": "Float",
+            "float64": "Double", "bool": "Bool"}.get(tensor._data.dtype.name,
+                                                     tensor._data.dtype.name)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None,
+                  size_average=None, ignore_index: int = -100, reduce=None,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """nll_loss(log_softmax(input)) for class indices; -sum(p log_softmax) for probabilities;
+    label smoothing mixes in the uniform target, composed exactly as torch composes it."""
+    from ...ops.reduce import log_softmax
+
+    reduction = _reduction(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    class_dim = 0 if input.ndim == 1 else 1
+    classes = input.shape[class_dim]
+    logp = log_softmax(input, class_dim)
+    weight_shape = [1] * input.ndim
+    weight_shape[class_dim] = classes
+    if target._data.dtype.kind == "f":
+        if target.shape != input.shape:
+            raise RuntimeError(f"Expected target size {list(input.shape)}, got "
+                               f"{list(target.shape)}")
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / classes
+        product = logp * target
+        if weight is not None:
+            product = product * weight.view(weight_shape)
+        if reduction == "none":
+            return -product.sum(class_dim)
+        if reduction == "sum":
+            return -product.sum()
+        return -product.sum() / (input.numel() / classes)
+    loss = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
+    if label_smoothing == 0.0:
+        return loss
+    ignored = target._data == ignore_index
+    if weight is not None:
+        smooth = -(logp * weight.view(weight_shape)).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    smooth = smooth.masked_fill(ignored, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            total = float(weight._data[target._data[~ignored]].sum())
+        else:
+            total = float((~ignored).sum())
+        smooth = smooth.sum() / total
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return loss * (1 - label_smoothing) + smooth * (label_smoothing / classes)

@@ -1,0 +1,422 @@
+"""torch.nn.functional: layers as functions.
+
+Arguments are normalised and checked here (with torch's messages); the work is done by the
+Functions of ``nn/ops`` (one node per op, like torch's fused kernels) or composed from tensor ops
+where torch composes them too, so grad_fn names and saved tensors match torch's.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Optional
+
+import numpy as np
+
+from ..autograd import grad_mode
+from ..ops import math as _math
+from ..ops import reduce as _reduce
+from ..ops.linalg import matmul
+from ..ops.shape import pad
+from ..tensor import Tensor
+from .ops import conv as _conv
+from .ops import normalization as _norm
+from .ops import pooling as _pool
+from .ops.attention import scaled_dot_product_attention  # noqa: F401
+from .ops.linear import Addmm
+from .ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
+                         cross_entropy, huber_loss, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
+from .ops.multihead import multi_head_attention_forward  # noqa: F401
+from .ops.sparse import Embedding
+
+
+def _ntuple(value, n: int, name: str = "") -> tuple:
+    if isinstance(value, (int, np.integer)):
+        return (int(value),) * n
+    value = tuple(int(v) for v in value)
+    if len(value) == 1 and n > 1:
+        return value * n
+    if len(value) != n:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} "
+                           f"values to match the convolution dimensions, but got "
+                           f"{name}={list(value)}")
+    return value
+
+
+# -- activations (the core ops, under torch.nn.functional's names) ------------------------------
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    return _math.relu_(input) if inplace else _math.relu(input)
+
+
+def relu_(input: Tensor) -> Tensor:
+    return _math.relu_(input)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    return _math.gelu(input, approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    return _math.silu(input)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return _math.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    return _math.tanh(input)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    return _math.softplus(input, beta, threshold)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    return _math.leaky_relu(input, negative_slope)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    return _math.elu(input, alpha)
+
+
+def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+                  "include dim=X as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,
+            dtype=None) -> Tensor:
+    if dim is None:
+        dim = _softmax_dim("softmax", input.ndim, _stacklevel)
+    return _reduce.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,
+                dtype=None) -> Tensor:
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.ndim, _stacklevel)
+    return _reduce.log_softmax(input, dim, dtype=dtype)
+
+
+# -- linear ---------------------------------------------------------------------------------------
+def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
+    """y = x W^T + b, composed as torch composes it: addmm for 2-D input, a flattened addmm for
+    other contiguous inputs with a bias, else matmul (+ bias)."""
+    if bias is not None and input.ndim == 2:
+        return Addmm.apply(bias, input, weight.t())
+    if bias is not None and input.ndim >= 1 and bias.ndim == 1 and input.is_contiguous():
+        flat = input.reshape(math.prod(input.shape[:-1]), input.shape[-1])
+        result = Addmm.apply(bias, flat, weight.t())
+        return result.view(tuple(input.shape[:-1]) + (result.shape[1],))
+    output = matmul(input, weight.t())
+    return output + bias if bias is not None else output
+
+
+# -- convolution ----------------------------------------------------------------------------------
+def _type_name(tensor: Tensor) -> str:
+    return {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long",
+            "int32": "Int"}.get(tensor._data.dtype.name, tensor._data.dtype.name)
+
+
+def _check_conv(name, input, weight, bias, nd, stride, padding, dilation, groups, transposed):
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+                           f"{name}, but got input of size: {list(input.shape)}")
+    if weight._data.dtype != input._data.dtype:
+        raise RuntimeError(f"expected scalar type {_type_name(input)} but found "
+                           f"{_type_name(weight)}")
+    if bias is not None and bias._data.dtype != input._data.dtype:
+        raise RuntimeError(f"Input type ({_type_name(input).lower()}) and bias type "
+                           f"({_type_name(bias).lower()}) should be the same")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    shape = list(weight.shape)
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size [{shape}] instead")
+    channels = weight.shape[0] if transposed else weight.shape[1] * groups
+    if input.shape[1] != channels:
+        flag = f"transposed=1, " if transposed else f"groups={groups}, "
+        raise RuntimeError(f"Given {flag}weight of size {shape}, expected input"
+                           f"{list(input.shape)} to have {channels} channels, but got "
+                           f"{input.shape[1]} channels instead")
+    outputs = weight.shape[1] * groups if transposed else weight.shape[0]
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != outputs):
+        raise RuntimeError(f"Given weight of size {shape}, expected bias to be 1-dimensional "
+                           f"with {outputs} elements, but got bias of size {list(bias.shape)} "
+                           "instead")
+    if not transposed:
+        padded = [s + 2 * p for s, p in zip(input.shape[2:], padding)]
+        kernel = [d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation)]
+        if any(k > s for k, s in zip(kernel, padded)):
+            raise RuntimeError(f"Calculated padded input size per channel: "
+                               f"({' x '.join(map(str, padded))}). Kernel size: "
+                               f"({' x '.join(map(str, kernel))}). Kernel size can't be greater "
+                               "than actual input size")
+
+
+def _convolution(name: str, nd: int, input, weight, bias, stride, padding, dilation, groups,
+                 transposed: bool = False, output_padding=0) -> Tensor:
+    stride = _ntuple(stride, nd, "stride")
+    dilation = _ntuple(dilation, nd, "dilation")
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = 0
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            return _same_convolution(name, nd, input, weight, bias, dilation, groups)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    padding = _ntuple(padding, nd, "padding")
+    output_padding = _ntuple(output_padding, nd, "output_padding")
+    unbatched = input.ndim == nd + 1
+    _check_conv(name, input.unsqueeze(0) if unbatched else input, weight, bias, nd, stride,
+                padding, dilation, groups, transposed)
+    if unbatched:
+        input = input.unsqueeze(0)
+    if transposed:
+        for op, s, d in zip(output_padding, stride, dilation):
+            if op >= s and op >= d:
+                names = ("height", "width") if nd == 2 else ("depth", "height", "width")[-nd:]
+                raise RuntimeError(
+                    "output padding must be smaller than either stride or dilation, but got "
+                    + " ".join(f"output_padding_{n}: {v}" for n, v in zip(names, output_padding))
+                    + " " + " ".join(f"stride_{n}: {v}" for n, v in zip(names, stride))
+                    + " " + " ".join(f"dilation_{n}: {v}" for n, v in zip(names, dilation)))
+    result = _conv.Convolution.apply(input, weight, bias, stride, padding, dilation, transposed,
+                                     output_padding, groups)
+    return result.squeeze(0) if unbatched else result
+
+
+def _same_convolution(name, nd, input, weight, bias, dilation, groups) -> Tensor:
+    """padding='same': symmetric padding where the kernel allows it, else pad the input on the
+    right first (torch's way, so even kernels give its grad_fn chain)."""
+    total = [d * (k - 1) for k, d in zip(weight.shape[2:], dilation)]
+    left = [t // 2 for t in total]
+    extra = [t - 2 * lo for t, lo in zip(total, left)]
+    if any(extra):
+        widths = []
+        for e in reversed(extra):
+            widths += [0, e]
+        input = pad(input, widths)
+    return _convolution(name, nd, input, weight, bias, 1, tuple(left), dilation, groups)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    return _convolution("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    return _convolution("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1) -> Tensor:
+    return _convolution("conv_transpose1d", 1, input, weight, bias, stride, padding, dilation,
+                        groups, True, output_padding)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1) -> Tensor:
+    return _convolution("conv_transpose2d", 2, input, weight, bias, stride, padding, dilation,
+                        groups, True, output_padding)
+
+
+# -- pooling --------------------------------------------------------------------------------------
+def _pool_args(nd, kernel_size, stride, padding, dilation=1):
+    kernel = _ntuple(kernel_size, nd, "kernel_size")
+    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) \
+        else _ntuple(stride, nd, "stride")
+    return kernel, stride, _ntuple(padding, nd, "padding"), _ntuple(dilation, nd, "dilation")
+
+
+def _check_pool(input, nd, kernel, stride, padding, dilation, ceil_mode):
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for "
+                           "input")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("stride should be greater than zero, but got " + " ".join(
+            f"s{'HW'[i] if nd == 2 else i}: {s}" for i, s in enumerate(stride)))
+    for k, p, d in zip(kernel, padding, dilation):
+        if p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation={d}")
+    size = input.shape[-nd:]
+    out = _pool.pooled_size(size, kernel, stride, padding, dilation, ceil_mode)
+    if any(o <= 0 for o in out):
+        channels = input.shape[-nd - 1]
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (channels,) + size))}). "
+                           f"Calculated output size: ({'x'.join(map(str, (channels,) + out))}). "
+                           "Output size is too small")
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    kernel, stride, padding, dilation = _pool_args(2, kernel_size, stride, padding, dilation)
+    _check_pool(input, 2, kernel, stride, padding, dilation, ceil_mode)
+    return _pool.MaxPoolWithIndices.apply(input, kernel, stride, padding, dilation, ceil_mode)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    output, indices = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,
+                                              ceil_mode)
+    return (output, indices) if return_indices else output
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None) -> Tensor:
+    kernel, stride, padding, _ = _pool_args(2, kernel_size, stride, padding)
+    _check_pool(input, 2, kernel, stride, padding, (1, 1), ceil_mode)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    return _pool.AvgPool.apply(input, kernel, stride, padding, ceil_mode, count_include_pad,
+                               divisor_override)
+
+
+def adaptive_avg_pool2d(input, output_size) -> Tensor:
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
+                           f"{list(input.shape)}")
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    size = tuple(input.shape[-2:])
+    output_size = tuple(s if o is None else int(o) for o, s in zip(output_size, size))
+    if output_size == (1, 1):
+        return input.mean((-1, -2), keepdim=True)  # torch's shortcut (MeanBackward1)
+    return _pool.AdaptiveAvgPool.apply(input, output_size)
+
+
+# -- normalization --------------------------------------------------------------------------------
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5) -> Tensor:
+    if training:
+        count = input.numel() // input.shape[1] if input.ndim > 1 else 1
+        if count == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {input.shape}")
+    elif running_mean is None or running_var is None:
+        raise RuntimeError("running_mean must be defined in evaluation mode")
+    channels = input.shape[1]
+    for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+        if stat is not None and stat.numel() != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {stat.numel()}")
+    return _norm.NativeBatchNorm.apply(
+        input, weight, bias, None if running_mean is None else running_mean._data,
+        None if running_var is None else running_var._data, training,
+        0.0 if momentum is None else momentum, eps)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Tensor:
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    n = len(normalized_shape)
+    if tuple(input.shape[input.ndim - n:]) != normalized_shape or input.ndim < n:
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input "
+                           f"with shape [*, {', '.join(map(str, normalized_shape))}], but got "
+                           f"input of size{list(input.shape)}")
+    for name, tensor in (("weight", weight), ("bias", bias)):
+        if tensor is not None and tuple(tensor.shape) != normalized_shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
+                               f"{name} of shape {list(tensor.shape)} and normalized_shape = "
+                               f"{list(normalized_shape)}")
+    return _norm.NativeLayerNorm.apply(input, weight, bias, n, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5) -> Tensor:
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
+    if input.shape[1] % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    return _norm.NativeGroupNorm.apply(input, weight, bias, num_groups, eps)[0]
+
+
+# -- dropout and embedding ------------------------------------------------------------------------
+def _noise(shape: tuple, p: float, dtype: np.dtype) -> Tensor:
+    """Bernoulli(1 - p) keep-mask scaled by 1 / (1 - p), from hookgrad's generator."""
+    from .. import _dtype
+    from ..ops.creation import rand
+
+    keep = rand(shape, dtype=_dtype.float64)._data < (1 - p)
+    return Tensor._make((keep / (1 - p)).astype(dtype))
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+            ) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1 / (1 - p); the saved mask
+    is that scaled noise (torch saves it for MulBackward0)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    if p == 1.0:
+        noise = Tensor._make(np.zeros((), input._data.dtype))
+    else:
+        noise = _noise(tuple(input.shape), p, input._data.dtype)
+    return input.mul_(noise) if inplace else input * noise
+
+
+def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, nd: int) -> Tensor:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    batched = input.ndim == nd + 2
+    shape = tuple(input.shape[:2] if batched else input.shape[:1]) + (1,) * nd
+    noise = (Tensor._make(np.zeros(shape, input._data.dtype)) if p == 1.0
+             else _noise(shape, p, input._data.dtype))
+    return input.mul_(noise) if inplace else input * noise
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False) -> Tensor:
+    return _feature_dropout(input, p, training, inplace, 1)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False) -> Tensor:
+    return _feature_dropout(input, p, training, inplace, 2)
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None,
+              max_norm: Optional[float] = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """out = weight[input]; with max_norm the looked-up rows are renormalised in place first."""
+    num = weight.shape[0]
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx = padding_idx % num
+    if max_norm is not None:
+        _renorm_rows(weight, input._data, max_norm, norm_type)
+    return Embedding.apply(weight, input._data, padding_idx, scale_grad_by_freq)
+
+
+def _renorm_rows(weight: Tensor, indices: np.ndarray, max_norm: float, norm_type: float) -> None:
+    rows = np.unique(indices)
+    with grad_mode.no_grad():
+        values = weight._data[rows]
+        norms = np.linalg.norm(values, ord=norm_type, axis=1)
+        scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight[Tensor._make(rows)] = Tensor._make((values * scale[:, None]).astype(
+            weight._data.dtype))
+
+
+# -- utilities ------------------------------------------------------------------------------------
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    if tensor._data.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    classes = int(tensor._data.max()) + 1 if num_classes == -1 else num_classes
+    return Tensor._make((tensor._data[..., None] == np.arange(classes)).astype(np.int64))
