@@ -10,9 +10,11 @@ forward hooks, ``utils.checkpoint``), so every part is a worked example:
 """
 from ._packed import Held, Packed, unpack_any
 from .ledger import Ledger, Record, format_bytes, ledger
+from .planner import Plan, plan
+from .policy import Policy, policy, recompute
 from .savers import Saver, cast, offload, quantize
 
 __all__ = [
-    "Held", "Ledger", "Packed", "Record", "Saver", "cast", "format_bytes", "ledger", "offload",
-    "quantize", "unpack_any",
+    "Held", "Ledger", "Packed", "Plan", "Policy", "Record", "Saver", "cast", "format_bytes", "ledger",
+    "offload", "plan", "policy", "quantize", "recompute", "unpack_any",
 ]

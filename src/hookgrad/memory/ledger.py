@@ -52,6 +52,11 @@ class Record:
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__slots__ if name != "keys"}
 
+    @property
+    def buffers(self) -> tuple:
+        """The buffer keys its saved form holds (equal keys: one buffer)."""
+        return tuple(key for key, _size in self.keys)
+
     def __repr__(self) -> str:
         return (f"Record({self.index}, {self.op}, module={self.module!r}, shape={self.shape}, "
                 f"{self.dtype}, nbytes={self.nbytes}, held={self.held}, kind={self.kind})")
@@ -123,7 +128,7 @@ class Ledger:
     def _pack(self, value: Any) -> Held:
         info = current_saved_tensor()
         frame = tracker.current()
-        op = info.node.name() if info is not None and info.node is not None else "(unknown)"
+        op = info.node.name() if info is not None and info.node is not None else "(no node)"
         with self._lock:
             record = Record(len(self.records), op, frame[1] if frame else None,
                             type(frame[0]).__name__ if frame else None)
@@ -210,7 +215,6 @@ class Ledger:
                 if entry[0] == 0:
                     self.current -= entry[1]
                     del self._live[key]
-            record.keys = ()
 
     def _repacked(self, box: Held) -> None:
         """A saver after this ledger packed the tensor: hold its packed form instead."""
@@ -224,6 +228,8 @@ class Ledger:
 
     def _released(self, record: Record) -> None:
         try:
+            if record.released:
+                return
             self._settle()
             self._drop(record)
             record.released = True

@@ -1,0 +1,396 @@
+"""plan(model, inputs, budget_bytes): choose savers or recomputation per module under a budget.
+
+1. Profile one step: a ledger files every saved tensor under the innermost module, module hooks
+   time each module's forward and note its inputs.
+2. Saved tensors that share a buffer form one *unit* (a ReLU's output and the next Linear's
+   input): a saver helps only if every module saving it uses it. Each unit can stay, or take a
+   candidate saver (bytes kept and seconds added, calibrated once per saver on a sample array).
+   A module can instead be recomputed: every unit inside it is freed (but the input checkpoint
+   keeps), for the time of its forward.
+3. A knapsack over the module tree (min-plus over bytes kept, in bins) finds the least added
+   time whose kept bytes plus the largest recompute transient fit the budget.
+4. One measured step with the chosen policy checks the ledger's peak against the budget.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from ..autograd.graph import saved_tensors_hooks
+from ..ops.creation import randn
+from ..tensor import Tensor
+from ._modules import tracker
+from ._packed import array_of, root_of
+from .ledger import Ledger, format_bytes
+from .policy import Policy, recompute
+from .savers import Saver, cast, offload, quantize
+
+BINS = 256
+
+
+class _Timer:
+    """Tracker listener: inclusive forward seconds per module name."""
+
+    def __init__(self):
+        self.started: Dict[int, float] = {}
+        self.seconds: Dict[str, float] = {}
+
+    def enter(self, module, name: str, is_root: bool) -> None:
+        self.started[id(module)] = time.perf_counter()
+
+    def exit(self, module, name: str, is_root: bool) -> None:
+        start = self.started.pop(id(module), None)
+        if start is not None:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+
+
+def _default_loss(output: Any) -> Tensor:
+    first = output[0] if isinstance(output, (tuple, list)) else output
+    return first.sum()
+
+
+def _step(model, inputs: tuple, loss_fn: Callable) -> float:
+    start = time.perf_counter()
+    loss = loss_fn(model(*inputs))
+    loss.backward()
+    return time.perf_counter() - start
+
+
+def _calibrate(saver: Saver) -> tuple:
+    """(bytes kept per byte, seconds per saved tensor, seconds per byte) of a saver."""
+    kept, small = _measure(saver, 1 << 10)
+    _, large = _measure(saver, 1 << 18)
+    per_byte = max(0.0, (large - small) / ((1 << 18) - (1 << 10)) / 4)
+    per_tensor = max(0.0, small - per_byte * (1 << 10) * 4)
+    return kept, per_tensor, per_byte
+
+
+def _measure(saver: Saver, size: int, length: int = 6) -> tuple:
+    """(bytes kept per byte, seconds added per saved tensor) on a chain of ops that each save
+    a float32 activation of ``size`` elements, forward and backward, against no saver."""
+    source = randn(size, requires_grad=True)
+
+    def chain(context) -> float:
+        start = time.perf_counter()
+        with context:
+            value = source
+            for _ in range(length):
+                value = value.sin()  # saves its input: an activation (but the first)
+            loss = value.sum()
+        loss.backward()
+        return time.perf_counter() - start
+
+    saved = size * 4 * (length - 1)  # the first sin saves the leaf: not an activation
+    plain = min(chain(_Nothing()) for _ in range(3))
+    with Ledger() as led:
+        timed = min(chain(saver) for _ in range(3))
+    source.grad = None
+    return led.total / (3 * saved), max(0.0, timed - plain) / (length - 1)
+
+
+class _Nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _Unit:
+    __slots__ = ("keys", "modules", "nbytes", "tensors", "savable", "home")
+
+    def __init__(self):
+        self.keys: set = set()
+        self.modules: set = set()
+        self.nbytes = 0
+        self.tensors = 0
+        self.savable = True
+        self.home = ""
+
+
+def _common(names: set) -> str:
+    parts = [n.split(".") if n else [] for n in names]
+    prefix: List[str] = []
+    for group in zip(*parts):
+        if len(set(group)) != 1:
+            break
+        prefix.append(group[0])
+    return ".".join(prefix)
+
+
+def _units(led: Ledger) -> tuple:
+    """Group counted records by shared buffers; returns (units, fixed bytes)."""
+    parent: Dict[Any, Any] = {}
+
+    def find(key):
+        while parent.setdefault(key, key) != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    counted = [r for r in led.records if r.kind not in ("parameter", "buffer") and r.keys]
+    for record in counted:
+        keys = record.buffers
+        for key in keys[1:]:
+            parent[find(key)] = find(keys[0])
+    units: Dict[Any, _Unit] = {}
+    fixed = 0
+    for record in counted:
+        unit = units.setdefault(find(record.buffers[0]), _Unit())
+        unit.keys.update(record.buffers)
+        unit.nbytes += record.counted
+        unit.tensors += 1
+        if record.module is None:  # saved outside any module: no rule can reach it
+            unit.savable = False
+        else:
+            unit.modules.add(record.module)
+        if record.kind != "activation" or record.dtype not in ("float32", "float64"):
+            unit.savable = False
+    result = []
+    for unit in units.values():
+        if not unit.savable and unit.nbytes:
+            fixed += unit.nbytes
+            continue
+        unit.home = _common(unit.modules)
+        if unit.nbytes:
+            result.append(unit)
+    return result, fixed
+
+
+def _combine(left: np.ndarray, right: np.ndarray) -> tuple:
+    """Min-plus convolution over kept-byte bins; also which left bin each result came from."""
+    size = len(left)
+    best = np.full(size, np.inf)
+    source = np.zeros(size, dtype=np.int64)
+    for i in np.flatnonzero(np.isfinite(left)):
+        candidate = left[i] + right[:size - i]
+        better = candidate < best[i:]
+        best[i:][better] = candidate[better]
+        source[i:][better] = i
+    return best, source
+
+
+class Plan:
+    """What ``plan()`` chose: ``policy`` to use, and the figures behind it (``print(plan)``)."""
+
+    def __init__(self):
+        self.policy: Optional[Policy] = None
+        self.budget = 0
+        self.feasible = False
+        self.reason = ""
+        self.baseline_peak = 0
+        self.baseline_seconds = 0.0
+        self.estimated_peak = 0
+        self.estimated_extra_seconds = 0.0
+        self.measured_peak: Optional[int] = None
+        self.measured_seconds: Optional[float] = None
+        self.choices: List[tuple] = []  # (modules, choice, bytes before, bytes after, seconds)
+
+    def __str__(self) -> str:
+        lines = [f"memory plan: budget {format_bytes(self.budget)} "
+                 f"(no policy: peak {format_bytes(self.baseline_peak)}, "
+                 f"step {self.baseline_seconds * 1e3:.1f} ms)"]
+        if self.choices:
+            width = max(len(c[0]) for c in self.choices)
+            lines.append(f"  {'modules'.ljust(width)}  {'choice':<26} {'saved bytes':>23}  "
+                         "extra ms")
+            for modules, choice, before, after, seconds in self.choices:
+                lines.append(f"  {modules.ljust(width)}  {choice:<26} "
+                             f"{format_bytes(before):>10} -> {format_bytes(after):>9}  "
+                             f"{seconds * 1e3:8.2f}")
+        lines.append(f"  estimated: peak {format_bytes(self.estimated_peak)}, "
+                     f"+{self.estimated_extra_seconds * 1e3:.1f} ms per step")
+        if self.measured_peak is not None:
+            lines.append(f"  measured:  peak {format_bytes(self.measured_peak)}, "
+                         f"step {self.measured_seconds * 1e3:.1f} ms")
+        lines.append(("  meets the budget" if self.feasible else "  cannot meet the budget: ")
+                     + ("" if self.feasible else self.reason))
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[Callable] = None,
+         candidates: Optional[Sequence[Any]] = None, verify: bool = True) -> Plan:
+    """Profile one step of ``model`` on ``example_inputs`` and choose, per module, a saver or
+    recomputation so that saved bytes stay under ``budget_bytes`` at the least added time.
+
+    ``candidates``: savers and/or ``recompute()`` to choose from (default bfloat16, 8-bit,
+    offload and recompute). Returns a ``Plan``; use ``plan.policy`` as a context manager around
+    forward. Parameters' ``.grad`` are left as they were.
+    """
+    inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+    loss_fn = loss_fn or _default_loss
+    if candidates is None:
+        candidates = [cast("bfloat16"), quantize(8), offload(), recompute()]
+    savers = [c for c in candidates if isinstance(c, Saver)]
+    allow_recompute = any(isinstance(c, recompute) for c in candidates)
+    params = list(model.parameters())
+    saved_grads = [p.grad for p in params]
+    result = Plan()
+    result.budget = int(budget_bytes)
+    try:
+        _step(model, inputs, loss_fn)  # warm up
+        timer = _Timer()
+        led = Ledger()
+        tracker.acquire(timer)
+        try:
+            inputs_of: Dict[str, set] = {}
+
+            def note(module, args):
+                name = tracker.current()[1] if tracker.current() else ""
+                inputs_of[name] = {("storage", id(root_of(array_of(a))))
+                                   for a in args if isinstance(a, Tensor)}
+            from ..nn.modules.module import register_module_forward_pre_hook
+            handle = register_module_forward_pre_hook(note)
+            try:
+                with led:
+                    result.baseline_seconds = _step(model, inputs, loss_fn)
+            finally:
+                handle.remove()
+        finally:
+            tracker.release(timer)
+        result.baseline_peak = led.peak
+        _solve(result, model, led, timer.seconds, inputs_of, savers, allow_recompute)
+        if verify and result.policy is not None:
+            with Ledger() as check:
+                with result.policy:
+                    result.measured_seconds = _step(model, inputs, loss_fn)
+            result.measured_peak = check.peak
+            if result.feasible and check.peak > result.budget:
+                result.feasible = False
+                result.reason = (f"the measured peak {format_bytes(check.peak)} is over the "
+                                 f"budget (estimated {format_bytes(result.estimated_peak)})")
+    finally:
+        for p, grad in zip(params, saved_grads):
+            p.grad = grad
+    return result
+
+
+def _solve(result: Plan, model, led: Ledger, seconds: Dict[str, float],
+           inputs_of: Dict[str, set], savers: List[Saver], allow_recompute: bool) -> None:
+    units, fixed = _units(led)
+    total = fixed + sum(u.nbytes for u in units)
+    quantum = max(1, -(-total // BINS))
+    size = BINS + 1
+    rates = [(saver, *_calibrate(saver)) for saver in savers]
+    names = dict(model.named_modules())
+    children: Dict[str, List[str]] = {name: [] for name in names}
+    for name in names:
+        if name:
+            parent = name.rsplit(".", 1)[0] if "." in name else ""
+            children.setdefault(parent, []).append(name)
+    homes: Dict[str, List[_Unit]] = {}
+    for unit in units:
+        homes.setdefault(unit.home if unit.home in names else "", []).append(unit)
+
+    def bin_of(nbytes: float) -> int:
+        return min(BINS, int(math.ceil(nbytes / quantum - 1e-9)))
+
+    def unit_table(unit: _Unit) -> tuple:
+        table = np.full(size, np.inf)
+        choice: Dict[int, tuple] = {}
+        options = [(unit.nbytes, 0.0, None)] + [
+            (unit.nbytes * kept, unit.tensors * per_tensor + unit.nbytes * per_byte, saver)
+            for saver, kept, per_tensor, per_byte in rates]
+        for kept, cost, saver in options:
+            b = bin_of(kept)
+            if cost < table[b]:
+                table[b] = cost
+                choice[b] = (saver, kept, cost)
+        return table, choice
+
+    def inside(name: str, home: str) -> bool:
+        return name == "" or home == name or home.startswith(name + ".")
+
+    def subtree_bytes(name: str) -> int:
+        return sum(u.nbytes for u in units if inside(name, u.home))
+
+    def node(name: str, reserve: int) -> tuple:
+        parts: List[tuple] = [("unit", u, *unit_table(u)) for u in homes.get(name, [])]
+        parts += [("node", child, *node(child, reserve)) for child in children.get(name, [])]
+        table = np.full(size, np.inf)
+        table[0] = 0.0
+        trail = []
+        for part in parts:
+            table, source = _combine(table, part[2])
+            trail.append((part, source))
+        recomputed = None
+        freed = subtree_bytes(name)
+        if allow_recompute and name and freed and freed <= reserve:
+            held_inputs = sum(u.nbytes for u in units if inside(name, u.home)
+                              and u.keys & inputs_of.get(name, set()))
+            b = bin_of(held_inputs)
+            cost = seconds.get(name, 0.0)
+            if cost < table[b]:
+                recomputed = (b, cost, freed - held_inputs)
+                table = table.copy()
+                table[b] = cost
+        return table, (trail, recomputed)
+
+    def unwind(name: str, how: tuple, b: int, out: list) -> None:
+        trail, recomputed = how
+        if recomputed is not None and recomputed[0] == b:
+            out.append(("recompute", name, subtree_bytes(name), b * quantum, recomputed[1],
+                        recomputed[2]))
+            return
+        for part, source in reversed(trail):
+            left = int(source[b])
+            here = b - left
+            if part[0] == "unit":
+                saver, kept, cost = part[3][here]
+                if saver is not None:
+                    out.append(("saver", part[1], saver, kept, cost))
+            else:
+                unwind(part[1], part[3], here, out)
+            b = left
+
+    reserve = total
+    best = None
+    for _ in range(4):  # a recompute re-saves its module in backward: leave room for that
+        table, how = node("", reserve)
+        room = result.budget - fixed
+        limit = min(BINS, room // quantum) if room >= 0 else -1
+        if limit < 0 or not np.isfinite(table[:limit + 1]).any():
+            break
+        b = int(np.argmin(table[:limit + 1]))
+        chosen: list = []
+        unwind("", how, b, chosen)
+        transient = max([c[5] for c in chosen if c[0] == "recompute"], default=0)
+        peak = fixed + b * quantum + transient
+        best = (chosen, float(table[b]), peak)
+        if peak <= result.budget:
+            break
+        reserve = max(0, transient - 1 - (peak - result.budget))
+    if best is None:
+        floor_table, _ = node("", total)
+        least = fixed + int(np.argmax(np.isfinite(floor_table))) * quantum
+        result.reason = (f"even with every candidate the saved bytes stay near "
+                         f"{format_bytes(least)} ({format_bytes(fixed)} cannot be reduced: "
+                         "inputs and tensors saved outside modules)")
+        return
+    chosen, extra, peak = best
+    rules: Dict[str, Any] = {}
+    for choice in chosen:
+        if choice[0] == "recompute":
+            _, name, before, after, cost, _freed = choice
+            rules[name] = recompute()
+            result.choices.append((name, "recompute()", before, after, cost))
+        else:
+            _, unit, saver, kept, cost = choice
+            for module in sorted(unit.modules):
+                rules.setdefault(module, saver)
+            result.choices.append((", ".join(sorted(unit.modules)), repr(saver), unit.nbytes,
+                                   int(kept), cost))
+    # recompute first: a module inside a recomputed one has nothing left to pack
+    ordered = sorted(rules.items(), key=lambda kv: not isinstance(kv[1], recompute))
+    result.policy = Policy(ordered, model=model)
+    result.estimated_peak = int(peak)
+    result.estimated_extra_seconds = extra
+    result.feasible = peak <= result.budget
+    if not result.feasible:
+        result.reason = (f"the best plan found keeps {format_bytes(peak)} "
+                         "(the recompute transient does not fit)")

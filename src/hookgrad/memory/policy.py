@@ -1,0 +1,218 @@
+"""policy({...}): a saver per module, chosen by name glob or type, in one context manager.
+
+While active, the shared module tracker knows the running modules; the policy's pack hook asks
+for the innermost one and walks outwards to the first module that some rule matches (rules are
+tried in order: the first match wins). ``None`` stores the tensor as it is. ``recompute()``
+checkpoints the matching modules instead: their ``forward`` is wrapped with
+``utils.checkpoint`` while the policy is active and restored on exit::
+
+    rules = {"features.*": memory.quantize(8), nn.Linear: memory.offload(), "head": None}
+    with memory.policy(rules):
+        loss = model(x).sum()
+    loss.backward()
+"""
+from __future__ import annotations
+
+import fnmatch
+import weakref
+from typing import Any, Iterable, List, Mapping, Optional, Tuple, Union
+
+from ..autograd.graph import current_saved_tensor, saved_tensors_hooks
+from ..tensor import Tensor
+from ._modules import tracker
+from ._packed import unpack_any
+from .savers.base import Saver
+
+_NO_MATCH = object()
+
+
+class recompute:
+    """A policy entry: don't save the module's activations, run its forward again in backward
+    (``utils.checkpoint``). ``segments=k`` on a ``Sequential`` checkpoints its children in ``k``
+    runs instead (like ``checkpoint_sequential``: the last run is not checkpointed)."""
+
+    def __init__(self, segments: Optional[int] = None, use_reentrant: bool = False):
+        if segments is not None and segments < 1:
+            raise ValueError(f"segments must be >= 1, got {segments}")
+        self.segments = segments
+        self.use_reentrant = use_reentrant
+
+    def __repr__(self) -> str:
+        return "recompute()" if self.segments is None else f"recompute(segments={self.segments})"
+
+
+Entry = Union[Saver, recompute, None]
+Key = Union[str, type]
+
+
+def _checkpointed(original, entry: recompute, name: str):
+    from ..utils.checkpoint import checkpoint
+
+    def forward(*args, **kwargs):
+        # checkpoint saves the inputs through saved-tensor hooks: a ledger sees them
+        return checkpoint(original, *args, use_reentrant=entry.use_reentrant, **kwargs)
+
+    return forward
+
+
+def _segmented(module, entry: recompute, name: str):
+    from ..utils.checkpoint import checkpoint
+
+    children = list(module.children())
+    count = min(entry.segments, len(children)) or 1
+    size = -(-len(children) // count)
+    runs = [children[i:i + size] for i in range(0, len(children), size)]
+
+    def run(layers):
+        def apply(value):
+            for layer in layers:
+                value = layer(value)
+            return value
+        return apply
+
+    def forward(value):
+        for index, layers in enumerate(runs):
+            if index == len(runs) - 1:
+                value = run(layers)(value)
+            else:
+                value = checkpoint(run(layers), value, use_reentrant=entry.use_reentrant)
+        return value
+
+    return forward
+
+
+class Policy:
+    """Rules ``{key: entry}``: ``key`` a module name glob (``"features.*"``, matched against
+    ``named_modules()`` names) or a module type; ``entry`` a saver, ``recompute()`` or ``None``."""
+
+    def __init__(self, rules: Union[Mapping[Key, Entry], Iterable[Tuple[Key, Entry]]],
+                 model: Any = None):
+        items = list(rules.items()) if isinstance(rules, Mapping) else list(rules)
+        for key, entry in items:
+            if not isinstance(key, (str, type)):
+                raise TypeError(f"policy keys are name globs or module types, got {key!r}")
+            if entry is not None and not isinstance(entry, (Saver, recompute)):
+                raise TypeError(f"policy entries are savers, recompute() or None, got {entry!r}")
+        self.rules: List[Tuple[Key, Entry]] = items
+        self.model = model
+        self._cache: dict = {}
+        self._patched: list = []
+        self._patched_roots: set = set()
+        self._contexts: list = []
+        self._tables: list = []
+        self._recomputes = any(isinstance(e, recompute) for _, e in items)
+
+    # -- matching ----------------------------------------------------------------------------
+    def entry_for(self, module: Any, name: str) -> Any:
+        """The entry of the first rule matching this module itself, or a no-match marker."""
+        for key, entry in self.rules:
+            if isinstance(key, str):
+                if fnmatch.fnmatchcase(name, key):
+                    return entry
+            elif isinstance(module, key):
+                return entry
+        return _NO_MATCH
+
+    def resolve(self, frames: list) -> Entry:
+        """The entry for a tensor saved while ``frames`` run: innermost module outwards."""
+        cache = self._cache
+        for module, name in reversed(frames):
+            key = (id(module), name)
+            entry = cache.get(key, _NO_MATCH)
+            if entry is _NO_MATCH:
+                entry = cache[key] = self.entry_for(module, name)
+            if entry is not _NO_MATCH:
+                return entry
+        return None
+
+    # -- context -----------------------------------------------------------------------------
+    def __enter__(self) -> "Policy":
+        tracker.acquire(self)
+        context = saved_tensors_hooks(self._pack, unpack_any, compose=True)
+        context.__enter__()
+        self._contexts.append(context)
+        # one buffer saved under two rules (a ReLU's output, saved again by the next layer) is
+        # stored once: the savers share one table of what is stored while the policy is active
+        shared: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self._tables = []
+        for saver in {id(e): e for _, e in self.rules if isinstance(e, Saver)}.values():
+            self._tables.append((saver, saver._stored))
+            saver._stored = shared
+        if self.model is not None:
+            self._patch(self.model)
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        try:
+            self._restore()
+            for saver, table in self._tables:
+                saver._stored = table
+        finally:
+            self._contexts.pop().__exit__(*exc)
+            tracker.release(self)
+            self._cache.clear()
+        return False
+
+    def enter(self, module, name: str, is_root: bool) -> None:
+        if is_root:
+            self._cache.clear()  # names are relative to the root being run
+            if self._recomputes and id(module) not in self._patched_roots:
+                self._patch(module)
+
+    def exit(self, module, name: str, is_root: bool) -> None:
+        pass
+
+    def _patch(self, root) -> None:
+        self._patched_roots.add(id(root))
+        done: List[str] = []
+        for name, module in root.named_modules():
+            if any(name == d or name.startswith(d + ".") for d in done):
+                continue  # inside a module that is recomputed already
+            entry = self.entry_for(module, name)
+            if not isinstance(entry, recompute) or (module is root and self.model is None):
+                continue  # the root is already running: too late to wrap it
+            previous = module.__dict__.get("forward")
+            if entry.segments is not None and hasattr(module, "__getitem__"):
+                wrapped = _segmented(module, entry, name)
+            else:
+                wrapped = _checkpointed(module.forward, entry, name)
+            object.__setattr__(module, "forward", wrapped)
+            self._patched.append((module, previous))
+            done.append(name)
+
+    def _restore(self) -> None:
+        for module, previous in reversed(self._patched):
+            if previous is None:
+                module.__dict__.pop("forward", None)
+            else:
+                object.__setattr__(module, "forward", previous)
+        self._patched = []
+        self._patched_roots.clear()
+
+    # -- the pack hook -----------------------------------------------------------------------
+    def _pack(self, value: Any) -> Any:
+        frames = tracker.frames()
+        entry = self.resolve(frames) if frames else None
+        if isinstance(entry, Saver):
+            return entry.pack(value)
+        info = current_saved_tensor()
+        if isinstance(value, Tensor) and info is not None and info.is_output:
+            return value.detach()  # the output itself would point back at the node: a cycle
+        return value
+
+    def __repr__(self) -> str:
+        lines = ["policy({"]
+        for key, entry in self.rules:
+            shown = repr(key) if isinstance(key, str) else key.__name__
+            lines.append(f"    {shown}: {entry!r},")
+        lines.append("})")
+        return "\n".join(lines)
+
+
+def policy(rules: Union[Mapping[Key, Entry], Iterable[Tuple[Key, Entry]]],
+           model: Any = None) -> Policy:
+    """A saver (or ``recompute()``, or ``None``) per module by name glob or type; first match
+    wins, the innermost running module first. Pass ``model`` to wrap recomputed modules on
+    entry (needed when the rule matches the model itself); otherwise they are wrapped when the
+    model is first called inside the context."""
+    return Policy(rules, model)
