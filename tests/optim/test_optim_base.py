@@ -24,14 +24,17 @@ def _leaf(lib, n=3):
     return lib.tensor(np.arange(n, dtype=np.float32) + 1.0, requires_grad=True)
 
 
+def _two_groups_sharing(lib, param):
+    return lib.optim.SGD([{"params": [param]}, {"params": [param]}], lr=0.1)
+
+
 ERROR_CASES = {
     "empty parameter list": lambda lib: lib.optim.SGD([], lr=0.1),
     "non-leaf": lambda lib: lib.optim.SGD([_leaf(lib) * 2], lr=0.1),
     "tensor instead of iterable": lambda lib: lib.optim.SGD(_leaf(lib), lr=0.1),
     "non-tensor parameter": lambda lib: lib.optim.SGD([1.0], lr=0.1),
     "set inside a group": lambda lib: lib.optim.SGD([{"params": {_leaf(lib)}}], lr=0.1),
-    "same parameter in two groups": lambda lib: (lambda p: lib.optim.SGD(
-        [{"params": [p]}, {"params": [p]}], lr=0.1))(_leaf(lib)),
+    "same parameter in two groups": lambda lib: _two_groups_sharing(lib, _leaf(lib)),
     "names on some parameters only": lambda lib: lib.optim.SGD(
         [("w", _leaf(lib)), _leaf(lib)], lr=0.1),
     "named and unnamed groups": lambda lib: lib.optim.SGD(

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import collections
+import itertools
 import warnings
 
 import numpy as np
@@ -140,7 +141,7 @@ def test_shuffle_is_reproducible_with_a_seeded_generator():
         return [b.tolist() for b in loader]
 
     assert epoch(7) == epoch(7)
-    assert sorted(sum(epoch(7), [])) == list(range(30))
+    assert sorted(itertools.chain.from_iterable(epoch(7))) == list(range(30))
 
 
 def test_shuffle_is_reproducible_under_manual_seed():

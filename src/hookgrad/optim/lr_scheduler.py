@@ -9,7 +9,7 @@ import weakref
 from bisect import bisect_right
 from collections import Counter
 from functools import wraps
-from typing import Any, Callable, Iterable, Union
+from typing import Any, Callable, Iterable, Optional, Union
 
 from ..tensor import Tensor
 from .optimizer import Optimizer
@@ -98,7 +98,7 @@ class LRScheduler:
         """The next lrs from the current ones (the chainable form); subclasses define it."""
         raise NotImplementedError
 
-    def step(self, epoch: int = None) -> None:
+    def step(self, epoch: Optional[int] = None) -> None:
         """Advance one epoch (or jump to ``epoch``, deprecated: uses the closed form)."""
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):

@@ -21,7 +21,7 @@ from ..autograd.graph import legacy_type_name
 from ..tensor import Tensor
 from ..utils.hooks import RemovableHandle, add_hook
 
-__all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
+__all__ = ["Optimizer", "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook"]
 
 ParamsT = Union[Iterable[Tensor], Iterable[dict], Iterable[tuple]]
 StepPreHook = Callable[["Optimizer", tuple, dict], Optional[tuple]]
@@ -32,7 +32,7 @@ _global_step_post_hooks: "OrderedDict[int, StepPostHook]" = OrderedDict()
 
 
 class _RequiredParameter:
-    """Marks a default that every parameter group must give (torch's ``optim.optimizer.required``)."""
+    """A default that every parameter group must set (torch's ``optim.optimizer.required``)."""
 
     def __repr__(self) -> str:
         return "<required parameter>"

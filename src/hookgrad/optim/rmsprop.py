@@ -7,9 +7,9 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..tensor import Tensor
+from .adam import _step_as_tensor
 from .optimizer import (Optimizer, ParamsT, _bump, _lerp_, _reject_differentiable,
                         _scalar_dtype, _value, _zeros_like)
-from .adam import _step_as_tensor
 
 __all__ = ["RMSprop"]
 

@@ -117,7 +117,7 @@ def random_split(dataset: Dataset, lengths: Sequence, generator=None) -> list:
         for i, fraction in enumerate(lengths):
             if fraction < 0 or fraction > 1:
                 raise ValueError(f"Fraction at index {i} is not between 0 and 1")
-            counts.append(int(math.floor(len(dataset) * fraction)))
+            counts.append(math.floor(len(dataset) * fraction))
         for i in range(len(dataset) - sum(counts)):
             counts[i % len(counts)] += 1
         lengths = counts
@@ -335,7 +335,6 @@ def _rebuild_sequence(elem: collections.abc.Sequence, items: list) -> Any:
 
 def get_worker_info() -> None:
     """Always None: hookgrad loads in the main process."""
-    return None
 
 
 # -- the loader ----------------------------------------------------------------------------------
