@@ -1,12 +1,16 @@
-"""Utilities built on the public hook API (hooks, checkpoint)."""
+"""Utilities built on the public hook API (hooks, checkpoint, data).
+
+``hooks`` is imported by the core itself, so the other submodules load lazily on first use
+(``hookgrad.utils.checkpoint.checkpoint(...)`` works without an explicit import).
+"""
+import importlib
+
 from . import hooks
+
+_LAZY = ("checkpoint", "data")
 
 
 def __getattr__(name: str):
-    # data imports the ops, which import tensor.py, which imports utils.hooks: a lazy import
-    # keeps ``hookgrad.utils.data`` reachable without that cycle.
-    if name == "data":
-        import importlib
-
+    if name in _LAZY:
         return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
