@@ -202,22 +202,39 @@ def test_closure_is_evaluated_with_grad_enabled_and_its_loss_returned():
     np.testing.assert_allclose(param.detach().numpy(), [0.8, 1.6])
 
 
-def test_tiny_model_trained_with_autograd_matches_torch():
+def _tiny_model(lib, weights):
+    class Tiny(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.hidden = lib.nn.Parameter(lib.tensor(weights[0].copy()))
+            self.bias = lib.nn.Parameter(lib.tensor(weights[1].copy()))
+            self.out = lib.nn.Parameter(lib.tensor(weights[2].copy()))
+
+        def forward(self, x):
+            return lib.tanh(x @ self.hidden + self.bias) @ self.out
+
+    return Tiny()
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop"])
+def test_tiny_module_trained_with_autograd_matches_torch(name):
     rng = np.random.default_rng(3)
     inputs, targets = rng.standard_normal((8, 3)), rng.standard_normal((8, 1))
     weights = [rng.standard_normal((3, 5)), rng.standard_normal(5), rng.standard_normal((5, 1))]
 
     def train(lib):
-        params = [lib.tensor(w.copy(), requires_grad=True) for w in weights]
-        optimizer = lib.optim.Adam(params, lr=0.01, weight_decay=0.01)
+        model = _tiny_model(lib, weights)
+        optimizer = getattr(lib.optim, name)(model.named_parameters(), lr=0.01,
+                                             weight_decay=0.01)
         x, y = lib.tensor(inputs), lib.tensor(targets)
         for _ in range(20):
             optimizer.zero_grad()
-            hidden = lib.tanh(x @ params[0] + params[1])
-            loss = ((hidden @ params[2] - y) ** 2).mean()
+            loss = ((model(x) - y) ** 2).mean()
             loss.backward()
             optimizer.step()
-        return params
+        return list(model.parameters()), optimizer.state_dict()["param_groups"]
 
-    for h, t in zip(train(hookgrad), train(torch)):
+    (hg_params, hg_groups), (th_params, th_groups) = train(hookgrad), train(torch)
+    assert hg_groups == th_groups  # includes the parameter names
+    for h, t in zip(hg_params, th_params):
         assert_close(h, t)
