@@ -19,7 +19,8 @@ from .ops.creation import (Generator, arange, as_tensor, bernoulli, default_gene
                            rand_like, randint, randint_like, randn, randn_like, randperm, seed,
                            tensor, zeros, zeros_like)
 from .ops.indexing import index_put
-from .ops.linalg import bmm, dot, matmul, mm, mv
+from .ops.linalg import bmm, dot, einsum, matmul, mm, mv, norm
+from .ops.linalg import namespace as linalg
 from .ops.math import (abs, absolute, add, allclose, bitwise_and, bitwise_not, bitwise_or,
                        bitwise_xor, ceil, clamp, clamp_max, clamp_min, clip, cos, div, divide, eq,
                        equal, erf, exp, floor, floor_divide, ge, gelu, greater, greater_equal, gt,
@@ -28,7 +29,8 @@ from .ops.math import (abs, absolute, add, allclose, bitwise_and, bitwise_not, b
                        maximum, minimum, mul, multiply, ne, neg, negative, not_equal, pow,
                        reciprocal, relu, remainder, round, rsqrt, rsub, sgn, sigmoid, sign, silu,
                        sin, sqrt, square, sub, subtract, tanh, true_divide, trunc, where)
-from .ops.reduce import mean, sum
+from .ops.reduce import (all, amax, amin, any, argmax, argmin, cumsum,  # noqa: A004
+                         log_softmax, logsumexp, max, mean, min, prod, softmax, std, sum, var)
 from .ops.shape import (cat, concat, concatenate, flip, gather, hstack, index_add, index_select,
                         roll, scatter, scatter_add, stack, take_along_dim, vstack)
 from .ops.views import (chunk, flatten, moveaxis, movedim, narrow, permute, reshape, select, split,

@@ -74,6 +74,11 @@ METHODS = {
     "allclose": math.allclose, "isclose": math.isclose,
     # reductions
     "sum": reduce.sum, "mean": reduce.mean, "sum_to_size": reduce.sum_to_size,
+    "prod": reduce.prod, "var": reduce.var, "std": reduce.std, "max": reduce.max,
+    "min": reduce.min, "amax": reduce.amax, "amin": reduce.amin, "argmax": reduce.argmax,
+    "argmin": reduce.argmin, "logsumexp": reduce.logsumexp, "softmax": reduce.softmax,
+    "log_softmax": reduce.log_softmax, "cumsum": reduce.cumsum, "any": reduce.any,
+    "all": reduce.all, "norm": linalg.norm,
     # linear algebra
     "matmul": linalg.matmul, "mm": linalg.mm, "bmm": linalg.bmm, "mv": linalg.mv,
     "dot": linalg.dot,
