@@ -780,3 +780,47 @@ def inplace_intermediate_with_saved_tensor_hooks(lib, log):
                                       inplace_intermediate_with_saved_tensor_hooks])
 def test_module_hooks_with_saved_tensor_hooks_match_torch(scenario):
     assert_same_log(scenario)
+
+
+# -- higher-order gradients and keyword tensors ------------------------------------------------
+def double_backward_through_hooked_module(lib, log):
+    class Cube(lib.nn.Module):
+        def forward(self, x):
+            return x * x * x
+
+    model = Cube()
+    register_all(model, log, "cube")
+    (x,) = inputs(lib, (3,))
+    (grad,) = lib.autograd.grad(model(x).sum(), x, create_graph=True)
+    log.append(("first", describe(grad), grad.grad_fn is not None))
+    (second,) = lib.autograd.grad(grad.sum(), x)
+    log.append(("second", describe(second)))
+
+
+def keyword_tensor_is_not_in_grad_input(lib, log):
+    class Mix(lib.nn.Module):
+        def forward(self, x, *, other):
+            return x * other
+
+    model = Mix()
+    register_all(model, log, "mix")
+    x, other = inputs(lib, (2,), (2,))
+    model(x, other=other).sum().backward()
+    log.append(("grads", describe(x.grad), describe(other.grad)))
+
+
+def pre_hook_replaces_input_before_backward_wrapping(lib, log):
+    Lin, _ = model_classes(lib)
+    model = Lin(3, 2)
+    x, y = inputs(lib, (2, 3), (2, 3))
+    model.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
+    model.register_full_backward_hook(lambda m, gi, go: log.append(("gi", describe(gi))))
+    model(x).sum().backward()
+    log.append(("x.grad", describe(x.grad)))
+
+
+@pytest.mark.parametrize("scenario", [double_backward_through_hooked_module,
+                                      keyword_tensor_is_not_in_grad_input,
+                                      pre_hook_replaces_input_before_backward_wrapping])
+def test_higher_order_and_keywords_match_torch(scenario):
+    assert_same_log(scenario)
