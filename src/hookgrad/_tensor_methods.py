@@ -19,6 +19,8 @@ def _to(self: Tensor, *args, **kwargs) -> Tensor:
     for arg in args:
         if isinstance(arg, _dtype.dtype):
             dtype = arg
+        elif isinstance(arg, np.dtype):  # the engine casts gradients with the input's np.dtype
+            dtype = _dtype.from_numpy_dtype(arg)
         elif isinstance(arg, Tensor):
             dtype = arg.dtype
     if dtype is None or dtype.numpy == self._data.dtype:

@@ -139,13 +139,21 @@ def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
     return _to_out(result, out)
 
 
+def _atleast(tensor: Tensor, ndim: int) -> Tensor:
+    if tensor._data.ndim >= ndim:
+        return tensor
+    if tensor._data.ndim == 0:
+        return tensor.reshape((1,) * ndim)
+    return tensor.unsqueeze(0)
+
+
 def hstack(tensors, *, out=None) -> Tensor:
-    tensors = [t if t.ndim else t.reshape(1) for t in tensors]
+    tensors = [_atleast(t, 1) for t in tensors]
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1, out=out)
 
 
 def vstack(tensors, *, out=None) -> Tensor:
-    return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in tensors], 0, out=out)
+    return cat([_atleast(t, 2) for t in tensors], 0, out=out)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,6 +179,8 @@ class Repeat(_Op):
 
     @staticmethod
     def backward(ctx, grad):
+        if 0 in ctx.repeats:  # nothing of self reached the output (torch: constant zeros)
+            return Tensor._make(np.zeros(ctx.self_shape, grad._data.dtype)), None
         pairs = tuple(x for r, s in zip(ctx.repeats, ctx.shape) for x in (r, s))
         summed = grad.reshape(pairs).sum(tuple(range(0, len(pairs), 2)))
         return summed.reshape(ctx.self_shape), None
@@ -252,13 +262,14 @@ class ConstantPadNd(_Op):
         for i in range(len(pad) // 2):
             dim = ndim - 1 - i
             before, after = pad[2 * i], pad[2 * i + 1]
-            size = self.shape[dim]
-            start, stop = max(-before, 0), size - max(-after, 0)
-            if stop - start < 0 and size + before + after < 0:
-                raise RuntimeError(f"The input size {size}, plus negative padding {before} and "
-                                   f"{after} resulted in a negative output size, which is "
-                                   f"invalid. Check dimension {dim} of your input.")
-            crop[dim] = slice(start, max(start, stop))
+            start, stop = 0, self.shape[dim]
+            if before < 0:  # torch narrows for negative pads first, with narrow's message
+                start = -before
+                _check_length(stop - start)
+            if after < 0:
+                stop += after
+                _check_length(stop - start)
+            crop[dim] = slice(start, stop)
             widths[dim] = (max(before, 0), max(after, 0))
         cropped = self[tuple(crop)]
         return np.pad(cropped, widths, mode="constant", constant_values=value)
@@ -266,6 +277,11 @@ class ConstantPadNd(_Op):
     @staticmethod
     def backward(ctx, grad):
         return ConstantPadNd.apply(grad, tuple(-p for p in ctx.pad), 0), None, None
+
+
+def _check_length(length: int) -> None:
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
 
 
 def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
@@ -359,9 +375,19 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
+    """gather after broadcasting input and indices in every dim but ``dim`` (as torch)."""
     if dim is None:
         return gather(input.reshape(-1), 0, indices.reshape(-1))
-    return gather(input, dim, indices)
+    from .views import expand
+
+    dim = normalize_dim(dim, input._data.ndim)
+    input_shape, index_shape = list(input._data.shape), list(indices._data.shape)
+    input_shape[dim] = index_shape[dim] = 1
+    shape = list(np.broadcast_shapes(tuple(input_shape), tuple(index_shape)))
+    shape[dim] = input._data.shape[dim]
+    input = expand(input, shape)
+    shape[dim] = indices._data.shape[dim]
+    return gather(input, dim, expand(indices, shape))
 
 
 class ScatterAdd(_Op):
@@ -386,6 +412,7 @@ class ScatterAdd(_Op):
 
 
 class ScatterAddInplace(ScatterAdd):
+    node_name = "ScatterAddBackward0"
     _inplace = True
 
     @staticmethod
@@ -405,10 +432,13 @@ def _check_writable(array: np.ndarray) -> None:
 
 
 def _check_scatter(self: np.ndarray, dim: int, index: np.ndarray, src) -> None:
-    if isinstance(src, np.ndarray) and src.dtype != self.dtype:
+    """``src`` is an array of src values, or a 0-d array holding the value to write."""
+    if src.ndim == 0 and index.ndim != 0:
+        _check_index(self.shape, index, dim)
+        return
+    if src.dtype != self.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    _check_index(self.shape, index, dim,
-                 other=src.shape if isinstance(src, np.ndarray) else index.shape)
+    _check_index(self.shape, index, dim, other=src.shape or (1,))
 
 
 def _scatter_into(out: np.ndarray, dim: int, index: np.ndarray, src, write) -> None:
@@ -418,7 +448,7 @@ def _scatter_into(out: np.ndarray, dim: int, index: np.ndarray, src, write) -> N
         write(out.reshape(1), index.reshape(-1), np.reshape(src, -1)[:1])
         return
     key = _along(index.astype(np.int64), dim)
-    if isinstance(src, np.ndarray):
+    if src.ndim:  # only the index's extent of src is used
         src = src[tuple(slice(0, n) for n in index.shape)]
     write(out, key, src)
 
@@ -484,6 +514,7 @@ class ScatterValue(_Op):
 
 
 class ScatterInplace(Scatter):
+    node_name = "ScatterBackward0"
     _inplace = True
 
     @staticmethod
@@ -497,6 +528,7 @@ class ScatterInplace(Scatter):
 
 
 class ScatterValueInplace(ScatterValue):
+    node_name = "ScatterBackward1"
     _inplace = True
 
     @staticmethod
@@ -593,6 +625,7 @@ class IndexAdd(_Op):
 
 
 class IndexAddInplace(IndexAdd):
+    node_name = "IndexAddBackward0"
     _inplace = True
 
     @staticmethod
