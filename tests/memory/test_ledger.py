@@ -1,0 +1,134 @@
+"""ledger(): which tensors are saved, filed under which module, and what they cost in bytes."""
+import gc
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import hookgrad
+from hookgrad import memory
+
+BATCH, IN, HIDDEN, OUT = 8, 5, 7, 3
+
+
+def _model(lib):
+    """Linear -> ReLU -> Linear written the same way in both libraries."""
+
+    class Affine(lib.nn.Module):
+        def __init__(self, fan_in, fan_out):
+            super().__init__()
+            self.weight = lib.nn.Parameter(lib.ones(fan_out, fan_in) * 0.1)
+            self.bias = lib.nn.Parameter(lib.zeros(fan_out))
+
+        def forward(self, x):
+            return x @ self.weight.t() + self.bias
+
+    class ReLU(lib.nn.Module):
+        def forward(self, x):
+            return x.relu()
+
+    return lib.nn.Sequential(Affine(IN, HIDDEN), ReLU(), Affine(HIDDEN, OUT))
+
+
+def _saved_by_torch():
+    log = []
+
+    def pack(t):
+        log.append((tuple(t.shape), t._base is not None or t.requires_grad))
+        return t
+
+    model = _model(torch)
+    x = torch.ones(BATCH, IN)
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        model(x).sum()
+    return log
+
+
+def test_records_the_tensors_torch_saves_with_hand_computed_bytes():
+    model = _model(hookgrad)
+    x = hookgrad.ones(BATCH, IN)
+    with memory.ledger() as led:
+        loss = model(x).sum()
+    torch_log = _saved_by_torch()
+    assert [r.shape for r in led.records] == [shape for shape, _ in torch_log]
+    # x (for W1's grad; x needs none, so W1.t() is not saved), the ReLU's result, then the
+    # second layer's W2.t() (a parameter view) and its input: the ReLU's result again
+    assert [r.kind for r in led.records] == ["input", "activation", "parameter", "activation"]
+    assert [r.module for r in led.records] == ["0", "1", "2", "2"]
+    assert [r.op for r in led.records] == ["MmBackward0", "ReluBackward0", "MmBackward0",
+                                          "MmBackward0"]
+    assert [r.nbytes for r in led.records] == [BATCH * IN * 4, BATCH * HIDDEN * 4,
+                                              HIDDEN * OUT * 4, BATCH * HIDDEN * 4]
+    assert led.records[3].alias_of == 1 and led.records[3].counted == 0
+    assert led.records[2].counted == 0  # parameters are listed, not counted
+    expected = BATCH * IN * 4 + BATCH * HIDDEN * 4  # the input and one ReLU output
+    assert led.total == expected and led.peak == expected and led.current == expected
+    loss.backward()
+    assert led.current == 0 and led.peak == expected
+
+
+def test_freeing_the_graph_without_backward_releases_everything():
+    model = _model(hookgrad)
+    with memory.ledger() as led:
+        loss = model(hookgrad.ones(BATCH, IN)).sum()
+    assert led.current > 0
+    del loss
+    gc.collect()
+    assert led.current == 0
+
+
+def test_peak_is_the_most_alive_at_once_not_the_sum(rng):
+    x = hookgrad.tensor(rng.standard_normal(100).astype(np.float32), requires_grad=True)
+    with memory.ledger() as led:
+        for _ in range(3):
+            (x * 1).exp().sum().backward()  # each step saves one 400-byte result, then frees it
+    assert led.total == 3 * 400 and led.peak == 400 and led.current == 0
+
+
+@pytest.mark.parametrize("saver, held", [
+    (memory.cast("bfloat16"), BATCH * HIDDEN * 2),
+    (memory.quantize(8, per="tensor"), BATCH * HIDDEN + 8),
+    (memory.offload(), 0),
+], ids=["bfloat16", "int8", "offload"])
+@pytest.mark.parametrize("ledger_outside", [True, False])
+def test_counts_what_a_saver_holds_in_either_order(saver, held, ledger_outside):
+    model = _model(hookgrad)
+    x = hookgrad.ones(BATCH, IN)
+    led = memory.ledger()
+    outer, inner = (led, saver) if ledger_outside else (saver, led)
+    with outer, inner:
+        loss = model(x).sum()
+    activations = [r for r in led.records if r.kind == "activation"]
+    assert all(r.held == held for r in activations)
+    assert led.total == BATCH * IN * 4 + held  # the input is left alone, the ReLU output packed
+    loss.backward()
+    assert led.current == 0
+
+
+def test_table_and_json_list_modules_largest_first():
+    model = _model(hookgrad)
+    with memory.ledger() as led:
+        model(hookgrad.ones(BATCH, IN)).sum()
+    table = led.table()
+    lines = table.splitlines()
+    assert lines[0].split()[:3] == ["module", "type", "saved"]
+    assert [line.split()[0] for line in lines[2:5]] == ["1", "0", "2"]  # 224, 160, 0 bytes
+    assert "not counted" in table and "peak" in lines[-1]
+    data = json.loads(led.to_json())
+    assert data["total"] == led.total and len(data["records"]) == 4
+    assert list(data["modules"]) == ["1", "0", "2"]
+
+
+def test_no_hooks_remain_after_the_ledger_closes():
+    from hookgrad.nn.modules import module as module_file
+
+    before = (len(module_file._global_forward_pre_hooks), len(module_file._global_forward_hooks))
+    with memory.ledger():
+        with memory.ledger():
+            pass
+    after = (len(module_file._global_forward_pre_hooks), len(module_file._global_forward_hooks))
+    assert before == after
+    x = hookgrad.ones(3, requires_grad=True)
+    y = x.exp()
+    assert y.grad_fn._raw_saved_result._packed is None  # no hook packed it

@@ -1,0 +1,177 @@
+"""policy(): a saver or recomputation per module; exact where it must be; composes with module
+hooks and checkpoint; 8-bit training tracks the exact run; the planner meets a budget."""
+import numpy as np
+import pytest
+
+import hookgrad
+from hookgrad import memory, nn
+from hookgrad.utils.checkpoint import checkpoint
+
+
+class Affine(nn.Module):
+    def __init__(self, fan_in, fan_out):
+        super().__init__()
+        self.weight = nn.Parameter(hookgrad.randn(fan_out, fan_in) / fan_in ** 0.5)
+
+    def forward(self, x):
+        return x @ self.weight.t()
+
+
+class Tanh(nn.Module):
+    def forward(self, x):
+        return x.tanh()
+
+
+def _blocks(depth=6, width=16, seed=0, layers=1):
+    hookgrad.manual_seed(seed)
+    return nn.Sequential(*[nn.Sequential(*[m for _ in range(layers)
+                                           for m in (Affine(width, width), Tanh())])
+                           for _ in range(depth)])
+
+
+def _grads(model, x, context=None):
+    for p in model.parameters():
+        p.grad = None
+    with memory.ledger() as led:
+        if context is None:
+            loss = model(x).pow(2).sum()
+        else:
+            with context:
+                loss = model(x).pow(2).sum()
+        loss.backward()
+    return [p.grad.numpy().copy() for p in model.parameters()], led
+
+
+@pytest.fixture
+def x():
+    hookgrad.manual_seed(1)
+    return hookgrad.randn(8, 16)
+
+
+def test_rules_match_by_glob_or_type_innermost_module_first(x):
+    model = _blocks(depth=3)
+    rules = {"0.*": memory.cast("float16"), Tanh: memory.quantize(8), "2": None}
+    with memory.ledger() as led:
+        with memory.policy(rules):
+            model(x).sum()
+    stored = {(r.module, r.op): r.stored_as for r in led.records if r.kind == "activation"}
+    assert stored[("0.1", "TanhBackward0")] == "float16"  # "0.*" comes first
+    assert stored[("1.1", "TanhBackward0")] == "int8"     # by type
+    assert stored[("2.1", "TanhBackward0")] == "int8"     # the innermost module's rule wins
+    assert stored[("2.0", "MmBackward0")] == "tensor"     # "2" (the block) says: as it is
+
+
+@pytest.mark.parametrize("rules", [
+    {"[024]": memory.recompute()},
+    {"": memory.recompute(segments=3)},
+    {"*": memory.offload()},
+], ids=["recompute", "segments", "offload"])
+def test_exact_policies_give_exact_gradients_with_fewer_bytes(x, rules):
+    model = _blocks(layers=2)  # a block's inner activations are not the next block's input
+    exact, plain = _grads(model, x)
+    grads, led = _grads(model, x, memory.policy(rules, model=model))
+    for g, e in zip(grads, exact):
+        np.testing.assert_array_equal(g, e)
+    assert led.peak < plain.peak
+
+
+def test_recompute_wraps_forward_only_while_active(x):
+    model = _blocks(depth=2)
+    policy = memory.policy({"1": memory.recompute()})
+    with policy:
+        model(x)
+        assert "forward" in vars(model[1])
+    assert "forward" not in vars(model[1])
+
+
+def test_policies_compose_with_module_forward_hooks(x):
+    model = _blocks(depth=2)
+    exact, _ = _grads(model, x)
+    calls = []
+    handle = model[0].register_forward_hook(lambda m, args, out: calls.append(m) or out * 1)
+    try:
+        grads, _ = _grads(model, x, memory.policy({"*": memory.offload()}))
+    finally:
+        handle.remove()
+    assert calls == [model[0]]
+    for g, e in zip(grads, exact):
+        np.testing.assert_array_equal(g, e)
+
+
+def test_savers_compose_with_a_checkpoint_inside_the_model(x):
+    class Checkpointed(nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, value):
+            return checkpoint(self.inner, value, use_reentrant=False)
+
+    inner = _blocks(depth=3)
+    model = Checkpointed(inner)
+    exact, _ = _grads(model, x)
+    grads, led = _grads(model, x, memory.offload())
+    for g, e in zip(grads, exact):
+        np.testing.assert_array_equal(g, e)
+    assert [r.op for r in led.records if r.kind == "input"] == ["(no node)"]  # its input
+
+
+def test_bad_rules_are_refused():
+    with pytest.raises(TypeError):
+        memory.policy({3: memory.offload()})
+    with pytest.raises(TypeError):
+        memory.policy({"*": "int8"})
+    with pytest.raises(ValueError):
+        memory.recompute(segments=0)
+
+
+def _train(context_factory, steps=30):
+    hookgrad.manual_seed(0)
+    model = nn.Sequential(Affine(4, 32), Tanh(), Affine(32, 32), Tanh(), Affine(32, 1))
+    data = hookgrad.randn(64, 4)
+    target = (data[:, :1] * data[:, 1:2]).tanh()
+    optimizer = hookgrad.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        with context_factory():
+            loss = (model(data) - target).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+class _Nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_training_with_8_bit_activations_tracks_the_exact_run():
+    exact = _train(_Nothing)
+    quantized = _train(lambda: memory.quantize(8))
+    assert exact[-1] < 0.8 * exact[0]
+    assert abs(quantized[-1] - exact[-1]) <= 0.02 * exact[0]
+
+
+def test_the_planner_meets_a_reachable_budget(x):
+    model = _blocks(depth=4, width=32)
+    data = hookgrad.randn(16, 32)
+    _, plain = _grads(model, data)
+    budget = plain.peak // 2
+    plan = memory.plan(model, data, budget, loss_fn=lambda out: out.pow(2).sum())
+    assert plan.feasible and plan.measured_peak <= budget
+    assert "meets the budget" in str(plan)
+    exact, _ = _grads(model, data)
+    grads, led = _grads(model, data, plan.policy)
+    assert led.peak <= budget
+    assert all(np.allclose(g, e, rtol=0.05, atol=0.05) for g, e in zip(grads, exact))
+
+
+def test_the_planner_says_why_it_cannot_meet_a_budget(x):
+    model = _blocks(depth=2)
+    plan = memory.plan(model, x, 16, loss_fn=lambda out: out.pow(2).sum())
+    assert not plan.feasible and "cannot" in str(plan) and plan.reason
