@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import operator
 from collections import OrderedDict
-from itertools import islice
 from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple, Union
 
 from ...tensor import Tensor

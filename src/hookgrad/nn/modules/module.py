@@ -7,8 +7,8 @@ has a fast path when no hook of any kind is set. Backward hooks go through ident
 from __future__ import annotations
 
 import warnings
-from collections import OrderedDict, namedtuple
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple, Union
+from collections import OrderedDict
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
 
 from ... import _dtype
 from ...autograd import grad_mode
@@ -16,7 +16,8 @@ from ...autograd.graph import legacy_type_name
 from ...tensor import Tensor
 from ...utils.hooks import RemovableHandle, add_hook
 from ..parameter import Buffer, Parameter
-from ._backward_hook import BackwardHook, WrappedHook
+from ._backward_hook import BackwardHook, WrappedHook, warn_if_legacy_hook_misses_gradients
+from ._state_dict import StateDictMixin, _IncompatibleKeys  # noqa: F401  (torch's home of it)
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_backward_hook", "register_module_full_backward_pre_hook",
@@ -30,7 +31,6 @@ _global_backward_pre_hooks: "OrderedDict[int, Callable]" = OrderedDict()
 _global_backward_hooks: "OrderedDict[int, Callable]" = OrderedDict()
 _global_is_full_backward_hook: Optional[bool] = None
 
-_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 _MIXED_GLOBAL = ("Cannot use both regular backward hooks and full backward hooks as a global "
                  "Module hook. Please use only one of them.")
 _MIXED_LOCAL = ("Cannot use both regular backward hooks and full backward hooks on a single "
@@ -81,17 +81,6 @@ def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHan
     return add_hook(_global_backward_hooks, hook)
 
 
-class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
-
-    __str__ = __repr__
-
-
 def _addindent(text: str, spaces: int) -> str:
     lines = text.split("\n")
     if len(lines) == 1:
@@ -126,7 +115,7 @@ def _unwrap_buffer(buffer: Buffer) -> Tensor:
     return tensor
 
 
-class Module:
+class Module(StateDictMixin):
     """Base class of every layer: assign Parameters, buffers and Modules as attributes and they
     are registered, found by ``parameters()``, saved by ``state_dict()`` and cast by ``to()``."""
 
@@ -248,16 +237,6 @@ class Module:
         if name not in module._buffers:
             raise AttributeError(f"`{name}` is not a buffer")
         return getattr(module, name)
-
-    def get_extra_state(self) -> Any:
-        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be "
-                           "called. Please file an issue at https://github.com/pytorch/pytorch/"
-                           "issues/new?template=bug-report.yml to report this bug.")
-
-    def set_extra_state(self, state: Any) -> None:
-        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be "
-                           "called. Please file an issue at https://github.com/pytorch/pytorch/"
-                           "issues/new?template=bug-report.yml to report this bug.")
 
     # -- attribute protocol ------------------------------------------------------------------
     def __getattr__(self, name: str) -> Any:
@@ -468,35 +447,6 @@ class Module:
     def _get_backward_pre_hooks(self) -> List[Callable]:
         return [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
 
-    def register_state_dict_pre_hook(self, hook: Callable[..., None]) -> RemovableHandle:
-        """``hook(module, prefix, keep_vars)`` runs before ``state_dict`` collects this module."""
-        return add_hook(self._state_dict_pre_hooks, hook)
-
-    def register_state_dict_post_hook(self, hook: Callable[..., None]) -> RemovableHandle:
-        """``hook(module, state_dict, prefix, local_metadata)`` may edit the dict in place."""
-        hook._from_public_api = True
-        return add_hook(self._state_dict_hooks, hook)
-
-    def _register_state_dict_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
-        if getattr(hook, "_from_public_api", False):
-            raise RuntimeError("Cannot register the same function as the state dict post hook "
-                               "that was previously registered via register_state_dict_post_hook")
-        return add_hook(self._state_dict_hooks, hook)
-
-    def register_load_state_dict_pre_hook(self, hook: Callable[..., None]) -> RemovableHandle:
-        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
-        unexpected_keys, error_msgs)`` runs before this module loads its entries."""
-        return add_hook(self._load_state_dict_pre_hooks, WrappedHook(hook, self))
-
-    def _register_load_state_dict_pre_hook(self, hook: Callable[..., None],
-                                           with_module: bool = False) -> RemovableHandle:
-        return add_hook(self._load_state_dict_pre_hooks,
-                        WrappedHook(hook, self) if with_module else hook)
-
-    def register_load_state_dict_post_hook(self, hook: Callable[..., None]) -> RemovableHandle:
-        """``hook(module, incompatible_keys)`` runs after loading; edit the key lists in place."""
-        return add_hook(self._load_state_dict_post_hooks, hook)
-
     # -- calling -----------------------------------------------------------------------------
     def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
         if not (self._backward_hooks or self._backward_pre_hooks or self._forward_hooks
@@ -587,44 +537,7 @@ class Module:
             return
         for hook in hooks:
             node.register_hook(WrappedHook(hook, self))
-        self._maybe_warn_non_full_backward_hook(args, result, node)
-
-    def _maybe_warn_non_full_backward_hook(self, inputs: Any, result: Any, node: Any) -> None:
-        """torch's FutureWarnings for the cases where the legacy hook sees the wrong gradients."""
-        advice = "Please use register_full_backward_hook to get the documented behavior."
-        if isinstance(result, Tensor):
-            result = (result,)
-        elif not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
-            warnings.warn("Using non-full backward hooks on a Module that does not return a single "
-                          "Tensor or a tuple of Tensors is deprecated and will be removed in "
-                          "future versions. This hook will be missing some of the grad_output. "
-                          + advice, FutureWarning, stacklevel=4)
-            return
-        if isinstance(inputs, Tensor):
-            inputs = (inputs,)
-        elif not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
-            warnings.warn("Using non-full backward hooks on a Module that does not take as input a "
-                          "single Tensor or a tuple of Tensors is deprecated and will be removed "
-                          "in future versions. This hook will be missing some of the grad_input. "
-                          + advice, FutureWarning, stacklevel=4)
-            return
-        output_nodes = {r.grad_fn for r in result if r.grad_fn is not None}
-        if not output_nodes or (len(output_nodes) == 1 and node not in output_nodes):
-            warnings.warn("Using a non-full backward hook when outputs are nested in python data "
-                          "structure is deprecated and will be removed in future versions. This "
-                          "hook will be missing some grad_output.", FutureWarning, stacklevel=4)
-        elif len(output_nodes) > 1:
-            warnings.warn("Using a non-full backward hook when outputs are generated by different "
-                          "autograd Nodes is deprecated and will be removed in future versions. "
-                          "This hook will be missing some grad_output. " + advice,
-                          FutureWarning, stacklevel=4)
-        else:
-            input_nodes = {i.grad_fn for i in inputs if i.grad_fn is not None}
-            if input_nodes != {edge[0] for edge in node.next_functions}:
-                warnings.warn("Using a non-full backward hook when the forward contains multiple "
-                              "autograd Nodes is deprecated and will be removed in future "
-                              "versions. This hook will be missing some grad_input. " + advice,
-                              FutureWarning, stacklevel=4)
+        warn_if_legacy_hook_misses_gradients(args, result, node)
 
     def _run_always_called_hooks(self, state: Dict[str, Any], called_always: Set[int]) -> None:
         """After ``forward`` raised: run the ``always_call`` forward hooks that have not run;
@@ -653,158 +566,6 @@ class Module:
                     warnings.warn("module forward hook with ``always_call=True`` raised an "
                                   "exception that was silenced as another error was raised in "
                                   f"forward: {error}", stacklevel=3)
-
-    # -- state dict --------------------------------------------------------------------------
-    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
-        for name, param in self._parameters.items():
-            if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
-        for name, buffer in self._buffers.items():
-            if buffer is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buffer if keep_vars else buffer.detach()
-        if type(self).get_extra_state is not Module.get_extra_state:
-            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
-
-    def state_dict(self, *args: Any, destination: Optional[dict] = None, prefix: str = "",
-                   keep_vars: bool = False) -> "OrderedDict[str, Any]":
-        """Parameters and persistent buffers by dotted name, detached (they share memory with
-        the module, so save a copy if you keep training)."""
-        if args:
-            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
-                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
-                          "#torch.nn.Module.state_dict for details.", FutureWarning, stacklevel=2)
-            destination = args[0] if destination is None else destination
-            prefix = args[1] if len(args) > 1 and prefix == "" else prefix
-            keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars
-        if destination is None:
-            destination = OrderedDict()
-            destination._metadata = OrderedDict()  # type: ignore[attr-defined]
-        local_metadata = dict(version=self._version)
-        if hasattr(destination, "_metadata"):
-            destination._metadata[prefix[:-1]] = local_metadata
-        for hook in tuple(self._state_dict_pre_hooks.values()):
-            hook(self, prefix, keep_vars)
-        self._save_to_state_dict(destination, prefix, keep_vars)
-        for name, module in self._modules.items():
-            if module is not None:
-                module.state_dict(destination=destination, prefix=prefix + name + ".",
-                                  keep_vars=keep_vars)
-        for hook in tuple(self._state_dict_hooks.values()):
-            returned = hook(self, destination, prefix, local_metadata)
-            if getattr(hook, "_from_public_api", False):
-                if returned is not None:
-                    raise RuntimeError("state_dict post-hook must return None")
-            elif returned is not None:
-                destination = returned
-        return destination
-
-    def _load_from_state_dict(self, state_dict: Mapping[str, Any], prefix: str,
-                              local_metadata: dict, strict: bool, missing_keys: List[str],
-                              unexpected_keys: List[str], error_msgs: List[str]) -> None:
-        for hook in tuple(self._load_state_dict_pre_hooks.values()):
-            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                 error_msgs)
-        local_state = {name: value for name, value in self._parameters.items()
-                       if value is not None}
-        local_state.update((name, value) for name, value in self._buffers.items()
-                           if value is not None and name not in self._non_persistent_buffers_set)
-        assign = local_metadata.get("assign_to_params_buffers", False)
-        for name, param in local_state.items():
-            key = prefix + name
-            if key not in state_dict:
-                if strict:
-                    missing_keys.append(key)
-                continue
-            value = state_dict[key]
-            if not isinstance(value, Tensor):
-                error_msgs.append(f'While copying the parameter named "{key}", expected '
-                                  "torch.Tensor or Tensor-like object from checkpoint but "
-                                  f"received {type(value)}")
-                continue
-            if param.ndim == 0 and value.ndim == 1 and value.shape[0] == 1:
-                value = value[0]
-            if value.shape != param.shape:
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape "
-                                  f"{value.shape} from checkpoint, the shape in current model is "
-                                  f"{param.shape}.")
-                continue
-            try:
-                with grad_mode.no_grad():
-                    if assign:
-                        if isinstance(param, Parameter) and not isinstance(value, Parameter):
-                            value = Parameter(value, requires_grad=param.requires_grad)
-                        elif isinstance(param, Parameter):
-                            value.requires_grad_(param.requires_grad)
-                        setattr(self, name, value)
-                    else:
-                        param.copy_(value)
-            except Exception as error:
-                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in '
-                                  f"the model are {param.size()} and whose dimensions in the "
-                                  f"checkpoint are {value.size()}, an exception occurred : "
-                                  f"{error.args}.")
-        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
-        if type(self).set_extra_state is not Module.set_extra_state:
-            if extra_key in state_dict:
-                self.set_extra_state(state_dict[extra_key])
-            elif strict:
-                missing_keys.append(extra_key)
-        elif strict and extra_key in state_dict:
-            unexpected_keys.append(extra_key)
-        if strict:
-            for key in state_dict:
-                if key.startswith(prefix) and key != extra_key:
-                    head = key[len(prefix):].split(".", 1)
-                    known = self._modules if len(head) > 1 else local_state
-                    if head[0] not in known:
-                        unexpected_keys.append(key)
-
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
-                        assign: bool = False) -> _IncompatibleKeys:
-        """Copy entries into the parameters and buffers (in place, keeping their identity);
-        with ``strict`` any missing or unexpected key is an error listing all of them."""
-        if not isinstance(state_dict, Mapping):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing: List[str] = []
-        unexpected: List[str] = []
-        errors: List[str] = []
-        metadata = getattr(state_dict, "_metadata", None)
-        state_dict = OrderedDict(state_dict)
-        # depth-first, parent before children, post-hooks after the whole subtree (torch's order)
-        self._load_recursive(self, state_dict, "", metadata, assign, missing, unexpected, errors)
-        if strict:
-            if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected)))
-            if missing:
-                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing)))
-        if errors:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                type(self).__name__, "\n\t".join(errors)))
-        return _IncompatibleKeys(missing, unexpected)
-
-    @staticmethod
-    def _load_recursive(module: "Module", local: dict, prefix: str, metadata: Any, assign: bool,
-                        missing: List[str], unexpected: List[str], errors: List[str]) -> None:
-        local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
-        if assign:
-            local_metadata["assign_to_params_buffers"] = assign
-        module._load_from_state_dict(local, prefix, local_metadata, True, missing, unexpected,
-                                     errors)
-        for name, child in module._modules.items():
-            if child is not None:
-                child_prefix = prefix + name + "."
-                child_local = {k: v for k, v in local.items() if k.startswith(child_prefix)}
-                Module._load_recursive(child, child_local, child_prefix, metadata, assign,
-                                       missing, unexpected, errors)
-        keys = _IncompatibleKeys(missing, unexpected)
-        for hook in tuple(module._load_state_dict_post_hooks.values()):
-            if hook(module, keys) is not None:
-                raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook``"
-                                     " are not expected to return new values, if "
-                                     "incompatible_keys need to be modified, it should be done "
-                                     "inplace.")
 
     # -- modes, casting and bulk changes -----------------------------------------------------
     def train(self, mode: bool = True) -> "Module":
