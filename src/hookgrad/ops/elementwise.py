@@ -11,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
+from ..autograd import grad_mode
 from ..autograd.function import Function
+from ..autograd.graph import SavedTensor
 from ..tensor import Tensor
 from ._util import broadcast_error
 
@@ -630,16 +632,46 @@ class ClampMax(Clamp):
     node_name = "ClampMaxBackward0"
 
 
+class ClampMinTensor(_Op):
+    """clamp_min with a tensor bound: d self where self >= min, d min where self < min"""
+
+    node_name = "ClampMinBackward1"
+    saved_names = ("min", "self")
+    _keep = staticmethod(np.greater_equal)
+
+    @classmethod
+    def forward(cls, ctx, self, bound, dtype):
+        ctx.save_for_backward(bound, self)
+        if cls._keep is np.greater_equal:
+            return _clamp_array(self, bound, None, dtype)
+        return _clamp_array(self, None, bound, dtype)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        bound, self = ctx.saved_tensors
+        with np.errstate(invalid="ignore"):
+            keep = cls._keep(self._data, bound._data)
+        return (grad.masked_fill(~keep, 0.0),
+                grad.masked_fill(keep, 0.0) if ctx.needs_input_grad[1] else None, None)
+
+
+class ClampMaxTensor(ClampMinTensor):
+    node_name = "ClampMaxBackward1"
+    saved_names = ("max", "self")
+    _keep = staticmethod(np.less_equal)
+
+
 class ClampInplace(Clamp):
-    """clamp_ saves a copy of self from before the update (torch's original_self)"""
+    """clamp_: the old self is saved through ``Original`` (torch's original_self)"""
 
     node_name = "ClampBackward1"
     _inplace = True
 
     @staticmethod
-    def forward(ctx, self, min, max, dtype):
+    def forward(ctx, self, min, max, dtype, original=None):
         ctx.min, ctx.max = min, max
-        ctx.save_for_backward(self.copy() if ctx.needs_input_grad[0] else None)
+        Original.record(original, ctx)
+        ctx.save_for_backward(None)
         np.copyto(self, _clamp_array(self, min, max, dtype), casting="unsafe")
         return self
 
@@ -658,15 +690,22 @@ class ClampTensor(_Op):
 
     @staticmethod
     def backward(ctx, grad):
+        # where min > max the result is max: then max gets the gradient, min none
         high, low, self = ctx.saved_tensors
         x = self._data
+        everywhere = np.ones(x.shape, bool)
         with np.errstate(invalid="ignore"):
-            above_min = x >= low._data if low is not None else np.ones(x.shape, bool)
-            below_max = x <= high._data if high is not None else np.ones(x.shape, bool)
+            above_min = x >= low._data if low is not None else everywhere
+            below_max = x <= high._data if high is not None else everywhere
+            ordered = low._data <= high._data if low is not None and high is not None \
+                else everywhere
         grad_self = grad.masked_fill(~(above_min & below_max), 0.0)
-        grad_min = grad.masked_fill(above_min, 0.0) if ctx.needs_input_grad[1] else None
-        grad_max = grad.masked_fill(below_max, 0.0) if ctx.needs_input_grad[2] else None
-        return grad_self, grad_min, grad_max, None, None, None
+        grad_min = grad_max = None
+        if ctx.needs_input_grad[1]:
+            grad_min = grad.masked_fill(~(~above_min & ordered), 0.0)
+        if ctx.needs_input_grad[2]:
+            grad_max = grad.masked_fill(~(~below_max | ~ordered), 0.0)
+        return grad_self, grad_min, grad_max, None, None, None, None
 
 
 class ClampTensorInplace(ClampTensor):
@@ -674,9 +713,10 @@ class ClampTensorInplace(ClampTensor):
     _inplace = True
 
     @staticmethod
-    def forward(ctx, self, min, max, dtype, has_min, has_max):
+    def forward(ctx, self, min, max, dtype, has_min, has_max, original=None):
         ctx.has_min, ctx.has_max = has_min, has_max
-        ctx.save_for_backward(max if has_max else None, min if has_min else None, self.copy())
+        Original.record(original, ctx)
+        ctx.save_for_backward(max if has_max else None, min if has_min else None, None)
         result = _clamp_array(self, min if has_min else None, max if has_max else None, dtype)
         _check_inplace_shape(self.shape, result.shape)
         np.copyto(self, result, casting="unsafe")
@@ -744,13 +784,12 @@ class MulInplace(_InplaceBinary):
     saved_names = ("other", "self")
 
     @staticmethod
-    def forward(ctx, self, other, dtype, number):
+    def forward(ctx, self, other, dtype, number, original=None):
         check_inplace_cast(dtype, self.dtype)
         ctx.number = number
+        Original.record(original, ctx)
         if number is None:
-            need_self, need_other = ctx.needs_input_grad[:2]
-            ctx.save_for_backward(other if need_self else None,
-                                  self.copy() if need_other else None)
+            ctx.save_for_backward(other if ctx.needs_input_grad[0] else None, None)
         a, b = _pair(self, other, dtype)
         return MulInplace._write(ctx, self, finish(compute("mul_", np.multiply, a, b), dtype))
 
@@ -762,13 +801,13 @@ class DivInplace(_InplaceBinary):
     saved_names = ("other", "self")
 
     @staticmethod
-    def forward(ctx, self, other, dtype, number):
+    def forward(ctx, self, other, dtype, number, original=None):
         check_inplace_cast(_true_dtype(dtype), self.dtype)
         ctx.number = number
+        Original.record(original, ctx)
         if number is None:
             need_self, need_other = ctx.needs_input_grad[:2]
-            ctx.save_for_backward(other if need_self or need_other else None,
-                                  self.copy() if need_other else None)
+            ctx.save_for_backward(other if need_self or need_other else None, None)
         dtype = _true_dtype(dtype)
         a, b = _pair(self, other, dtype)
         return DivInplace._write(ctx, self, finish(compute("div_", np.true_divide, a, b), dtype))
@@ -776,5 +815,54 @@ class DivInplace(_InplaceBinary):
     backward = Div.backward
 
 
+class Original:
+    """The old ``self`` of an in-place op whose derivative needs it (mul_, div_, clamp_).
+
+    torch saves ``self.clone()`` taken before the update, with its CloneBackward0 history, so
+    double backward reaches self's past. A forward sees arrays only, so the caller clones,
+    forward records its node here and leaves a ``None`` slot, and ``save`` fills the slot."""
+
+    __slots__ = ("clone", "node")
+
+    def __init__(self, tensor: Tensor = None):
+        self.clone = None if tensor is None else tensor.clone()
+        self.node = None
+
+    @staticmethod
+    def needed(*tensors) -> bool:
+        return grad_mode.is_grad_enabled() and any(
+            isinstance(t, Tensor) and t.requires_grad for t in tensors)
+
+    @staticmethod
+    def record(original, ctx) -> None:
+        if original is not None:
+            original.node = ctx
+
+    def save(self, index: int) -> None:
+        node = self.node
+        if node is None or not node._saved or self.clone is None:  # no graph was recorded
+            return
+        saved = list(node._saved)
+        saved[index] = SavedTensor(self.clone, node, is_output=False)
+        node._saved = tuple(saved)
+
+    def stale(self, index: int) -> None:
+        """``x.mul_(x)``: the saved ``other`` is self, which this op overwrote. torch saved it
+        before the update, so its backward fails the version check; make ours fail too."""
+        node = self.node
+        saved = node._saved[index] if node is not None and node._saved else None
+        if saved is not None:
+            saved._version -= 1
+
+
 def inplace_binary(cls, op_name: str, self: Tensor, other, *extra) -> Tensor:
-    return _binary_apply(cls, op_name, self, other, *extra)
+    """add_/sub_/mul_/div_; mul_ and div_ keep the old self when ``other`` needs a gradient."""
+    other = as_operand(other, op_name)
+    if cls not in (MulInplace, DivInplace) or not Original.needed(self, other):
+        return _binary_apply(cls, op_name, self, other, *extra)
+    original = Original(self if Original.needed(other) else None)
+    result = _binary_apply(cls, op_name, self, other, original)
+    original.save(1)
+    if isinstance(other, Tensor) and np.shares_memory(self._data, other._data):
+        original.stale(0)
+    return result

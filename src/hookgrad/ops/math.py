@@ -231,11 +231,16 @@ def clamp_(input: Tensor, min=None, max=None) -> Tensor:
     if not _dtype.can_cast(_dtype.from_numpy_dtype(dtype), input.dtype):
         raise RuntimeError(f"result type {_dtype.scalar_type_name(dtype)} can't be cast to the "
                            f"desired output type {E._C_TYPE.get(input._data.dtype.name)}")
+    original = E.Original(input) if E.Original.needed(input, min, max) else None
     if tensor_bounds:
-        return E.ClampTensorInplace.apply(input, _ABSENT if min is None else min,
-                                          _ABSENT if max is None else max, dtype,
-                                          min is not None, max is not None)
-    return E.ClampInplace.apply(input, min, max, dtype)
+        result = E.ClampTensorInplace.apply(input, _ABSENT if min is None else min,
+                                            _ABSENT if max is None else max, dtype,
+                                            min is not None, max is not None, original)
+    else:
+        result = E.ClampInplace.apply(input, min, max, dtype, original)
+    if original is not None:
+        original.save(2 if tensor_bounds else 0)
+    return result
 
 
 clip_ = clamp_
@@ -244,14 +249,14 @@ clip_ = clamp_
 def clamp_min(input: Tensor, min) -> Tensor:
     input, min, _, dtype, tensor_bound = _clamp_args(input, min, None, "clamp_min")
     if tensor_bound:
-        return E.ClampTensor.apply(input, min, _ABSENT, dtype, True, False)
+        return E.ClampMinTensor.apply(input, min, dtype)
     return E.ClampMin.apply(input, min, None, dtype)
 
 
 def clamp_max(input: Tensor, max) -> Tensor:
     input, _, max, dtype, tensor_bound = _clamp_args(input, None, max, "clamp_max")
     if tensor_bound:
-        return E.ClampTensor.apply(input, _ABSENT, max, dtype, False, True)
+        return E.ClampMaxTensor.apply(input, max, dtype)
     return E.ClampMax.apply(input, None, max, dtype)
 
 

@@ -191,7 +191,8 @@ class Sign(_Op):
     def forward(ctx, self):
         if self.dtype == np.bool_:
             return self.copy()
-        return finish(np.sign(self), self.dtype)
+        # (x > 0) - (x < 0), so NaN has sign 0 as in torch
+        return finish((self > 0).astype(self.dtype) - (self < 0).astype(self.dtype), self.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -291,7 +292,7 @@ class Relu(_Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return grad.masked_fill(~(result._data > 0), 0.0)
+        return grad.masked_fill(result._data <= 0, 0.0)
 
 
 class ReluInplace(Relu):
@@ -503,7 +504,7 @@ class Elu(_Op):
         (x,) = ctx.saved_tensors
         # exp of the clipped input: the unused branch must not overflow into 0 * inf
         negative = grad * ctx.alpha * x.masked_fill(x._data > 0, 0.0).exp()
-        return grad.where(x._data > 0, negative), None
+        return negative.where(x._data <= 0, grad), None
 
 
 def _elu(x: np.ndarray, alpha) -> np.ndarray:
@@ -533,7 +534,7 @@ class EluInplace(_Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return grad.where(result._data > 0, grad * (result + ctx.alpha)), None
+        return (grad * (result + ctx.alpha)).where(result._data <= 0, grad), None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -581,7 +582,8 @@ class RoundDecimals(_Op):
     @staticmethod
     def forward(ctx, self, decimals):
         if self.dtype.kind in "iub":
-            return self.copy()
+            raise NotImplementedError(f"\"round_cpu\" not implemented for "
+                                      f"'{_dtype.scalar_type_name(self.dtype)}'")
         return finish(np.round(self, decimals), self.dtype)
 
     @staticmethod
