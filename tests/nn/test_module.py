@@ -6,6 +6,8 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hookgrad
 
@@ -476,3 +478,67 @@ def test_module_deepcopy_is_independent():
     assert isinstance(clone[0].weight, hookgrad.nn.Parameter)
     assert float(model[0].weight.abs().sum()) > 0
     assert [n for n, _ in clone.named_parameters()] == [n for n, _ in model.named_parameters()]
+
+
+class PicklableNet(hookgrad.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = hookgrad.nn.Parameter(hookgrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        self.register_buffer("count", hookgrad.tensor(3))
+        self.inner = hookgrad.nn.Sequential(hookgrad.nn.Identity(), hookgrad.nn.Flatten())
+
+
+def test_module_pickle_round_trip_keeps_parameters():
+    model = PicklableNet()
+    revived = pickle.loads(pickle.dumps(model))
+    assert type(revived.weight) is hookgrad.nn.Parameter and revived.weight.requires_grad
+    np.testing.assert_array_equal(revived.weight.detach().numpy(), model.weight.detach().numpy())
+    assert revived.count.item() == 3 and revived.count is not model.count
+    assert repr(revived) == repr(model)
+
+
+@pytest.mark.parametrize("lib", [torch, hookgrad])
+def test_deepcopy_rebinds_load_state_dict_pre_hook_to_the_copy(lib):
+    seen = []
+    model = lib.nn.Sequential(lib.nn.Identity())
+    model.register_load_state_dict_pre_hook(lambda module, *rest: seen.append(module))
+    clone = copy.deepcopy(model)
+    clone.load_state_dict({})
+    assert seen == [clone]
+
+
+# -- random module trees -----------------------------------------------------------------------
+def tree_from_spec(lib, spec):
+    """spec: nested lists (Sequential), tuples (ModuleList), dicts (ModuleDict), ints (a Lin
+    layer of that size), None (Identity)."""
+    Lin, _ = model_classes(lib)
+    if isinstance(spec, list):
+        return lib.nn.Sequential(*[tree_from_spec(lib, s) for s in spec])
+    if isinstance(spec, tuple):
+        return lib.nn.ModuleList([tree_from_spec(lib, s) for s in spec])
+    if isinstance(spec, dict):
+        return lib.nn.ModuleDict({k: tree_from_spec(lib, s) for k, s in spec.items()})
+    if spec is None:
+        return lib.nn.Identity()
+    return Lin(spec, spec, bias=spec % 2 == 0, seed=spec)
+
+
+SPECS = st.recursive(
+    st.one_of(st.none(), st.integers(1, 3)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.lists(children, max_size=3).map(tuple),
+        st.dictionaries(st.sampled_from(["a", "b", "c"]), children, max_size=2)),
+    max_leaves=8)
+
+
+@settings(max_examples=40, deadline=None)
+@given(SPECS)
+def test_random_trees_match_torch(spec):
+    views = []
+    for lib in (torch, hookgrad):
+        model = tree_from_spec(lib, spec)
+        views.append((repr(model), [n for n, _ in model.named_modules()],
+                      [(n, tuple(p.shape)) for n, p in model.named_parameters()],
+                      list(model.state_dict()), len(list(model.children()))))
+    assert views[1] == views[0]

@@ -69,6 +69,17 @@ class WrappedHook:
             raise RuntimeError("You are trying to call the hook of a dead Module!")
         return self.hook(module, *args)
 
+    # copies and pickles hold the module strongly, so a deep-copied module's hook refers to the
+    # copy (torch's _WrappedHook does the same)
+    def __getstate__(self) -> dict:
+        return {"hook": self.hook, "module": self.module()}
+
+    def __setstate__(self, state: dict) -> None:
+        if state["module"] is None:
+            raise RuntimeError("You are trying to revive the hook of a dead Module!")
+        self.hook = state["hook"]
+        self.module = weakref.ref(state["module"])
+
 
 class BackwardHook:
     """One module call's backward hooks: wraps its inputs and outputs and pairs their gradients."""
