@@ -152,6 +152,12 @@ def test_shuffle_is_reproducible_under_manual_seed():
     assert [b.tolist() for b in loader] == first
 
 
+def test_workers_load_in_process_with_the_same_batches():
+    hg = list(hg_data.DataLoader(_tensor_dataset(hookgrad), batch_size=4, num_workers=2))
+    th = list(torch_data.DataLoader(_tensor_dataset(torch), batch_size=4, num_workers=0))
+    assert_same_structure(hg, th)
+
+
 def test_custom_collate_fn_receives_the_list_of_samples():
     seen = []
     loader = hg_data.DataLoader(list("abcde"), batch_size=2, collate_fn=lambda b: seen.append(b)
@@ -201,6 +207,10 @@ LOADER_ERRORS = {
     "no batching and drop_last": lambda d: d.DataLoader(range(3), batch_size=None,
                                                         drop_last=True),
     "negative workers": lambda d: d.DataLoader(range(3), num_workers=-1),
+    "negative timeout": lambda d: d.DataLoader(range(3), timeout=-1),
+    "prefetch without workers": lambda d: d.DataLoader(range(3), prefetch_factor=2),
+    "negative prefetch": lambda d: d.DataLoader(range(3), num_workers=1, prefetch_factor=-1),
+    "persistent without workers": lambda d: d.DataLoader(range(3), persistent_workers=True),
     "tensor size mismatch": lambda d: d.TensorDataset(
         (torch if d is torch_data else hookgrad).zeros(3),
         (torch if d is torch_data else hookgrad).zeros(4)),
