@@ -100,7 +100,7 @@ class _Nothing:
 
 
 class _Unit:
-    __slots__ = ("keys", "modules", "nbytes", "tensors", "savable", "home")
+    __slots__ = ("keys", "modules", "nbytes", "tensors", "savable", "home", "dtypes")
 
     def __init__(self):
         self.keys: set = set()
@@ -109,6 +109,7 @@ class _Unit:
         self.tensors = 0
         self.savable = True
         self.home = ""
+        self.dtypes: set = set()
 
 
 def _common(names: set) -> str:
@@ -147,8 +148,10 @@ def _units(led: Ledger) -> tuple:
             unit.savable = False
         else:
             unit.modules.add(record.module)
-        if record.kind != "activation" or record.dtype not in ("float32", "float64"):
+        if record.kind != "activation" or record.dtype is None:
             unit.savable = False
+        else:
+            unit.dtypes.add(np.dtype(record.dtype))
     result = []
     for unit in units.values():
         if not unit.savable and unit.nbytes:
@@ -201,8 +204,9 @@ class Plan:
                 lines.append(f"  {modules.ljust(width)}  {choice:<26} "
                              f"{format_bytes(before):>10} -> {format_bytes(after):>9}  "
                              f"{seconds * 1e3:8.2f}")
-        lines.append(f"  estimated: peak {format_bytes(self.estimated_peak)}, "
-                     f"+{self.estimated_extra_seconds * 1e3:.1f} ms per step")
+        if self.policy is not None:
+            lines.append(f"  estimated: peak {format_bytes(self.estimated_peak)}, "
+                         f"+{self.estimated_extra_seconds * 1e3:.1f} ms per step")
         if self.measured_peak is not None:
             lines.append(f"  measured:  peak {format_bytes(self.measured_peak)}, "
                          f"step {self.measured_seconds * 1e3:.1f} ms")
@@ -295,7 +299,8 @@ def _solve(result: Plan, model, led: Ledger, seconds: Dict[str, float],
         choice: Dict[int, tuple] = {}
         options = [(unit.nbytes, 0.0, None)] + [
             (unit.nbytes * kept, unit.tensors * per_tensor + unit.nbytes * per_byte, saver)
-            for saver, kept, per_tensor, per_byte in rates]
+            for saver, kept, per_tensor, per_byte in rates
+            if all(saver.accepts(d) for d in unit.dtypes)]
         for kept, cost, saver in options:
             b = bin_of(kept)
             if cost < table[b]:
