@@ -3,8 +3,8 @@
 ``import hookgrad as torch`` runs ordinary small PyTorch programs.
 """
 from . import _dtype
-from ._dtype import (bool_ as bool, double, dtype, float, float16, float32, float64,  # noqa: A004
-                     get_default_dtype, half, int, int8, int16, int32, int64, long,
+from ._dtype import (bool_ as bool, can_cast, double, dtype, float, float16, float32,  # noqa: A004
+                     float64, get_default_dtype, half, int, int8, int16, int32, int64, long,
                      promote_types, result_type, set_default_dtype, short, uint8)
 from .tensor import Size, Tensor
 from . import _tensor_methods  # noqa: F401  (binds Tensor methods)

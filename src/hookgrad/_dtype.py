@@ -128,11 +128,11 @@ def _combine(higher, lower):
 
 def number_dtype(x) -> dtype:
     """The dtype torch gives a Python (or NumPy) number: bool, int64 or the default float."""
-    if isinstance(x, (builtins_bool, np.bool_)):
+    if isinstance(x, builtins_bool):
         return bool_
     if isinstance(x, (builtins_int, np.integer)):
         return int64
-    if isinstance(x, (builtins_float, np.floating)):
+    if isinstance(x, (builtins_float, np.floating, np.bool_)):  # torch reads np.bool_ as a float
         return _default
     raise TypeError(f"result_type() received an unsupported operand type {type(x).__name__}")
 

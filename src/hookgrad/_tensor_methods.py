@@ -130,6 +130,7 @@ METHODS = {
     "__gt__": math.gt, "__ge__": math.ge,
     "__and__": math.bitwise_and, "__or__": math.bitwise_or, "__xor__": math.bitwise_xor,
     "__rand__": _reflect(math.bitwise_and), "__ror__": _reflect(math.bitwise_or),
+    "__rxor__": _reflect(math.bitwise_xor),
     "__invert__": math.bitwise_not,
     "__getitem__": indexing.getitem, "__setitem__": indexing.setitem,
 }

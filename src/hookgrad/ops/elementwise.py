@@ -32,8 +32,29 @@ def is_number(value) -> bool:
 
 
 def python_number(value):
-    """A NumPy scalar as the Python number torch would see (np.float32(2.5) acts like 2.5)."""
+    """A NumPy scalar as the Python number torch would see: np.float32(2.5) acts like 2.5, and
+    np.bool_ like a float (torch reads it through ``__float__``)."""
+    if isinstance(value, np.bool_):
+        return float(value)
     return value.item() if isinstance(value, np.generic) else value
+
+
+def not_implemented(kernel: str, dtype: np.dtype) -> NotImplementedError:
+    return NotImplementedError(f"\"{kernel}\" not implemented for "
+                               f"'{_dtype.scalar_type_name(dtype)}'")
+
+
+def _check_sub(self: np.ndarray, other: np.ndarray, number) -> None:
+    """torch refuses ``-`` when either operand is bool (a tensor or a Python bool)."""
+    self_bool = self.dtype == np.bool_
+    other_bool = isinstance(number, bool) if number is not None else other.dtype == np.bool_
+    if self_bool and other_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if self_bool or other_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
 
 
 def as_operand(value, op_name: str, position: int = 2):
@@ -142,9 +163,7 @@ class Sub(_Op):
 
     @staticmethod
     def forward(ctx, self, other, dtype, number, alpha=1):
-        if dtype == np.bool_:
-            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
-                               "supported. Use the `^` or `logical_xor()` operator instead.")
+        _check_sub(self, other, number)
         _check_alpha(alpha, dtype)
         ctx.alpha = alpha
         a, b = _pair(self, other, dtype)
@@ -162,9 +181,7 @@ class Rsub(_Op):
 
     @staticmethod
     def forward(ctx, self, other, dtype, number, alpha=1):
-        if dtype == np.bool_:
-            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
-                               "supported. Use the `^` or `logical_xor()` operator instead.")
+        _check_sub(self, other, number)
         _check_alpha(alpha, dtype)
         ctx.alpha = alpha
         a, b = _pair(self, other, dtype)
@@ -182,10 +199,7 @@ class RsubScalar(_Op):
 
     @staticmethod
     def forward(ctx, self, other, dtype, alpha=1):
-        if dtype == np.bool_:
-            raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
-                               "supported. If you are trying to invert a mask, use the `~` or "
-                               "`logical_not()` operator instead.")
+        _check_sub(self, self, other)
         _check_alpha(alpha, dtype)
         ctx.alpha = alpha
         work = work_dtype(dtype)
@@ -259,10 +273,10 @@ def _int_div_check(b: np.ndarray) -> None:
 
 def divide_rounded(a: np.ndarray, b: np.ndarray, mode: str, op_name: str = "div"):
     """Floor or truncating division of arrays of one dtype (Python's floor for floats too)."""
-    if a.dtype.kind in "iub":
+    if a.dtype == np.bool_:
+        raise not_implemented(f"div_{mode}_cpu", a.dtype)
+    if a.dtype.kind in "iu":
         _int_div_check(b)
-        if a.dtype == np.bool_:
-            a, b = a.astype(np.int64), b.astype(np.int64)
         floor = compute(op_name, np.floor_divide, a, b)
         if mode == "floor":
             return floor
@@ -309,6 +323,8 @@ class Remainder(_Op):
             ctx.save_for_backward(other if ctx.needs_input_grad[1] else None,
                                   self if ctx.needs_input_grad[1] else None)
         a, b = _pair(self, other, dtype)
+        if a.dtype == np.bool_:
+            raise not_implemented("remainder_cpu", a.dtype)
         if a.dtype.kind in "iu":
             _int_div_check(b)
         return finish(compute("remainder", np.remainder, a, b), dtype)
@@ -359,7 +375,9 @@ class FloorDivideScalar(FloorDivide):
 # ---------------------------------------------------------------------------------------------
 # Powers
 # ---------------------------------------------------------------------------------------------
-def _check_int_power(dtype: np.dtype, exponent) -> None:
+def _check_int_power(dtype: np.dtype, exponent, tensor_exponent: bool = True) -> None:
+    if dtype == np.bool_ and tensor_exponent:
+        raise not_implemented("pow", dtype)
     if dtype.kind in "iu" and np.any(np.asarray(exponent) < 0):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
@@ -377,10 +395,10 @@ class Pow(_Op):
 
     @staticmethod
     def forward(ctx, self, exponent, dtype):
-        _check_int_power(dtype, exponent)
+        _check_int_power(dtype, exponent, tensor_exponent=False)
         ctx.exponent = exponent
         ctx.save_for_backward(self)
-        work = work_dtype(dtype)
+        work = np.dtype(np.int64) if dtype == np.bool_ else work_dtype(dtype)
         return finish(_power(cast(self, work), cast(exponent, work)), dtype)
 
     @staticmethod
@@ -585,6 +603,13 @@ class MaskedFillTensorInplace(MaskedFillTensor):
 # ---------------------------------------------------------------------------------------------
 # Clamp: number bounds (ClampBackward1, ClampMin/MaxBackward0) or tensor bounds (ClampBackward0)
 # ---------------------------------------------------------------------------------------------
+def _check_clamp_scalars(dtype: np.dtype, low, high) -> None:
+    if dtype == np.bool_:
+        kind = "clamp" if low is not None and high is not None else (
+            "clamp_min" if low is not None else "clamp_max")
+        raise not_implemented(f"{kind}_scalar_cpu", dtype)
+
+
 def _clamp_array(x: np.ndarray, low, high, dtype: np.dtype) -> np.ndarray:
     work = work_dtype(dtype)
     result = cast(x, work)
@@ -604,6 +629,7 @@ class Clamp(_Op):
 
     @staticmethod
     def forward(ctx, self, min, max, dtype):
+        _check_clamp_scalars(dtype, min, max)
         ctx.min, ctx.max = min, max
         ctx.save_for_backward(self)
         return _clamp_array(self, min, max, dtype)
@@ -669,6 +695,7 @@ class ClampInplace(Clamp):
 
     @staticmethod
     def forward(ctx, self, min, max, dtype, original=None):
+        _check_clamp_scalars(dtype, min, max)
         ctx.min, ctx.max = min, max
         Original.record(original, ctx)
         ctx.save_for_backward(None)

@@ -14,8 +14,8 @@ import numpy as np
 
 from ..tensor import Tensor
 from .elementwise import _Op
-from .views import UnsafeView
 from .reduce import _accumulator, _const, _restore, reduce_dims, torch_type_name
+from .views import UnsafeView
 
 _CPP_NAME = {"float32": "float", "float64": "double", "float16": "c10::Half",
              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
@@ -582,8 +582,9 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     np_dtype = None if dtype is None else to_numpy_dtype(dtype)
     if np_dtype is not None and x._data.dtype.kind == "f" and \
             np.promote_types(x._data.dtype, np_dtype) != np_dtype:
-        raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({torch_type_name(x._data)}) "
-                           f"should be convertible without narrowing to the specified dtype "
+        raise RuntimeError(f"linalg.vector_norm: the dtype of the input "
+                           f"({torch_type_name(x._data)}) should be convertible without "
+                           f"narrowing to the specified dtype "
                            f"({torch_type_name(np.empty(0, np_dtype))})")
     return LinalgVectorNorm.apply(x, int(ord) if ord.is_integer() else ord, dims, keepdim,
                                   np_dtype)

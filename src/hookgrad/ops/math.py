@@ -27,7 +27,7 @@ def _first_tensor(input, other, op_name: str):
         return _tensor(input, op_name), other
     if E.is_number(input) and isinstance(other, Tensor):
         number = E.python_number(input)
-        return E.wrap_number(number, E.promote(number, other)), other
+        return Tensor._make(E.cast(number, E.promote(number, other))), other
     raise TypeError(f"{op_name}(): argument 'input' (position 1) must be Tensor, not "
                     f"{type(input).__name__}")
 

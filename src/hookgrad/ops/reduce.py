@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import builtins
 import warnings
-from typing import Optional
 
 import numpy as np
 
@@ -63,7 +62,7 @@ def _accumulator(dtype: np.dtype) -> np.dtype:
     return np.dtype(np.float32) if dtype == np.float16 else dtype
 
 
-def _numpy_dtype(dtype) -> Optional[np.dtype]:
+def _numpy_dtype(dtype) -> np.dtype | None:
     return None if dtype is None else _dtype.to_numpy_dtype(dtype)
 
 
@@ -206,18 +205,21 @@ def _var_backward(ctx, grad: Tensor, self: Tensor) -> Tensor:
     return scale * grad * (self - self.mean(dims, keepdim=True))
 
 
+def _var_context(ctx, self, dims, correction, keepdim, all_dims, saved_correction) -> None:
+    if self.dtype.kind not in "fc":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    ctx.dims, ctx.correction, ctx.all_dims = dims, correction, all_dims
+    ctx._saved_dim = None if all_dims else dims
+    ctx._saved_keepdim, ctx._saved_correction = keepdim, saved_correction
+
+
 class Var(_Op):
     node_name = "VarBackward0"
     saved_names = ("self",)
 
     @staticmethod
-    def forward(ctx, self, dims, correction, keepdim, all_dims):
-        if self.dtype.kind not in "fc":
-            raise RuntimeError("std and var only support floating point and complex dtypes")
-        ctx.dims, ctx.correction, ctx.all_dims = dims, correction, all_dims
-        ctx._saved_dim = None if all_dims else dims
-        ctx._saved_keepdim = keepdim
-        ctx._saved_correction = correction
+    def forward(ctx, self, dims, correction, keepdim, all_dims, saved_correction=None):
+        _var_context(ctx, self, dims, correction, keepdim, all_dims, saved_correction)
         ctx.save_for_backward(self)
         return _variance(self, dims, correction, keepdim)
 
@@ -234,13 +236,8 @@ class Std(_Op):
     saved_names = ("self", "result")
 
     @staticmethod
-    def forward(ctx, self, dims, correction, keepdim, all_dims):
-        if self.dtype.kind not in "fc":
-            raise RuntimeError("std and var only support floating point and complex dtypes")
-        ctx.dims, ctx.correction, ctx.all_dims = dims, correction, all_dims
-        ctx._saved_dim = None if all_dims else dims
-        ctx._saved_keepdim = keepdim
-        ctx._saved_correction = correction
+    def forward(ctx, self, dims, correction, keepdim, all_dims, saved_correction=None):
+        _var_context(ctx, self, dims, correction, keepdim, all_dims, saved_correction)
         result = np.asarray(np.sqrt(_variance(self, dims, correction, keepdim)))
         ctx.save_for_backward(self, result)
         return result
@@ -261,19 +258,23 @@ def _var_args(op: str, input: Tensor, dim, unbiased, keepdim, correction):
     if unbiased is not None and correction is not None:
         raise TypeError(f"{op}() received an invalid combination of arguments - got "
                         f"(correction=..., unbiased=...): pass only one of them")
+    # torch shows correction None for a bare var(), the number it used otherwise
+    bare = dim is _UNSET and unbiased is None and correction is None and not keepdim
+    dim = None if dim is _UNSET else dim
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
+    saved = None if bare else correction
     all_dims = dim is None or (not isinstance(dim, (int, np.integer)) and len(dim) == 0)
-    return reduce_dims(dim, input._data.ndim), correction, keepdim, all_dims
+    return reduce_dims(dim, input._data.ndim), correction, keepdim, all_dims, saved
 
 
-def var(input: Tensor, dim=None, unbiased: Optional[bool] = None, keepdim: bool = False, *,
+def var(input: Tensor, dim=_UNSET, unbiased: bool | None = None, keepdim: bool = False, *,
         correction=None) -> Tensor:
     """torch.var: sum((x - mean)^2) / (N - correction); ``unbiased=False`` is correction 0."""
     return Var.apply(input, *_var_args("var", input, dim, unbiased, keepdim, correction))
 
 
-def std(input: Tensor, dim=None, unbiased: Optional[bool] = None, keepdim: bool = False, *,
+def std(input: Tensor, dim=_UNSET, unbiased: bool | None = None, keepdim: bool = False, *,
         correction=None) -> Tensor:
     return Std.apply(input, *_var_args("std", input, dim, unbiased, keepdim, correction))
 
@@ -395,18 +396,20 @@ def _extreme(op: str, input: Tensor, dim, keepdim, other):
                             f"(keepdim=bool): keepdim needs a dim")
         return (MaxAll if op == "max" else MinAll).apply(input, op)
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
-        raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
+        raise TypeError(f"{op}() received an invalid combination of arguments - got "
+                        f"({type(dim).__name__}), but expected one of:\n * ()\n"
+                        f" * (Tensor other)\n * (int dim, bool keepdim = False)")
     dim = normalize_dim(int(dim), input._data.ndim)
     values, indices = (MaxDim if op == "max" else MinDim).apply(input, dim, keepdim, op)
     return (MaxResult if op == "max" else MinResult)(values, indices)
 
 
-def max(input: Tensor, dim=None, keepdim: bool = False, *, other: Optional[Tensor] = None):
+def max(input: Tensor, dim=None, keepdim: bool = False, *, other: Tensor | None = None):
     """max(), max(dim, keepdim) -> (values, indices), or max(other) = maximum(input, other)."""
     return _extreme("max", input, dim, keepdim, other)
 
 
-def min(input: Tensor, dim=None, keepdim: bool = False, *, other: Optional[Tensor] = None):
+def min(input: Tensor, dim=None, keepdim: bool = False, *, other: Tensor | None = None):
     return _extreme("min", input, dim, keepdim, other)
 
 
@@ -418,7 +421,7 @@ class _Amax(_Op):
     @staticmethod
     def forward(ctx, self, dims, keepdim, op, all_dims):
         _check_nonempty(self, dims, op, all_dims)
-        ctx._saved_dim, ctx._saved_keepdim = dims, keepdim
+        ctx.dims, ctx._saved_dim, ctx._saved_keepdim = dims, () if all_dims else dims, keepdim
         reduce = np.max if op == "amax" else np.min
         result = np.asarray(reduce(self, axis=dims, keepdims=keepdim))
         ctx.save_for_backward(self, result)
@@ -427,7 +430,7 @@ class _Amax(_Op):
     @staticmethod
     def backward(ctx, grad):
         self, result = ctx.saved_tensors
-        shape, dims, keepdim = self._data.shape, ctx._saved_dim or (), ctx._saved_keepdim
+        shape, dims, keepdim = self._data.shape, ctx.dims, ctx._saved_keepdim
         grad = _restore(grad, shape, dims, keepdim)
         mask = _restore(result, shape, dims, keepdim)._data == self._data
         count = mask.sum(axis=dims, keepdims=True)
@@ -461,7 +464,9 @@ def _arg_extreme(op: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     data = input._data
     pick = np.argmax if op == "argmax" else np.argmin
     if dim is None:
-        _check_nonempty(data, (), op, True)
+        if data.size == 0:
+            raise IndexError(f"{op}(): Expected reduction dim to be specified for "
+                             f"input.numel() == 0.")
         index = np.asarray(pick(data.reshape(-1)), dtype=np.int64)
         return Tensor._make(index.reshape((1,) * data.ndim) if keepdim else index)
     dim = normalize_dim(dim, data.ndim)
@@ -471,12 +476,12 @@ def _arg_extreme(op: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     return Tensor._make(np.asarray(pick(data, axis=dim, keepdims=keepdim), dtype=np.int64))
 
 
-def argmax(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the first maximum (a NaN counts as the maximum); int64, no gradient."""
     return _arg_extreme("argmax", input, dim, keepdim)
 
 
-def argmin(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return _arg_extreme("argmin", input, dim, keepdim)
 
 
@@ -513,8 +518,10 @@ class Logsumexp(_Op):
         return grad * (self - _restore(result, shape, dims, keepdim)).exp(), None, None
 
 
-def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
+def logsumexp(input: Tensor, dim=_UNSET, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) computed stably; integer inputs give the default float dtype."""
+    if dim is _UNSET:
+        raise TypeError("logsumexp() missing 1 required positional arguments: \"dim\"")
     if input._data.dtype.kind not in "fc":
         input = input.to(_dtype.get_default_dtype())
     return Logsumexp.apply(input, reduce_dims(dim, input._data.ndim), keepdim)
@@ -593,7 +600,7 @@ class ProdAll(Prod):
     node_name = "ProdBackward0"
 
 
-def prod(input: Tensor, dim: Optional[int] = None, keepdim: bool = False, *,
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
          dtype=None) -> Tensor:
     """torch.prod over all elements or one dim; integers give int64."""
     if dim is None:
@@ -672,12 +679,12 @@ def _softmax(cls, input: Tensor, dim, dtype) -> Tensor:
     return cls.apply(input, normalize_dim(dim, input._data.ndim))
 
 
-def softmax(input: Tensor, dim: Optional[int] = None, dtype=None) -> Tensor:
+def softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim``; ``dtype`` casts the input first (ToCopyBackward0)."""
     return _softmax(Softmax, input, dim, dtype)
 
 
-def log_softmax(input: Tensor, dim: Optional[int] = None, dtype=None) -> Tensor:
+def log_softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
     return _softmax(LogSoftmax, input, dim, dtype)
 
 
@@ -738,5 +745,6 @@ def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return _logical_reduce(np.all, input, dim, keepdim)
 
 
-__all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "cumsum", "log_softmax", "logsumexp", "max", "mean", "min", "prod", "softmax", "std", "sum",
-           "sum_to_size", "var"]
+__all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "cumsum", "log_softmax",
+           "logsumexp", "max", "mean", "min", "prod", "softmax", "std", "sum", "sum_to_size",
+           "var"]
