@@ -62,26 +62,38 @@ def _convert(item):
         if array.dtype == np.uint8:
             warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
                           "torch.bool instead.", UserWarning, stacklevel=4)
-            return array.astype(np.bool_)
+            return array  # a mask, kept as uint8 (torch saves it so)
         if kind not in "iu":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return int(array) if array.ndim == 0 else array
     if isinstance(item, (list, tuple)):
         return _index_array(list(item))
+    if isinstance(item, str):  # torch tries to make a tensor of the sequence
+        raise TypeError("new(): invalid data type 'str'")
     raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                      f"Variables are valid indices (got {type(item).__name__})")
 
 
 def _parse(key) -> tuple:
+    if isinstance(key, list) and _treat_as_tuple(key):
+        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated and "
+                      "will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In "
+                      "pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)]"
+                      ", which will result either in an error or a different result",
+                      UserWarning, stacklevel=3)
     items = tuple(key) if _treat_as_tuple(key) else (key,)
     return tuple(_convert(item) for item in items)
+
+
+def _is_mask(array: np.ndarray) -> bool:
+    return array.dtype == np.bool_ or array.dtype == np.uint8
 
 
 def _consumed(item) -> int:
     """How many dims of the tensor an index item uses up."""
     if item is None or item is Ellipsis or isinstance(item, bool):
         return 0
-    if isinstance(item, np.ndarray) and item.dtype == np.bool_:
+    if isinstance(item, np.ndarray) and _is_mask(item):
         return item.ndim
     return 1
 
@@ -107,9 +119,9 @@ def _apply_basic(tensor: Tensor, items: tuple, lone_slice: bool = False):
         elif item is None:
             result = Unsqueeze.apply(result, dim)
             dim += 1
-        elif isinstance(item, bool):  # a 0-dim mask: a new dim of size 1 (or 0) to index
+        elif isinstance(item, bool):  # a new dim of size 1, indexed by [0] (True) or [] (False)
             result = Unsqueeze.apply(result, dim)
-            advanced.append((dim, np.array([item])))
+            advanced.append((dim, np.zeros(int(item), np.int64)))
             dim += 1
         elif isinstance(item, int):
             size = result._data.shape[dim]
@@ -141,7 +153,7 @@ def _advanced_key(shape: tuple, advanced: list):
     for dim, array in advanced:
         key.extend([slice(None)] * (dim - len(key)))  # dims between advanced items
         originals.append(array)
-        if array.dtype == np.bool_:
+        if _is_mask(array):
             for j in range(array.ndim):
                 if array.shape[j] != shape[dim + j]:
                     raise IndexError(f"The shape of the mask {list(array.shape)} at index {j} "
@@ -151,9 +163,10 @@ def _advanced_key(shape: tuple, advanced: list):
         else:
             size = shape[dim]
             bad = (array < -size) | (array >= size)
-            if bad.any():
+            if bad.any():  # torch numbers the dimension among the index tensors
+                position = sum(isinstance(k, np.ndarray) for k in key)
                 raise IndexError(f"index {int(array[bad].flat[0])} is out of bounds for "
-                                 f"dimension {dim} with size {size}")
+                                 f"dimension {position} with size {size}")
             key.append(array)
     arrays = [k for k in key if isinstance(k, np.ndarray)]
     try:
@@ -250,6 +263,7 @@ class IndexPut(_Op):
 class IndexPutCopy(IndexPut):
     """out-of-place index_put: the same formula on a copy of self"""
 
+    node_name = "IndexPutBackward0"
     _inplace = False
 
     @staticmethod
@@ -424,7 +438,10 @@ def _copy_to(target: Tensor, value: Tensor) -> None:
     else:
         shape = value._data.shape
         lead = next((i for i, s in enumerate(shape) if s != 1), len(shape))
-        copy_(target, Expand.apply(View.apply(value, shape[lead:]), target._data.shape))
+        value = View.apply(value, shape[lead:])
+        if value._data.shape != target._data.shape:
+            value = Expand.apply(value, target._data.shape)
+        copy_(target, value)
 
 
 def _as_value(tensor: Tensor, value) -> Tensor:
