@@ -201,11 +201,23 @@ def _same_convolution(name, nd, input, weight, bias, dilation, groups) -> Tensor
     left = [t // 2 for t in total]
     extra = [t - 2 * lo for t, lo in zip(total, left)]
     if any(extra):
+        _warn_once("Using padding='same' with even kernel lengths and odd dilation may require "
+                   "a zero-padded copy of the input be created")
         widths = []
         for e in reversed(extra):
             widths += [0, e]
         input = pad(input, widths)
     return _convolution(name, nd, input, weight, bias, 1, tuple(left), dilation, groups)
+
+
+_warned: set = set()
+
+
+def _warn_once(message: str) -> None:
+    """torch's TORCH_WARN_ONCE: a message is shown the first time only."""
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, stacklevel=5)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:

@@ -86,11 +86,11 @@ class ScaledDotProductAttention(_Op):
 
 def safe_softmax(scores: Tensor) -> Tensor:
     """softmax over the last dim that gives 0 (not NaN) on rows that are entirely -inf."""
-    probs = scores.softmax(-1)
     masked_row = np.all(np.isneginf(scores._data), axis=-1, keepdims=True)
-    if masked_row.any():
-        probs = probs.masked_fill(masked_row, 0.0)
-    return probs
+    if not masked_row.any():
+        return scores.softmax(-1)
+    # such rows are softmaxed as zeros (finite, so no NaN reaches the gradient), then zeroed
+    return scores.masked_fill(masked_row, 0.0).softmax(-1).masked_fill(masked_row, 0.0)
 
 
 def float_mask(attn_mask, dtype) -> Optional[Tensor]:

@@ -16,6 +16,7 @@ from ...ops.elementwise import _Op
 from ...tensor import Tensor
 
 REDUCTIONS = ("none", "mean", "sum")
+_EPSILON = float(np.float32(1e-12))  # torch's BCE floor is a float constant
 
 
 def reduce_array(loss: np.ndarray, reduction: str) -> np.ndarray:
@@ -132,9 +133,9 @@ class BinaryCrossEntropy(_Op):
             factor = factor * weight
         grad_input = grad_target = None
         if ctx.needs_input_grad[0]:
-            grad_input = factor * (self - target) / ((1 - self) * self).clamp_min(1e-12)
+            grad_input = factor * (self - target) / ((1 - self) * self).clamp_min(_EPSILON)
         if ctx.needs_input_grad[1]:
-            grad_target = factor * ((-self).log1p().clamp_min(-100) - self.log().clamp_min(-100))
+            grad_target = factor * ((-self).log1p() - self.log())  # unclamped, as torch
         return grad_input, grad_target
 
 
@@ -244,7 +245,7 @@ class NllLossGrad(_Op):
         if reduction == "mean":
             with np.errstate(invalid="ignore", divide="ignore"):
                 sample = sample / sample.sum()
-        value = -sample * grad  # grad is 0-d unless reduction is 'none'
+        value = np.where(target != ignore_index, -sample * grad, 0)  # grad: 0-d unless 'none'
         if template.ndim == 1:
             template[safe] = value
         else:

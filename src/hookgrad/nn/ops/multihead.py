@@ -145,10 +145,11 @@ def multi_head_attention_forward(
         v = cat([v, bias_v.expand(1, batch, embed)])
         attn_mask, key_padding_mask = _pad_column(attn_mask), _pad_column(key_padding_mask)
 
-    q = q.view(target_len, batch * num_heads, head_dim).transpose(0, 1)
-    k = (k.view(k.shape[0], batch * num_heads, head_dim).transpose(0, 1)
+    # torch views here; reshape is the same view whenever the projection is contiguous
+    q = q.reshape(target_len, batch * num_heads, head_dim).transpose(0, 1)
+    k = (k.reshape(k.shape[0], batch * num_heads, head_dim).transpose(0, 1)
          if static_k is None else static_k)
-    v = (v.view(v.shape[0], batch * num_heads, head_dim).transpose(0, 1)
+    v = (v.reshape(v.shape[0], batch * num_heads, head_dim).transpose(0, 1)
          if static_v is None else static_v)
     if add_zero_attn:
         zeros = Tensor._make(np.zeros((batch * num_heads, 1, head_dim), dtype))

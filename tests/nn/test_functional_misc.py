@@ -1,0 +1,162 @@
+"""linear, activations, dropout, embedding, attention and multi-head attention against torch."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import hookgrad
+from conftest import assert_close, compare, saved_log
+
+
+def F(lib):
+    return lib.nn.functional
+
+
+def chain(tensor) -> list:
+    """grad_fn names along the first input edge, down to the leaf."""
+    names, node = [], tensor.grad_fn
+    while node is not None:
+        names.append(node.name())
+        nodes = [n for n, _ in node.next_functions if n is not None]
+        node = nodes[0] if nodes and "AccumulateGrad" not in nodes[0].name() else None
+    return names
+
+
+@pytest.mark.parametrize("shape", [(4, 5), (2, 3, 5), (5,), (2, 2, 3, 5)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_values_grads_and_graph(rng, shape, bias):
+    arrays = [rng.standard_normal(shape), rng.standard_normal((6, 5))]
+    if bias:
+        arrays.append(rng.standard_normal(6))
+    compare(lambda lib, x, w, *b: F(lib).linear(x, w, *b), *arrays)
+
+    def run(lib):
+        x, w, *b = (lib.tensor(a, requires_grad=True) for a in arrays)
+        out = F(lib).linear(x, w, *b)
+        return chain(out), saved_log(lib, lambda x, w, *b: F(lib).linear(x, w, *b), x, w, *b)
+    assert run(hookgrad) == run(torch)
+
+
+def test_linear_non_contiguous_input_and_float32(rng):
+    x = rng.standard_normal((5, 4, 3)).astype(np.float32)
+    w, b = rng.standard_normal((6, 5)).astype(np.float32), rng.standard_normal(6).astype(
+        np.float32)
+    compare(lambda lib, x, w, b: F(lib).linear(x.transpose(0, 2), w, b), x, w, b)
+
+
+def test_linear_saves_only_what_each_grad_needs(rng):
+    x, w, b = rng.standard_normal((3, 4)), rng.standard_normal((2, 4)), rng.standard_normal(2)
+    for flags in ([True, False, False], [False, True, False], [False, False, True]):
+        logs = []
+        for lib in (hookgrad, torch):
+            ts = [lib.tensor(a, requires_grad=f) for a, f in zip((x, w, b), flags)]
+            logs.append(saved_log(lib, lambda x, w, b: F(lib).linear(x, w, b), *ts))
+        assert logs[0] == logs[1]
+
+
+ACTIVATIONS = [("relu", {}), ("gelu", {}), ("gelu", {"approximate": "tanh"}), ("silu", {}),
+               ("sigmoid", {}), ("tanh", {}), ("softplus", {"beta": 2.0, "threshold": 3.0}),
+               ("leaky_relu", {"negative_slope": 0.2}), ("elu", {"alpha": 0.7}),
+               ("softmax", {"dim": 1}), ("log_softmax", {"dim": 0})]
+
+
+@pytest.mark.parametrize("name,kwargs", ACTIVATIONS)
+def test_activation_functions(rng, name, kwargs):
+    compare(lambda lib, x: getattr(F(lib), name)(x, **kwargs), rng.standard_normal((4, 5)) * 3)
+
+
+def test_softmax_without_dim_warns_and_picks_torch_dim(rng):
+    x = rng.standard_normal((2, 3, 4))
+    with pytest.warns(UserWarning, match="Implicit dimension choice"):
+        compare(lambda lib, t: F(lib).softmax(t), x)
+
+
+def test_dropout_eval_and_p0_return_the_input():
+    for lib in (hookgrad, torch):
+        x = lib.ones(3, 4, requires_grad=True)
+        assert F(lib).dropout(x, 0.5, training=False) is x
+        assert F(lib).dropout(x, 0.0) is x
+
+
+def test_dropout_statistics_and_gradient_is_mask_times_scale():
+    hookgrad.manual_seed(0)
+    x = hookgrad.ones(200, 500, dtype=hookgrad.float64, requires_grad=True)
+    out = F(hookgrad).dropout(x, 0.3)
+    values = out.detach().numpy()
+    kept = values != 0
+    assert abs(kept.mean() - 0.7) < 0.01
+    np.testing.assert_allclose(values[kept], 1 / 0.7)
+    assert out.grad_fn.name() == "MulBackward0"
+    np.testing.assert_allclose(out.grad_fn._saved_other.numpy(), kept / 0.7)
+    grad = np.random.default_rng(0).standard_normal(values.shape)
+    out.backward(hookgrad.tensor(grad))
+    np.testing.assert_allclose(x.grad.numpy(), grad * kept / 0.7)
+
+
+def test_dropout_p1_zeroes_and_saves_a_scalar_like_torch():
+    logs = []
+    for lib in (hookgrad, torch):
+        x = lib.ones(3, 4, dtype=lib.float64, requires_grad=True)
+        out = F(lib).dropout(x, 1.0)
+        assert not out.detach().numpy().any()
+        logs.append(saved_log(lib, lambda x: F(lib).dropout(x, 1.0), x))
+    assert logs[0] == logs[1]
+
+
+def test_dropout_uses_hookgrad_generator_and_2d_drops_channels():
+    hookgrad.manual_seed(3)
+    first = F(hookgrad).dropout(hookgrad.ones(50), 0.5).numpy().copy()
+    hookgrad.manual_seed(3)
+    np.testing.assert_array_equal(F(hookgrad).dropout(hookgrad.ones(50), 0.5).numpy(), first)
+    out = F(hookgrad).dropout2d(hookgrad.ones(4, 8, 3, 3), 0.5).numpy()
+    per_channel = out.reshape(4, 8, 9)
+    assert np.all(per_channel.min(-1) == per_channel.max(-1))
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1"):
+        F(hookgrad).dropout(hookgrad.ones(2), 1.5)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"padding_idx": 1}, {"padding_idx": -2},
+                                    {"scale_grad_by_freq": True}])
+def test_embedding_matches_torch(rng, kwargs):
+    weight = rng.standard_normal((10, 4))
+    indices = np.array([[1, 2, 1], [3, 8, 1]])
+    compare(lambda lib, w, i: F(lib).embedding(i, w, **kwargs), weight, indices)
+
+
+def test_embedding_graph_saved_and_double_backward(rng):
+    weight, indices = rng.standard_normal((10, 4)), np.array([[1, 2], [2, 9]])
+    results = []
+    for lib in (hookgrad, torch):
+        w, i = lib.tensor(weight, requires_grad=True), lib.tensor(indices)
+        out = F(lib).embedding(i, w, padding_idx=2)
+        log = [s[:2] for s in saved_log(lib, lambda w: F(lib).embedding(i, w), w)]
+        grad_out = lib.tensor(np.ones(tuple(out.shape)), requires_grad=True)
+        (grad,) = lib.autograd.grad(out, w, grad_out, create_graph=True)
+        (second,) = lib.autograd.grad((grad * lib.tensor(weight)).sum(), grad_out)
+        results.append((out.grad_fn.name(), log, len(out.grad_fn.next_functions), grad, second))
+    assert results[0][:3] == results[1][:3]
+    assert_close(results[0][3], results[1][3])
+    assert_close(results[0][4], results[1][4])
+
+
+def test_embedding_max_norm_renormalises_rows_in_place(rng):
+    weight = rng.standard_normal((6, 3)) * 3
+    rows = []
+    for lib in (hookgrad, torch):
+        w = lib.tensor(weight.copy())
+        out = F(lib).embedding(lib.tensor([0, 2, 2]), w, max_norm=1.0)
+        rows.append((out, w))
+    assert_close(rows[0][0], rows[1][0], rtol=1e-6)
+    assert_close(rows[0][1], rows[1][1], rtol=1e-6)
+
+
+def test_embedding_errors_match_torch():
+    for fn in (lambda lib: F(lib).embedding(lib.tensor([10]), lib.zeros(10, 3)),
+               lambda lib: F(lib).embedding(lib.tensor([1.0]), lib.zeros(10, 3))):
+        outcomes = []
+        for lib in (hookgrad, torch):
+            with pytest.raises(Exception) as info:
+                fn(lib)
+            outcomes.append((type(info.value), str(info.value)))
+        assert outcomes[0] == outcomes[1]
