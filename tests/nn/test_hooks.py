@@ -827,3 +827,26 @@ def pre_hook_replaces_input_before_backward_wrapping(lib, log):
                                       pre_hook_replaces_input_before_backward_wrapping])
 def test_higher_order_and_keywords_match_torch(scenario):
     assert_same_log(scenario)
+
+
+def test_hooked_graph_is_freed_by_reference_counting():
+    """The identity nodes' hooks do not refer back to their nodes: no cycle keeps a graph that
+    went through a hooked module alive after backward."""
+    import gc
+    import weakref
+
+    Lin, _ = model_classes(hookgrad)
+    model = Lin(3, 2)
+    register_all(model, [], "lin")
+    refs = []
+    model.register_forward_hook(lambda m, args, out: refs.append(weakref.ref(args[0].grad_fn)))
+    gc.disable()
+    try:
+        (x,) = inputs(hookgrad, (2, 3))
+        out = model(x)
+        refs.append(weakref.ref(out.grad_fn))
+        out.sum().backward()
+        del out
+        assert [ref() for ref in refs] == [None, None]
+    finally:
+        gc.enable()

@@ -42,12 +42,12 @@ def _identity_outputs(tensors: Sequence[Tensor]) -> tuple:
     return outputs
 
 
-def _zeros_for_unneeded(edges: tuple, grad_input: tuple, metas: list) -> tuple:
+def _zeros_for_unneeded(unneeded: List[bool], grad_input: tuple, metas: list) -> tuple:
     """torch's hook sees zeros (the materialized gradient of the non-differentiable output) for
     a tensor input that needs no gradient; hookgrad's engine has already dropped those to None
     before post-hooks, so rebuild them from the inputs' shapes."""
-    return tuple(Tensor._make(np.zeros(*metas[i])) if grad is None and edges[i][0] is None
-                 else grad for i, grad in enumerate(grad_input))
+    return tuple(Tensor._make(np.zeros(*metas[i])) if grad is None and unneeded[i] else grad
+                 for i, grad in enumerate(grad_input))
 
 
 class WrappedHook:
@@ -128,11 +128,15 @@ class BackwardHook:
         return result
 
     def _register_input_hook(self, node, metas: list) -> None:
+        # the hook must not refer to the node that holds it (no cycle: the graph frees by
+        # reference counting as soon as backward is done)
+        unneeded = [edge[0] is None for edge in node.next_functions]
+
         def hook(grad_input: tuple, _grad_output: tuple):
             if self.grad_outputs is None:
                 # the gradient reached the inputs without passing the outputs (double backward)
                 return None
-            grad_input = _zeros_for_unneeded(node.next_functions, grad_input, metas)
+            grad_input = _zeros_for_unneeded(unneeded, grad_input, metas)
             grads = self._pack_with_none(self.input_tensors_index, grad_input, self.n_inputs)
             for user_hook in self.user_hooks:
                 out = user_hook(self.module, grads, self.grad_outputs)
