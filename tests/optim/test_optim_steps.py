@@ -9,6 +9,8 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hookgrad
 from conftest import assert_close
@@ -237,4 +239,58 @@ def test_tiny_module_trained_with_autograd_matches_torch(name):
     (hg_params, hg_groups), (th_params, th_groups) = train(hookgrad), train(torch)
     assert hg_groups == th_groups  # includes the parameter names
     for h, t in zip(hg_params, th_params):
+        assert_close(h, t)
+
+
+_unit = st.floats(0.0, 0.95)
+FUZZ_OPTIONS = {
+    "SGD": st.fixed_dictionaries({"lr": st.floats(1e-4, 0.5), "momentum": _unit,
+                                  "dampening": _unit, "weight_decay": st.floats(0, 0.5),
+                                  "maximize": st.booleans()}),
+    "Adam": st.fixed_dictionaries({"lr": st.floats(1e-4, 0.5),
+                                   "betas": st.tuples(_unit, st.floats(0.0, 0.999)),
+                                   "eps": st.floats(1e-10, 1e-2),
+                                   "weight_decay": st.floats(0, 0.5), "amsgrad": st.booleans(),
+                                   "maximize": st.booleans()}),
+    "AdamW": st.fixed_dictionaries({"lr": st.floats(1e-4, 0.5),
+                                    "betas": st.tuples(_unit, st.floats(0.0, 0.999)),
+                                    "weight_decay": st.floats(0, 0.5),
+                                    "amsgrad": st.booleans()}),
+    # alpha near 0 makes the centered variance a difference of nearly equal numbers, where
+    # torch's fused multiply-adds decide the result: see the alpha=0 test below instead
+    "RMSprop": st.fixed_dictionaries({"lr": st.floats(1e-4, 0.1), "alpha": st.floats(0.5, 0.999),
+                                      "eps": st.floats(1e-10, 1e-2),
+                                      "weight_decay": st.floats(0, 0.5), "momentum": _unit,
+                                      "centered": st.booleans()}),
+}
+
+
+@pytest.mark.parametrize("name", list(FUZZ_OPTIONS))
+def test_random_hyperparameters_follow_torch(name):
+    @settings(max_examples=20, deadline=None)
+    @given(options=FUZZ_OPTIONS[name], seed=st.integers(0, 2 ** 16))
+    def check(options, seed):
+        values = _start_values(np.float64, seed)
+        hg_params, hg_opt = _make(hookgrad, name, options, values)
+        th_params, th_opt = _make(torch, name, options, values)
+        _run(hookgrad, hg_params, hg_opt, 10)
+        _run(torch, th_params, th_opt, 10)
+        for h, t in zip(hg_params, th_params):
+            assert_close(h, t, rtol=1e-8, atol=1e-10)
+
+    check()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_centered_rmsprop_variance_cancelling_to_rounding_residue_matches_torch(dtype):
+    """alpha=0: the centered variance is round(g*g) - g*g, torch's fused residue (nan where it
+    is negative); a two-rounding ``v - gbar*gbar`` would give 0 everywhere instead."""
+    options = {"lr": 0.01, "alpha": 0.0, "centered": True}
+    values = _start_values(dtype, seed=5)
+    hg_params, hg_opt = _make(hookgrad, "RMSprop", options, values)
+    th_params, th_opt = _make(torch, "RMSprop", options, values)
+    _run(hookgrad, hg_params, hg_opt, 1)
+    _run(torch, th_params, th_opt, 1)
+    for h, t in zip(hg_params, th_params):
+        np.testing.assert_array_equal(np.isnan(h.detach().numpy()), np.isnan(t.detach().numpy()))
         assert_close(h, t)

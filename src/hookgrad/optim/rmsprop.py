@@ -95,7 +95,8 @@ def _rmsprop_update(param: Tensor, state: dict, lr: float, alpha: float, eps: fl
         grad_avg = state["grad_avg"]
         _lerp_(grad_avg._data, grad, 1 - alpha)
         _bump(grad_avg)
-        avg = np.sqrt(square_avg._data - grad_avg._data * grad_avg._data)
+        with np.errstate(invalid="ignore"):  # a negative rounding residue gives nan, as in torch
+            avg = np.sqrt(_minus_square(square_avg._data, grad_avg._data))
     else:
         avg = np.sqrt(square_avg._data)
     avg += kind(eps)
@@ -108,3 +109,21 @@ def _rmsprop_update(param: Tensor, state: dict, lr: float, alpha: float, eps: fl
     else:
         p += (kind(-lr) * grad) / avg
     _bump(param)
+
+
+def _minus_square(c: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """``c - a*a`` rounded once, as torch's fused ``addcmul(a, a, value=-1)`` computes it.
+
+    It matters where ``c`` and ``a*a`` nearly cancel (a centered variance that has gone to 0):
+    the plain two-rounding form would give 0 where torch gives the product's rounding residue.
+    Narrow floats are exact in float64; float64 uses Dekker's split product ``a*a = p + e``.
+    """
+    if c.dtype != np.float64:
+        wide = a.astype(np.float64)
+        return (c.astype(np.float64) - wide * wide).astype(c.dtype)
+    product = a * a
+    scaled = 134217729.0 * a  # 2**27 + 1: splits a into two 26-bit halves
+    high = scaled - (scaled - a)
+    low = a - high
+    residue = ((high * high - product) + 2.0 * high * low) + low * low
+    return (c - product) - residue
