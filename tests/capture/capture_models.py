@@ -1,0 +1,51 @@
+"""One small model written for ``lib`` (hookgrad or torch), with the same weights in both: a
+first block whose input needs no gradient, a block called twice, a two-in two-out module whose
+second input needs no gradient, and a head."""
+import numpy as np
+
+
+def build(lib, seed: int = 0, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+
+    class Block(lib.nn.Module):
+        def __init__(self, n_in, n_out):
+            super().__init__()
+            self.weight = lib.nn.Parameter(lib.tensor(rng.standard_normal((n_in, n_out))
+                                                      .astype(dtype)))
+
+        def forward(self, x):
+            return lib.tanh(x @ self.weight)
+
+    class Pair(lib.nn.Module):
+        def forward(self, a, b):
+            return a * b, a + b
+
+    class Net(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inp = Block(3, 4)
+            self.shared = Block(4, 4)
+            self.pair = Pair()
+            self.head = Block(4, 2)
+
+        def forward(self, x, y):
+            hidden = self.shared(self.shared(self.inp(x)))
+            product, total = self.pair(hidden, y)
+            return self.head(product + total.relu())
+
+    return Net()
+
+
+def inputs(lib, seed: int = 1, dtype=np.float64, batch: int = 5):
+    rng = np.random.default_rng(seed)
+    return (lib.tensor(rng.standard_normal((batch, 3)).astype(dtype)),
+            lib.tensor(rng.standard_normal((batch, 4)).astype(dtype)))
+
+
+def step(lib, model, seed: int = 1, dtype=np.float64):
+    """One forward and backward with a fixed output gradient."""
+    x, y = inputs(lib, seed, dtype)
+    out = model(x, y)
+    weights = lib.tensor(np.linspace(-1, 1, out.numel()).reshape(out.shape).astype(dtype))
+    (out * weights).sum().backward()
+    return out
