@@ -15,6 +15,6 @@ from .policy import Policy, policy, recompute
 from .savers import Saver, cast, offload, quantize
 
 __all__ = [
-    "Held", "Ledger", "Packed", "Plan", "Policy", "Record", "Saver", "cast", "format_bytes", "ledger",
-    "offload", "plan", "policy", "quantize", "recompute", "unpack_any",
+    "Held", "Ledger", "Packed", "Plan", "Policy", "Record", "Saver", "cast", "format_bytes",
+    "ledger", "offload", "plan", "policy", "quantize", "recompute", "unpack_any",
 ]

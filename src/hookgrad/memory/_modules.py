@@ -33,8 +33,10 @@ class ModuleTracker:
     def acquire(self, listener: Any = None) -> None:
         with _lock:
             if self.users == 0:
-                from ..nn.modules.module import (register_module_forward_hook,
-                                                  register_module_forward_pre_hook)
+                from ..nn.modules.module import (
+                    register_module_forward_hook,
+                    register_module_forward_pre_hook,
+                )
                 self.state.frames.clear()
                 self.handles = [register_module_forward_pre_hook(self._pre),
                                 register_module_forward_hook(self._post, always_call=True)]

@@ -19,7 +19,6 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from ..autograd.graph import saved_tensors_hooks
 from ..ops.creation import randn
 from ..tensor import Tensor
 from ._modules import tracker
