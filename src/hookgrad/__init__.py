@@ -30,7 +30,8 @@ from .ops.math import (abs, absolute, add, allclose, bitwise_and, bitwise_not, b
                        reciprocal, relu, remainder, round, rsqrt, rsub, sgn, sigmoid, sign, silu,
                        sin, sqrt, square, sub, subtract, tanh, true_divide, trunc, where)
 from .ops.reduce import (all, amax, amin, any, argmax, argmin, cumsum,  # noqa: A004
-                         log_softmax, logsumexp, max, mean, min, prod, softmax, std, sum, var)
+                         log_softmax, logsumexp, max, mean, min, prod, return_types, softmax,
+                         std, sum, var)
 from .ops.shape import (cat, concat, concatenate, flip, gather, hstack, index_add, index_select,
                         roll, scatter, scatter_add, stack, take_along_dim, vstack)
 from .ops.views import (chunk, flatten, moveaxis, movedim, narrow, permute, reshape, select, split,

@@ -191,6 +191,7 @@ def test_max_over_a_dim_returns_torchs_named_pair():
     ours, theirs = hookgrad.tensor(data).max(1), torch.tensor(data).max(1)
     values, indices = ours
     assert isinstance(ours, tuple) and len(ours) == 2
+    assert isinstance(ours, hookgrad.return_types.max)
     assert ours.values is values and ours.indices is indices
     assert repr(ours) == repr(theirs)
     assert repr(hookgrad.tensor(data).min(0, keepdim=True)) == \

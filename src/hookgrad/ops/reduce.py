@@ -7,6 +7,7 @@ Non-tensor state is kept on ``ctx`` under torch's inspection names (``_saved_dim
 from __future__ import annotations
 
 import builtins
+import types
 import warnings
 
 import numpy as np
@@ -308,6 +309,11 @@ class MaxResult(_ValuesIndices):
 
 class MinResult(_ValuesIndices):
     _name = "min"
+
+
+# torch.return_types: ``isinstance(x.max(0), torch.return_types.max)``
+return_types = types.ModuleType("hookgrad.return_types", "Named results of reductions.")
+return_types.max, return_types.min = MaxResult, MinResult
 
 
 class _Extreme(_Op):
