@@ -1,4 +1,11 @@
 """hookgrad.nn: modules, parameters and layers (torch.nn's names)."""
 from . import functional, init, modules, utils
 from .modules import Flatten, Identity, Module, ModuleDict, ModuleList, Sequential, Unflatten
+from .modules import (ELU, GELU, AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d,
+                      BCELoss, BCEWithLogitsLoss, Conv1d, Conv2d, ConvTranspose1d,
+                      ConvTranspose2d, CrossEntropyLoss, Dropout, Dropout1d, Dropout2d,
+                      Embedding, GroupNorm, HuberLoss, L1Loss, LayerNorm, LeakyReLU, Linear,
+                      LogSoftmax, MaxPool2d, MSELoss, MultiheadAttention, NLLLoss, ReLU, Sigmoid,
+                      SiLU, SmoothL1Loss, Softmax, Softplus, Tanh, TransformerEncoder,
+                      TransformerEncoderLayer)
 from .parameter import Buffer, Parameter

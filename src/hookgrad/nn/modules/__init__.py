@@ -1,3 +1,14 @@
 """Layers. Each family lives in its own file; this package lists them all."""
 from .container import Flatten, Identity, ModuleDict, ModuleList, Sequential, Unflatten
 from .module import Module
+from .activation import (ELU, GELU, LeakyReLU, LogSoftmax, MultiheadAttention, ReLU, Sigmoid,
+                         SiLU, Softmax, Softplus, Tanh)
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .dropout import Dropout, Dropout1d, Dropout2d
+from .linear import Linear, NonDynamicallyQuantizableLinear
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss,
+                   NLLLoss, SmoothL1Loss)
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .sparse import Embedding
+from .transformer import TransformerEncoder, TransformerEncoderLayer

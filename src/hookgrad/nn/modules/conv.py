@@ -1,0 +1,170 @@
+"""Convolution layers (Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d) over F.conv*."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ...ops.creation import empty
+from ...tensor import Tensor
+from .. import functional as F
+from ..parameter import Parameter
+from .linear import reset_weight_and_bias
+from .module import Module
+
+
+def _tuple(value, n: int) -> tuple:
+    if isinstance(value, (tuple, list)):
+        return tuple(value)
+    return (value,) * n
+
+
+class _ConvNd(Module):
+    __constants__ = ["stride", "padding", "dilation", "groups", "padding_mode", "output_padding",
+                     "in_channels", "out_channels", "kernel_size"]
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                 transposed, output_padding, groups, bias, padding_mode, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        valid = {"same", "valid"}
+        if isinstance(padding, str):
+            if padding not in valid:
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {valid}")
+            if padding == "same" and any(s != 1 for s in stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        modes = {"zeros", "reflect", "replicate", "circular"}
+        if padding_mode not in modes:
+            raise ValueError(f"padding_mode must be one of {modes}, but got "
+                             f"padding_mode='{padding_mode}'")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.padding = padding
+        self.dilation = dilation
+        self.transposed = transposed
+        self.output_padding = output_padding
+        self.groups = groups
+        self.padding_mode = padding_mode
+        shape = ((in_channels, out_channels // groups) if transposed
+                 else (out_channels, in_channels // groups)) + tuple(kernel_size)
+        self.weight = Parameter(empty(shape, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_channels, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        reset_weight_and_bias(self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        if self.padding != (0,) * len(self.padding):
+            text += f", padding={self.padding}"
+        if self.dilation != (1,) * len(self.dilation):
+            text += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * len(self.output_padding):
+            text += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        if self.padding_mode != "zeros":
+            text += f", padding_mode={self.padding_mode}"
+        return text
+
+    def _check_padding_mode(self) -> None:
+        if self.padding_mode != "zeros":
+            raise NotImplementedError(f"padding_mode='{self.padding_mode}' is not implemented in "
+                                      "hookgrad")
+
+
+class Conv1d(_ConvNd):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, _tuple(kernel_size, 1), _tuple(stride, 1),
+                         padding if isinstance(padding, str) else _tuple(padding, 1),
+                         _tuple(dilation, 1), False, (0,), groups, bias, padding_mode,
+                         device, dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_padding_mode()
+        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+
+class Conv2d(_ConvNd):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, _tuple(kernel_size, 2), _tuple(stride, 2),
+                         padding if isinstance(padding, str) else _tuple(padding, 2),
+                         _tuple(dilation, 2), False, (0, 0), groups, bias, padding_mode,
+                         device, dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_padding_mode()
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+
+class _ConvTransposeNd(_ConvNd):
+    _nd = 2
+
+    def _output_padding(self, input: Tensor, output_size: Optional[list]) -> tuple:
+        """output_padding, or what makes the output exactly ``output_size`` (torch's rule)."""
+        if output_size is None:
+            return self.output_padding
+        nd = self._nd
+        output_size = list(output_size)[-nd:]
+        minimum = [(input.shape[-nd + d] - 1) * self.stride[d] - 2 * self.padding[d]
+                   + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(nd)]
+        for d in range(nd):
+            if not minimum[d] <= output_size[d] < minimum[d] + self.stride[d]:
+                maximum = [m + s - 1 for m, s in zip(minimum, self.stride)]
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes "
+                                 f"range from {minimum} to {maximum} (for an input of "
+                                 f"{list(input.shape[2:])})")
+        return tuple(o - m for o, m in zip(output_size, minimum))
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    _nd = 1
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, _tuple(kernel_size, 1), _tuple(stride, 1),
+                         _tuple(padding, 1), _tuple(dilation, 1), True, _tuple(output_padding, 1),
+                         groups, bias, padding_mode, device, dtype)
+
+    def forward(self, input: Tensor, output_size: Optional[list] = None) -> Tensor:
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups,
+                                  self.dilation)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, _tuple(kernel_size, 2), _tuple(stride, 2),
+                         _tuple(padding, 2), _tuple(dilation, 2), True, _tuple(output_padding, 2),
+                         groups, bias, padding_mode, device, dtype)
+
+    def forward(self, input: Tensor, output_size: Optional[list] = None) -> Tensor:
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups,
+                                  self.dilation)
