@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple, Un
 from ... import _dtype
 from ...autograd import grad_mode
 from ...autograd.graph import legacy_type_name
+from ...ops.creation import device
 from ...tensor import Tensor
 from ...utils.hooks import RemovableHandle, add_hook
 from ..parameter import Buffer, Parameter
@@ -631,23 +632,24 @@ class Module(StateDictMixin):
         parameters and buffers in place (only the CPU exists here)."""
         dtype = kwargs.get("dtype")
         for arg in (*args, kwargs.get("device"), kwargs.get("tensor")):
+            if arg is None or isinstance(arg, bool):  # non_blocking / copy flags
+                continue
             if isinstance(arg, _dtype.dtype):
                 dtype = arg
             elif isinstance(arg, Tensor):
                 dtype = arg.dtype
-            elif arg is not None and not isinstance(arg, (str, bool)) \
-                    and type(arg).__name__ != "device":
-                raise TypeError(f"to() received an invalid combination of arguments - got "
-                                f"({', '.join(type(a).__name__ for a in args)})")
-            elif isinstance(arg, str) or type(arg).__name__ == "device":
+            elif isinstance(arg, (str, device)):
                 if str(arg).split(":")[0] != "cpu":
                     raise AssertionError("Torch not compiled with CUDA enabled")
-        if dtype is not None and not dtype.is_floating_point:
-            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
-                            f"desired dtype={dtype}")
+            else:
+                raise TypeError("to() received an invalid combination of arguments - got "
+                                f"({', '.join(type(a).__name__ for a in args)})")
         if dtype is None:
             return self
-        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+        if not dtype.is_floating_point:
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
+                            f"desired dtype={dtype}")
+        return self._cast_floating(dtype)
 
     def _cast_floating(self, dtype: _dtype.dtype) -> "Module":
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
