@@ -198,8 +198,13 @@ def test_max_over_a_dim_returns_torchs_named_pair():
         repr(torch.tensor(data).min(0, keepdim=True))
 
 
-def test_max_of_a_zero_dim_tensor_over_dim_zero_matches_torch():
-    compare(lambda lib, x: x.max(0), np.array(2.5))
+@pytest.mark.parametrize("fn", [lambda lib, x: x.max(0), lambda lib, x: x.min(-1, keepdim=True),
+                                lambda lib, x: x.amax(0), lambda lib, x: x.argmax(0)],
+                         ids=["max(0)", "min(-1, keepdim)", "amax(0)", "argmax(0)"])
+@pytest.mark.parametrize("data", [np.array(2.5), np.array([1.0, 3.0, -2.0])],
+                         ids=["0-d", "1-d"])
+def test_extremes_of_small_tensors_keep_torchs_shapes(fn, data):
+    compare(fn, data)
 
 
 PROD_ZEROS = {

@@ -72,6 +72,7 @@ def _const(array: np.ndarray) -> Tensor:
 
 
 def as_dtype(tensor: Tensor, dtype: np.dtype) -> Tensor:
+    """``tensor.to(dtype)`` for a NumPy dtype, recorded only when it changes something."""
     if tensor._data.dtype == dtype:
         return tensor
     return tensor.to(_dtype.from_numpy_dtype(dtype))
@@ -110,8 +111,7 @@ class Sum(_Op):
     @staticmethod
     def backward(ctx, grad):
         shape = ctx._saved_self_sym_sizes
-        grad = _restore(grad, shape, ctx._saved_dim, ctx._saved_keepdim).expand(shape)
-        return grad
+        return _restore(grad, shape, ctx._saved_dim, ctx._saved_keepdim).expand(shape)
 
 
 class SumAll(Sum):
@@ -155,6 +155,7 @@ class MeanAll(Mean):
 
 
 def mean(input: Tensor, dim=_UNSET, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """torch.mean: floating inputs only (or an explicit ``dtype``); half accumulates in float32."""
     if dim is _UNSET and not keepdim:
         return MeanAll.apply(input, tuple(range(input._data.ndim)), False, _numpy_dtype(dtype))
     dims = reduce_dims(None if dim is _UNSET else dim, input._data.ndim)
@@ -215,6 +216,8 @@ def _var_context(ctx, self, dims, correction, keepdim, all_dims, saved_correctio
 
 
 class Var(_Op):
+    """d var = 2 (x - mean) / (N - correction)"""
+
     node_name = "VarBackward0"
     saved_names = ("self",)
 
@@ -321,7 +324,6 @@ class _Extreme(_Op):
     picks (the first extreme, or the first NaN)."""
 
     saved_names = ("indices",)
-    pick = None
 
     @staticmethod
     def forward(ctx, self, dim, keepdim, op):
@@ -336,9 +338,9 @@ class _Extreme(_Op):
         values = np.take_along_axis(self, indices, axis=dim)
         if not keepdim:
             values, indices = np.squeeze(values, dim), np.squeeze(indices, dim)
-        indices = np.ascontiguousarray(indices, dtype=np.int64)
+        indices = indices.astype(np.int64, copy=False)
         ctx.save_for_backward(indices)
-        return np.ascontiguousarray(values), indices
+        return values, indices
 
     @staticmethod
     def backward(ctx, grad, grad_indices=None):
