@@ -542,3 +542,40 @@ def test_random_trees_match_torch(spec):
                       [(n, tuple(p.shape)) for n, p in model.named_parameters()],
                       list(model.state_dict()), len(list(model.children()))))
     assert views[1] == views[0]
+
+
+# -- with the library's own layers -------------------------------------------------------------
+def layered_model(lib):
+    nn = lib.nn
+    return nn.Sequential(
+        nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Sequential(nn.Linear(16, 8), nn.Dropout(0.25), nn.Tanh()),
+        nn.ModuleList([nn.Linear(8, 8) for _ in range(3)]),
+        nn.ModuleDict({"head": nn.Linear(8, 2, bias=False), "act": nn.LogSoftmax(dim=1)}),
+        nn.LayerNorm(2))
+
+
+def test_repr_of_nested_layers_equals_torch():
+    assert repr(layered_model(hookgrad)) == repr(layered_model(torch))
+
+
+def test_torch_state_dict_loads_into_hookgrad_model():
+    """Keys, shapes and dtypes agree; torch's values loaded through NumPy give torch's outputs."""
+    torch_model, model = layered_model(torch).double().eval(), layered_model(hookgrad).double()
+    model.eval()
+    source = torch_model.state_dict()
+    assert [(k, tuple(v.shape), str(v.dtype)) for k, v in model.state_dict().items()] == \
+        [(k, tuple(v.shape), str(v.dtype)) for k, v in source.items()]
+    result = model.load_state_dict({k: hookgrad.tensor(v.numpy()) for k, v in source.items()})
+    assert repr(result) == "<All keys matched successfully>"
+    x = np.random.default_rng(0).standard_normal((3, 1, 4, 4))
+
+    def run(net, lib):
+        hidden = net[:6](lib.tensor(x))
+        for layer in net[6]:
+            hidden = layer(hidden)
+        return net[8](net[7]["act"](net[7]["head"](hidden)))
+
+    np.testing.assert_allclose(run(model, hookgrad).detach().numpy(),
+                               run(torch_model, torch).detach().numpy(), rtol=1e-9, atol=1e-12)

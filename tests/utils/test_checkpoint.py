@@ -356,3 +356,24 @@ def test_warnings_and_errors_match_torch():
 
 def test_metadata_mismatch_in_recomputation_matches_torch():
     assert_same_log(nondeterministic_region)
+
+
+@pytest.mark.parametrize("reentrant", [False, True])
+def test_dropout_mask_is_replayed(reentrant):
+    block = hookgrad.nn.Sequential(hookgrad.nn.Dropout(0.5), hookgrad.nn.Tanh())
+
+    def grad(checkpointed, preserve=True):
+        hookgrad.manual_seed(3)
+        x = hookgrad.tensor(np.linspace(-1, 1, 64), requires_grad=True)
+        if checkpointed:
+            y = hookgrad.utils.checkpoint.checkpoint(block, x, use_reentrant=reentrant,
+                                                     preserve_rng_state=preserve)
+        else:
+            y = block(x)
+        (y * y).sum().backward()
+        return x.grad.numpy()
+
+    plain = grad(False)
+    assert np.count_nonzero(plain) not in (0, plain.size)  # the mask drops some, keeps some
+    np.testing.assert_array_equal(grad(True), plain)
+    assert not np.array_equal(grad(True, preserve=False), plain)
