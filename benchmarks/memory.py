@@ -145,7 +145,8 @@ def run(title: str, model, x, repeats: int, depth: int) -> list:
         result = exact if name == "none" else measure(model, x, make, repeats)
         activations = result["saved"] - result["inputs"]
         rows.append((name, result["saved"], exact["saved"] / max(1, result["saved"]),
-                     (exact["saved"] - exact["inputs"]) / max(1, activations), result["traced"], result["seconds"],
+                     (exact["saved"] - exact["inputs"]) / max(1, activations), result["traced"],
+                     result["seconds"],
                      result["seconds"] / exact["seconds"] - 1,
                      relative_error(result["grads"], exact["grads"])))
     print(f"\n{title}: budget for the planner {memory.format_bytes(budget)} "

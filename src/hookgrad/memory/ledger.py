@@ -70,19 +70,6 @@ def format_bytes(value: float) -> str:
     return str(value)
 
 
-class _Active(threading.local):
-    def __init__(self):
-        self.ledgers: list = []
-
-
-_active = _Active()
-
-
-def active_ledgers() -> list:
-    """Ledgers recording in this thread, innermost last (used by policies' recompute)."""
-    return _active.ledgers
-
-
 class Ledger:
     """Records saved tensors while active; see ``ledger()``."""
 
@@ -103,11 +90,9 @@ class Ledger:
         context = saved_tensors_hooks(self._pack, self._unpack, compose=True)
         context.__enter__()
         self._contexts.append(context)
-        _active.ledgers.append(self)
         return self
 
     def __exit__(self, *exc) -> bool:
-        _active.ledgers.remove(self)
         self._contexts.pop().__exit__(*exc)
         tracker.release(self)
         return False
@@ -235,27 +220,6 @@ class Ledger:
             record.released = True
         except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to account
             pass
-
-    def hold(self, tensors, op: str, module: Optional[str] = None) -> Held:
-        """Account tensors kept alive outside saved-tensor hooks (a checkpoint keeps its inputs);
-        they count until the returned box is dropped."""
-        first = None
-        for tensor in tensors:
-            if not isinstance(tensor, Tensor):
-                continue
-            with self._lock:
-                record = Record(len(self.records), op, module, None)
-                self.records.append(record)
-            record.kind = kind_of(tensor, None, self._known)
-            self._settle()
-            self._describe(record, tensor, None)
-            self._account(record, tensor)
-            box = Held(tensor.detach(), record, self)
-            if first is None:
-                first = box
-            else:  # chain them so one reference keeps all alive
-                box.value, first = (box.value, first), box
-        return first
 
     # -- reports ---------------------------------------------------------------------------
     def by_module(self) -> "OrderedDict[str, dict]":
