@@ -889,3 +889,19 @@ def real_layers_all_hooks(lib, log):
 
 def test_real_layers_hook_log_matches_torch():
     assert_same_log(real_layers_all_hooks)
+
+
+def integer_index_input(lib, log):
+    class Gather(lib.nn.Module):
+        def forward(self, x, index):
+            return x[index] * 2
+
+    model = Gather()
+    register_all(model, log, "gather")
+    (x,) = inputs(lib, (3,))
+    model(x, lib.tensor([0, 2])).sum().backward()
+    log.append(("x.grad", describe(x.grad)))
+
+
+def test_integer_input_gets_zero_grad_input_like_torch():
+    assert_same_log(integer_index_input)
