@@ -23,12 +23,12 @@ def _index(lib, array, dtype=None):
     return lib.tensor(array, dtype=dtype or lib.int64)
 
 
-def _pad(lib, x, pad, value=0.0):
+def _pad(lib, x, pad, value=None, mode="constant"):
     if lib is torch:
-        return torch.nn.functional.pad(x, pad, value=value)
+        return torch.nn.functional.pad(x, pad, mode=mode, value=value)
     from hookgrad.ops.shape import pad as hg_pad
 
-    return hg_pad(x, pad, value=value)
+    return hg_pad(x, pad, mode=mode, value=value)
 
 
 # name, fn(lib, *inputs), input shapes
@@ -129,6 +129,19 @@ CASES = [
     ("pad_two_dims", lambda lib, x: _pad(lib, x, (1, 0, 2, 3), 1.5), [(3, 4, 5)]),
     ("pad_negative", lambda lib, x: _pad(lib, x, (-1, 2, 0, -2)), [(3, 4, 5)]),
     ("pad_all_dims", lambda lib, x: _pad(lib, x, [1, 1, 0, 1, 2, 0]), [(3, 4, 5)]),
+    ("reflect_1d", lambda lib, x: _pad(lib, x, (2, 1), mode="reflect"), [(2, 3, 5)]),
+    ("reflect_1d_unbatched", lambda lib, x: _pad(lib, x, (-1, 3), mode="reflect"), [(3, 5)]),
+    ("reflect_2d", lambda lib, x: _pad(lib, x, (1, 2, 2, 0), mode="reflect"), [(2, 3, 4, 5)]),
+    ("reflect_3d", lambda lib, x: _pad(lib, x, (1, 0, 1, 1, 2, 1), mode="reflect"),
+     [(2, 3, 4, 5)]),
+    ("replicate_1d", lambda lib, x: _pad(lib, x, (3, 1), mode="replicate"), [(2, 3, 2)]),
+    ("replicate_2d", lambda lib, x: _pad(lib, x, (1, -1, 2, 3), mode="replicate"), [(3, 4, 5)]),
+    ("replicate_3d", lambda lib, x: _pad(lib, x, [0, 1, 2, 1, 1, 0], mode="replicate"),
+     [(1, 2, 3, 4, 5)]),
+    ("circular_1d", lambda lib, x: _pad(lib, x, (2, 1), mode="circular"), [(2, 3, 5)]),
+    ("circular_2d", lambda lib, x: _pad(lib, x, (1, 2, -1, 3), mode="circular"), [(2, 3, 4, 5)]),
+    ("circular_3d", lambda lib, x: _pad(lib, x, (1, 1, 0, 2, 3, 0), mode="circular"),
+     [(1, 2, 3, 4, 5)]),
 ]
 
 VIEW_CASES = {"reshape", "reshape_infer", "reshape_tuple", "reshape_0d", "view", "view_infer",
@@ -393,6 +406,16 @@ ERRORS = [
     ("pad_odd", lambda lib, a: _pad(lib, a, (1, 2, 3))),
     ("pad_too_long", lambda lib, a: _pad(lib, a, (1,) * 8)),
     ("pad_crop_too_much", lambda lib, a: _pad(lib, a, (-3, -3))),
+    ("pad_mode_1d_input", lambda lib, a: _pad(lib, a[0, 0], (1, 1), mode="reflect")),
+    ("pad_mode_5d_input", lambda lib, a: _pad(lib, a[None, None], (1, 1), mode="replicate")),
+    ("pad_mode_value", lambda lib, a: _pad(lib, a, (1, 1), 2.0, mode="reflect")),
+    ("reflect_too_wide", lambda lib, a: _pad(lib, a, (1, 5), mode="reflect")),
+    ("reflect_too_high", lambda lib, a: _pad(lib, a, (1, 1, 4, 1), mode="reflect")),
+    ("reflect_too_deep", lambda lib, a: _pad(lib, a[None], (1, 1, 1, 1, 3, 1), mode="reflect")),
+    ("reflect_too_small", lambda lib, a: _pad(lib, a, (-2, -3), mode="reflect")),
+    ("replicate_empty_dim", lambda lib, a: _pad(lib, a[:, :0], (1, 1), mode="replicate")),
+    ("circular_wraps_twice", lambda lib, a: _pad(lib, a, (6, 0), mode="circular")),
+    ("circular_negative", lambda lib, a: _pad(lib, a, (-3, -3), mode="circular")),
 ]
 
 
