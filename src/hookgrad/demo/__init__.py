@@ -2,7 +2,7 @@
 chosen by the planner, compare them, capture intermediates, and draw figures.
 
 The pieces, each a worked example of the public API: ``data.py`` (load_digits), ``model.py``
-(the CNN), ``train.py`` (loop, ledger, planner), ``report.py`` (tables), ``figures.py`` (PNGs).
+(the CNN), ``training.py`` (loop, ledger, planner), ``report.py`` (tables), ``figures.py`` (PNGs).
 """
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import json
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
-
 
 import hookgrad
 
