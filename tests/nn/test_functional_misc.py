@@ -160,3 +160,31 @@ def test_embedding_errors_match_torch():
                 fn(lib)
             outcomes.append((type(info.value), str(info.value)))
         assert outcomes[0] == outcomes[1]
+
+
+TORCH_NAMESPACE = {
+    "addmm": (lambda lib, a, b, c: lib.addmm(a, b, c, beta=0.5, alpha=2.0),
+              [(3,), (2, 4), (4, 3)]),
+    "batch_norm": (lambda lib, x, w, b: lib.batch_norm(x, w, b, None, None, True, 0.1, 1e-5,
+                                                       False), [(4, 3, 2), (3,), (3,)]),
+    "layer_norm": (lambda lib, x, w: lib.layer_norm(x, (2,), w), [(4, 3, 2), (2,)]),
+    "group_norm": (lambda lib, x: lib.group_norm(x, 3), [(4, 3, 2)]),
+    "convolution": (lambda lib, x, w: lib.convolution(x, w, None, [2], [1], [1], True, [1], 1),
+                    [(2, 3, 5), (3, 2, 3)]),
+    "conv2d": (lambda lib, x, w: lib.conv2d(x, w, None, 1, 1), [(1, 2, 4, 4), (3, 2, 3, 3)]),
+    "max_pool2d": (lambda lib, x: lib.max_pool2d(x, 2), [(1, 2, 4, 4)]),
+    "dropout eval": (lambda lib, x: lib.dropout(x, 0.5, False), [(3, 4)]),
+    "logits loss": (lambda lib, x, t: lib.binary_cross_entropy_with_logits(x, t), [(3, 4),
+                                                                                   (3, 4)]),
+}
+
+
+@pytest.mark.parametrize("name", list(TORCH_NAMESPACE))
+def test_torch_namespace_spellings(rng, name):
+    fn, shapes = TORCH_NAMESPACE[name]
+    compare(fn, *(rng.standard_normal(s) for s in shapes))
+
+
+def test_torch_embedding_takes_weight_first(rng):
+    compare(lambda lib, w, i: lib.embedding(w, i, 1), rng.standard_normal((5, 3)),
+            np.array([1, 4, 1]))

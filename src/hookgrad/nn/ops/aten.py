@@ -1,0 +1,60 @@
+"""The nn ops under their ``torch.*`` names and argument orders (``torch.batch_norm`` takes the
+weight before the running stats, ``torch.embedding`` the weight first, ...)."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ...tensor import Tensor
+from .. import functional as F
+from .conv import Convolution
+from .linear import Addmm
+
+conv1d = F.conv1d
+conv2d = F.conv2d
+conv3d = F.conv3d
+conv_transpose1d = F.conv_transpose1d
+conv_transpose2d = F.conv_transpose2d
+binary_cross_entropy_with_logits = F.binary_cross_entropy_with_logits
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """beta input + alpha (mat1 @ mat2)"""
+    return Addmm.apply(input, mat1, mat2, beta, alpha)
+
+
+def convolution(input: Tensor, weight: Tensor, bias: Optional[Tensor], stride, padding,
+                dilation, transposed: bool, output_padding, groups: int) -> Tensor:
+    nd = input.ndim - 2
+    name = ("conv_transpose" if transposed else "conv") + f"{nd}d"
+    return F._convolution(name, nd, input, weight, bias, stride, padding, dilation, groups,
+                          transposed, output_padding)
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
+               ceil_mode: bool = False) -> Tensor:
+    return F.max_pool2d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+def batch_norm(input: Tensor, weight, bias, running_mean, running_var, training: bool,
+               momentum: float, eps: float, cudnn_enabled: bool = True) -> Tensor:
+    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5,
+               cudnn_enable: bool = True) -> Tensor:
+    return F.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: float = 1e-5,
+               cudnn_enabled: bool = True) -> Tensor:
+    return F.group_norm(input, num_groups, weight, bias, eps)
+
+
+def dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    return F.dropout(input, p, train)
+
+
+def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    return F.embedding(indices, weight, None if padding_idx == -1 else padding_idx,
+                       scale_grad_by_freq=scale_grad_by_freq)
