@@ -176,6 +176,8 @@ TORCH_NAMESPACE = {
     "dropout eval": (lambda lib, x: lib.dropout(x, 0.5, False), [(3, 4)]),
     "logits loss": (lambda lib, x, t: lib.binary_cross_entropy_with_logits(x, t), [(3, 4),
                                                                                    (3, 4)]),
+    "logits loss sum": (lambda lib, x, t: lib.binary_cross_entropy_with_logits(
+        x, t, None, None, 2), [(3, 4), (3, 4)]),
 }
 
 

@@ -14,7 +14,13 @@ conv2d = F.conv2d
 conv3d = F.conv3d
 conv_transpose1d = F.conv_transpose1d
 conv_transpose2d = F.conv_transpose2d
-binary_cross_entropy_with_logits = F.binary_cross_entropy_with_logits
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
+                                     pos_weight=None, reduction: int = 0) -> Tensor:
+    """torch's spelling takes the reduction as an enum: 0 none, 1 mean, 2 sum."""
+    return F.binary_cross_entropy_with_logits(input, target, weight, reduction=(
+        "none", "mean", "sum")[reduction], pos_weight=pos_weight)
 
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
