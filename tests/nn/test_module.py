@@ -579,3 +579,41 @@ def test_torch_state_dict_loads_into_hookgrad_model():
 
     np.testing.assert_allclose(run(model, hookgrad).detach().numpy(),
                                run(torch_model, torch).detach().numpy(), rtol=1e-9, atol=1e-12)
+
+
+def registration_hooks_and_set_submodule(lib, log):
+    mm = lib.nn.modules.module
+    handles = [
+        mm.register_module_parameter_registration_hook(
+            lambda m, name, p: log.append(("param", type(m).__name__, name))),
+        mm.register_module_buffer_registration_hook(
+            lambda m, name, b: log.append(("buffer", name, describe(b))) or
+            (None if b is None else b * 2)),
+        mm.register_module_module_registration_hook(
+            lambda m, name, sub: log.append(("module", name, type(sub).__name__))),
+    ]
+    try:
+        model = lib.nn.Module()
+        model.weight = lib.nn.Parameter(lib.ones(1))
+        model.register_parameter("bias", None)
+        model.register_buffer("stat", lib.ones(2))
+        model.stat = lib.ones(2)
+        model.child = lib.nn.Sequential(lib.nn.Identity())
+        log.append(describe(model.stat))
+        model.set_submodule("child.0", lib.nn.Flatten())
+        model.set_submodule("extra", lib.nn.Identity())
+        log.append([name for name, _ in model.named_modules()])
+    finally:
+        for handle in handles:
+            handle.remove()
+    plain = lib.nn.Module()
+    plain.plain = 3
+    errors(log, lambda: plain.set_submodule("", lib.nn.Identity()),
+           lambda: plain.set_submodule("a", 3),
+           lambda: plain.set_submodule("a", lib.nn.Identity(), strict=True),
+           lambda: plain.set_submodule("plain", lib.nn.Identity()),
+           lambda: setattr(plain, "plain", lib.nn.Buffer(lib.ones(1))))
+
+
+def test_registration_hooks_and_set_submodule_match_torch():
+    assert_same_log(registration_hooks_and_set_submodule)

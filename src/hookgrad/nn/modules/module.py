@@ -22,7 +22,9 @@ from ._state_dict import StateDictMixin, _IncompatibleKeys  # noqa: F401  (torch
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_backward_hook", "register_module_full_backward_pre_hook",
-           "register_module_full_backward_hook"]
+           "register_module_full_backward_hook", "register_module_buffer_registration_hook",
+           "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook"]
 
 _global_forward_pre_hooks: "OrderedDict[int, Callable]" = OrderedDict()
 _global_forward_hooks: "OrderedDict[int, Callable]" = OrderedDict()
@@ -31,6 +33,9 @@ _global_forward_hooks_always_called: "OrderedDict[int, bool]" = OrderedDict()
 _global_backward_pre_hooks: "OrderedDict[int, Callable]" = OrderedDict()
 _global_backward_hooks: "OrderedDict[int, Callable]" = OrderedDict()
 _global_is_full_backward_hook: Optional[bool] = None
+_global_buffer_registration_hooks: "OrderedDict[int, Callable]" = OrderedDict()
+_global_module_registration_hooks: "OrderedDict[int, Callable]" = OrderedDict()
+_global_parameter_registration_hooks: "OrderedDict[int, Callable]" = OrderedDict()
 
 _MIXED_GLOBAL = ("Cannot use both regular backward hooks and full backward hooks as a global "
                  "Module hook. Please use only one of them.")
@@ -116,6 +121,32 @@ def _unwrap_buffer(buffer: Buffer) -> Tensor:
     return tensor
 
 
+def register_module_buffer_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, name, buffer) -> None | new_buffer`` runs whenever a buffer is registered."""
+    return add_hook(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, name, submodule) -> None | new_submodule`` runs whenever a submodule is
+    registered."""
+    return add_hook(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, name, param) -> None | new_param`` runs whenever a parameter is
+    registered."""
+    return add_hook(_global_parameter_registration_hooks, hook)
+
+
+def _run_registration_hooks(hooks: "OrderedDict[int, Callable]", module: "Module", name: str,
+                            value: Any) -> Any:
+    for hook in tuple(hooks.values()):
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
+
+
 class Module(StateDictMixin):
     """Base class of every layer: assign Parameters, buffers and Modules as attributes and they
     are registered, found by ``parameters()``, saved by ``state_dict()`` and cast by ``to()``."""
@@ -169,6 +200,7 @@ class Module(StateDictMixin):
                             "(torch Tensor or None required)")
         if isinstance(tensor, Buffer):
             tensor = _unwrap_buffer(tensor)
+        tensor = _run_registration_hooks(_global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -188,6 +220,9 @@ class Module(StateDictMixin):
                              f"parameters must be created explicitly. To express '{name}' as a "
                              "function of another Tensor, compute the value in the forward() "
                              "method.")
+        if param is not None:
+            param = _run_registration_hooks(_global_parameter_registration_hooks, self, name,
+                                            param)
         self._parameters[name] = param
 
     def add_module(self, name: str, module: Optional["Module"]) -> None:
@@ -202,7 +237,8 @@ class Module(StateDictMixin):
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
-        self._modules[name] = module
+        self._modules[name] = _run_registration_hooks(_global_module_registration_hooks, self,
+                                                      name, module)
 
     def register_module(self, name: str, module: Optional["Module"]) -> None:
         self.add_module(name, module)
@@ -218,6 +254,20 @@ class Module(StateDictMixin):
             if not isinstance(module, Module):
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return module
+
+    def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
+        """Replace (or with ``strict=False`` add) the submodule at dotted path ``target``."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
 
     def _owner_and_name(self, target: str) -> Tuple["Module", str]:
         module_path, _, name = target.rpartition(".")
@@ -272,23 +322,23 @@ class Module(StateDictMixin):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             remove_from(state, params, buffers)
-            modules[name] = value
+            modules[name] = _run_registration_hooks(_global_module_registration_hooks, self,
+                                                    name, value)
         elif modules is not None and name in modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                 "(torch.nn.Module or None expected)")
-            modules[name] = value
-        elif isinstance(value, Buffer):
+            modules[name] = _run_registration_hooks(_global_module_registration_hooks, self,
+                                                    name, value)
+        elif isinstance(value, Buffer) or (buffers is not None and name in buffers):
             if buffers is None:
                 raise AttributeError("cannot assign buffer before Module.__init__() call")
-            persistent = value.persistent
-            remove_from(state, params, modules)
-            self.register_buffer(name, value, persistent)
-        elif buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
                                 "(torch.nn.Buffer, torch.Tensor or None expected)")
-            buffers[name] = value
+            persistent = value.persistent if isinstance(value, Buffer) \
+                else name not in self._non_persistent_buffers_set
+            self.register_buffer(name, value, persistent)
         else:
             object.__setattr__(self, name, value)
 
