@@ -43,7 +43,10 @@ def test_sdpa_matches_torch(rng, case):
 def test_sdpa_masks(rng, kind):
     shape = (3, 4, 8) if "3-d" in kind else (2, 3, 4, 8)
     mask_shape = (2, 1, 4, 4) if "broadcast" in kind else (4, 4)
-    mask = rng.standard_normal(mask_shape) if "float" in kind else rng.uniform(0, 1, mask_shape) > 0.3
+    if "float" in kind:
+        mask = rng.standard_normal(mask_shape)
+    else:
+        mask = rng.uniform(0, 1, mask_shape) > 0.3
     if mask.dtype == bool:
         mask[..., 0] = True  # every row may attend somewhere
     compare(lambda lib, q, k, v, m: F(lib).scaled_dot_product_attention(q, k, v, attn_mask=m),
@@ -60,7 +63,7 @@ def test_sdpa_fully_masked_row_gives_zero(rng, shape):
 
 @pytest.mark.parametrize("case", ["plain", "three dims (math)"])
 def test_sdpa_graph_and_saved_tensors(rng, case):
-    q_shape, k_shape, v_dim, kwargs = CASES[case]
+    q_shape, k_shape, v_dim, _ = CASES[case]
     arrays = qkv(rng, q_shape, k_shape, v_dim)
 
     def run(lib):

@@ -117,9 +117,12 @@ def test_bce_graphs_and_saved_tensors(rng):
     def run(lib):
         a, b, c = (lib.tensor(v, requires_grad=True) for v in (p, t, x))
         weight, pos = lib.tensor(w), lib.tensor(pw)
-        bce = lambda a, b: F(lib).binary_cross_entropy(a, b, weight)  # noqa: E731
-        logits = lambda c, b: F(lib).binary_cross_entropy_with_logits(  # noqa: E731
-            c, b, weight, pos_weight=pos)
+
+        def bce(a, b):
+            return F(lib).binary_cross_entropy(a, b, weight)
+
+        def logits(c, b):
+            return F(lib).binary_cross_entropy_with_logits(c, b, weight, pos_weight=pos)
         return (bce(a, b).grad_fn.name(), saved_log(lib, bce, a, b),
                 logits(c, b).grad_fn.name(), [s[:2] for s in saved_log(lib, logits, c, b)])
     assert run(hookgrad) == run(torch)
@@ -155,9 +158,11 @@ def test_nll_loss_graph_saved_and_double_backward(rng, shape):
     target = rng.integers(0, 5, (shape[0],) + shape[2:])
 
     def run(lib):
-        a, t, w = lib.tensor(x, requires_grad=True), lib.tensor(target), lib.ones(5,
-                                                                                 dtype=lib.float64)
-        fn = lambda a: F(lib).nll_loss(a, t, w)  # noqa: E731
+        a, t = lib.tensor(x, requires_grad=True), lib.tensor(target)
+        w = lib.ones(5, dtype=lib.float64)
+
+        def fn(a):
+            return F(lib).nll_loss(a, t, w)
         return fn(a).grad_fn.name(), [s[:2] for s in saved_log(lib, fn, a)]
     assert run(hookgrad) == run(torch)
     first_order = []

@@ -141,7 +141,7 @@ def _check_conv(name, input, weight, bias, nd, stride, padding, dilation, groups
                            f"at dimension 0, but got weight of size [{shape}] instead")
     channels = weight.shape[0] if transposed else weight.shape[1] * groups
     if input.shape[1] != channels:
-        flag = f"transposed=1, " if transposed else f"groups={groups}, "
+        flag = "transposed=1, " if transposed else f"groups={groups}, "
         raise RuntimeError(f"Given {flag}weight of size {shape}, expected input"
                            f"{list(input.shape)} to have {channels} channels, but got "
                            f"{input.shape[1]} channels instead")

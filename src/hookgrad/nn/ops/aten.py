@@ -6,7 +6,6 @@ from typing import Optional
 
 from ...tensor import Tensor
 from .. import functional as F
-from .conv import Convolution
 from .linear import Addmm
 
 conv1d = F.conv1d

@@ -106,7 +106,7 @@ def correlate_input_grad(grad: np.ndarray, weight: np.ndarray, size: Ints, strid
 
 def correlate_weight_grad(x: np.ndarray, grad: np.ndarray, kernel: Ints, stride: Ints,
                           padding: Ints, dilation: Ints, groups: int) -> np.ndarray:
-    """The adjoint of ``correlate`` in w: gw[o, c, k] = sum_{n, i} grad[n, o, i] x_pad[n, c, ...]."""
+    """The adjoint of ``correlate`` in w: gw[o, c, k] = sum_{n,i} grad[n, o, i] x_pad[n, c, ..]."""
     n, out_channels = grad.shape[:2]
     out = grad.shape[2:]
     columns = _columns(x, kernel, out, stride, padding, dilation, groups)

@@ -148,7 +148,7 @@ class NativeGroupNorm(_Op):
 
     @staticmethod
     def forward(ctx, input, weight, bias, groups, eps):
-        n, channels = input.shape[:2]
+        n = input.shape[0]
         ctx.groups, ctx.eps = groups, eps
         grouped = input.reshape(n, groups, -1)
         mean, centered, _var, rstd = _moments(grouped, (2,), eps)
@@ -165,7 +165,7 @@ class NativeGroupNorm(_Op):
     @staticmethod
     def backward(ctx, grad, _grad_mean=None, _grad_rstd=None):
         input, weight, mean, rstd = ctx.saved_tensors
-        n, channels = input.shape[:2]
+        n = input.shape[0]
         groups = ctx.groups
         grouped = input.reshape(n, groups, -1)
         if grad_mode.is_grad_enabled():
