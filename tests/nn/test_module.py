@@ -217,10 +217,15 @@ def uninitialised_module_errors(lib, log):
 
 def buffer_marker(lib, log):
     model = lib.nn.Module()
-    model.kept = lib.nn.Buffer(lib.ones(2))
+    source = lib.ones(2, requires_grad=True)
+    marker = lib.nn.Buffer(source)
+    log.append((type(marker).__name__, isinstance(marker, lib.nn.Buffer),
+                isinstance(source, lib.nn.Buffer), marker is source, marker.requires_grad,
+                marker.is_leaf))
+    model.kept = marker
     model.dropped = lib.nn.Buffer(lib.ones(2), persistent=False)
     log.append((sorted(model._buffers), sorted(model._non_persistent_buffers_set),
-                list(model.state_dict()), type(model.kept).__name__))
+                list(model.state_dict()), model.kept is marker))
 
 
 # -- state_dict --------------------------------------------------------------------------------

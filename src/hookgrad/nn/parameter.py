@@ -53,21 +53,30 @@ def _rebuild_parameter(array: np.ndarray, requires_grad: bool) -> Parameter:
     return Parameter(Tensor._make(array), requires_grad)
 
 
-class Buffer(Tensor):
-    """``nn.Buffer(t)`` marks a tensor to be registered as a buffer; assignment unwraps it to a
-    plain Tensor (torch's ``Buffer`` is a marker, never the stored type)."""
+class _BufferMeta(type):
+    """``isinstance(t, Buffer)`` is true for the plain tensors ``Buffer(...)`` returns."""
 
-    __slots__ = ("persistent",)
+    def __instancecheck__(cls, instance: object) -> bool:
+        extra = getattr(instance, "_extra", None) if isinstance(instance, Tensor) else None
+        return bool(extra) and "buffer_persistent" in extra
 
-    def __new__(cls, data: Optional[Tensor] = None, *, persistent: bool = True):
+
+class Buffer(metaclass=_BufferMeta):
+    """``nn.Buffer(t)`` marks a tensor to be registered as a buffer when assigned to a module.
+
+    Like torch, it returns a plain Tensor (a detached alias of ``t`` keeping its
+    ``requires_grad``) that carries the mark and ``persistent``.
+    """
+
+    def __new__(cls, data: Optional[Tensor] = None, *, persistent: bool = True) -> Tensor:
         if data is None:
             data = Tensor._make(np.zeros(0, _dtype.get_default_dtype().numpy))
-        plain = data.detach() if data.requires_grad else data
-        marker = object.__new__(cls)
-        marker._init(plain._data, data._requires_grad)
-        marker._version_counter = plain._version_counter
-        marker.persistent = persistent
-        return marker
+        tensor = data.detach()
+        tensor._requires_grad = data.requires_grad
+        tensor._extras()["buffer_persistent"] = persistent
+        return tensor
 
-    def __init__(self, data: Optional[Tensor] = None, *, persistent: bool = True) -> None:
-        pass
+
+def buffer_persistent(tensor: Tensor) -> bool:
+    """The ``persistent`` flag of a tensor made by ``Buffer``."""
+    return tensor._extra["buffer_persistent"]

@@ -16,7 +16,7 @@ from ...autograd.graph import legacy_type_name
 from ...ops.creation import device
 from ...tensor import Tensor
 from ...utils.hooks import RemovableHandle, add_hook
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, buffer_persistent
 from ._backward_hook import BackwardHook, WrappedHook, warn_if_legacy_hook_misses_gradients
 from ._state_dict import StateDictMixin, _IncompatibleKeys  # noqa: F401  (torch's home of it)
 
@@ -115,12 +115,6 @@ def _typename(value: Any) -> str:
     return name if module in (None, "builtins") else f"{module}.{name}"
 
 
-def _unwrap_buffer(buffer: Buffer) -> Tensor:
-    tensor = Tensor._make(buffer._data, buffer._requires_grad)
-    tensor._version_counter = buffer._version_counter
-    return tensor
-
-
 def register_module_buffer_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
     """``hook(module, name, buffer) -> None | new_buffer`` runs whenever a buffer is registered."""
     return add_hook(_global_buffer_registration_hooks, hook)
@@ -198,8 +192,6 @@ class Module(StateDictMixin):
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
-        if isinstance(tensor, Buffer):
-            tensor = _unwrap_buffer(tensor)
         tensor = _run_registration_hooks(_global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
@@ -336,7 +328,7 @@ class Module(StateDictMixin):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
                                 "(torch.nn.Buffer, torch.Tensor or None expected)")
-            persistent = value.persistent if isinstance(value, Buffer) \
+            persistent = buffer_persistent(value) if isinstance(value, Buffer) \
                 else name not in self._non_persistent_buffers_set
             self.register_buffer(name, value, persistent)
         else:
