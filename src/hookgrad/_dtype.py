@@ -64,8 +64,8 @@ def to_numpy_dtype(d) -> np.dtype:
     """Accept a hookgrad dtype, a NumPy dtype, or a Python type, as torch's factories do."""
     if isinstance(d, dtype):
         return d.numpy
-    if d is builtins_float:
-        return _default.numpy
+    if d is builtins_float:  # torch: dtype=float is float64, whatever the default
+        return float64.numpy
     if d is builtins_int:
         return np.dtype(np.int64)
     if d is builtins_bool:

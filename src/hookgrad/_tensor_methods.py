@@ -44,7 +44,11 @@ def _type(self: Tensor, dtype=None, **kwargs):
 
 
 def _contiguous(self: Tensor, memory_format=None) -> Tensor:
-    return self if self._data.flags.c_contiguous else views.Clone.apply(self)
+    if self._data.flags.c_contiguous:
+        return self
+    result = views.Clone.apply(self)
+    result._data = np.ascontiguousarray(result._data)  # Clone keeps strides (preserve_format)
+    return result
 
 
 def _size_args(self, args):

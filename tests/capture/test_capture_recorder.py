@@ -243,6 +243,15 @@ def test_selection_by_glob_regex_type_and_default_leaves(layers, expected):
         name for name in ["inp", "shared", "head", "seq", "seq.0", "seq.1"] if name in expected]
 
 
+def test_globs_do_not_select_the_root_but_the_empty_name_does():
+    model = _models.build(hookgrad)
+    assert "" not in capture(model, layers="*").modules
+    with capture(model, layers=[""], kinds=("output",)) as cap:
+        out = model(*_models.inputs(hookgrad))
+    assert cap.keys() == ["output"]
+    np.testing.assert_array_equal(cap["output"][0], out.detach().numpy())
+
+
 def test_per_layer_kinds():
     model = _models.build(hookgrad)
     with capture(model, layers={"inp": ("output",), "head": ("grad_input",)}) as cap:

@@ -36,10 +36,11 @@ def _describe(selector: Any) -> str:
 
 
 def _matches(selector: Selector, name: str, module: Module) -> bool:
+    # names and patterns select submodules; the root (named "") only by "" or by type
     if isinstance(selector, str):
-        return fnmatch.fnmatchcase(name, selector)
+        return name == selector if not name else fnmatch.fnmatchcase(name, selector)
     if isinstance(selector, re.Pattern):
-        return selector.fullmatch(name) is not None
+        return bool(name) and selector.fullmatch(name) is not None
     if isinstance(selector, type):
         return isinstance(module, selector)
     return module is selector
@@ -144,7 +145,8 @@ class capture(Reader):
 
     ``layers``: names with globs (``fnmatch``, ``*`` also crosses dots), compiled regexes (full
     match), Module types, modules, or a dict ``{selector: kinds}``; ``None`` selects every leaf
-    module. ``kinds``: any of ``input``, ``output``, ``grad_input``, ``grad_output`` (as torch's
+    module. Globs and regexes match submodules only; ``""`` (or the model itself) is the root,
+    whose keys are the bare kinds (``"output"``). ``kinds``: any of ``input``, ``output``, ``grad_input``, ``grad_output`` (as torch's
     full backward hooks define them: ``grad_input`` has zeros for inputs that need no gradient;
     ``None`` gradients are not recorded). Keys are ``<module>.<kind>``, with ``.<position>``
     appended when a module takes or returns several tensors. ``to="run1/"`` streams each record

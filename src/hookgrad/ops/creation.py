@@ -1,6 +1,14 @@
-"""Tensor factories, with torch's dtype inference (Python floats become float32 by default)."""
+"""Tensor factories with torch's dtype inference and errors, and the random generator.
+
+``tensor([...])`` promotes over its elements as torch does: a Python float gives the default
+dtype, an int int64, a bool bool, a NumPy scalar or one-element tensor its own dtype. Random
+draws come from hookgrad's own generator (NumPy's PCG64): ``manual_seed`` makes them
+reproducible, but they are not torch's stream.
+"""
 from __future__ import annotations
 
+import math
+import warnings
 from typing import Optional
 
 import numpy as np
@@ -33,126 +41,228 @@ class device:
         return hash(self.type)
 
 
-def _infer_dtype(data) -> np.dtype:
-    """torch.tensor's rule: any float gives the default dtype, else int64, else bool."""
-    flat = data
-    kinds = set()
-    stack = [flat]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif isinstance(item, Tensor):
-            kinds.add(item._data.dtype)
-        elif isinstance(item, np.ndarray):
-            kinds.add(item.dtype)
-        elif isinstance(item, (bool, np.bool_)):
-            kinds.add("b")
-        elif isinstance(item, (int, np.integer)):
-            kinds.add("i")
-        elif isinstance(item, (float, np.floating)):
-            kinds.add("f")
-        else:
-            raise TypeError(f"Could not infer dtype of {type(item).__name__}")
-    arrays = [k for k in kinds if isinstance(k, np.dtype)]
-    if arrays and len(kinds) == len(arrays):
-        return np.result_type(*arrays)
-    if "f" in kinds or any(k.kind == "f" for k in arrays):
-        floats = [k for k in arrays if k.kind == "f"]
-        return np.result_type(*floats) if floats else _dtype.get_default_dtype().numpy
-    if "i" in kinds or any(k.kind in "iu" for k in arrays):
-        return np.dtype(np.int64)
-    if kinds:
-        return np.dtype(np.bool_)
-    return _dtype.get_default_dtype().numpy
+# ---------------------------------------------------------------------------------------------
+# torch.tensor: shape and dtype of nested sequences
+# ---------------------------------------------------------------------------------------------
+_SEQUENCES = (list, tuple, range)
 
 
-def _unwrap(data):
-    if isinstance(data, Tensor):
-        return data._data
-    if isinstance(data, (list, tuple)):
-        return [_unwrap(item) for item in data]
-    return data
+def _is_sequence(item) -> bool:
+    return isinstance(item, _SEQUENCES) or (isinstance(item, np.ndarray) and item.ndim > 0)
+
+
+def _leaf(item):
+    """(value, dtype) of one element; a one-element tensor stands for its value."""
+    if isinstance(item, Tensor):
+        if item._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        value = item._data.reshape(())[()]
+        return value, _dtype.from_numpy_dtype(value.dtype)
+    if isinstance(item, np.ndarray):  # 0-dim: torch asks it for a length
+        raise TypeError("len() of unsized object")
+    if isinstance(item, np.generic):
+        if item.dtype.kind not in "biuf":
+            raise TypeError(f"new(): invalid data type '{type(item).__name__}'")
+        return item, _dtype.from_numpy_dtype(item.dtype)
+    if isinstance(item, bool):
+        return item, _dtype.bool_
+    if isinstance(item, int):
+        return item, _dtype.int64
+    if isinstance(item, float):
+        return item, _dtype.get_default_dtype()
+    if item is None:
+        raise RuntimeError("Could not infer dtype of NoneType")
+    raise TypeError(f"new(): invalid data type '{type(item).__name__}'")
+
+
+def _flatten_nested(data):
+    """(shape, flat elements) of nested sequences, level by level, with torch's errors."""
+    shape = []
+    items = [data]
+    while _is_sequence(items[0]) if items else False:
+        length = len(items[0])
+        for item in items:
+            if not _is_sequence(item):
+                if item is None:
+                    raise RuntimeError("Could not infer dtype of NoneType")
+                raise TypeError("not a sequence")
+            if len(item) != length:
+                raise ValueError(f"expected sequence of length {length} at dim {len(shape)} "
+                                 f"(got {len(item)})")
+        shape.append(length)
+        items = [element for item in items for element in item]
+    for item in items:
+        if _is_sequence(item):
+            raise TypeError(f"'{type(item).__name__}' object cannot be interpreted as an integer")
+    return tuple(shape), items
 
 
 def _to_array(data, dtype=None) -> np.ndarray:
+    """A new array with ``data``'s values, in ``dtype`` or the dtype torch.tensor infers."""
     np_dtype = None if dtype is None else _dtype.to_numpy_dtype(dtype)
-    if isinstance(data, np.ndarray):
-        if data.dtype.kind not in "biuf":
-            raise TypeError(f"can't convert np.ndarray of type {data.dtype}")
-        return np.array(data, dtype=np_dtype or data.dtype, copy=True)
     if isinstance(data, Tensor):
         return np.array(data._data, dtype=np_dtype or data._data.dtype, copy=True)
+    if isinstance(data, np.ndarray):
+        if data.dtype.kind not in "biuf" or data.dtype not in _dtype._FROM_NUMPY:
+            raise TypeError(f"can't convert np.ndarray of type numpy.{data.dtype.name}. The "
+                            "only supported types are: float64, float32, float16, int64, int32, "
+                            "int16, int8, uint8, and bool.")
+        return np.array(data, dtype=np_dtype or data.dtype, copy=True)
+    shape, items = _flatten_nested(data)
+    leaves = [_leaf(item) for item in items]
     if np_dtype is None:
-        np_dtype = _infer_dtype(data)
-    try:
-        array = np.array(_unwrap(data), dtype=np_dtype)
-    except ValueError as error:
-        raise ValueError(f"expected sequence of equal-length lists ({error})") from None
-    return array
+        inferred = leaves[0][1] if leaves else _dtype.get_default_dtype()
+        for _, leaf_dtype in leaves[1:]:
+            if leaf_dtype is not inferred:
+                inferred = _dtype.promote_types(inferred, leaf_dtype)
+        np_dtype = inferred.numpy
+    raw = np.array([value for value, _ in leaves])
+    if raw.dtype == object or raw.dtype == np.uint64:  # Python ints beyond int64
+        if np_dtype.kind != "f":
+            raise ValueError("Overflow when unpacking long long")
+        raw = raw.astype(np.float64)
+    check_range(raw, np_dtype, np_dtype.name)
+    with np.errstate(all="ignore"):
+        return raw.astype(np_dtype).reshape(shape)
+
+
+def check_range(values: np.ndarray, np_dtype: np.dtype, type_name: str,
+                floats: bool = False) -> None:
+    """torch's checked conversion of numbers: integers must fit (unsigned types also take
+    -max..-1, wrapping), NaN never converts to an integer; with ``floats``, float32 must not
+    overflow."""
+    if values.dtype.kind not in "biuf" or values.size == 0:
+        return
+    if np_dtype.kind in "iu":
+        info = np.iinfo(np_dtype)
+        low = -int(info.max) if np_dtype.kind == "u" else int(info.min)
+        with np.errstate(invalid="ignore"):
+            bad = (values < low) | (values > info.max)
+            if values.dtype.kind == "f":
+                bad |= np.isnan(values)
+                if np_dtype.kind == "u":
+                    bad |= values < 0
+    elif floats and np_dtype == np.float32:
+        with np.errstate(invalid="ignore"):
+            bad = np.isfinite(values) & (np.abs(values) > np.finfo(np.float32).max)
+    else:
+        return
+    if np.any(bad):
+        raise RuntimeError(f"value cannot be converted to type {type_name} without overflow")
+
+
+_COPY_WARNING = ("To copy construct from a tensor, it is recommended to use "
+                 "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                 "requires_grad_(True), rather than torch.tensor(sourceTensor).")
+
+
+def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
+    """The tensor a factory returns; only floating tensors may require grad (torch's check)."""
+    if requires_grad and array.dtype.kind != "f":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    return Tensor._make(array, requires_grad=bool(requires_grad))
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
-    """A new tensor that owns a copy of ``data``."""
-    result = Tensor._make(_to_array(data, dtype))
-    if requires_grad:
-        result.requires_grad_(True)
-    return result
+    """A new tensor that owns a copy of ``data`` (nested sequences, numbers, arrays, tensors)."""
+    if isinstance(data, Tensor):
+        warnings.warn(_COPY_WARNING, UserWarning, stacklevel=2)
+    return _finish(_to_array(data, dtype), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """Shares memory with a NumPy array (or returns the tensor) when no conversion is needed."""
+    """Shares memory with a NumPy array (or returns the tensor itself) when no conversion is
+    needed; otherwise a new tensor as ``tensor`` makes it."""
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype is dtype else data.to(dtype)
-    if isinstance(data, np.ndarray) and (dtype is None or
-                                          data.dtype == _dtype.to_numpy_dtype(dtype)):
+    if isinstance(data, np.ndarray) and data.dtype in _dtype._FROM_NUMPY and (
+            dtype is None or data.dtype == _dtype.to_numpy_dtype(dtype)):
         return Tensor._make(data)
     return tensor(data, dtype=dtype)
 
 
+asarray = as_tensor
+
+
 def from_numpy(array: np.ndarray) -> Tensor:
-    """A tensor on the same memory as ``array`` (writes show through both ways)."""
+    """A tensor on the same memory as ``array``: writes through either show in the other."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
-    _dtype.from_numpy_dtype(array.dtype)
+    if array.dtype not in _dtype._FROM_NUMPY:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype.name}. The only "
+                        "supported types are: float64, float32, float16, int64, int32, int16, "
+                        "int8, uint8, and bool.")
     return Tensor._make(array)
 
 
-def _size(size) -> tuple:
+# ---------------------------------------------------------------------------------------------
+# Filled tensors
+# ---------------------------------------------------------------------------------------------
+def _size(size: tuple, name: str, negative_message: str = None) -> tuple:
+    """torch's size arguments: ``f(2, 3)``, ``f((2, 3))`` or ``f([2, 3])``."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    return tuple(int(s) for s in size)
+    dims = []
+    for dim in size:
+        if isinstance(dim, Tensor) and dim._data.ndim == 0 and dim._data.dtype.kind in "iu":
+            dim = dim.item()
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+            raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
+                            f"not {type(dim).__name__}")
+        dims.append(int(dim))
+    for dim in dims:
+        if dim < 0:
+            raise RuntimeError(negative_message or f"Trying to create tensor with negative "
+                                                   f"dimension {dim}: {dims}")
+    return tuple(dims)
 
 
 def _float_dtype(dtype) -> np.dtype:
     return _dtype.get_default_dtype().numpy if dtype is None else _dtype.to_numpy_dtype(dtype)
 
 
-def _factory(array: np.ndarray, requires_grad: bool) -> Tensor:
-    result = Tensor._make(array)
-    if requires_grad:
-        result.requires_grad_(True)
-    return result
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None,
+          layout=None) -> Tensor:
+    shape = _size(size, "zeros", "zeros: Dimension size must be non-negative.")
+    return _finish(np.zeros(shape, _float_dtype(dtype)), requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
-    return _factory(np.zeros(_size(size), _float_dtype(dtype)), requires_grad)
-
-
-def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
-    return _factory(np.ones(_size(size), _float_dtype(dtype)), requires_grad)
+def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None,
+         layout=None) -> Tensor:
+    return _finish(np.ones(_size(size, "ones"), _float_dtype(dtype)), requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
-    return _factory(np.empty(_size(size), _float_dtype(dtype)), requires_grad)
+    """Uninitialised in torch; zeros here, so nothing depends on leftover memory."""
+    return _finish(np.zeros(_size(size, "empty"), _float_dtype(dtype)), requires_grad)
+
+
+def _fill_value(value):
+    return value.item() if isinstance(value, Tensor) else value
+
+
+_C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "short", "int32": "int",
+            "int64": "int64_t", "float32": "float", "float64": "double", "float16": "c10::Half",
+            "bool": "bool"}
+
+
+def _filled(shape: tuple, value, np_dtype: np.dtype) -> np.ndarray:
+    check_range(np.asarray(value), np_dtype, _C_NAMES[np_dtype.name], floats=True)
+    with np.errstate(all="ignore"):
+        return np.full(shape, np.asarray(value).astype(np_dtype), np_dtype)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    if dtype is None:
-        dtype = _dtype.result_type(fill_value)
-    return _factory(np.full(_size((size,)), fill_value, _dtype.to_numpy_dtype(dtype)),
-                    requires_grad)
+    """A tensor of ``size`` filled with ``fill_value`` (its dtype if ``dtype`` is not given)."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    fill_value = _fill_value(fill_value)
+    np_dtype = _dtype.to_numpy_dtype(dtype if dtype is not None else
+                                     _dtype.number_dtype(fill_value))
+    return _finish(_filled(_size((size,), "full"), fill_value, np_dtype), requires_grad)
 
 
 def _like(input: Tensor, dtype) -> np.dtype:
@@ -160,67 +270,102 @@ def _like(input: Tensor, dtype) -> np.dtype:
 
 
 def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
-               memory_format=None) -> Tensor:
-    return _factory(np.zeros(input._data.shape, _like(input, dtype)), requires_grad)
+               memory_format=None, layout=None) -> Tensor:
+    return _finish(np.zeros(input._data.shape, _like(input, dtype)), requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
-              memory_format=None) -> Tensor:
-    return _factory(np.ones(input._data.shape, _like(input, dtype)), requires_grad)
+              memory_format=None, layout=None) -> Tensor:
+    return _finish(np.ones(input._data.shape, _like(input, dtype)), requires_grad)
 
 
 def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
-               memory_format=None) -> Tensor:
-    return _factory(np.empty(input._data.shape, _like(input, dtype)), requires_grad)
+               memory_format=None, layout=None) -> Tensor:
+    return _finish(np.zeros(input._data.shape, _like(input, dtype)), requires_grad)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None,
-              requires_grad: bool = False, memory_format=None) -> Tensor:
-    return _factory(np.full(input._data.shape, fill_value, _like(input, dtype)), requires_grad)
+              requires_grad: bool = False, memory_format=None, layout=None) -> Tensor:
+    array = _filled(input._data.shape, _fill_value(fill_value), _like(input, dtype))
+    return _finish(array, requires_grad)
 
 
+# ---------------------------------------------------------------------------------------------
+# Ranges
+# ---------------------------------------------------------------------------------------------
 def arange(start, end=None, step=1, *, dtype=None, device=None,
-           requires_grad: bool = False) -> Tensor:
+           requires_grad: bool = False, out=None) -> Tensor:
+    """start, start + step, ... below end: ceil((end - start) / step) values, each computed as
+    start + i * step in double precision and then cast (so float steps never drift)."""
     if end is None:
         start, end = 0, start
+    start, end, step = (_fill_value(v) for v in (start, end, step))
     if dtype is None:
         dtype = _dtype.result_type(start, end, step)
+        if dtype is not _dtype.int64:
+            dtype = _dtype.get_default_dtype()
     np_dtype = _dtype.to_numpy_dtype(dtype)
+    if np_dtype == np.bool_:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    count = math.ceil((float(end) - float(start)) / float(step))
     if np_dtype.kind == "f":
-        count = int(np.ceil((end - start) / step))
-        array = (start + np.arange(max(count, 0), dtype=np.float64) * step).astype(np_dtype)
+        array = (float(start) + np.arange(count, dtype=np.float64) * float(step)).astype(np_dtype)
     else:
-        array = np.arange(start, end, step, dtype=np_dtype)
-    return _factory(array, requires_grad)
+        array = (int(start) + np.arange(count, dtype=np.int64) * int(step)).astype(np_dtype)
+    return _finish(array, requires_grad)
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values; like torch, the first half counts up from ``start`` and
+    the second half down from ``end``, in the output's precision."""
+    start, end = _fill_value(start), _fill_value(end)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     np_dtype = _float_dtype(dtype)
-    # torch fills the first half from the start and the second half from the end
-    index = np.arange(steps, dtype=np.float64)
-    step = (end - start) / (steps - 1) if steps > 1 else 0.0
-    half = steps // 2
-    values = np.where(index < half, start + step * index, end - step * (steps - 1 - index))
-    return _factory(values.astype(np_dtype), requires_grad)
+    work = np_dtype if np_dtype.kind == "f" else np.dtype(np.float64)
+    if np_dtype == np.float16:
+        work = np.dtype(np.float32)
+    if steps <= 1:
+        array = np.full(steps, start, work)
+    else:
+        first, last = work.type(start), work.type(end)
+        step = (last - first) / work.type(steps - 1)
+        index = np.arange(steps, dtype=work)
+        array = np.where(index < steps // 2, first + step * index,
+                         last - step * (work.type(steps - 1) - index))
+    with np.errstate(all="ignore"):
+        return _finish(array.astype(np_dtype), requires_grad)
 
 
 def eye(n: int, m: Optional[int] = None, *, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
-    return _factory(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
 
 
 # ---------------------------------------------------------------------------------------------
 # Random numbers: hookgrad's own generator (torch's stream is not reproduced).
 # ---------------------------------------------------------------------------------------------
 class Generator:
+    """A seedable source of random numbers (NumPy's PCG64 underneath)."""
+
     def __init__(self, device: str = "cpu"):
-        self._seed = 0
-        self._rng = np.random.default_rng(0)
+        self._seed = 67280421310721  # torch's default seed, so initial_seed() looks familiar
+        self._rng = np.random.default_rng(self._seed)
 
     def manual_seed(self, seed: int) -> "Generator":
         self._seed = int(seed)
-        self._rng = np.random.default_rng(int(seed))
+        self._rng = np.random.default_rng(int(seed) % 2 ** 64)
         return self
 
     def initial_seed(self) -> int:
@@ -242,6 +387,7 @@ default_generator = Generator()
 
 
 def manual_seed(seed: int) -> Generator:
+    """Seed the default generator: the same seed gives the same draws."""
     return default_generator.manual_seed(seed)
 
 
@@ -253,61 +399,113 @@ def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(state) -> None:
+    default_generator.set_state(state)
+
+
 def _rng(generator: Optional[Generator]):
     return (generator or default_generator)._rng
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def _random_float(dtype, kernel: str) -> np.dtype:
     np_dtype = _float_dtype(dtype)
-    return _factory(_rng(generator).random(_size(size), dtype=np.float64).astype(np_dtype),
-                    requires_grad)
+    if np_dtype.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{_dtype.scalar_type_name(np_dtype)}'")
+    return np_dtype
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    np_dtype = _float_dtype(dtype)
-    return _factory(_rng(generator).standard_normal(_size(size)).astype(np_dtype), requires_grad)
+def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False,
+         out=None) -> Tensor:
+    """Uniform on [0, 1)."""
+    np_dtype = _random_float(dtype, "check_uniform_bounds")
+    shape = _size(size, "rand")
+    return _finish(_rng(generator).random(shape, dtype=np.float64).astype(np_dtype),
+                   requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False,
+          out=None) -> Tensor:
+    """Standard normal."""
+    np_dtype = _random_float(dtype, "normal_kernel_cpu")
+    shape = _size(size, "randn")
+    return _finish(_rng(generator).standard_normal(shape).astype(np_dtype), requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
+    """Integers in [low, high); ``randint(high, size)`` starts at 0."""
     if size is None:
         low, high, size = 0, low, high
-    if high is None:
-        low, high = 0, low
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
+                           f"to={high}")
     np_dtype = np.dtype(np.int64) if dtype is None else _dtype.to_numpy_dtype(dtype)
-    return _factory(_rng(generator).integers(low, high, size=_size((size,))).astype(np_dtype),
-                    requires_grad)
+    draws = _rng(generator).integers(low, high, size=_size((size,), "randint"))
+    return _finish(draws.astype(np_dtype), requires_grad)
 
 
-def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
+def randperm(n: int, *, generator=None, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """A random permutation of 0 .. n-1."""
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     np_dtype = np.dtype(np.int64) if dtype is None else _dtype.to_numpy_dtype(dtype)
-    return Tensor._make(_rng(generator).permutation(n).astype(np_dtype))
+    return _finish(_rng(generator).permutation(n).astype(np_dtype), requires_grad)
 
 
-def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
+              memory_format=None) -> Tensor:
     return rand(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
-def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
+               memory_format=None) -> Tensor:
     return randn(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
-def randint_like(input: Tensor, low, high=None, *, dtype=None, device=None) -> Tensor:
-    return randint(low, high, input._data.shape, dtype=dtype or input.dtype)
+def randint_like(input: Tensor, low, high=None, *, dtype=None, device=None,
+                 requires_grad: bool = False, memory_format=None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, input._data.shape, dtype=dtype or input.dtype,
+                   requires_grad=requires_grad)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None) -> Tensor:
+def _check_std(std) -> None:
+    smallest = float(np.min(std)) if np.size(std) else 0.0
+    if smallest < 0:
+        shown = int(smallest) if smallest == int(smallest) else smallest
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {shown}")
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None,
+           requires_grad: bool = False) -> Tensor:
+    """Normal draws with the given mean and std (numbers, or tensors that broadcast)."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean._data if isinstance(mean, Tensor) else mean
         s = std._data if isinstance(std, Tensor) else std
+        _check_std(s)
         ref = mean if isinstance(mean, Tensor) else std
-        return Tensor._make((m + s * _rng(generator).standard_normal(np.broadcast_shapes(
-            np.shape(m), np.shape(s)))).astype(ref._data.dtype))
-    return _factory((mean + std * _rng(generator).standard_normal(_size((size,)))).astype(
-        _float_dtype(dtype)), False)
+        try:
+            shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+        except ValueError:
+            from ._util import broadcast_error
+
+            raise broadcast_error("normal", np.shape(m), np.shape(s)) from None
+        draws = _rng(generator).standard_normal(shape)
+        return Tensor._make(np.asarray(m + s * draws).astype(ref._data.dtype))
+    _check_std(std)
+    draws = _rng(generator).standard_normal(_size((size,), "normal"))
+    return _finish((mean + std * draws).astype(_float_dtype(dtype)), requires_grad)
 
 
 def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
+    """1 with probability ``input`` (or ``p``), else 0, in input's dtype."""
     probability = input._data if p is None else p
     draws = _rng(generator).random(input._data.shape) < probability
     return Tensor._make(draws.astype(input._data.dtype))
