@@ -15,7 +15,8 @@ from conftest import compare, saved_log
 
 IDX_GATHER = np.array([[[0, 1, 2, 3, 0], [3, 3, 1, 0, 2]],
                        [[1, 1, 1, 1, 1], [0, 2, 0, 2, 3]],
-                       [[2, 0, 3, 1, 2], [2, 2, 2, 2, 0]]])  # (3, 2, 5) into dim 1 of (3, 4, 5)
+                       [[2, 0, 3, 1, 2], [0, 2, 2, 2, 0]]])  # (3, 2, 5) into dim 1 of (3, 4, 5)
+# no column repeats an index, so scatter's result (and its gradient) is well defined
 IDX_SELECT = np.array([2, 0, 2, 3])
 
 
@@ -37,6 +38,8 @@ CASES = [
     ("reshape_infer", lambda lib, x: x.reshape(-1, 10), [(3, 4, 5)]),
     ("reshape_tuple", lambda lib, x: lib.reshape(x, (5, -1)), [(3, 4, 5)]),
     ("reshape_copy", lambda lib, x: x.transpose(0, 1).reshape(-1), [(3, 4, 5)]),
+    ("reshape_alias", lambda lib, x: x.t().reshape(2, 2, 3), [(3, 4)]),
+    ("reshape_alias_expanded", lambda lib, x: x.expand(3, 4).reshape(3, 2, 2), [(3, 1)]),
     ("reshape_0d", lambda lib, x: x.sum().reshape(1, 1), [(3,)]),
     ("view", lambda lib, x: x.view(3, 20), [(3, 4, 5)]),
     ("view_infer", lambda lib, x: x.view(-1), [(3, 4, 5)]),
@@ -144,7 +147,8 @@ CASES = [
      [(1, 2, 3, 4, 5)]),
 ]
 
-VIEW_CASES = {"reshape", "reshape_infer", "reshape_tuple", "reshape_0d", "view", "view_infer",
+VIEW_CASES = {"reshape", "reshape_infer", "reshape_tuple", "reshape_0d", "reshape_alias",
+              "reshape_alias_expanded", "view", "view_infer",
               "view_split_dim", "view_as", "flatten", "flatten_from_1", "flatten_0_1",
               "flatten_0d", "unflatten", "unflatten_infer", "squeeze_all", "squeeze_dim",
               "squeeze_dim_not_1", "squeeze_dims", "squeeze_0d", "unsqueeze", "unsqueeze_last",
@@ -482,3 +486,44 @@ def test_fuzz_cat_stack_split(shape, data):
                 joined.chunk(split_size, dim))
 
     compare(fn, *arrays)
+
+
+@st.composite
+def strided_views(draw):
+    """A tensor made non-contiguous by permute / step slices / expand, and a target shape of
+    the same number of elements."""
+    shape = draw(st.lists(st.integers(0, 4), min_size=1, max_size=4).map(tuple))
+    order = draw(st.permutations(range(len(shape))))
+    steps = tuple(slice(None, None, draw(st.integers(1, 2))) for _ in shape)
+    expand = draw(st.integers(1, 2))
+    permuted = [shape[d] for d in order]
+    numel = int(np.prod([len(range(*s.indices(n))) for s, n in zip(steps, permuted)])) * expand
+    target = []
+    remaining = numel
+    while remaining > 1:
+        factor = draw(st.sampled_from([d for d in range(2, remaining + 1) if remaining % d == 0]))
+        target.append(factor)
+        remaining //= factor
+    for _ in range(draw(st.integers(0, 2))):
+        target.insert(draw(st.integers(0, len(target))), 1 if numel else 0)
+    return shape, order, steps, expand, tuple(target) or (numel,)
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=strided_views())
+def test_fuzz_view_allowed_exactly_when_torch_allows_it(case):
+    """``view`` succeeds or raises torch's error on the same strided inputs, and ``reshape``
+    copies exactly when torch copies."""
+    shape, order, steps, expand, target = case
+    outcomes = []
+    for lib in (hookgrad, torch):
+        x = lib.zeros(shape, dtype=lib.float64, requires_grad=True)
+        y = x.permute(*order)[steps].unsqueeze(0).expand(expand, *[-1] * len(shape))
+        try:
+            y.view(target)
+            viewed = True
+        except RuntimeError as error:
+            assert "view size is not compatible with input tensor's size and stride" in str(error)
+            viewed = False
+        outcomes.append((viewed, y.reshape(target).grad_fn.name(), y.reshape(target).shape))
+    assert outcomes[0] == outcomes[1]

@@ -123,11 +123,20 @@ class ViewDtype(_View):
         return self.view(dtype)
 
 
+class ReshapeAlias(View):
+    """reshape's view of a non-contiguous input (torch's _reshape_alias)"""
+
+    node_name = "ReshapeAliasBackward0"
+
+
 def reshape(input: Tensor, *shape) -> Tensor:
-    """A view when the strides allow one, else a copy (UnsafeView of Clone, as torch)."""
+    """A view when the strides allow one, else a copy (UnsafeView of Clone), as torch: a
+    contiguous input gets ``view``, a non-contiguous one ``_reshape_alias``."""
     shape = infer_shape(_shape_args(shape, "reshape"), input._data.size)
-    if view_array(input._data, shape) is not None:
+    if input._data.flags.c_contiguous:
         return View.apply(input, shape)
+    if view_array(input._data, shape) is not None:
+        return ReshapeAlias.apply(input, shape)
     return UnsafeView.apply(Clone.apply(input), shape)
 
 
