@@ -8,11 +8,11 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from conftest import compare, saved_log
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hookgrad
-from conftest import compare, saved_log
 
 SHAPE = (3, 4, 5)
 MASK = np.random.default_rng(7).standard_normal(SHAPE) > 0
@@ -133,7 +133,7 @@ def test_getitem_saves_the_indices(name, key):
         x = lib.tensor(_x(), requires_grad=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            logs.append(saved_log(lib, lambda t: t[key(lib)], x))
+            logs.append(saved_log(lib, lambda t, lib=lib: t[key(lib)], x))
     assert logs[0] == logs[1]
 
 
@@ -233,7 +233,7 @@ def test_setitem_saved_tensors(name, key, value):
     for lib in (hookgrad, torch):
         x = lib.tensor(_x(), requires_grad=True)
         w = lib.tensor(_x(1, (4, 5)), requires_grad=True)
-        logs.append(saved_log(lib, lambda a, b: _set(key, value)(lib, a, b), x, w))
+        logs.append(saved_log(lib, lambda a, b, lib=lib: _set(key, value)(lib, a, b), x, w))
     assert logs[0] == logs[1]
 
 
@@ -300,8 +300,10 @@ def test_index_put_double_backward():
     w = hookgrad.tensor(_x(1, (4, 5)), requires_grad=True)
     index = (hookgrad.tensor([0, 2, 0]),)
     for accumulate in (True, False):
-        assert hookgrad.autograd.gradgradcheck(
-            lambda a, b: (a * 1).index_put_(index, b.expand(3, 4, 5) * 2, accumulate), [x, w])
+        def fn(a, b, accumulate=accumulate):
+            return (a * 1).index_put_(index, b.expand(3, 4, 5) * 2, accumulate)
+
+        assert hookgrad.autograd.gradgradcheck(fn, [x, w])
 
 
 # -- errors ----------------------------------------------------------------------------------

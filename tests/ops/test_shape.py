@@ -7,11 +7,11 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from conftest import compare, saved_log
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hookgrad
-from conftest import compare, saved_log
 
 IDX_GATHER = np.array([[[0, 1, 2, 3, 0], [3, 3, 1, 0, 2]],
                        [[1, 1, 1, 1, 1], [0, 2, 0, 2, 3]],

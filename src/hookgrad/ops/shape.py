@@ -774,7 +774,7 @@ def _index_add_into(out: np.ndarray, dim: int, index: np.ndarray, source: np.nda
     size = out.shape[dim] if out.ndim else 1
     bad = (index < -size) | (index >= size)
     if bad.any():
-        raise IndexError(f"index out of range in self")
+        raise IndexError("index out of range in self")
     values = source if alpha == 1 else source * np.asarray(alpha).astype(out.dtype)
     if out.ndim == 0:
         out[...] += np.sum(values)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import operator
 import warnings
+from itertools import pairwise
 
 import numpy as np
 
@@ -568,8 +569,7 @@ class Split(_Op):
         lead = (slice(None),) * dim
         if squeeze:
             return tuple(self[lead + (int(o), Ellipsis)] for o in offsets[:-1])
-        return tuple(self[lead + (slice(int(a), int(b)),)]
-                     for a, b in zip(offsets[:-1], offsets[1:]))
+        return tuple(self[lead + (slice(int(a), int(b)),)] for a, b in pairwise(offsets))
 
     @staticmethod
     def backward(ctx, *grads):
@@ -676,7 +676,7 @@ class CopySlices(Node):
     region. Other inputs of ``fn`` get their gradients directly.
     """
 
-    __slots__ = ("fn", "view_fn", "__dict__")
+    __slots__ = ("__dict__", "fn", "view_fn")
 
     def __init__(self, base_edge, fn, view_fn, base_meta):
         self._init_node()
