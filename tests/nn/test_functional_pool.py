@@ -138,3 +138,24 @@ def test_pool_errors_match_torch(case):
             ERRORS[case](lib)
         outcomes.append((type(info.value), str(info.value)))
     assert outcomes[0] == outcomes[1]
+
+
+POOL1D = {
+    "max": lambda lib, t: lib.nn.functional.max_pool1d(t, 3, 2, 1, ceil_mode=True,
+                                                       return_indices=True),
+    "max dilated": lambda lib, t: lib.nn.functional.max_pool1d(t, 2, dilation=3),
+    "avg": lambda lib, t: lib.nn.functional.avg_pool1d(t, 3, 2, 1, count_include_pad=False),
+    "adaptive": lambda lib, t: lib.nn.functional.adaptive_avg_pool1d(t, 4),
+}
+
+
+@pytest.mark.parametrize("case", list(POOL1D))
+def test_pool1d_is_pool2d_over_a_row_like_torch(rng, case):
+    compare(POOL1D[case], rng.standard_normal((2, 3, 11)))
+    compare(POOL1D[case], rng.standard_normal((3, 11)))
+    names = []
+    for lib in (hookgrad, torch):
+        out = POOL1D[case](lib, lib.tensor(rng.standard_normal((2, 3, 11)), requires_grad=True))
+        out = out[0] if isinstance(out, tuple) else out
+        names.append((out.grad_fn.name(), out.grad_fn.next_functions[0][0].name()))
+    assert names[0] == names[1]

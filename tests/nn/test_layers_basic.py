@@ -183,3 +183,11 @@ def test_construction_errors_match_torch(name, args, kwargs):
             getattr(lib.nn, name)(*args, **kwargs)
         outcomes.append((type(info.value), str(info.value)))
     assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("name,args", [("MaxPool1d", (3, 2, 1)), ("AvgPool1d", (3, 2, 1)),
+                                       ("AdaptiveAvgPool1d", (4,))])
+def test_pool1d_layers(rng, name, args):
+    ours, theirs = build(name, *args)
+    assert repr(ours) == repr(theirs)
+    run_both(ours, theirs, rng.standard_normal((2, 3, 10)))

@@ -8,4 +8,5 @@ from .modules import (ELU, GELU, AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, Batc
                       LogSoftmax, MaxPool2d, MSELoss, MultiheadAttention, NLLLoss, ReLU, Sigmoid,
                       SiLU, SmoothL1Loss, Softmax, Softplus, Tanh, TransformerEncoder,
                       TransformerEncoderLayer)
+from .modules import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d
 from .parameter import Buffer, Parameter

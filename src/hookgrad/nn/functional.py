@@ -309,6 +309,43 @@ def adaptive_avg_pool2d(input, output_size) -> Tensor:
     return _pool.AdaptiveAvgPool.apply(input, output_size)
 
 
+def _one(value, name: str) -> int:
+    return int(value[0]) if isinstance(value, (tuple, list)) else int(value)
+
+
+def _as_2d(input: Tensor, name: str) -> Tensor:
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"{name}: Expected 2D or 3D (batch mode) tensor for input, but got "
+                           f"{list(input.shape)}")
+    return input.unsqueeze(-2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """max_pool2d over a height-1 view, as torch does (unsqueeze, pool, squeeze)."""
+    stride = kernel_size if stride is None or stride == () else stride
+    output, indices = max_pool2d_with_indices(
+        _as_2d(input, "max_pool1d"), (1, _one(kernel_size, "kernel_size")),
+        (1, _one(stride, "stride")), (0, _one(padding, "padding")),
+        (1, _one(dilation, "dilation")), ceil_mode)
+    output = output.squeeze(-2)
+    return (output, indices.squeeze(-2)) if return_indices else output
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True) -> Tensor:
+    stride = kernel_size if stride is None or stride == () else stride
+    return avg_pool2d(_as_2d(input, "avg_pool1d"), (1, _one(kernel_size, "kernel_size")),
+                      (1, _one(stride, "stride")), (0, _one(padding, "padding")), ceil_mode,
+                      count_include_pad).squeeze(-2)
+
+
+def adaptive_avg_pool1d(input, output_size) -> Tensor:
+    size = _one(output_size, "output_size")
+    pooled = _pool.AdaptiveAvgPool.apply(_as_2d(input, "adaptive_avg_pool1d"), (1, size))
+    return pooled.squeeze(-2)
+
+
 # -- normalization --------------------------------------------------------------------------------
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5) -> Tensor:
