@@ -527,3 +527,22 @@ def test_fuzz_view_allowed_exactly_when_torch_allows_it(case):
             viewed = False
         outcomes.append((viewed, y.reshape(target).grad_fn.name(), y.reshape(target).shape))
     assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("fn, names", [
+    (lambda lib, x: x.gather(1, _index(lib, IDX_GATHER)), ("index", "self")),
+    (lambda lib, x: x.index_select(1, _index(lib, IDX_SELECT)), ("index",)),
+    (lambda lib, x: x.scatter_add(1, _index(lib, IDX_GATHER), x[:, :2] * 1), ("index",)),
+    (lambda lib, x: _pad(lib, x, (1, 1), mode="reflect"), ("self",)),
+])
+def test_saved_tensors_by_torch_name(fn, names):
+    """``grad_fn._saved_<name>`` gives back what torch gives (the input itself for self)."""
+    for lib in (hookgrad, torch):
+        x = lib.tensor(_arrays([(3, 4, 5)])[0], requires_grad=True)
+        node = fn(lib, x).grad_fn
+        for name in names:
+            saved = getattr(node, f"_saved_{name}")
+            if name == "self":
+                assert saved is x
+            else:
+                assert saved.dtype == lib.int64 and not saved.requires_grad
