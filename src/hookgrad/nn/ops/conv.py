@@ -4,9 +4,10 @@ Three NumPy kernels do all the work, for any number of spatial dims:
 
 * ``correlate``: the window of every output position is a strided view of the padded input
   (no copy); one copy lays the windows out as columns and a batched GEMM applies the weight.
-* ``correlate_input_grad`` (also conv_transpose's forward): GEMM back to columns, then one strided
-  add per kernel offset (a loop over kernel terms, never over pixels).
-* ``correlate_weight_grad``: the columns again, times the output gradient, summed over the batch.
+* ``correlate_input_grad`` (also conv_transpose's forward): with stride 1 a correlation with the
+  flipped kernel; otherwise GEMM back to columns, then one strided add per kernel offset (a loop
+  over kernel terms, never over pixels).
+* ``correlate_weight_grad``: the columns again (laid out for one GEMM) times the output gradient.
 
 A convolution's gradients are themselves convolutions, so ``backward`` calls ``Convolution`` and
 ``ConvolutionWeight`` again: double backward comes out of the same three kernels.
@@ -81,8 +82,30 @@ def correlate(x: np.ndarray, weight: np.ndarray, stride: Ints, padding: Ints, di
 
 def correlate_input_grad(grad: np.ndarray, weight: np.ndarray, size: Ints, stride: Ints,
                          padding: Ints, dilation: Ints, groups: int) -> np.ndarray:
-    """The adjoint of ``correlate`` in x (col2im): each output position sends w^T grad back to
-    its window; ``size`` is the spatial size of x (conv_transpose's output size)."""
+    """The adjoint of ``correlate`` in x; ``size`` is the spatial size of x (conv_transpose's
+    output size). With stride 1 it is itself a correlation (flipped kernel, in and out channels
+    swapped); otherwise each output position sends w^T grad back to its window (col2im)."""
+    kernel = weight.shape[2:]
+    reach = tuple(d * (k - 1) - p for k, d, p in zip(kernel, dilation, padding))
+    natural = transposed_size(grad.shape[2:], kernel, stride, padding, dilation,
+                              (0,) * len(kernel))
+    if all(s == 1 for s in stride) and min(reach) >= 0 and tuple(size) == natural:
+        return correlate(grad, _flipped(weight, groups), stride, reach, dilation, groups)
+    return _col2im(grad, weight, size, stride, padding, dilation, groups)
+
+
+def _flipped(weight: np.ndarray, groups: int) -> np.ndarray:
+    """(out, in/g, *k) -> (in, out/g, *k) per group, every kernel dim reversed."""
+    out_channels, in_per_group = weight.shape[:2]
+    kernel = weight.shape[2:]
+    grouped = weight.reshape((groups, out_channels // groups, in_per_group) + kernel)
+    swapped = grouped.swapaxes(1, 2).reshape((in_per_group * groups, out_channels // groups)
+                                             + kernel)
+    reverse = (slice(None), slice(None)) + (slice(None, None, -1),) * len(kernel)
+    return np.ascontiguousarray(swapped[reverse])
+
+
+def _col2im(grad, weight, size, stride, padding, dilation, groups) -> np.ndarray:
     n, out_channels = grad.shape[:2]
     out = grad.shape[2:]
     kernel = weight.shape[2:]
@@ -106,17 +129,18 @@ def correlate_input_grad(grad: np.ndarray, weight: np.ndarray, size: Ints, strid
 
 def correlate_weight_grad(x: np.ndarray, grad: np.ndarray, kernel: Ints, stride: Ints,
                           padding: Ints, dilation: Ints, groups: int) -> np.ndarray:
-    """The adjoint of ``correlate`` in w: gw[o, c, k] = sum_{n,i} grad[n, o, i] x_pad[n, c, ..]."""
+    """The adjoint of ``correlate`` in w: gw[o, c, k] = sum_{n,i} grad[n, o, i] x_pad[n, c, ..];
+    one GEMM per group over columns laid out (group, C/g * k, N * out)."""
     n, out_channels = grad.shape[:2]
     out = grad.shape[2:]
-    columns = _columns(x, kernel, out, stride, padding, dilation, groups)
-    flat = grad.reshape(n, groups, out_channels // groups, math.prod(out))
-    if groups == 1:
-        result = np.matmul(flat[:, 0], columns[:, 0].transpose(0, 2, 1)).sum(axis=0)
-    else:
-        result = np.matmul(flat, columns.transpose(0, 1, 3, 2)).sum(axis=0)
-    channels = x.shape[1] // groups
-    return result.reshape((out_channels, channels) + tuple(kernel))
+    nd = len(kernel)
+    view = windows(_pad(x, padding), out, kernel, stride, dilation)
+    order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
+    columns = np.ascontiguousarray(view.transpose(order)).reshape(groups, -1, n * math.prod(out))
+    flat = np.ascontiguousarray(grad.reshape(n, groups, out_channels // groups, -1)
+                                .transpose(1, 2, 0, 3)).reshape(groups, out_channels // groups, -1)
+    result = np.matmul(flat, columns.transpose(0, 2, 1))
+    return result.reshape((out_channels, x.shape[1] // groups) + tuple(kernel))
 
 
 class Convolution(_Op):
