@@ -21,6 +21,13 @@ from .utils.hooks import RemovableHandle, add_hook
 
 _state = grad_mode._state
 
+_NO_GRAD_VIEW_ERROR = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+    "code by moving both the view and the inplace either both inside the no_grad block (if you "
+    "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+    "tracked).")
+
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
@@ -81,7 +88,16 @@ class Tensor:
         tensor._view_version = source._version_counter[0]
         if fn._multi_view or (source._base is not None and source._view_fn is None):
             tensor._view_fn = None  # views of split outputs cannot be replayed from the base
+            if fn._multi_view:
+                name = (fn.node_name or fn.__name__).replace("Backward0", "")
+                tensor._extras()["view_error"] = (
+                    f"Output {index} of {name} is a view and is being modified inplace. This view "
+                    "is the output of a function that returns multiple views. Such functions do "
+                    "not allow the output views to be modified inplace. You should replace the "
+                    "inplace operation by an out-of-place one.")
         else:
+            if not _state.enabled and base.requires_grad:
+                tensor._extras()["view_error"] = _NO_GRAD_VIEW_ERROR
             position = fn._view_of
             parent_fn = source._view_fn if source._base is not None else None
             before, after = args[:position], args[position + 1:]
@@ -93,12 +109,18 @@ class Tensor:
             tensor._view_fn = replay
         return tensor
 
-    def _alias(self) -> "Tensor":
-        """A new tensor object on the same data and version counter (a view of all of self)."""
+    def _alias(self, function_name: str) -> "Tensor":
+        """A custom Function's output that is one of its inputs: a new tensor on the same data
+        and version counter, which (as in torch) may not be modified in place."""
         tensor = Tensor._make(self._data)
         tensor._version_counter = self._version_counter
         tensor._base = self._base if self._base is not None else self
-        tensor._view_fn = (lambda root: root.view_as(root)) if self._base is None else None
+        tensor._extras()["view_error"] = (
+            f"Output 0 of {function_name} is a view and is being modified inplace. This view was "
+            "created inside a custom Function (or because an input was returned as-is) and the "
+            "autograd logic to handle view+inplace would override the custom backward associated "
+            "with the custom Function, leading to incorrect gradients. This behavior is "
+            "forbidden. You can fix this by cloning the output of the custom Function.")
         return tensor
 
     # -- autograd state --------------------------------------------------------------------
@@ -144,13 +166,13 @@ class Tensor:
         """An in-place op on a view: the base's history becomes CopySlices of the op."""
         from .ops.views import copy_slices
 
+        error = self._extra.get("view_error") if self._extra else None
+        if error is not None:
+            raise RuntimeError(error)
         if self._view_fn is None:
-            producer = "a function that returns multiple views" if self._base is not None else ""
-            raise RuntimeError(
-                f"Output {self._output_nr} of {self._grad_fn.name() if self._grad_fn else 'a view'}"
-                f" is a view and is being modified inplace. This view is the output of "
-                f"{producer or 'an operation'}. Such functions do not allow the output views to be "
-                "modified inplace. You should replace the inplace operation by an out-of-place one.")
+            raise RuntimeError("this view cannot be modified in place while its base needs a "
+                               "gradient: its history cannot be replayed from the base; clone "
+                               "it first")
         copy_slices(self, node, index)
 
     @property

@@ -370,8 +370,8 @@ def _validate(node, outputs) -> tuple:
     metas = node._input_meta
     result = []
     for i, grad in enumerate(outputs):
-        if grad is None or edges[i][0] is None:
-            result.append(None)
+        if grad is None or edges[i][0] is None:  # kept for post-hooks, routed nowhere
+            result.append(grad)
             continue
         if not hasattr(grad, "_data"):
             raise TypeError(f"function {node.name()} returned a gradient of type "

@@ -106,6 +106,9 @@ class BackwardCFunction(Node, FunctionCtx):
                     raise RuntimeError(
                         f"function {self.name()} returned a gradient different than None at "
                         f"position {i + 1}, but the corresponding forward input was not a Variable")
+        if fn._builtin:  # built-in formulas compute only what is needed, like torch's
+            needs = self.needs_input_grad
+            return tuple(grads[i] if i < len(grads) and needs[i] else None for i in positions)
         return tuple(grads[i] if i < len(grads) else None for i in positions)
 
 
@@ -175,6 +178,8 @@ class Function:
                     break
         if cls._builtin and not any_needs:
             # nothing to record: a throwaway ctx instead of a graph node (the cheap path)
+            if cls._inplace and grad_on and args[0]._base is not None:
+                _check_inplace(args[0], False)
             ctx = _UntrackedCtx()
             ctx.needs_input_grad = _no_grads(len(args))
             outputs = cls.forward(ctx, *[a._data if isinstance(a, Tensor) else a for a in args],
@@ -235,6 +240,10 @@ def _check_inplace(tensor, any_needs: bool, tense: str = "is being") -> None:
             raise RuntimeError(f"a leaf Variable that requires grad {tense} used in an in-place "
                                "operation.")
     base = tensor._base
+    if base is not None and _state.enabled and tensor._extra and base.requires_grad:
+        error = tensor._extra.get("view_error")
+        if error is not None and error.startswith("A view was created in no_grad mode"):
+            raise RuntimeError(error)
     if base is not None and _state.enabled and base._requires_grad and base._grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
@@ -336,7 +345,7 @@ def _user_outputs(node, args, raw_outputs) -> list:
             _check_inplace(tensor, True, "has been")
             tensor._version_counter[0] += 1
         elif any(out is a for a in args):
-            tensor = out._alias()  # an input returned as-is becomes a new output (torch's view_as)
+            tensor = out._alias(node._forward_cls.__name__)  # an input returned as-is
         else:
             tensor = out
         if any(out is n for n in non_diff) or tensor._data.dtype.kind not in "fc":
