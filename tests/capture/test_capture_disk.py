@@ -4,8 +4,11 @@ import json
 from pathlib import Path
 
 import capture_models as _models
+import hypothesis.extra.numpy as hnp
+import hypothesis.strategies as st
 import numpy as np
 import pytest
+from hypothesis import given, settings
 from safetensors.numpy import load_file
 
 import hookgrad
@@ -137,3 +140,24 @@ def test_capture_json_names_the_modules_and_file_format(tmp_path):
     meta = json.loads((tmp_path / "capture.json").read_text())
     assert meta["file_format"] == "npy"
     assert meta["modules"] == {"inp": "Block", "shared": "Block", "pair": "Pair", "head": "Block"}
+
+
+DTYPES = [np.float16, np.float32, np.float64, np.int8, np.uint8, np.int16, np.int32, np.int64,
+          np.bool_]
+
+
+@settings(max_examples=25, deadline=None)
+@given(dtype=st.sampled_from(DTYPES), file_format=st.sampled_from(["safetensors", "npy"]),
+       shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4), data=st.data())
+def test_any_dtype_and_shape_round_trips_bit_exact(tmp_path_factory, dtype, file_format, shape,
+                                                   data):
+    array = data.draw(hnp.arrays(dtype, shape))  # NaN, inf, -0.0 and subnormals included
+    model = hookgrad.nn.Sequential(hookgrad.nn.Identity())
+    root = tmp_path_factory.mktemp("run")
+    with capture(model, layers="0", kinds=("input",), to=root, format=file_format) as cap:
+        model(hookgrad.tensor(array))
+    for reader in (cap, load(root)):
+        (got,) = reader["0.input"]
+        assert got.dtype == array.dtype and got.shape == array.shape
+        assert got.tobytes() == array.tobytes()
+    assert str(load(root).summary()) == str(cap.summary())

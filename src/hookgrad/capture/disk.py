@@ -79,7 +79,7 @@ class DiskWriter:
             name = f"{stem}_{serial}.{self.format}"
             serial += 1
         (self.root / folder).mkdir(exist_ok=True)
-        array = np.ascontiguousarray(array)
+        array = np.require(array, requirements="C")  # (ascontiguousarray makes 0-d 1-d)
         if self.format == "safetensors":
             from safetensors.numpy import save_file
 

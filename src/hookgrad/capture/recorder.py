@@ -118,7 +118,7 @@ def _positions(value: tuple) -> List[Tuple[str, Any]]:
 
 def _as_array(tensor: Tensor) -> np.ndarray:
     # a copy: the module or the optimizer may change the tensor in place later
-    return np.array(tensor.detach().numpy(), copy=True)
+    return np.array(tensor.detach().numpy(), copy=True, order="C")
 
 
 class _Selected:

@@ -50,8 +50,9 @@ class Stats:
         if array.size == 0:
             return cls()
         values = array.astype(np.float64, copy=False)
-        mean = float(values.mean())
-        m2 = float(np.square(values - mean).sum())
+        with np.errstate(invalid="ignore", over="ignore"):  # inf and NaN give NaN, quietly
+            mean = float(values.mean())
+            m2 = float(np.square(values - mean).sum())
         return cls(int(values.size), mean, m2, float(values.min()), float(values.max()))
 
     def merge(self, other: "Stats") -> None:
