@@ -4,7 +4,8 @@
 
 Per policy: the ledger's saved-bytes peak (and the same without the input batch, which savers
 leave alone since its owner keeps it anyway), the traced peak of the whole step (tracemalloc sees
-NumPy's allocations), the step time (best of a few steps) and the relative error of the
+NumPy's allocations), the step time (best of a few rounds in which the policies take turns; also
+as CPU time, which load from other processes disturbs less) and the relative error of the
 parameter gradients against the exact step; against no policy and checkpointing every sqrt(n)
 layers. Aims (reported, not asserted): 8-bit >= 3.5x fewer saved bytes at <= 25 % extra time,
 2-bit >= 10x, offload >= 90 % less resident saved memory, the planner meeting 25 % of the
@@ -14,14 +15,19 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import time
 import tracemalloc
 
-import numpy as np
+# one BLAS thread: on a shared 2-core machine, threaded BLAS makes step times swing tenfold
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
 
-import hookgrad
-from hookgrad import memory, nn
-from hookgrad.nn import functional as F
+import numpy as np  # noqa: E402
+
+import hookgrad  # noqa: E402
+from hookgrad import memory, nn  # noqa: E402
+from hookgrad.nn import functional as F  # noqa: E402
 
 
 class Dense(nn.Module):
@@ -93,18 +99,13 @@ def grads(model):
     return [p.grad.numpy().copy() for p in model.parameters()]
 
 
-def measure(model, x, make_context, repeats: int):
+def measure(model, x, make_context) -> dict:
+    """Bytes (ledger peak, traced peak) and gradients of one step under a policy."""
     step(model, x, make_context())  # warm up (and create offload's directory)
     with memory.ledger() as led:
         step(model, x, make_context())
     inputs = sum(r.counted for r in led.records if r.kind == "input")
     result = {"saved": led.peak, "inputs": inputs, "grads": grads(model)}
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        step(model, x, make_context())
-        times.append(time.perf_counter() - start)
-    result["seconds"] = min(times)  # the machine is shared: the least disturbed step
     tracemalloc.start()
     tracemalloc.reset_peak()
     base = tracemalloc.get_traced_memory()[0]
@@ -112,6 +113,19 @@ def measure(model, x, make_context, repeats: int):
     result["traced"] = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
     return result
+
+
+def timings(model, x, policies, repeats: int) -> dict:
+    """Best wall and CPU seconds per policy, the policies taking turns in each round so that
+    load from other processes falls on all of them alike."""
+    best = {name: [math.inf, math.inf] for name, _ in policies}
+    for _ in range(repeats):
+        for name, make in policies:
+            wall, cpu = time.perf_counter(), time.process_time()
+            step(model, x, make())
+            best[name][0] = min(best[name][0], time.perf_counter() - wall)
+            best[name][1] = min(best[name][1], time.process_time() - cpu)
+    return best
 
 
 def relative_error(grads, exact) -> float:
@@ -122,7 +136,7 @@ def relative_error(grads, exact) -> float:
 
 def run(title: str, model, x, repeats: int, depth: int) -> list:
     segments = max(1, round(math.sqrt(depth)))
-    exact = measure(model, x, Nothing, repeats)
+    exact = measure(model, x, Nothing)
     budget = exact["saved"] // 4
     start = time.perf_counter()
     plan = memory.plan(model, x, budget, loss_fn=loss_of)
@@ -140,14 +154,18 @@ def run(title: str, model, x, repeats: int, depth: int) -> list:
     ]
     if plan.policy is not None:
         policies.append(("planner (25 % budget)", lambda: plan.policy))
+    results = {name: exact if name == "none" else measure(model, x, make)
+               for name, make in policies}
+    seconds = timings(model, x, policies, repeats)
+    wall0, cpu0 = seconds["none"]
     rows = []
-    for name, make in policies:
-        result = exact if name == "none" else measure(model, x, make, repeats)
+    for name, _ in policies:
+        result = results[name]
+        wall, cpu = seconds[name]
         activations = result["saved"] - result["inputs"]
         rows.append((name, result["saved"], exact["saved"] / max(1, result["saved"]),
                      (exact["saved"] - exact["inputs"]) / max(1, activations), result["traced"],
-                     result["seconds"],
-                     result["seconds"] / exact["seconds"] - 1,
+                     wall, wall / wall0 - 1, cpu / cpu0 - 1,
                      relative_error(result["grads"], exact["grads"])))
     print(f"\n{title}: budget for the planner {memory.format_bytes(budget)} "
           f"(planning took {planning:.1f} s)")
@@ -158,13 +176,13 @@ def run(title: str, model, x, repeats: int, depth: int) -> list:
 
 def print_table(rows) -> None:
     header = ("policy", "saved peak", "fewer", "fewer (activations)", "traced peak", "step",
-              "extra time", "grad rel. error")
+              "extra time", "extra CPU", "grad rel. error")
     lines = [header]
-    for name, saved, ratio, ratio_activations, traced, seconds, extra, error in rows:
+    for name, saved, ratio, ratio_activations, traced, seconds, extra, extra_cpu, error in rows:
         lines.append((name, memory.format_bytes(saved), f"{ratio:.1f}x",
                       f"{ratio_activations:.1f}x" if ratio_activations < 1e4 else "all",
                       memory.format_bytes(traced), f"{seconds * 1e3:.0f} ms",
-                      f"{extra * 100:+.0f} %", f"{error:.1e}"))
+                      f"{extra * 100:+.0f} %", f"{extra_cpu * 100:+.0f} %", f"{error:.1e}"))
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     for index, line in enumerate(lines):
         print("| " + " | ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
