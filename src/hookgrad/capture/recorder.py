@@ -146,11 +146,12 @@ class capture(Reader):
     ``layers``: names with globs (``fnmatch``, ``*`` also crosses dots), compiled regexes (full
     match), Module types, modules, or a dict ``{selector: kinds}``; ``None`` selects every leaf
     module. Globs and regexes match submodules only; ``""`` (or the model itself) is the root,
-    whose keys are the bare kinds (``"output"``). ``kinds``: any of ``input``, ``output``, ``grad_input``, ``grad_output`` (as torch's
-    full backward hooks define them: ``grad_input`` has zeros for inputs that need no gradient;
-    ``None`` gradients are not recorded). Keys are ``<module>.<kind>``, with ``.<position>``
-    appended when a module takes or returns several tensors. ``to="run1/"`` streams each record
-    to disk as it arrives and keeps no array in memory; read it back with ``capture.load``.
+    whose keys are the bare kinds (``"output"``). ``kinds``: any of ``input``, ``output``,
+    ``grad_input``, ``grad_output`` (as torch's full backward hooks define them: ``grad_input``
+    has zeros for inputs that need no gradient; ``None`` gradients are not recorded). Keys are
+    ``<module>.<kind>``, with ``.<position>`` appended when a module takes or returns several
+    tensors. ``to="run1/"`` streams each record to disk as it arrives and keeps no array in
+    memory; read it back with ``capture.load``.
     Steps advance at each forward of ``model`` (``auto_step``) and with ``cap.step()``.
     """
 
