@@ -7,6 +7,8 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hookgrad
 from conftest import assert_close, compare, saved_log
@@ -194,3 +196,47 @@ def test_conv2d_gradcheck():
     assert hookgrad.autograd.gradcheck(
         lambda x, w, b: F(hookgrad).conv2d(x, w, b, stride=(2, 1), padding=1, groups=2),
         (x, w, b))
+
+
+@st.composite
+def conv_geometry(draw):
+    nd = draw(st.sampled_from([1, 2]))
+    groups = draw(st.sampled_from([1, 2]))
+    in_channels = groups * draw(st.integers(1, 2))
+    out_channels = groups * draw(st.integers(1, 2))
+    kernel = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    stride = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    dilation = tuple(draw(st.integers(1, 2)) for _ in range(nd))
+    padding = tuple(draw(st.integers(0, 2)) for _ in range(nd))
+    size = tuple(draw(st.integers(d * (k - 1) + 1, 7)) for k, d in zip(kernel, dilation))
+    transposed = draw(st.booleans())
+    output_padding = tuple(draw(st.integers(0, max(s, d) - 1))
+                           for s, d in zip(stride, dilation)) if transposed else (0,) * nd
+    return (nd, groups, in_channels, out_channels, kernel, stride, dilation, padding, size,
+            transposed, output_padding)
+
+
+@settings(max_examples=40, deadline=None)
+@given(conv_geometry(), st.integers(0, 2 ** 31))
+def test_convolution_fuzz_against_torch(geometry, seed):
+    (nd, groups, in_channels, out_channels, kernel, stride, dilation, padding, size,
+     transposed, output_padding) = geometry
+    rng = np.random.default_rng(seed)
+    if transposed:
+        weight_shape = (in_channels, out_channels // groups) + kernel
+        padding = tuple(min(p, (s - 1) * st_ + d * (k - 1) + op) // 2 for p, s, st_, d, k, op in
+                        zip(padding, size, stride, dilation, kernel, output_padding))
+    else:
+        weight_shape = (out_channels, in_channels // groups) + kernel
+    arrays = [rng.standard_normal((2, in_channels) + size), rng.standard_normal(weight_shape),
+              rng.standard_normal(out_channels)]
+    compare(lambda lib, x, w, b: lib.convolution(x, w, b, stride, padding, dilation, transposed,
+                                                 output_padding, groups), *arrays, seed=seed % 7)
+
+
+def test_conv_transpose_output_padding_beyond_stride_double_backward(rng):
+    """output_padding may reach the stride when it is below the dilation: extra output positions
+    that no input reaches, which every gradient must crop away."""
+    x, w = rng.standard_normal((2, 2, 3, 3)), rng.standard_normal((2, 3, 2, 2))
+    double_backward(lambda lib, x, w: F(lib).conv_transpose2d(x, w, dilation=3,
+                                                              output_padding=(1, 2)), x, w)

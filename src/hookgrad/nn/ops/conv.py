@@ -175,8 +175,9 @@ class Convolution(_Op):
         grad_input = grad_weight = grad_bias = None
         if ctx.needs_input_grad[0]:
             if ctx.transposed:
-                grad_input = Convolution.apply(grad, weight, None, stride, padding, dilation,
-                                               False, zeros, groups)
+                grad_input = _crop(Convolution.apply(grad, weight, None, stride, padding,
+                                                     dilation, False, zeros, groups),
+                                   ctx.input_size)
             else:
                 natural = transposed_size(grad.shape[2:], weight.shape[2:], stride, padding,
                                           dilation, zeros)
@@ -219,6 +220,16 @@ class ConvolutionWeight(_Op):
             grad_input = Convolution.apply(grad_output, grad, None, stride, padding, dilation,
                                            True, extra, groups)
         if ctx.needs_input_grad[1]:
-            grad_grad_output = Convolution.apply(input, grad, None, stride, padding, dilation,
-                                                 False, (0,) * len(stride), groups)
+            grad_grad_output = _crop(Convolution.apply(input, grad, None, stride, padding,
+                                                       dilation, False, (0,) * len(stride),
+                                                       groups), grad_output.shape[2:])
         return grad_input, grad_grad_output
+
+
+def _crop(tensor, size: Ints):
+    """The leading ``size`` of each spatial dim: an output_padding of at least the stride (legal
+    when it is below the dilation) adds positions whose windows start past the input's end."""
+    for axis, length in enumerate(size):
+        if tensor.shape[2 + axis] != length:
+            tensor = tensor.narrow(2 + axis, 0, length)
+    return tensor
