@@ -6,11 +6,11 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from conftest import assert_close
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hookgrad
-from conftest import assert_close
 
 
 def _outcome(fn):

@@ -1,14 +1,23 @@
 """Torch's dtype objects over NumPy dtypes, and torch's type-promotion rules."""
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 
 class dtype:
     """A tensor element type; prints like torch's (``torch.float32``)."""
 
-    __slots__ = ("name", "numpy", "is_floating_point", "is_complex", "is_signed", "itemsize",
-                 "_category")
+    __slots__ = (
+        "_category",
+        "is_complex",
+        "is_floating_point",
+        "is_signed",
+        "itemsize",
+        "name",
+        "numpy",
+    )
 
     def __init__(self, name: str, numpy_dtype, category: int):
         self.name = name
@@ -25,7 +34,7 @@ class dtype:
     def __reduce__(self):
         return (_by_name, (self.name,))
 
-    def to_real(self) -> "dtype":
+    def to_real(self) -> dtype:
         return self
 
 
@@ -38,11 +47,11 @@ int16 = dtype("int16", np.int16, 1)
 int8 = dtype("int8", np.int8, 1)
 uint8 = dtype("uint8", np.uint8, 1)
 bool_ = dtype("bool", np.bool_, 0)
-float = float32  # noqa: A001 - torch.float
+float = float32
 double = float64
 half = float16
 long = int64
-int = int32  # noqa: A001 - torch.int
+int = int32
 short = int16
 
 _ALL = (float32, float64, float16, int64, int32, int16, int8, uint8, bool_)
@@ -73,7 +82,7 @@ def to_numpy_dtype(d) -> np.dtype:
     return from_numpy_dtype(np.dtype(d)).numpy
 
 
-builtins_float, builtins_int, builtins_bool = (type(1.0), type(1), type(True))
+builtins_float, builtins_int, builtins_bool = builtins.float, builtins.int, builtins.bool
 _default = float32
 
 

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 import torch
+from conftest import assert_close, compare, saved_log
 
 import hookgrad
 import hookgrad.ops.math as hg_functional
-from conftest import assert_close, compare, saved_log
 
 
 def F(lib):
@@ -202,7 +202,7 @@ def test_saved_tensors_match_torch(name, fn, specs, grad_of):
         flags = [grad_of == "all" or (grad_of == "first" and i == 0) or
                  (grad_of == "last" and i == len(arrays) - 1) for i in range(len(arrays))]
         inputs = [lib.tensor(a, requires_grad=f) for a, f in zip(arrays, flags)]
-        logs.append(saved_log(lib, lambda *t: fn(lib, *t), *inputs))
+        logs.append(saved_log(lib, lambda *t, lib=lib: fn(lib, *t), *inputs))
     assert logs[0] == logs[1]
 
 
@@ -327,7 +327,7 @@ def test_floor_division_of_floats_follows_python_rounding():
     a = np.array([-7.0, 7.0, -7.0, 7.0, 5.5, -0.0, 1.0])
     b = np.array([2.0, 2.0, -2.0, -2.0, 0.5, 3.0, 0.0])
     for mode in ("floor", "trunc"):
-        compare(lambda L, x, y: L.div(x, y, rounding_mode=mode), a, b)
+        compare(lambda L, x, y, mode=mode: L.div(x, y, rounding_mode=mode), a, b)
     compare(lambda L, x, y: x % y, a, b)
 
 
@@ -346,9 +346,8 @@ def test_integer_remainder_matches_torch():
                                         "L.div(a, 0, rounding_mode='trunc')"])
 def test_integer_division_by_zero_raises(expression):
     for L in (hookgrad, torch):
-        a = L.tensor([1, 2])
         with pytest.raises(RuntimeError, match="ZeroDivisionError"):
-            eval(expression)
+            eval(expression, {"L": L, "a": L.tensor([1, 2])})
 
 
 def test_softplus_threshold_boundary_matches_torch():

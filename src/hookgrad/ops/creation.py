@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Optional
 
 import numpy as np
 
@@ -20,9 +19,9 @@ from ..tensor import Tensor
 class device:
     """Only ``cpu`` exists here; kept so ``tensor.to(device)`` code runs unchanged."""
 
-    __slots__ = ("type", "index")
+    __slots__ = ("index", "type")
 
-    def __init__(self, type: str = "cpu", index: Optional[int] = None):
+    def __init__(self, type: str = "cpu", index: int | None = None):
         if isinstance(type, device):
             type, index = type.type, type.index
         self.type = str(type).split(":")[0]
@@ -200,7 +199,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
 # ---------------------------------------------------------------------------------------------
 # Filled tensors
 # ---------------------------------------------------------------------------------------------
-def _size(size: tuple, name: str, negative_message: str = None) -> tuple:
+def _size(size: tuple, name: str, negative_message: str | None = None) -> tuple:
     """torch's size arguments: ``f(2, 3)``, ``f((2, 3))`` or ``f([2, 3])``."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
@@ -344,7 +343,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
         return _finish(array.astype(np_dtype), requires_grad)
 
 
-def eye(n: int, m: Optional[int] = None, *, dtype=None, device=None,
+def eye(n: int, m: int | None = None, *, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
@@ -363,7 +362,7 @@ class Generator:
         self._seed = 67280421310721  # torch's default seed, so initial_seed() looks familiar
         self._rng = np.random.default_rng(self._seed)
 
-    def manual_seed(self, seed: int) -> "Generator":
+    def manual_seed(self, seed: int) -> Generator:
         self._seed = int(seed)
         self._rng = np.random.default_rng(int(seed) % 2 ** 64)
         return self
@@ -407,7 +406,7 @@ def set_rng_state(state) -> None:
     default_generator.set_state(state)
 
 
-def _rng(generator: Optional[Generator]):
+def _rng(generator: Generator | None):
     return (generator or default_generator)._rng
 
 

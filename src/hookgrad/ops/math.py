@@ -8,6 +8,7 @@ from .. import _dtype
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import elementwise as E
+from . import selection as S
 from . import unary as U
 from ._util import broadcast_error
 
@@ -137,13 +138,13 @@ def square(input: Tensor) -> Tensor:
 
 def maximum(input: Tensor, other: Tensor) -> Tensor:
     """elementwise max; ties split the gradient"""
-    return E._binary_apply(E.Maximum, "maximum", _tensor(input, "maximum"),
+    return E._binary_apply(S.Maximum, "maximum", _tensor(input, "maximum"),
                            _tensor(other, "maximum", "other", 2))
 
 
 def minimum(input: Tensor, other: Tensor) -> Tensor:
     """elementwise min; ties split the gradient"""
-    return E._binary_apply(E.Minimum, "minimum", _tensor(input, "minimum"),
+    return E._binary_apply(S.Minimum, "minimum", _tensor(input, "minimum"),
                            _tensor(other, "minimum", "other", 2))
 
 
@@ -165,13 +166,13 @@ def where(condition, input=None, other=None) -> Tensor:
     dtype = E.promote(input, other)
     input = input if isinstance(input, Tensor) else E.wrap_number(input, dtype)
     other = other if isinstance(other, Tensor) else E.wrap_number(other, dtype)
-    return E.Where.apply(mask, input, other, dtype)
+    return S.Where.apply(mask, input, other, dtype)
 
 
 def _masked_fill(input: Tensor, mask, value, scalar_cls, tensor_cls) -> Tensor:
     mask = _array(mask)
     if mask.dtype != np.bool_:
-        raise E.mask_dtype_error(mask.dtype)
+        raise S.mask_dtype_error(mask.dtype)
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
@@ -182,11 +183,11 @@ def _masked_fill(input: Tensor, mask, value, scalar_cls, tensor_cls) -> Tensor:
 
 def masked_fill(input: Tensor, mask, value) -> Tensor:
     """value where mask else input"""
-    return _masked_fill(input, mask, value, E.MaskedFill, E.MaskedFillTensor)
+    return _masked_fill(input, mask, value, S.MaskedFill, S.MaskedFillTensor)
 
 
 def masked_fill_(input: Tensor, mask, value) -> Tensor:
-    return _masked_fill(input, mask, value, E.MaskedFillInplace, E.MaskedFillTensorInplace)
+    return _masked_fill(input, mask, value, S.MaskedFillInplace, S.MaskedFillTensorInplace)
 
 
 def _array(value) -> np.ndarray:
@@ -215,11 +216,11 @@ def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
     """min(max(input, min), max); the gradient passes where min <= input <= max"""
     input, min, max, dtype, tensor_bounds = _clamp_args(input, min, max, "clamp")
     if tensor_bounds:
-        result = E.ClampTensor.apply(input, _ABSENT if min is None else min,
+        result = S.ClampTensor.apply(input, _ABSENT if min is None else min,
                                      _ABSENT if max is None else max, dtype,
                                      min is not None, max is not None)
     else:
-        result = E.Clamp.apply(input, min, max, dtype)
+        result = S.Clamp.apply(input, min, max, dtype)
     return _into(out, result, "clamp")
 
 
@@ -230,14 +231,14 @@ def clamp_(input: Tensor, min=None, max=None) -> Tensor:
     input, min, max, dtype, tensor_bounds = _clamp_args(input, min, max, "clamp_")
     if not _dtype.can_cast(_dtype.from_numpy_dtype(dtype), input.dtype):
         raise RuntimeError(f"result type {_dtype.scalar_type_name(dtype)} can't be cast to the "
-                           f"desired output type {E._C_TYPE.get(input._data.dtype.name)}")
+                           f"desired output type {S._C_TYPE.get(input._data.dtype.name)}")
     original = E.Original(input) if E.Original.needed(input, min, max) else None
     if tensor_bounds:
-        result = E.ClampTensorInplace.apply(input, _ABSENT if min is None else min,
+        result = S.ClampTensorInplace.apply(input, _ABSENT if min is None else min,
                                             _ABSENT if max is None else max, dtype,
                                             min is not None, max is not None, original)
     else:
-        result = E.ClampInplace.apply(input, min, max, dtype, original)
+        result = S.ClampInplace.apply(input, min, max, dtype, original)
     if original is not None:
         original.save(2 if tensor_bounds else 0)
     return result
@@ -249,15 +250,15 @@ clip_ = clamp_
 def clamp_min(input: Tensor, min) -> Tensor:
     input, min, _, dtype, tensor_bound = _clamp_args(input, min, None, "clamp_min")
     if tensor_bound:
-        return E.ClampMinTensor.apply(input, min, dtype)
-    return E.ClampMin.apply(input, min, None, dtype)
+        return S.ClampMinTensor.apply(input, min, dtype)
+    return S.ClampMin.apply(input, min, None, dtype)
 
 
 def clamp_max(input: Tensor, max) -> Tensor:
     input, _, max, dtype, tensor_bound = _clamp_args(input, None, max, "clamp_max")
     if tensor_bound:
-        return E.ClampMaxTensor.apply(input, max, dtype)
-    return E.ClampMax.apply(input, None, max, dtype)
+        return S.ClampMaxTensor.apply(input, max, dtype)
+    return S.ClampMax.apply(input, None, max, dtype)
 
 
 # in-place arithmetic -----------------------------------------------------------------------

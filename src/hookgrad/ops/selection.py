@@ -1,0 +1,307 @@
+"""Selection ops: maximum/minimum (ties split the gradient), where, masked_fill and clamp
+with number or tensor bounds, with their in-place forms. Operands arrive promoted by
+``elementwise._binary_apply`` or ``math.clamp``."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._util import broadcast_error
+from .elementwise import (
+    Original,
+    _check_inplace_shape,
+    _Op,
+    _pair,
+    cast,
+    compute,
+    finish,
+    not_implemented,
+    work_dtype,
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Selection
+# ---------------------------------------------------------------------------------------------
+class Maximum(_Op):
+    """ties split the gradient in half between the two inputs"""
+
+    node_name = "MaximumBackward0"
+    saved_names = ("other", "self")
+    _fn = staticmethod(np.maximum)
+
+    @classmethod
+    def forward(cls, ctx, self, other, dtype, number):
+        ctx.save_for_backward(other, self)
+        a, b = _pair(self, other, dtype)
+        return finish(compute(cls.__name__.lower(), cls._fn, a, b), dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        other, self = ctx.saved_tensors
+        return _extremum_backward(ctx, grad, self._data < other._data, self._data > other._data,
+                                  self._data == other._data)
+
+
+class Minimum(Maximum):
+    node_name = "MinimumBackward0"
+    _fn = staticmethod(np.minimum)
+
+    @staticmethod
+    def backward(ctx, grad):
+        other, self = ctx.saved_tensors
+        return _extremum_backward(ctx, grad, self._data > other._data, self._data < other._data,
+                                  self._data == other._data)
+
+
+def _extremum_backward(ctx, grad, self_loses, other_loses, ties):
+    shared = grad.where(~ties, grad / 2)  # where(self == other, grad / 2, grad)
+    return (shared.masked_fill(self_loses, 0.0) if ctx.needs_input_grad[0] else None,
+            shared.masked_fill(other_loses, 0.0) if ctx.needs_input_grad[1] else None)
+
+
+class Where(_Op):
+    """out = self where condition else other (condition is an array: it takes no edge)"""
+
+    node_name = "WhereBackward0"
+    saved_names = ("condition",)
+
+    @staticmethod
+    def forward(ctx, condition, self, other, dtype):
+        ctx.save_for_backward(condition)
+        a, b = _pair(self, other, dtype)
+        try:
+            return finish(np.where(condition, a, b), dtype)
+        except ValueError:
+            raise broadcast_error("where", np.shape(a), np.shape(b)) from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        (condition,) = ctx.saved_tensors
+        mask = condition._data
+        return (None, grad.masked_fill(~mask, 0.0) if ctx.needs_input_grad[1] else None,
+                grad.masked_fill(mask, 0.0) if ctx.needs_input_grad[2] else None)
+
+
+_C_TYPE = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+           "uint8": "unsigned char", "float32": "float", "float64": "double",
+           "float16": "c10::Half"}
+
+
+def mask_dtype_error(dtype: np.dtype) -> RuntimeError:
+    return RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                        f"{_C_TYPE.get(dtype.name, dtype.name)}")
+
+
+def _check_mask(mask: np.ndarray) -> None:
+    if mask.dtype != np.bool_:
+        raise mask_dtype_error(mask.dtype)
+
+
+class MaskedFill(_Op):
+    """out = value where mask else self;  d self = grad where not mask"""
+
+    node_name = "MaskedFillBackward0"
+    saved_names = ("mask",)
+
+    @staticmethod
+    def forward(ctx, self, mask, value):
+        _check_mask(mask)
+        ctx.save_for_backward(mask)
+        try:
+            return np.where(mask, cast(value, self.dtype), self)
+        except ValueError:
+            raise broadcast_error("masked_fill", self.shape, mask.shape) from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        return grad.masked_fill(mask._data, 0.0), None, None
+
+
+class MaskedFillTensor(_Op):
+    """masked_fill with a 0-dim tensor value: d value = sum of grad where mask"""
+
+    node_name = "MaskedFillBackward1"
+    saved_names = ("mask",)
+
+    @staticmethod
+    def forward(ctx, self, mask, value):
+        return MaskedFill.forward(ctx, self, mask, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        grad_value = grad.masked_fill(~mask._data, 0.0).sum() if ctx.needs_input_grad[2] else None
+        return grad.masked_fill(mask._data, 0.0), None, grad_value
+
+
+class MaskedFillInplace(MaskedFill):
+    node_name = "MaskedFillBackward0"
+    _inplace = True
+
+    @staticmethod
+    def forward(ctx, self, mask, value):
+        _check_mask(mask)
+        _check_inplace_shape(self.shape, mask.shape)
+        ctx.save_for_backward(mask)
+        np.copyto(self, cast(value, self.dtype), where=mask)
+        return self
+
+
+class MaskedFillTensorInplace(MaskedFillTensor):
+    node_name = "MaskedFillBackward1"
+    _inplace = True
+
+    @staticmethod
+    def forward(ctx, self, mask, value):
+        return MaskedFillInplace.forward(ctx, self, mask, value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Clamp: number bounds (ClampBackward1, ClampMin/MaxBackward0) or tensor bounds (ClampBackward0)
+# ---------------------------------------------------------------------------------------------
+def _check_clamp_scalars(dtype: np.dtype, low, high) -> None:
+    if dtype == np.bool_:
+        kind = "clamp" if low is not None and high is not None else (
+            "clamp_min" if low is not None else "clamp_max")
+        raise not_implemented(f"{kind}_scalar_cpu", dtype)
+
+
+def _clamp_array(x: np.ndarray, low, high, dtype: np.dtype) -> np.ndarray:
+    work = work_dtype(dtype)
+    result = cast(x, work)
+    with np.errstate(invalid="ignore"):
+        if low is not None:
+            result = compute("clamp", np.maximum, result, cast(low, work))
+        if high is not None:
+            result = compute("clamp", np.minimum, result, cast(high, work))
+    return finish(result, dtype).copy() if result is x else finish(result, dtype)
+
+
+class Clamp(_Op):
+    """gradient passes where min <= self <= max"""
+
+    node_name = "ClampBackward1"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self, min, max, dtype):
+        _check_clamp_scalars(dtype, min, max)
+        ctx.min, ctx.max = min, max
+        ctx.save_for_backward(self)
+        return _clamp_array(self, min, max, dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (self,) = ctx.saved_tensors
+        return grad.masked_fill(~_inside(self._data, ctx.min, ctx.max), 0.0), None, None, None
+
+
+def _inside(x: np.ndarray, low, high) -> np.ndarray:
+    keep = np.ones(x.shape, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        if low is not None:
+            keep &= x >= low
+        if high is not None:
+            keep &= x <= high
+    return keep
+
+
+class ClampMin(Clamp):
+    node_name = "ClampMinBackward0"
+
+
+class ClampMax(Clamp):
+    node_name = "ClampMaxBackward0"
+
+
+class ClampMinTensor(_Op):
+    """clamp_min with a tensor bound: d self where self >= min, d min where self < min"""
+
+    node_name = "ClampMinBackward1"
+    saved_names = ("min", "self")
+    _keep = staticmethod(np.greater_equal)
+
+    @classmethod
+    def forward(cls, ctx, self, bound, dtype):
+        ctx.save_for_backward(bound, self)
+        if cls._keep is np.greater_equal:
+            return _clamp_array(self, bound, None, dtype)
+        return _clamp_array(self, None, bound, dtype)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        bound, self = ctx.saved_tensors
+        with np.errstate(invalid="ignore"):
+            keep = cls._keep(self._data, bound._data)
+        return (grad.masked_fill(~keep, 0.0),
+                grad.masked_fill(keep, 0.0) if ctx.needs_input_grad[1] else None, None)
+
+
+class ClampMaxTensor(ClampMinTensor):
+    node_name = "ClampMaxBackward1"
+    saved_names = ("max", "self")
+    _keep = staticmethod(np.less_equal)
+
+
+class ClampInplace(Clamp):
+    """clamp_: the old self is saved through ``Original`` (torch's original_self)"""
+
+    node_name = "ClampBackward1"
+    _inplace = True
+
+    @staticmethod
+    def forward(ctx, self, min, max, dtype, original=None):
+        _check_clamp_scalars(dtype, min, max)
+        ctx.min, ctx.max = min, max
+        Original.record(original, ctx)
+        ctx.save_for_backward(None)
+        np.copyto(self, _clamp_array(self, min, max, dtype), casting="unsafe")
+        return self
+
+
+class ClampTensor(_Op):
+    """tensor bounds; an absent bound is passed as an empty array (an edge without grad)"""
+
+    node_name = "ClampBackward0"
+    saved_names = ("max", "min", "self")
+
+    @staticmethod
+    def forward(ctx, self, min, max, dtype, has_min, has_max):
+        ctx.has_min, ctx.has_max = has_min, has_max
+        ctx.save_for_backward(max if has_max else None, min if has_min else None, self)
+        return _clamp_array(self, min if has_min else None, max if has_max else None, dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # where min > max the result is max: then max gets the gradient, min none
+        high, low, self = ctx.saved_tensors
+        x = self._data
+        everywhere = np.ones(x.shape, bool)
+        with np.errstate(invalid="ignore"):
+            above_min = x >= low._data if low is not None else everywhere
+            below_max = x <= high._data if high is not None else everywhere
+            ordered = low._data <= high._data if low is not None and high is not None \
+                else everywhere
+        grad_self = grad.masked_fill(~(above_min & below_max), 0.0)
+        grad_min = grad_max = None
+        if ctx.needs_input_grad[1]:
+            grad_min = grad.masked_fill(~(~above_min & ordered), 0.0)
+        if ctx.needs_input_grad[2]:
+            grad_max = grad.masked_fill(~(~below_max | ~ordered), 0.0)
+        return grad_self, grad_min, grad_max, None, None, None, None
+
+
+class ClampTensorInplace(ClampTensor):
+    node_name = "ClampBackward0"
+    _inplace = True
+
+    @staticmethod
+    def forward(ctx, self, min, max, dtype, has_min, has_max, original=None):
+        ctx.has_min, ctx.has_max = has_min, has_max
+        Original.record(original, ctx)
+        ctx.save_for_backward(max if has_max else None, min if has_min else None, None)
+        result = _clamp_array(self, min if has_min else None, max if has_max else None, dtype)
+        _check_inplace_shape(self.shape, result.shape)
+        np.copyto(self, result, casting="unsafe")
+        return self
