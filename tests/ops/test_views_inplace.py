@@ -301,6 +301,13 @@ def _split_then_base_changed(lib, a, w):
     return view.grad_fn
 
 
+def _split_in_no_grad_then_inplace(lib, a, w):
+    b = a * 1
+    with lib.no_grad():
+        pieces = b.split(2)
+    pieces[0].mul_(2)
+
+
 def _unbind_then_base_changed(lib, a, w):
     b = a * 1
     view = b.unbind()[0]
@@ -323,6 +330,7 @@ ERRORS = [
     ("view_of_chunk_output", lambda lib, a, w: (a * 1).chunk(2)[0][0].mul_(2)),
     ("reshape_of_split_output", lambda lib, a, w: (a * 1).split(2)[0].view(-1).mul_(2)),
     ("split_of_no_grad_base", lambda lib, a, w: lib.zeros(3, 4).double().split(2)[0].add_(w)),
+    ("split_in_no_grad_then_inplace", _split_in_no_grad_then_inplace),
     ("split_view_after_base_changed", _split_then_base_changed),
     ("unbind_view_after_base_changed",
      _unbind_then_base_changed),
@@ -350,6 +358,9 @@ def test_no_grad_inplace_on_split_output_is_allowed():
         b = a * 1
         with lib.no_grad():
             b.split(2)[0].mul_(2)
+            pieces = b.unbind(1)
+        with lib.no_grad():
+            pieces[1].zero_()
         return b
 
     compare(fn, A)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..autograd.graph import Node, _grad_edge, legacy_type_name
-from ..tensor import Tensor
+from ..tensor import _NO_GRAD_VIEW_ERROR, Tensor
 from ._util import normalize_dim
 from .elementwise import _Op
 
@@ -609,10 +609,16 @@ class _MultiViewReplay:
                              + _MULTI_VIEW_TAIL)
 
 
-def _mark_multi_view(outputs: tuple) -> tuple:
-    for output in outputs:
-        name = type(output._grad_fn).__name__ if output._grad_fn is not None else "Split"
-        output._view_fn = _MultiViewReplay(_forward_name(name), output._output_nr)
+def _mark_multi_view(cls, outputs: tuple, input_requires_grad: bool) -> tuple:
+    for index, output in enumerate(outputs):
+        output._view_fn = _MultiViewReplay(_forward_name(cls.node_name), index)
+        if output._grad_fn is None and grad_mode.is_grad_enabled():
+            # made with grad mode on but without history: torch's words for this case
+            output._extras()["view_error"] = ("A view was created in no_grad mode and is being "
+                                              "modified inplace with grad mode enabled. "
+                                              + _MULTI_VIEW_TAIL)
+        elif output._grad_fn is None and input_requires_grad:
+            output._extras()["view_error"] = _NO_GRAD_VIEW_ERROR
     return outputs
 
 
@@ -633,7 +639,8 @@ def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
                                f"(input tensor's size at dimension {dim}), but got split_sizes="
                                f"{list(sizes)}")
-        return _mark_multi_view(SplitWithSizes.apply(input, sizes, dim))
+        return _mark_multi_view(SplitWithSizes, SplitWithSizes.apply(input, sizes, dim),
+                                input.requires_grad)
     step = operator.index(split_size_or_sections)
     if step < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
@@ -641,7 +648,7 @@ def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
                            f"size of {size}")
     sizes = tuple(min(step, size - start) for start in range(0, size, step)) if size else (0,)
-    return _mark_multi_view(Split.apply(input, sizes, dim))
+    return _mark_multi_view(Split, Split.apply(input, sizes, dim), input.requires_grad)
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
@@ -654,7 +661,8 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     dim = normalize_dim(dim, input._data.ndim)
     size = input._data.shape[dim]
     if size == 0:
-        return _mark_multi_view(SplitWithSizes.apply(input, (0,) * chunks, dim))
+        return _mark_multi_view(SplitWithSizes, SplitWithSizes.apply(input, (0,) * chunks, dim),
+                                input.requires_grad)
     return split(input, -(-size // chunks), dim)
 
 
@@ -662,7 +670,8 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     if input._data.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     dim = normalize_dim(dim, input._data.ndim)
-    return _mark_multi_view(Unbind.apply(input, (1,) * input._data.shape[dim], dim, True))
+    outputs = Unbind.apply(input, (1,) * input._data.shape[dim], dim, True)
+    return _mark_multi_view(Unbind, outputs, input.requires_grad)
 
 
 # ---------------------------------------------------------------------------------------------
