@@ -102,7 +102,7 @@ class DiskWriter:
 
 def _remove_run(root: Path) -> None:
     """Delete what an earlier capture wrote here (only files its index lists)."""
-    for record in _read_index(root):
+    for record in read_index(root):
         path = root / record.file if record.file else None
         if path is not None and path.is_file():
             path.unlink()
@@ -113,7 +113,7 @@ def _remove_run(root: Path) -> None:
         (root / META).unlink()
 
 
-def _read_index(root: Path) -> List[Record]:
+def read_index(root: Path) -> List[Record]:
     records = []
     with open(root / INDEX, encoding="utf-8") as file:
         for number, line in enumerate(file, 1):
@@ -157,7 +157,7 @@ class DiskRun(Reader):
 
     def _records(self) -> List[Record]:
         # read on every call: a streaming capture may still be appending
-        return _read_index(self.root)
+        return read_index(self.root)
 
     def _load(self, record: Record) -> np.ndarray:
         return read_array(self.root, record)

@@ -18,23 +18,15 @@ import numpy as np
 
 from ..nn import Module
 from ..tensor import Tensor
-from .disk import DiskWriter, PathLike, _read_index, read_array
+from .disk import DiskWriter, PathLike, read_array, read_index
 from .disk import load as load_run
-from .storage import KINDS, KeyStats, Reader, Record, Stats, close_names_error
+from .storage import KINDS, CaptureKeyError, KeyStats, Reader, Record, Stats, close_names_error
 
 Selector = Union[str, "re.Pattern[str]", type, Module]
 Layers = Union[None, Selector, Sequence[Selector], Mapping]
 
 
 # -- choosing modules ----------------------------------------------------------------------------
-def _describe(selector: Any) -> str:
-    if isinstance(selector, re.Pattern):
-        return f"re.compile({selector.pattern!r})"
-    if isinstance(selector, type):
-        return selector.__name__
-    return repr(selector)
-
-
 def _matches(selector: Selector, name: str, module: Module) -> bool:
     # names and patterns select submodules; the root (named "") only by "" or by type
     if isinstance(selector, str):
@@ -61,17 +53,12 @@ def select_modules(model: Module, layers: Iterable[Selector]) -> List[Tuple[str,
                 present = sorted({type(module).__name__ for _, module in named})
                 raise close_names_error("module type", selector.__name__, present)
             if isinstance(selector, Module):
-                raise CaptureLookupError("the module given is not part of the model")
+                raise CaptureKeyError("the module given is not part of the model")
             wanted = selector if isinstance(selector, str) else selector.pattern
             raise close_names_error("module", wanted, [name for name, _ in named if name])
         for name, module in hits:
             chosen.setdefault(id(module), (name, module, selector))
     return list(chosen.values())
-
-
-class CaptureLookupError(KeyError):
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 def _layers_and_kinds(layers: Layers, kinds: Sequence[str]) -> List[Tuple[Selector, tuple]]:
@@ -344,7 +331,7 @@ class capture(Reader):
 
     def _records(self) -> List[Record]:
         if self._writer is not None:
-            return _read_index(self._writer.root)
+            return read_index(self._writer.root)
         return [record for record, _ in self._memory]
 
     def _load(self, record: Record) -> np.ndarray:
