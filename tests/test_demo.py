@@ -107,3 +107,19 @@ def test_demo_without_the_memory_package_trains_once_and_says_so(tmp_path, monke
     assert "note: hookgrad.memory is not available in this build" in text
     assert "planned policy" not in text
     assert len(json.loads((tmp_path / "results.json").read_text())["runs"]) == 1
+
+
+def test_a_layer_missing_from_hookgrad_nn_gets_a_stand_in_with_a_note(monkeypatch):
+    from hookgrad.demo import model as cnn
+    from hookgrad.demo.optional import Notes
+
+    for name in ("Conv2d", "Linear", "ReLU", "MaxPool2d"):
+        monkeypatch.delattr(hookgrad.nn, name)
+    lines = []
+    model = cnn.build(0, Notes(lines.append))
+    assert lines == [f"note: hookgrad.nn.{name} is not in this build: using a stand-in built on "
+                     "hookgrad.nn.functional" for name in ("Conv2d", "Linear", "ReLU",
+                                                          "MaxPool2d")]
+    logits = model(hookgrad.randn(5, 1, 8, 8))
+    logits.sum().backward()
+    assert tuple(logits.shape) == (5, 10) and model.conv1.weight.grad is not None
