@@ -269,6 +269,28 @@ def test_setitem_twice_in_a_row():
     compare(fn, _x(), _x(1, (4, 5)))
 
 
+def test_augmented_assignment_through_views():
+    """``b[k] += v`` is getitem, an in-place op on the view, then setitem of the view itself."""
+    def fn(lib, x, w):
+        b = x * 1
+        b[:, 1] += w[:3, 0]
+        b[0] *= 2
+        b[1:, ::2] -= b[:2, 1:3].sum()
+        return b
+
+    compare(fn, _x(), _x(1, (4, 5)))
+
+
+def test_rows_assigned_in_a_loop():
+    def fn(lib, x):
+        out = lib.zeros(2, 4, 5, dtype=lib.float64)
+        for i in range(2):
+            out[i] = x[i] * (i + 1)
+        return out.sum(0)
+
+    compare(fn, _x())
+
+
 # -- index_put ---------------------------------------------------------------------------------
 PUTS = [
     ("one", lambda lib: (lib.tensor([0, 2]),), lambda lib, w: w, False),
