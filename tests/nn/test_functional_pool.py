@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hookgrad
 from conftest import assert_close, compare, saved_log
@@ -127,6 +129,8 @@ ERRORS = {
     "pad too big": lambda lib: F(lib).max_pool2d(lib.zeros(1, 1, 5, 5), 3, padding=2),
     "output too small": lambda lib: F(lib).max_pool2d(lib.zeros(1, 3, 1, 1), 3),
     "avg pad too big": lambda lib: F(lib).avg_pool2d(lib.zeros(1, 1, 5, 5), 3, padding=2),
+    "pad beyond kernel": lambda lib: F(lib).max_pool2d(lib.zeros(1, 1, 9, 9), (3, 1), 1, (2, 0),
+                                                       (2, 1)),
 }
 
 
@@ -159,3 +163,25 @@ def test_pool1d_is_pool2d_over_a_row_like_torch(rng, case):
         out = out[0] if isinstance(out, tuple) else out
         names.append((out.grad_fn.name(), out.grad_fn.next_functions[0][0].name()))
     assert names[0] == names[1]
+
+
+@st.composite
+def pool_geometry(draw):
+    kernel = (draw(st.integers(1, 4)), draw(st.integers(1, 4)))
+    stride = (draw(st.integers(1, 4)), draw(st.integers(1, 4)))
+    dilation = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    padding = tuple(draw(st.integers(0, k // 2)) for k in kernel)
+    size = tuple(draw(st.integers(max(d * (k - 1) + 1 - 2 * p, 1), 9))
+                 for k, d, p in zip(kernel, dilation, padding))
+    return kernel, stride, dilation, padding, size, draw(st.booleans())
+
+
+@settings(max_examples=40, deadline=None)
+@given(pool_geometry(), st.booleans(), st.integers(0, 2 ** 31))
+def test_pooling_fuzz_against_torch(geometry, include_pad, seed):
+    kernel, stride, dilation, padding, size, ceil_mode = geometry
+    x = np.random.default_rng(seed).standard_normal((2, 2) + size)
+    compare(lambda lib, t: F(lib).max_pool2d(t, kernel, stride, padding, dilation, ceil_mode,
+                                             return_indices=True), x)
+    compare(lambda lib, t: F(lib).avg_pool2d(t, kernel, stride, padding, ceil_mode,
+                                             include_pad), x)

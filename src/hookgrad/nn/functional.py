@@ -263,6 +263,10 @@ def _check_pool(input, nd, kernel, stride, padding, dilation, ceil_mode):
         if p > (d * (k - 1) + 1) // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
                                f"pad={p}, kernel_size={k} and dilation={d}")
+    if nd == 2 and any(p > k // 2 for k, p in zip(kernel, padding)):
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got "
+                           f"padW = {padding[1]}, padH = {padding[0]}, kW = {kernel[1]}, "
+                           f"kH = {kernel[0]}")
     size = input.shape[-nd:]
     out = _pool.pooled_size(size, kernel, stride, padding, dilation, ceil_mode)
     if any(o <= 0 for o in out):

@@ -85,13 +85,18 @@ class MaxPoolWithIndices(_Op):
         flat = view.reshape(view.shape[:2 + nd] + (-1,))
         local = np.argmax(flat, axis=-1)  # first maximum, and NaN wins, as in torch
         result = np.take_along_axis(flat, local[..., None], axis=-1)[..., 0]
-        # local kernel index -> input coordinates -> flat index within one plane
+        # local kernel index -> input coordinates -> flat index within one plane; a window
+        # whose max is the padding value reports its first in-bounds position, as torch does
         offsets = np.unravel_index(local, kernel)
         index = np.zeros(local.shape, np.int64)
+        first = np.zeros((), np.int64)
         for axis in range(nd):
             start = np.arange(out[axis]) * stride[axis] - padding[axis]
-            start = start.reshape((-1,) + (1,) * (nd - 1 - axis))
-            index = index * size[axis] + start + offsets[axis] * dilation[axis]
+            inside = np.where(start < 0, start % dilation[axis], start)  # stepped in bounds
+            shape = (-1,) + (1,) * (nd - 1 - axis)
+            index = index * size[axis] + start.reshape(shape) + offsets[axis] * dilation[axis]
+            first = first * size[axis] + inside.reshape(shape)
+        index = np.where(result == _lowest(self.dtype), first, index)
         shape = self.shape[:lead] + out
         result = result.reshape(shape)
         indices = index.reshape(shape)
@@ -108,10 +113,14 @@ class MaxPoolWithIndices(_Op):
 
 
 def _flat_indices(indices: np.ndarray, shape: Ints, nd: int) -> np.ndarray:
-    """Per-plane indices as indices into the whole flattened input."""
+    """Per-plane indices as indices into the whole flattened input. A window of padding only
+    reports an index past its plane; torch's kernel then writes into the next plane, and so do
+    we, except past the last plane, where nothing is kept (index = the total size)."""
     planes = math.prod(shape[:-nd])
-    offsets = np.arange(planes).reshape(planes, 1) * math.prod(shape[-nd:])
-    return (indices.reshape(planes, -1) + offsets).reshape(indices.shape)
+    plane = math.prod(shape[-nd:])
+    offsets = np.arange(planes).reshape(planes, 1) * plane
+    flat = indices.reshape(planes, -1) + offsets
+    return np.minimum(flat, planes * plane).reshape(indices.shape)
 
 
 class MaxPoolScatter(_Op):
@@ -122,7 +131,8 @@ class MaxPoolScatter(_Op):
     @staticmethod
     def forward(ctx, grad, flat, shape):
         ctx.save_for_backward(flat)
-        summed = np.bincount(flat.ravel(), weights=grad.ravel(), minlength=math.prod(shape))
+        total = math.prod(shape)
+        summed = np.bincount(flat.ravel(), weights=grad.ravel(), minlength=total)[:total]
         return summed.astype(grad.dtype, copy=False).reshape(shape)
 
     @staticmethod
@@ -140,7 +150,7 @@ class MaxPoolGather(_Op):
     def forward(ctx, values, flat):
         ctx.values_shape = values.shape
         ctx.save_for_backward(flat)
-        return values.ravel()[flat]
+        return np.append(values.ravel(), values.dtype.type(0))[flat]
 
     @staticmethod
     def backward(ctx, grad):
