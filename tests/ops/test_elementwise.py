@@ -500,3 +500,17 @@ def test_mul_inplace_saves_a_clone_of_the_old_self():
         saved = y.grad_fn._saved_self
         names.append((saved.grad_fn.name(), saved.tolist(), y.grad_fn._saved_other is b))
     assert names[0] == names[1]
+
+
+@pytest.mark.parametrize("op", [
+    lambda L, v, w: v.mul_(w), lambda L, v, w: v.div_(w + 3), lambda L, v, w: v.clamp_(min=w),
+    lambda L, v, w: v.add_(w, alpha=2), lambda L, v, w: v.masked_fill_(v > 0, 1.5),
+    lambda L, v, w: v.relu_(),
+], ids=["mul_", "div_", "clamp_", "add_", "masked_fill_", "relu_"])
+def test_inplace_on_a_view_matches_torch(op):
+    def fn(L, a, w):
+        b = a * 1
+        op(L, b[1], w)
+        return b
+
+    compare(fn, *_arrays([A, ROW], 11))

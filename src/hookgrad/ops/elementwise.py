@@ -102,6 +102,13 @@ def compute(op_name: str, fn, a, b):
 
 
 def promote(a, b) -> np.dtype:
+    """The NumPy dtype of ``torch.result_type(a, b)``; the common cases skip the full rule."""
+    if isinstance(a, Tensor):
+        dtype = a._data.dtype
+        if isinstance(b, Tensor) and b._data.dtype == dtype:
+            return dtype
+        if dtype.kind == "f" and type(b) in (float, int):
+            return dtype
     return _dtype.result_type(a, b).numpy
 
 
