@@ -102,13 +102,14 @@ def quantize_array(array: np.ndarray, bits: int, axis) -> _QuantStored:
     scale = np.where(scale > 0, scale, 1).astype(work)  # a constant slice: every code is 0
     low = np.asarray(low, dtype=work)
     scaled = values - low
-    above = scaled > 0
-    above &= low == 0  # only where the minimum is an exact zero (a ReLU's output)
+    zero_floor = low == 0  # where the minimum is an exact zero (a ReLU's output)
+    above = (scaled > 0) & zero_floor if zero_floor.any() else None
     scaled /= scale
     np.rint(scaled, out=scaled)
     np.clip(scaled, 0, levels, out=scaled)
     codes = scaled.astype(np.uint8)
-    np.maximum(codes, above, out=codes, casting="unsafe")  # above zero: never code 0
+    if above is not None:
+        np.maximum(codes, above, out=codes, casting="unsafe")  # above zero: never code 0
     return _QuantStored(pack_bits(codes, bits), low, scale, bits, array.shape, array.dtype)
 
 
