@@ -132,3 +132,29 @@ def test_no_hooks_remain_after_the_ledger_closes():
     x = hookgrad.ones(3, requires_grad=True)
     y = x.exp()
     assert y.grad_fn._raw_saved_result._packed is None  # no hook packed it
+
+
+def test_nn_linear_relu_linear_saves_what_torch_saves():
+    shapes = {}
+    for lib in (torch, hookgrad):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(IN, HIDDEN), lib.nn.ReLU(),
+                                  lib.nn.Linear(HIDDEN, OUT))
+        log = []
+
+        def pack(t, log=log):
+            log.append(tuple(t.shape))
+            return t
+
+        with lib.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            model(lib.ones(BATCH, IN)).sum()
+        shapes[lib.__name__] = log
+    with memory.ledger() as led:
+        model(hookgrad.ones(BATCH, IN)).sum()
+    assert [r.shape for r in led.records] == shapes["torch"] == shapes["hookgrad"]
+    assert [(r.module, r.module_type, r.op, r.kind) for r in led.records] == [
+        ("0", "Linear", "AddmmBackward0", "input"),
+        ("1", "ReLU", "ReluBackward0", "activation"),
+        ("2", "Linear", "AddmmBackward0", "activation"),
+        ("2", "Linear", "AddmmBackward0", "parameter")]
+    assert led.total == BATCH * IN * 4 + BATCH * HIDDEN * 4

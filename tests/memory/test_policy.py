@@ -175,3 +175,17 @@ def test_the_planner_says_why_it_cannot_meet_a_budget(x):
     model = _blocks(depth=2)
     plan = memory.plan(model, x, 16, loss_fn=lambda out: out.pow(2).sum())
     assert not plan.feasible and "cannot" in str(plan) and plan.reason
+
+
+def test_type_rules_apply_to_nn_layers_and_conv_nets_train_through_them():
+    hookgrad.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(4 * 4 * 4, 3))
+    data = hookgrad.randn(5, 2, 8, 8)
+    exact, _ = _grads(model, data)
+    rules = {nn.Conv2d: memory.quantize(8), nn.Linear: memory.offload(), "1": memory.cast()}
+    grads, led = _grads(model, data, memory.policy(rules))
+    stored = {(r.module_type, r.stored_as) for r in led.records if r.kind == "activation"}
+    assert ("ReLU", "bfloat16") in stored and ("Linear", "disk") in stored
+    assert all(np.allclose(g, e, rtol=2e-2, atol=2e-2 * np.abs(e).max())
+               for g, e in zip(grads, exact))
