@@ -27,51 +27,20 @@ import numpy as np  # noqa: E402
 
 import hookgrad  # noqa: E402
 from hookgrad import memory, nn  # noqa: E402
-from hookgrad.nn import functional as F  # noqa: E402
-
-
-class Dense(nn.Module):
-    def __init__(self, fan_in: int, fan_out: int):
-        super().__init__()
-        self.weight = nn.Parameter(hookgrad.randn(fan_out, fan_in) / math.sqrt(fan_in))
-        self.bias = nn.Parameter(hookgrad.zeros(fan_out))
-
-    def forward(self, x):
-        return F.linear(x, self.weight, self.bias)
-
-
-class Conv(nn.Module):
-    def __init__(self, channels_in: int, channels_out: int):
-        super().__init__()
-        fan_in = channels_in * 9
-        self.weight = nn.Parameter(hookgrad.randn(channels_out, channels_in, 3, 3)
-                                   / math.sqrt(fan_in))
-        self.bias = nn.Parameter(hookgrad.zeros(channels_out))
-
-    def forward(self, x):
-        return F.conv2d(x, self.weight, self.bias, padding=1)
-
-
-class ReLU(nn.Module):
-    def forward(self, x):
-        return F.relu(x)
-
-
-class Pool(nn.Module):
-    def forward(self, x):
-        return F.max_pool2d(x, 2)
 
 
 def mlp(depth: int, width: int):
-    return nn.Sequential(*[nn.Sequential(Dense(width, width), ReLU()) for _ in range(depth)])
+    return nn.Sequential(*[nn.Sequential(nn.Linear(width, width), nn.ReLU())
+                           for _ in range(depth)])
 
 
 def cnn():
-    return nn.Sequential(
-        nn.Sequential(Conv(3, 32), ReLU(), Pool()),
-        nn.Sequential(Conv(32, 64), ReLU(), Pool()),
-        nn.Sequential(Conv(64, 64), ReLU(), Pool()),
-        nn.Flatten(), Dense(64 * 4 * 4, 10))
+    def block(channels_in: int, channels_out: int):
+        return nn.Sequential(nn.Conv2d(channels_in, channels_out, 3, padding=1), nn.ReLU(),
+                             nn.MaxPool2d(2))
+
+    return nn.Sequential(block(3, 32), block(32, 64), block(64, 64), nn.Flatten(),
+                         nn.Linear(64 * 4 * 4, 10))
 
 
 class Nothing:
