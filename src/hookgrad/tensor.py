@@ -41,6 +41,16 @@ class Size(tuple):
     def __repr__(self) -> str:
         return f"torch.Size({list(self)})"
 
+    def __getitem__(self, key):
+        result = tuple.__getitem__(self, key)
+        return Size(result) if isinstance(key, slice) else result
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
     def numel(self) -> int:
         return int(np.prod(self, dtype=np.int64))
 
@@ -336,7 +346,11 @@ class Tensor:
     def size(self, dim: Optional[int] = None):
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[dim]
+        ndim = max(self._data.ndim, 1)
+        if not -ndim <= dim < ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
+                             f"{ndim - 1}], but got {dim})")
+        return self._data.shape[dim] if self._data.ndim else 1
 
     @property
     def dtype(self) -> _dtype.dtype:

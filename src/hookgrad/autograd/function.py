@@ -320,6 +320,8 @@ def _builtin_outputs(cls, node, args, raw_outputs) -> list:
     results = []
     view_of = cls._view_of
     for index, out in enumerate(raw_outputs):
+        if type(out) is not np.ndarray:  # NumPy hands back scalars for 0-dim results
+            out = np.asarray(out)
         if view_of is not None:
             tensor = Tensor._make_view(out, args[view_of], cls, args, index)
         else:

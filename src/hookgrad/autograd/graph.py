@@ -15,6 +15,7 @@ from typing import Any, Callable, NamedTuple, Optional
 import numpy as np
 
 from ..utils.hooks import RemovableHandle, add_hook
+from .grad_mode import _state as _grad_state
 
 _sequence = itertools.count()
 
@@ -225,10 +226,12 @@ class SavedTensor:
         info = SavedTensorInfo(node, tensor._grad_fn is None and tensor._requires_grad, is_input,
                                self._is_output, storage_key(tensor._data), tensor._data.nbytes)
         previous, _hook_state.current = _hook_state.current, info
+        grad_enabled, _grad_state.enabled = _grad_state.enabled, False  # as torch: no recording
         try:
             self._packed = pack_hook(tensor)
         finally:
             _hook_state.current = previous
+            _grad_state.enabled = grad_enabled
         self._unpack_hook = unpack_hook
         self._hooked = True
         self._root_ref = weakref.ref(_root_array(tensor._data))
