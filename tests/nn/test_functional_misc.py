@@ -190,3 +190,16 @@ def test_torch_namespace_spellings(rng, name):
 def test_torch_embedding_takes_weight_first(rng):
     compare(lambda lib, w, i: lib.embedding(w, i, 1), rng.standard_normal((5, 3)),
             np.array([1, 4, 1]))
+
+
+@pytest.mark.parametrize("name,args", [("relu", ()), ("silu", ()), ("leaky_relu", (0.1,)),
+                                       ("elu", (0.5,))])
+def test_inplace_activations_modify_their_input(rng, name, args):
+    x = rng.standard_normal((3, 4))
+
+    def fn(lib, t):
+        inner = t * 1
+        out = getattr(F(lib), name)(inner, *args, inplace=True)
+        assert out is inner
+        return out
+    compare(fn, x)

@@ -24,7 +24,7 @@ from .ops import pooling as _pool
 from .ops.attention import scaled_dot_product_attention  # noqa: F401
 from .ops.linear import Addmm
 from .ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
-                         cross_entropy, huber_loss, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
+                       cross_entropy, huber_loss, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
 from .ops.multihead import multi_head_attention_forward  # noqa: F401
 from .ops.sparse import Embedding
 
@@ -56,6 +56,8 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    if inplace:  # silu of a copy, written back: the core's in-place silu saves the input it
+        return input.copy_(_math.silu(input.clone()))  # then overwrites (version error)
     return _math.silu(input)
 
 
@@ -72,11 +74,11 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    return _math.leaky_relu(input, negative_slope)
+    return _math.leaky_relu(input, negative_slope, inplace)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    return _math.elu(input, alpha)
+    return _math.elu(input, alpha, inplace)
 
 
 def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
