@@ -178,8 +178,12 @@ class Function:
                     break
         if cls._builtin and not any_needs:
             # nothing to record: a throwaway ctx instead of a graph node (the cheap path)
-            if cls._inplace and grad_on and args[0]._base is not None:
-                _check_inplace(args[0], False)
+            if cls._inplace:
+                target = args[0]
+                if not target._data.flags.writeable:
+                    raise RuntimeError(_OVERLAP_ERROR)
+                if grad_on and target._base is not None:
+                    _check_inplace(target, False)
             ctx = _UntrackedCtx()
             ctx.needs_input_grad = _no_grads(len(args))
             outputs = cls.forward(ctx, *[a._data if isinstance(a, Tensor) else a for a in args],
@@ -202,6 +206,8 @@ class Function:
 
         if cls._builtin:
             if cls._inplace:
+                if not args[0]._data.flags.writeable:
+                    raise RuntimeError(_OVERLAP_ERROR)
                 _check_inplace(args[0], any_needs)
             outputs = cls.forward(node, *[a._data if isinstance(a, Tensor) else a for a in args],
                                   **kwargs)
@@ -218,6 +224,11 @@ class Function:
         if not any_needs:
             return _wrap_untracked(cls, node, args, outputs)
         return _connect(cls, node, args, positions, outputs)
+
+
+_OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor refers to "
+                  "a single memory location. Please clone() the tensor before performing the "
+                  "operation.")
 
 
 class _UntrackedCtx(FunctionCtx):

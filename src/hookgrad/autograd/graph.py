@@ -327,8 +327,9 @@ def _hook_name(hook) -> str:
 
 def _grad_edge(tensor):
     """The (node, output_nr) that a tensor's gradient flows into, or None if it needs none."""
-    if tensor._grad_fn is not None:
-        return tensor._grad_fn, tensor._output_nr
+    node = tensor._grad_fn if tensor._base is None else tensor.grad_fn  # views: not stale
+    if node is not None:
+        return node, tensor._output_nr
     if tensor._requires_grad:
         return tensor._grad_accumulator(), 0
     return None
