@@ -12,9 +12,10 @@ from . import _tensor_methods  # noqa: F401  (binds Tensor methods)
 from . import autograd
 from . import nn, utils  # noqa: E402  (nn subclasses Tensor: after it is built)
 from . import optim
-from .nn.ops.aten import (addmm, batch_norm, binary_cross_entropy_with_logits,  # noqa: E402
-                          conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
-                          convolution, dropout, embedding, group_norm, layer_norm, max_pool2d)
+from .nn.ops.aten import (addmm, baddbmm, batch_norm,  # noqa: E402
+                          binary_cross_entropy_with_logits, conv1d, conv2d, conv3d,
+                          conv_transpose1d, conv_transpose2d, convolution, dropout, embedding,
+                          group_norm, layer_norm, max_pool2d)
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
 from .ops.creation import (Generator, arange, as_tensor, bernoulli, default_generator, device,

@@ -165,6 +165,8 @@ def test_embedding_errors_match_torch():
 TORCH_NAMESPACE = {
     "addmm": (lambda lib, a, b, c: lib.addmm(a, b, c, beta=0.5, alpha=2.0),
               [(3,), (2, 4), (4, 3)]),
+    "baddbmm": (lambda lib, a, b, c: lib.baddbmm(a, b, c, beta=2.0, alpha=0.5),
+                [(3, 4), (2, 3, 5), (2, 5, 4)]),
     "batch_norm": (lambda lib, x, w, b: lib.batch_norm(x, w, b, None, None, True, 0.1, 1e-5,
                                                        False), [(4, 3, 2), (3,), (3,)]),
     "layer_norm": (lambda lib, x, w: lib.layer_norm(x, (2,), w), [(4, 3, 2), (2,)]),

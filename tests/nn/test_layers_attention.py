@@ -2,6 +2,8 @@
 names, repr, outputs, attention weights and all gradients, for the options that change the path."""
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 import pytest
 import torch
@@ -167,3 +169,42 @@ def test_multihead_attention_init_distributions():
     assert np.abs(weight).max() <= bound and abs(weight.std() - bound / np.sqrt(3)) < 0.01
     assert not layer.in_proj_bias.detach().numpy().any()
     assert not layer.out_proj.bias.detach().numpy().any()
+
+
+def graph_nodes(tensor) -> collections.Counter:
+    """Every node of the backward graph, by name (AccumulateGrad without torch's prefix)."""
+    seen, stack, names = set(), [tensor.grad_fn], []
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        names.append(node.name().replace("torch::autograd::", ""))
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return collections.Counter(names)
+
+
+GRAPHS = {
+    "attention with weights": lambda lib: lib.nn.MultiheadAttention(8, 2, batch_first=True),
+    "fused attention": lambda lib: lib.nn.MultiheadAttention(8, 2, batch_first=True),
+    "encoder layer": lambda lib: lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0,
+                                                                batch_first=True),
+    "pre-norm encoder layer": lambda lib: lib.nn.TransformerEncoderLayer(
+        8, 2, 16, dropout=0.0, norm_first=True, activation="gelu", batch_first=True),
+}
+
+
+@pytest.mark.parametrize("case", list(GRAPHS))
+def test_backward_graph_has_torch_nodes(case):
+    graphs = []
+    for lib in (hookgrad, torch):
+        module = GRAPHS[case](lib)
+        x = lib.randn(3, 5, 8, requires_grad=True)
+        padding = lib.zeros(3, 5, dtype=lib.bool)
+        if "attention" in case:
+            out = module(x, x, x, need_weights=case.startswith("attention"),
+                         key_padding_mask=padding)[0]
+        else:
+            out = module(x, src_key_padding_mask=padding)
+        graphs.append(graph_nodes(out))
+    assert graphs[0] == graphs[1]

@@ -51,3 +51,21 @@ def test_cnn_training_matches_torch_step_by_step():
     ours.eval(), theirs.eval()
     assert_close(ours(hookgrad.tensor(images[:5])), theirs(torch.tensor(images[:5])).detach(),
                  rtol=1e-8, atol=1e-10)
+
+
+def test_cnn_backward_graph_has_torch_nodes():
+    graphs = []
+    for lib in (hookgrad, torch):
+        seen, stack, names = set(), [], []
+        x = lib.randn(2, 2, 8, 8, requires_grad=True)
+        loss = lib.nn.functional.cross_entropy(model(lib)(x), lib.tensor([0, 2]))
+        stack.append(loss.grad_fn)
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            names.append(node.name().replace("torch::autograd::", ""))
+            stack.extend(n for n, _ in node.next_functions)
+        graphs.append(sorted(names))
+    assert graphs[0] == graphs[1]

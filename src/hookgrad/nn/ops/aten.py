@@ -6,7 +6,7 @@ from typing import Optional
 
 from ...tensor import Tensor
 from .. import functional as F
-from .linear import Addmm
+from .linear import Addmm, Baddbmm
 
 conv1d = F.conv1d
 conv2d = F.conv2d
@@ -25,6 +25,11 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """beta input + alpha (mat1 @ mat2)"""
     return Addmm.apply(input, mat1, mat2, beta, alpha)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """beta input + alpha (batch1 @ batch2) for each batch"""
+    return Baddbmm.apply(input, batch1, batch2, beta, alpha)
 
 
 def convolution(input: Tensor, weight: Tensor, bias: Optional[Tensor], stride, padding,

@@ -49,7 +49,8 @@ class ScaledDotProductAttention(_Op):
             probs = np.where(masked_row, 0, exps / total)
             # +inf for a fully masked row, so that exp(score - logsumexp) is 0 there in backward
             logsumexp = np.where(masked_row, np.inf, top + np.log(total))[..., 0]
-        output = np.matmul(probs.astype(query.dtype, copy=False), value)
+        output = np.empty_like(query)  # laid out like the query, as torch's kernel does
+        np.matmul(probs.astype(query.dtype, copy=False), value, out=output)
         logsumexp = logsumexp.astype(query.dtype, copy=False)
         ctx.save_for_backward(attn_mask, key, query, value, logsumexp, output)
         return output

@@ -65,3 +65,44 @@ class Addmm(_Op):
             grad_mat2 = mat1.t().mm(grad)
             grad_mat2 = grad_mat2 if alpha == 1 else grad_mat2 * alpha
         return grad_self, grad_mat1, grad_mat2
+
+
+class Baddbmm(_Op):
+    """out = beta self + alpha (batch1 @ batch2), batched; self broadcasts"""
+
+    node_name = "BaddbmmBackward0"
+    saved_names = ("batch1", "batch2")
+
+    @staticmethod
+    def forward(ctx, self, batch1, batch2, beta=1, alpha=1):
+        if batch1.ndim != 3 or batch2.ndim != 3:
+            raise RuntimeError("batch1 must be a 3D tensor" if batch1.ndim != 3
+                               else "batch2 must be a 3D tensor")
+        if batch1.shape[0] != batch2.shape[0] or batch1.shape[2] != batch2.shape[1]:
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                               f"[{batch1.shape[0]}, {batch1.shape[2]}] but got: "
+                               f"[{batch2.shape[0]}, {batch2.shape[1]}].")
+        ctx.beta, ctx.alpha = beta, alpha
+        _need_self, need_batch1, need_batch2 = ctx.needs_input_grad[:3]
+        ctx.save_for_backward(batch1 if need_batch2 else None, batch2 if need_batch1 else None)
+        product = np.matmul(batch1, batch2)
+        if alpha != 1:
+            product = product * batch1.dtype.type(alpha)
+        if beta == 0:
+            return product
+        return product + (self if beta == 1 else self * self.dtype.type(beta))
+
+    @staticmethod
+    def backward(ctx, grad):
+        batch1, batch2 = ctx.saved_tensors
+        alpha = ctx.alpha
+        grad_self = grad_batch1 = grad_batch2 = None
+        if ctx.needs_input_grad[0]:
+            grad_self = grad if ctx.beta == 1 else grad * ctx.beta
+        if batch2 is not None:
+            grad_batch1 = grad.bmm(batch2.transpose(1, 2))
+            grad_batch1 = grad_batch1 if alpha == 1 else grad_batch1 * alpha
+        if batch1 is not None:
+            grad_batch2 = batch1.transpose(1, 2).bmm(grad)
+            grad_batch2 = grad_batch2 if alpha == 1 else grad_batch2 * alpha
+        return grad_self, grad_batch1, grad_batch2

@@ -12,6 +12,7 @@ import numpy as np
 from ...ops.shape import cat
 from ...tensor import Tensor
 from .attention import scaled_dot_product_attention
+from .linear import Baddbmm
 
 
 def canonical_mask(mask: Optional[Tensor], name: str, dtype: np.dtype) -> Optional[Tensor]:
@@ -145,11 +146,10 @@ def multi_head_attention_forward(
         v = cat([v, bias_v.expand(1, batch, embed)])
         attn_mask, key_padding_mask = _pad_column(attn_mask), _pad_column(key_padding_mask)
 
-    # torch views here; reshape is the same view whenever the projection is contiguous
-    q = q.reshape(target_len, batch * num_heads, head_dim).transpose(0, 1)
-    k = (k.reshape(k.shape[0], batch * num_heads, head_dim).transpose(0, 1)
+    q = q.view(target_len, batch * num_heads, head_dim).transpose(0, 1)
+    k = (k.view(k.shape[0], batch * num_heads, head_dim).transpose(0, 1)
          if static_k is None else static_k)
-    v = (v.reshape(v.shape[0], batch * num_heads, head_dim).transpose(0, 1)
+    v = (v.view(v.shape[0], batch * num_heads, head_dim).transpose(0, 1)
          if static_v is None else static_v)
     if add_zero_attn:
         zeros = Tensor._make(np.zeros((batch * num_heads, 1, head_dim), dtype))
@@ -170,9 +170,10 @@ def multi_head_attention_forward(
 
     if need_weights:
         q_scaled = q * math.sqrt(1.0 / float(q.shape[-1]))
-        scores = q_scaled.bmm(k.transpose(-2, -1))
         if attn_mask is not None:
-            scores = attn_mask + scores
+            scores = Baddbmm.apply(attn_mask, q_scaled, k.transpose(-2, -1))
+        else:
+            scores = q_scaled.bmm(k.transpose(-2, -1))
         weights = scores.softmax(-1)
         if dropout_p > 0.0:
             weights = dropout(weights, p=dropout_p)
