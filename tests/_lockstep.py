@@ -13,9 +13,9 @@ import contextlib
 import io
 import math
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Iterator
 
 import numpy as np
 
@@ -24,10 +24,13 @@ _INHERITED = object()  # torch.Tensor.uniform_ lives on its C base class, not in
 
 
 class SharedRandom:
-    """The one stream both runs draw from; ``manual_seed`` restarts it."""
+    """The one stream both runs draw from; ``manual_seed`` restarts it. While ``paused`` (inside
+    gradcheck, which draws its own probes) the libraries' own generators serve instead, so that a
+    library's internal draws never shift the script's stream."""
 
     def __init__(self, seed: int = SEED):
         self.rng = np.random.default_rng(seed)
+        self.paused = 0
 
     def manual_seed(self, seed: int) -> None:
         self.rng = np.random.default_rng(int(seed))
@@ -44,15 +47,14 @@ def _numpy_dtype(lib: ModuleType, dtype) -> np.dtype:
     return lib.empty(0, dtype=dtype if dtype is not None else lib.get_default_dtype()).numpy().dtype
 
 
-def _make(lib: ModuleType, array: np.ndarray, requires_grad: bool):
-    result = lib.from_numpy(np.ascontiguousarray(array))
+def _make(lib: ModuleType, values, dtype: np.dtype, requires_grad: bool):
+    result = lib.from_numpy(np.array(values, dtype=dtype))  # a fresh C-ordered array, 0-d kept
     return result.requires_grad_(True) if requires_grad else result
 
 
-def _fill(lib: ModuleType, tensor, values: np.ndarray):
+def _fill(lib: ModuleType, tensor, values):
     with lib.no_grad():
-        dtype = tensor.detach().numpy().dtype
-        tensor.copy_(lib.from_numpy(np.ascontiguousarray(values.astype(dtype))))
+        tensor.copy_(lib.from_numpy(np.array(values, dtype=tensor.detach().numpy().dtype)))
     return tensor
 
 
@@ -65,11 +67,11 @@ def _random_functions(lib: ModuleType, shared: SharedRandom) -> dict:
 
     def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **_):
         draws = shared.rng.standard_normal(_shape(size))
-        return _make(lib, draws.astype(_numpy_dtype(lib, dtype)), requires_grad)
+        return _make(lib, draws, _numpy_dtype(lib, dtype), requires_grad)
 
     def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **_):
         draws = shared.rng.random(_shape(size))
-        return _make(lib, draws.astype(_numpy_dtype(lib, dtype)), requires_grad)
+        return _make(lib, draws, _numpy_dtype(lib, dtype), requires_grad)
 
     def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
                 **_):
@@ -77,11 +79,11 @@ def _random_functions(lib: ModuleType, shared: SharedRandom) -> dict:
             *args, size = args
         low, high = (0, args[0]) if len(args) == 1 else args
         draws = shared.rng.integers(low, high, _shape((size,)))
-        return _make(lib, draws.astype(_numpy_dtype(lib, dtype or lib.int64)), requires_grad)
+        return _make(lib, draws, _numpy_dtype(lib, dtype or lib.int64), requires_grad)
 
     def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, **_):
         draws = shared.rng.permutation(int(n))
-        return _make(lib, draws.astype(_numpy_dtype(lib, dtype or lib.int64)), requires_grad)
+        return _make(lib, draws, _numpy_dtype(lib, dtype or lib.int64), requires_grad)
 
     def randn_like(input, *, dtype=None, requires_grad=False, **_):
         return randn(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad)
@@ -106,7 +108,7 @@ def _random_functions(lib: ModuleType, shared: SharedRandom) -> dict:
             return input
         keep = shared.rng.random(tuple(input.shape)) >= p
         scale = 1.0 / (1.0 - p) if p < 1.0 else 0.0
-        noise = lib.from_numpy((keep * scale).astype(input.detach().numpy().dtype))
+        noise = _make(lib, keep * scale, input.detach().numpy().dtype, False)
         return input.mul_(noise) if inplace else input * noise
 
     original_manual_seed = lib.manual_seed
@@ -133,18 +135,36 @@ def _targets(lib: ModuleType) -> list:
     return targets
 
 
+def _unless_paused(shared: SharedRandom, replacement, original):
+    def entry(*args, **kwargs):
+        return (original if shared.paused else replacement)(*args, **kwargs)
+    return entry
+
+
+def _pausing(shared: SharedRandom, function):
+    def entry(*args, **kwargs):
+        shared.paused += 1
+        try:
+            return function(*args, **kwargs)
+        finally:
+            shared.paused -= 1
+    return entry
+
+
 @contextlib.contextmanager
 def lockstep(lib: ModuleType, seed: int = SEED) -> Iterator[SharedRandom]:
     """Replace ``lib``'s random entry points with draws from one seeded NumPy stream; restore
     them (and the default dtype) on exit."""
     shared = SharedRandom(seed)
     replacements = _random_functions(lib, shared)
-    saved = []
-    for owner, name, key in _targets(lib):
-        if not hasattr(owner, name):
-            continue  # never lend a library an entry point it lacks
-        saved.append((owner, name, owner.__dict__.get(name, _INHERITED)))
-        setattr(owner, name, replacements[key])
+    patches = [(owner, name, _unless_paused(shared, replacements[key], getattr(owner, name)))
+               for owner, name, key in _targets(lib)
+               if hasattr(owner, name)]  # never lend a library an entry point it lacks
+    patches += [(lib.autograd, name, _pausing(shared, getattr(lib.autograd, name)))
+                for name in ("gradcheck", "gradgradcheck")]
+    saved = [(owner, name, owner.__dict__.get(name, _INHERITED)) for owner, name, _ in patches]
+    for owner, name, entry in patches:
+        setattr(owner, name, entry)
     default_dtype = lib.get_default_dtype()
     try:
         yield shared

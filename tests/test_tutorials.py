@@ -12,12 +12,30 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
-import hookgrad
 from _lockstep import as_torch, first_difference, lockstep, numbers_match, run_script
 
+import hookgrad
+
 TUTORIALS = Path(__file__).resolve().parent.parent / "examples" / "tutorials"
-SCRIPTS = sorted(TUTORIALS.glob("*.py"))
+
+# Tutorials that run into a hookgrad gap, with the symptom (part of the error, or of the first
+# differing line). Each gap is reported to the owner of the code; the test below checks that each
+# still shows its symptom, so an entry must be removed as soon as its gap is closed.
+KNOWN_GAPS = {
+    "extending_sort": "no attribute 'sort'",  # Tensor.sort / torch.sort are missing
+    "tensors": "unexpected keyword argument 'out'",  # out= on matmul/mul; f"{t:.1f}" of 0-d t
+    "autograd_saved_tensors_disk": "no attribute 'save'",  # torch.save / torch.load are missing
+    # SavedTensor.register_hooks gives the pack hook the saved tensor itself; torch detaches it
+    "autograd_saved_tensor_hooks": "requires_grad=True",
+    # version-check message: torch 2.13 names the node without "Backward0" and, for a saved
+    # input, its producer at unpack time (here Mul after mul_), not at save time
+    "autograd_inplace_correctness": "of SigmoidBackward0",
+    "autograd_hooks_inplace": "no attribute 'cos_'",  # in-place unary methods (cos_, sin_)
+    # a node computes gradients for inputs that were not asked for; torch's hooks see None there
+    "autograd_hooks_partial_inputs": "grad_inputs [(2,), (2,)]",
+}
+SCRIPTS = sorted(path for path in TUTORIALS.glob("*.py") if path.stem not in KNOWN_GAPS)
+GAPS = sorted(path for path in TUTORIALS.glob("*.py") if path.stem in KNOWN_GAPS)
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[path.stem for path in SCRIPTS])
@@ -29,8 +47,24 @@ def test_tutorial_prints_what_torch_prints(script):
     assert difference is None, f"{script.name}: {difference}"
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # half-run cleanup
+@pytest.mark.parametrize("script", GAPS, ids=[path.stem for path in GAPS])
+def test_known_gap_still_shows_its_symptom(script):
+    expected = run_script(script, "torch")
+    try:
+        symptom = first_difference(run_script(script, "hookgrad"), expected)
+    except Exception as error:  # noqa: BLE001 - the gap may surface as any error
+        symptom = f"{type(error).__name__}: {error}"
+    assert symptom is not None, f"{script.stem} now matches torch: remove it from KNOWN_GAPS"
+    assert KNOWN_GAPS[script.stem] in symptom, f"{script.stem} fails differently: {symptom}"
+
+
+def test_every_known_gap_names_a_tutorial():
+    assert set(KNOWN_GAPS) <= {path.stem for path in TUTORIALS.glob("*.py")}
+
+
 def test_scripts_import_only_hookgrad():
-    for script in SCRIPTS:
+    for script in SCRIPTS + GAPS:
         source = script.read_text()
         assert "import hookgrad as torch" in source, script.name
         assert "import torch" not in source, f"{script.name} imports torch itself"

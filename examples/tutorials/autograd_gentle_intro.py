@@ -4,7 +4,7 @@ torchvision's resnet18 would need a download; a small network with the same shap
 convolutional stem and a final fully connected layer called ``fc``) stands in for it.
 """
 import hookgrad as torch
-from hookgrad import nn, optim
+from hookgrad import nn
 
 
 class TinyResNet(nn.Module):
@@ -73,7 +73,7 @@ with torch.no_grad():
 print(f"Does `c` (computed under no_grad) require gradients?: {c.requires_grad}")
 
 # Freezing parameters to finetune only the classifier
-from hookgrad import nn, optim  # noqa: E402,F811  (the tutorial imports these here)
+from hookgrad import nn, optim  # noqa: E402  (the tutorial imports these here)
 
 model = TinyResNet()
 
