@@ -185,9 +185,10 @@ def as_torch(source: str) -> str:
     return _IMPORT.sub(r"\1torch", source)
 
 
-def run_script(path: Path, library: str, default_dtype: str | None = None) -> str:
-    """Run ``path`` (written against hookgrad) under ``library`` in lockstep, with the default
-    dtype named (``"float64"``) if given; return its stdout."""
+def run_script(path: Path, library: str, default_dtype: str | None = None,
+               in_lockstep: bool = True) -> str:
+    """Run ``path`` (written against hookgrad) under ``library``, in lockstep unless told
+    otherwise, with the default dtype named (``"float64"``) if given; return its stdout."""
     import importlib
 
     lib = importlib.import_module(library)
@@ -196,7 +197,8 @@ def run_script(path: Path, library: str, default_dtype: str | None = None) -> st
         source = as_torch(source)
     code = compile(source, str(path), "exec")
     out = io.StringIO()
-    with lockstep(lib), contextlib.redirect_stdout(out):
+    with (lockstep(lib) if in_lockstep else contextlib.nullcontext()), \
+            contextlib.redirect_stdout(out):
         if default_dtype is not None:
             lib.set_default_dtype(getattr(lib, default_dtype))
         exec(code, {"__name__": "__main__", "__file__": str(path)})  # noqa: S102

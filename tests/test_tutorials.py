@@ -47,6 +47,17 @@ def test_tutorial_prints_what_torch_prints(script):
     assert difference is None, f"{script.name}: {difference}"
 
 
+@pytest.mark.parametrize("script", SCRIPTS, ids=[path.stem for path in SCRIPTS])
+def test_tutorial_runs_on_hookgrads_own_generator(script):
+    """Outside the harness (hookgrad's random numbers, not torch's) the script runs as written."""
+    default_dtype = hookgrad.get_default_dtype()
+    try:
+        output = run_script(script, "hookgrad", in_lockstep=False)
+    finally:
+        hookgrad.set_default_dtype(default_dtype)
+    assert len(output.splitlines()) == len(run_script(script, "torch").splitlines())
+
+
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # half-run cleanup
 @pytest.mark.parametrize("script", GAPS, ids=[path.stem for path in GAPS])
 def test_known_gap_still_shows_its_symptom(script):
