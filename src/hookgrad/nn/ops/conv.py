@@ -175,22 +175,28 @@ class Convolution(_Op):
         grad_input = grad_weight = grad_bias = None
         if ctx.needs_input_grad[0]:
             if ctx.transposed:
-                grad_input = _crop(Convolution.apply(grad, weight, None, stride, padding,
-                                                     dilation, False, zeros, groups),
+                grad_input = _crop(GradConvolution.apply(grad, weight, None, stride, padding,
+                                                         dilation, False, zeros, groups),
                                    ctx.input_size)
             else:
                 natural = transposed_size(grad.shape[2:], weight.shape[2:], stride, padding,
                                           dilation, zeros)
                 extra = tuple(s - m for s, m in zip(ctx.input_size, natural))
-                grad_input = Convolution.apply(grad, weight, None, stride, padding, dilation,
-                                               True, extra, groups)
+                grad_input = GradConvolution.apply(grad, weight, None, stride, padding,
+                                                   dilation, True, extra, groups)
         if ctx.needs_input_grad[1]:
             first, second = (grad, input) if ctx.transposed else (input, grad)
             grad_weight = ConvolutionWeight.apply(first, second, weight.shape[2:], stride,
                                                   padding, dilation, groups)
-        if len(ctx.needs_input_grad) > 2 and ctx.needs_input_grad[2]:
+        if ctx.needs_input_grad[2]:
             grad_bias = grad.sum((0,) + tuple(range(2, grad.ndim)))
         return grad_input, grad_weight, grad_bias
+
+
+class GradConvolution(Convolution):
+    """A convolution computing a gradient (the node torch names ConvolutionBackwardBackward0)."""
+
+    node_name = "ConvolutionBackwardBackward0"
 
 
 class ConvolutionWeight(_Op):
