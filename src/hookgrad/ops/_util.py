@@ -8,6 +8,55 @@ from ..tensor import Tensor
 
 _NUMBER = (int, float, bool, np.number, np.bool_)
 
+# NumPy warns on overflow, 0/0, log(-1) ...; torch computes inf and NaN silently. ``np.errstate``
+# costs about 1.3 us per use (a Python object, a new error-state capsule each time), more than
+# the arithmetic on a small tensor. It works by setting a context variable, so on NumPy 2 the ops
+# set that variable themselves, to a capsule made once per error state the caller is in (so a
+# caller's ``np.setbufsize`` or ``np.errstate(call=...)`` still holds inside the op).
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _ERROR_STATE
+except ImportError:  # NumPy 1.x: no context variable, use the public context manager
+    _ERROR_STATE = None
+_QUIET_STATES: dict = {}
+
+
+def _quiet_state(current):
+    with np.errstate(all="ignore"):
+        quiet = _ERROR_STATE.get()
+    if len(_QUIET_STATES) > 64:  # callers that make a new error state per call
+        _QUIET_STATES.clear()
+    _QUIET_STATES[current] = quiet
+    return quiet
+
+
+if _ERROR_STATE is not None:
+    def silence():
+        """Turn NumPy's floating-point warnings off; ``restore(token)`` turns them back on."""
+        current = _ERROR_STATE.get()
+        quiet = _QUIET_STATES.get(current)
+        return _ERROR_STATE.set(quiet if quiet is not None else _quiet_state(current))
+
+    def restore(token) -> None:
+        _ERROR_STATE.reset(token)
+else:
+    def silence():
+        """Turn NumPy's floating-point warnings off; ``restore(token)`` turns them back on."""
+        state = np.errstate(all="ignore")
+        state.__enter__()
+        return state
+
+    def restore(token) -> None:
+        token.__exit__(None, None, None)
+
+
+def quiet(fn, *args):
+    """``fn(*args)`` without NumPy's floating-point warnings (torch never gives them)."""
+    token = silence()
+    try:
+        return fn(*args)
+    finally:
+        restore(token)
+
 
 def default_float() -> np.dtype:
     return _dtype.get_default_dtype().numpy

@@ -2,10 +2,12 @@
 and the in-place forms. Selection (maximum, where, masked_fill, clamp) lives in ``selection.py``,
 unary math in ``unary.py``.
 
-Operands are promoted as torch promotes them. A Python or NumPy number becomes a 0-dim
-"wrapped number" tensor: it takes an edge in ``next_functions`` (as in torch, where
-``(x * 2).grad_fn`` has two) but is never saved, so pack hooks do not see it. Float16 is computed
-in float32 and rounded once, like torch's CPU kernels.
+Operands are promoted as torch promotes them. A Python or NumPy number is torch's "wrapped
+number": it takes an edge in ``next_functions`` (as in torch, where ``(x * 2).grad_fn`` has two;
+``Function._wrapped_scalars`` gives a number argument its edge) but is never saved, so pack hooks
+do not see it. It reaches ``forward`` as the Python number and is cast there. Float16 is computed
+in float32 and rounded once, like torch's CPU kernels. NumPy's floating-point warnings are off
+while an op computes (``_util.silence``): torch gives inf and NaN without a word.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..autograd.graph import SavedTensor
 from ..tensor import Tensor
-from ._util import broadcast_error
+from ._util import broadcast_error, quiet, restore, silence
 
 
 class _Op(Function):
@@ -71,34 +73,79 @@ def as_operand(value, op_name: str, position: int = 2):
                     f"{type(value).__name__}")
 
 
+_FLOAT16 = np.dtype(np.float16)
+_FLOAT32 = np.dtype(np.float32)
+
+
 def work_dtype(dtype: np.dtype) -> np.dtype:
     """Half precision is computed in float32 and rounded once at the end (torch's opmath)."""
-    return np.dtype(np.float32) if dtype == np.float16 else dtype
+    return _FLOAT32 if dtype == _FLOAT16 else dtype
 
 
 def cast(value, dtype: np.dtype) -> np.ndarray:
     """``value`` as an array of ``dtype``; numbers wrap around on overflow, as torch casts."""
     if isinstance(value, np.ndarray):
-        return value if value.dtype == dtype else value.astype(dtype)
-    with np.errstate(all="ignore"):
+        if value.dtype == dtype:
+            return value
+        token = silence()
+        try:
+            return value.astype(dtype)
+        finally:
+            restore(token)
+    token = silence()
+    try:
+        if dtype.kind == "f":
+            return np.asarray(value, dtype)
         return np.asarray(value).astype(dtype)
+    finally:
+        restore(token)
 
 
 def finish(result, dtype: np.dtype) -> np.ndarray:
     """A fresh ndarray of ``dtype`` (NumPy gives scalars for 0-dim results)."""
-    result = np.asarray(result)
+    if type(result) is not np.ndarray:
+        result = np.asarray(result)
     if result.dtype == dtype:
         return result
-    with np.errstate(all="ignore"):
+    token = silence()
+    try:
         return result.astype(dtype)
+    finally:
+        restore(token)
 
 
 def compute(op_name: str, fn, a, b):
+    token = silence()
     try:
-        with np.errstate(all="ignore"):
-            return fn(a, b)
+        return fn(a, b)
     except ValueError:
         raise broadcast_error(op_name, np.shape(a), np.shape(b)) from None
+    finally:
+        restore(token)
+
+
+def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype) -> np.ndarray:
+    """``fn(a, b)`` for an array ``a`` and an array or number ``b``, computed in ``dtype``'s
+    work dtype and returned as a fresh array of ``dtype``: the cast, the ufunc and the rounding
+    share one quiet section."""
+    work = _FLOAT32 if dtype == _FLOAT16 else dtype
+    token = silence()
+    try:
+        if a.dtype != work:
+            a = a.astype(work)
+        if type(b) is not np.ndarray:
+            b = np.asarray(b, work) if work.kind == "f" else np.asarray(b).astype(work)
+        elif b.dtype != work:
+            b = b.astype(work)
+        try:
+            result = fn(a, b)
+        except ValueError:
+            raise broadcast_error(op_name, a.shape, b.shape) from None
+        if type(result) is not np.ndarray:
+            result = np.asarray(result)
+        return result if result.dtype == dtype else result.astype(dtype)
+    finally:
+        restore(token)
 
 
 def promote(a, b) -> np.dtype:
@@ -119,15 +166,26 @@ def wrap_number(value, dtype: np.dtype) -> Tensor:
 
 def _binary_apply(cls, op_name: str, a, b, *extra):
     """Promote ``a`` (a tensor) and ``b`` and call ``cls.apply(a, b, dtype, number, *extra)``,
-    where ``number`` is the Python value of a wrapped number ``b``, else None."""
+    where ``number`` is the Python value of a wrapped number ``b`` (passed as ``b`` too: ``cls``
+    lists position 1 in ``_wrapped_scalars``, so it keeps its edge), else None."""
+    kind = type(b)
+    if kind is Tensor:  # the common cases first: no conversion, and one dtype or a float one
+        dtype = a._data.dtype
+        if b._data.dtype != dtype:
+            dtype = _dtype.result_type(a, b).numpy
+        return cls.apply(a, b, dtype, None, *extra)
+    if (kind is float or kind is int) and a._data.dtype.kind == "f":
+        return cls.apply(a, b, a._data.dtype, b, *extra)
     b = as_operand(b, op_name)
     dtype = promote(a, b)
     if isinstance(b, Tensor):
         return cls.apply(a, b, dtype, None, *extra)
-    return cls.apply(a, wrap_number(b, dtype), dtype, b, *extra)
+    if dtype.kind != "f":
+        cast(b, dtype)  # an int beyond int64 fails here, before any check of the op (as in torch)
+    return cls.apply(a, b, dtype, b, *extra)
 
 
-def _pair(a: np.ndarray, b: np.ndarray, dtype: np.dtype):
+def _pair(a: np.ndarray, b, dtype: np.dtype):
     work = work_dtype(dtype)
     return cast(a, work), cast(b, work)
 
@@ -141,7 +199,13 @@ def _check_alpha(alpha, dtype: np.dtype) -> None:
 
 
 def _scaled(other: np.ndarray, alpha, work: np.dtype) -> np.ndarray:
-    return other if alpha == 1 else other * cast(alpha, work)
+    if alpha == 1:
+        return other
+    token = silence()
+    try:
+        return other * cast(alpha, work)
+    finally:
+        restore(token)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -151,11 +215,14 @@ class Add(_Op):
     """out = self + alpha * other;  d self = grad, d other = alpha * grad"""
 
     node_name = "AddBackward0"
+    _wrapped_scalars = (1,)
 
     @staticmethod
     def forward(ctx, self, other, dtype, number, alpha=1):
         _check_alpha(alpha, dtype)
         ctx.alpha = alpha
+        if alpha == 1:
+            return arithmetic("add", np.add, self, other, dtype)
         a, b = _pair(self, other, dtype)
         return finish(compute("add", np.add, a, _scaled(b, alpha, a.dtype)), dtype)
 
@@ -168,12 +235,15 @@ class Sub(_Op):
     """out = self - alpha * other;  d self = grad, d other = -alpha * grad"""
 
     node_name = "SubBackward0"
+    _wrapped_scalars = (1,)
 
     @staticmethod
     def forward(ctx, self, other, dtype, number, alpha=1):
         _check_sub(self, other, number)
         _check_alpha(alpha, dtype)
         ctx.alpha = alpha
+        if alpha == 1:
+            return arithmetic("sub", np.subtract, self, other, dtype)
         a, b = _pair(self, other, dtype)
         return finish(compute("sub", np.subtract, a, _scaled(b, alpha, a.dtype)), dtype)
 
@@ -211,8 +281,8 @@ class RsubScalar(_Op):
         _check_alpha(alpha, dtype)
         ctx.alpha = alpha
         work = work_dtype(dtype)
-        a = cast(self, work)
-        return finish(cast(other, work) - _scaled(a, alpha, work), dtype)
+        return finish(compute("rsub", np.subtract, cast(other, work),
+                              _scaled(cast(self, work), alpha, work)), dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -224,6 +294,7 @@ class Mul(_Op):
 
     node_name = "MulBackward0"
     saved_names = ("other", "self")
+    _wrapped_scalars = (1,)
 
     @staticmethod
     def forward(ctx, self, other, dtype, number):
@@ -231,8 +302,7 @@ class Mul(_Op):
         if number is None:
             need_self, need_other = ctx.needs_input_grad[:2]
             ctx.save_for_backward(other if need_self else None, self if need_other else None)
-        a, b = _pair(self, other, dtype)
-        return finish(compute("mul", np.multiply, a, b), dtype)
+        return arithmetic("mul", np.multiply, self, other, dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -252,6 +322,7 @@ class Div(_Op):
 
     node_name = "DivBackward0"
     saved_names = ("other", "self")
+    _wrapped_scalars = (1,)
 
     @staticmethod
     def forward(ctx, self, other, dtype, number):
@@ -260,9 +331,7 @@ class Div(_Op):
             need_self, need_other = ctx.needs_input_grad[:2]
             ctx.save_for_backward(other if need_self or need_other else None,
                                   self if need_other else None)
-        dtype = _true_dtype(dtype)
-        a, b = _pair(self, other, dtype)
-        return finish(compute("div", np.true_divide, a, b), dtype)
+        return arithmetic("div", np.true_divide, self, other, _true_dtype(dtype))
 
     @staticmethod
     def backward(ctx, grad):
@@ -300,6 +369,7 @@ class DivMode(_Op):
 
     node_name = "DivBackward2"
     saved_names = ("other", "self")
+    _wrapped_scalars = (1,)
 
     @staticmethod
     def forward(ctx, self, other, dtype, number, rounding_mode):
@@ -391,8 +461,11 @@ def _check_int_power(dtype: np.dtype, exponent, tensor_exponent: bool = True) ->
 
 
 def _power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
+    token = silence()
+    try:
         return np.power(base, exponent)
+    finally:
+        restore(token)
 
 
 class Pow(_Op):
@@ -467,7 +540,7 @@ class RPow(_Op):
             log_base = Tensor._make(np.where(exponent._data >= 0, 0.0, -np.inf).astype(
                 result._data.dtype))
             return grad * (result * log_base).masked_fill(exponent._data >= 0, 0.0), None
-        return grad * (result * float(np.log(ctx.base))), None
+        return grad * (result * float(quiet(np.log, ctx.base))), None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -494,6 +567,7 @@ class _InplaceBinary(_Op):
 
     _inplace = True
     _outplace: type = None
+    _wrapped_scalars = (1,)
 
     @classmethod
     def _write(cls, ctx, self, result):
@@ -537,8 +611,7 @@ class MulInplace(_InplaceBinary):
         Original.record(original, ctx)
         if number is None:
             ctx.save_for_backward(other if ctx.needs_input_grad[0] else None, None)
-        a, b = _pair(self, other, dtype)
-        return MulInplace._write(ctx, self, finish(compute("mul_", np.multiply, a, b), dtype))
+        return MulInplace._write(ctx, self, arithmetic("mul_", np.multiply, self, other, dtype))
 
     backward = Mul.backward
 
@@ -555,9 +628,8 @@ class DivInplace(_InplaceBinary):
         if number is None:
             need_self, need_other = ctx.needs_input_grad[:2]
             ctx.save_for_backward(other if need_self or need_other else None, None)
-        dtype = _true_dtype(dtype)
-        a, b = _pair(self, other, dtype)
-        return DivInplace._write(ctx, self, finish(compute("div_", np.true_divide, a, b), dtype))
+        return DivInplace._write(ctx, self, arithmetic("div_", np.true_divide, self, other,
+                                                       _true_dtype(dtype)))
 
     backward = Div.backward
 

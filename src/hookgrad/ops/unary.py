@@ -13,20 +13,29 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor
+from ._util import quiet, restore, silence
 from .elementwise import _Op, finish, work_dtype
 
-
-def _float_input(x: np.ndarray):
-    """(array to compute on, dtype of the result) for a float-valued function of ``x``."""
-    dtype = x.dtype if x.dtype.kind == "f" else _dtype.get_default_dtype().numpy
-    work = work_dtype(dtype)
-    return (x if x.dtype == work else x.astype(work)), dtype
+_FLOAT16 = np.dtype(np.float16)
 
 
 def _apply_float(fn, x: np.ndarray) -> np.ndarray:
-    work, dtype = _float_input(x)
-    with np.errstate(all="ignore"):
-        return finish(fn(work), dtype)
+    """``fn(x)`` for a float-valued function: integers give the default float dtype, half is
+    computed in float32 and rounded once, and NumPy's warnings are off (torch has none)."""
+    dtype = x.dtype
+    token = silence()
+    try:
+        if dtype.kind != "f":
+            dtype = _dtype.get_default_dtype().numpy
+            x = x.astype(work_dtype(dtype))
+        elif dtype == _FLOAT16:
+            x = x.astype(np.float32)
+        result = fn(x)
+        if type(result) is not np.ndarray:
+            result = np.asarray(result)
+        return result if result.dtype == dtype else result.astype(dtype)
+    finally:
+        restore(token)
 
 
 def _not_for_integers(x: np.ndarray, kernel: str) -> None:
@@ -584,7 +593,7 @@ class RoundDecimals(_Op):
         if self.dtype.kind in "iub":
             raise NotImplementedError(f"\"round_cpu\" not implemented for "
                                       f"'{_dtype.scalar_type_name(self.dtype)}'")
-        return finish(np.round(self, decimals), self.dtype)
+        return finish(quiet(np.round, self, decimals), self.dtype)
 
     @staticmethod
     def backward(ctx, grad):
