@@ -49,8 +49,8 @@ def not_implemented(kernel: str, dtype: np.dtype) -> NotImplementedError:
 
 def _check_sub(self: np.ndarray, other: np.ndarray, number) -> None:
     """torch refuses ``-`` when either operand is bool (a tensor or a Python bool)."""
-    self_bool = self.dtype == np.bool_
-    other_bool = isinstance(number, bool) if number is not None else other.dtype == np.bool_
+    self_bool = self.dtype.kind == "b"
+    other_bool = isinstance(number, bool) if number is not None else other.dtype.kind == "b"
     if self_bool and other_bool:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
@@ -168,12 +168,12 @@ def _binary_apply(cls, op_name: str, a, b, *extra):
     """Promote ``a`` (a tensor) and ``b`` and call ``cls.apply(a, b, dtype, number, *extra)``,
     where ``number`` is the Python value of a wrapped number ``b`` (passed as ``b`` too: ``cls``
     lists position 1 in ``_wrapped_scalars``, so it keeps its edge), else None."""
-    kind = type(b)
-    if kind is Tensor:  # the common cases first: no conversion, and one dtype or a float one
+    if isinstance(b, Tensor):  # the common cases first: no conversion, one dtype or a float one
         dtype = a._data.dtype
         if b._data.dtype != dtype:
             dtype = _dtype.result_type(a, b).numpy
         return cls.apply(a, b, dtype, None, *extra)
+    kind = type(b)
     if (kind is float or kind is int) and a._data.dtype.kind == "f":
         return cls.apply(a, b, a._data.dtype, b, *extra)
     b = as_operand(b, op_name)
@@ -191,6 +191,8 @@ def _pair(a: np.ndarray, b, dtype: np.dtype):
 
 
 def _check_alpha(alpha, dtype: np.dtype) -> None:
+    if type(alpha) is int:  # the default alpha=1, and any int, is fine for every dtype
+        return
     if isinstance(alpha, (bool, np.bool_)) and dtype != np.bool_:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if dtype.kind in "iub" and isinstance(alpha, (float, np.floating)):
@@ -454,7 +456,7 @@ class FloorDivideScalar(FloorDivide):
 # Powers
 # ---------------------------------------------------------------------------------------------
 def _check_int_power(dtype: np.dtype, exponent, tensor_exponent: bool = True) -> None:
-    if dtype == np.bool_ and tensor_exponent:
+    if dtype.kind == "b" and tensor_exponent:
         raise not_implemented("pow", dtype)
     if dtype.kind in "iu" and np.any(np.asarray(exponent) < 0):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
@@ -479,8 +481,10 @@ class Pow(_Op):
         _check_int_power(dtype, exponent, tensor_exponent=False)
         ctx.exponent = exponent
         ctx.save_for_backward(self)
-        work = np.dtype(np.int64) if dtype == np.bool_ else work_dtype(dtype)
-        return finish(_power(cast(self, work), cast(exponent, work)), dtype)
+        if dtype.kind == "b":  # bool ** number is computed in int64 and cast back
+            work = np.dtype(np.int64)
+            return finish(_power(cast(self, work), cast(exponent, work)), dtype)
+        return arithmetic("pow", np.power, self, exponent, dtype)
 
     @staticmethod
     def backward(ctx, grad):

@@ -52,12 +52,16 @@ def _into(out, result: Tensor, op_name: str) -> Tensor:
 # arithmetic ----------------------------------------------------------------------------------
 def add(input, other, *, alpha=1, out=None) -> Tensor:
     """input + alpha * other"""
+    if out is None and isinstance(input, Tensor):
+        return E._binary_apply(E.Add, "add", input, other, alpha)
     input, other = _first_tensor(input, other, "add")
     return _into(out, E._binary_apply(E.Add, "add", input, other, alpha), "add")
 
 
 def sub(input, other, *, alpha=1, out=None) -> Tensor:
     """input - alpha * other"""
+    if out is None and isinstance(input, Tensor):
+        return E._binary_apply(E.Sub, "sub", input, other, alpha)
     input, other = _first_tensor(input, other, "sub")
     return _into(out, E._binary_apply(E.Sub, "sub", input, other, alpha), "sub")
 
@@ -76,6 +80,8 @@ def rsub(input, other, *, alpha=1) -> Tensor:
 
 def mul(input, other, *, out=None) -> Tensor:
     """input * other"""
+    if out is None and isinstance(input, Tensor):
+        return E._binary_apply(E.Mul, "mul", input, other)
     if not isinstance(input, (Tensor, np.ndarray)) and isinstance(other, Tensor):
         input, other = other, input
     return _into(out, E._binary_apply(E.Mul, "mul", _tensor(input, "mul"), other), "mul")
@@ -86,6 +92,8 @@ multiply = mul
 
 def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
     """input / other, optionally rounded ('trunc' or 'floor'); integers divide to floats"""
+    if rounding_mode is None and out is None and isinstance(input, Tensor):
+        return E._binary_apply(E.Div, "div", input, other)
     if rounding_mode is None and not isinstance(input, (Tensor, np.ndarray)) and \
             isinstance(other, Tensor) and E.is_number(input):
         return _into(out, mul(reciprocal(other), input), "div")  # torch's number / tensor
@@ -303,7 +311,7 @@ rpow = _reflected(pow)
 # unary math and activations --------------------------------------------------------------------
 def _unary(cls, name: str):
     def op(input: Tensor) -> Tensor:
-        return cls.apply(_tensor(input, name))
+        return cls.apply(input if isinstance(input, Tensor) else _tensor(input, name))
 
     op.__name__ = name
     op.__doc__ = cls.__doc__
@@ -331,7 +339,7 @@ trunc = fix = _unary(U.Trunc, "trunc")
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(input, 0)"""
-    if input._data.dtype == np.bool_:
+    if input._data.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
     return (U.ReluInplace if inplace else U.Relu).apply(input)
 

@@ -48,6 +48,20 @@ def _zeros(grad: Tensor) -> Tensor:
     return Tensor._make(np.zeros_like(grad._data))
 
 
+_ZERO = {}
+
+
+def _zero(dtype: np.dtype) -> np.ndarray:
+    """A shared read-only 0-dim zero of ``dtype`` (a ufunc takes a 0-dim array faster than a
+    NumPy scalar)."""
+    zero = _ZERO.get(dtype)
+    if zero is None:
+        zero = np.zeros((), dtype)
+        zero.flags.writeable = False
+        _ZERO[dtype] = zero
+    return zero
+
+
 class Neg(_Op):
     """d -x = -1"""
 
@@ -292,9 +306,9 @@ class Relu(_Op):
 
     @staticmethod
     def forward(ctx, self):
-        if self.dtype == np.bool_:
+        if self.dtype.kind == "b":
             raise RuntimeError("\"clamp_min_scalar_cpu\" not implemented for 'Bool'")
-        result = finish(np.maximum(self, self.dtype.type(0)), self.dtype)
+        result = finish(np.maximum(self, _zero(self.dtype)), self.dtype)
         ctx.save_for_backward(result)
         return result
 
@@ -310,7 +324,7 @@ class ReluInplace(Relu):
 
     @staticmethod
     def forward(ctx, self):
-        np.maximum(self, self.dtype.type(0), out=self)
+        np.maximum(self, _zero(self.dtype), out=self)
         ctx.save_for_backward(self)
         return self
 
