@@ -1,12 +1,7 @@
-"""Small shared pieces for op definitions: type promotion of operands and torch's messages."""
+"""Small shared pieces for op definitions: quiet NumPy arithmetic, torch's messages, dims."""
 from __future__ import annotations
 
 import numpy as np
-
-from .. import _dtype
-from ..tensor import Tensor
-
-_NUMBER = (int, float, bool, np.number, np.bool_)
 
 # NumPy warns on overflow, 0/0, log(-1) ...; torch computes inf and NaN silently. ``np.errstate``
 # costs about 1.3 us per use (a Python object, a new error-state capsule each time), more than
@@ -58,47 +53,6 @@ def quiet(fn, *args):
         restore(token)
 
 
-def default_float() -> np.dtype:
-    return _dtype.get_default_dtype().numpy
-
-
-def promote(a, b) -> np.dtype:
-    """The NumPy dtype torch would compute ``a <op> b`` in (tensors and Python numbers)."""
-    a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
-    if a_t and b_t and a._data.dtype == b._data.dtype:
-        return a._data.dtype
-    if a_t and not b_t and isinstance(b, float) and a._data.dtype.kind == "f":
-        return a._data.dtype
-    return _dtype.result_type(_operand(a), _operand(b)).numpy
-
-
-def _operand(x):
-    if isinstance(x, Tensor) or isinstance(x, (bool, int, float)):
-        return x
-    if isinstance(x, (np.bool_,)):
-        return bool(x)
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, np.floating):
-        return float(x)
-    if isinstance(x, np.ndarray):
-        return Tensor._make(x)
-    raise TypeError(f"unsupported operand type(s): '{type(x).__name__}'")
-
-
-def cast(value, dtype: np.dtype):
-    """An array (or a NumPy scalar for a Python number) of ``dtype``, copying only if needed."""
-    if isinstance(value, np.ndarray):
-        return value if value.dtype == dtype else value.astype(dtype)
-    return dtype.type(value)
-
-
-def to_tensor(value, dtype=None) -> Tensor:
-    if isinstance(value, Tensor):
-        return value
-    return Tensor._make(np.asarray(value, dtype=dtype if dtype is not None else None))
-
-
 def broadcast_error(op: str, a_shape: tuple, b_shape: tuple) -> RuntimeError:
     """torch's message for shapes that do not broadcast, plus the op and both shapes."""
     ndim = max(len(a_shape), len(b_shape))
@@ -113,22 +67,9 @@ def broadcast_error(op: str, a_shape: tuple, b_shape: tuple) -> RuntimeError:
     return RuntimeError(f"{op}: shapes {list(a_shape)} and {list(b_shape)} do not broadcast")
 
 
-def shape_of(value) -> tuple:
-    return np.shape(value)
-
-
 def normalize_dim(dim: int, ndim: int, op: str = "") -> int:
     size = max(ndim, 1)
     if not -size <= dim < size:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-size}, "
                          f"{size - 1}], but got {dim})")
     return dim % size
-
-
-def normalize_dims(dim, ndim: int) -> tuple:
-    """``dim`` (None, int, or sequence) as a sorted tuple of non-negative axes."""
-    if dim is None:
-        return tuple(range(ndim))
-    if isinstance(dim, (int, np.integer)):
-        dim = (int(dim),)
-    return tuple(sorted(normalize_dim(d, ndim) for d in dim))

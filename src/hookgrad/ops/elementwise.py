@@ -272,6 +272,10 @@ class Rsub(_Op):
         return (-grad if ctx.alpha == 1 else -grad * ctx.alpha), grad
 
 
+def _subtract_from(self: np.ndarray, other: np.ndarray) -> np.ndarray:
+    return np.subtract(other, self)
+
+
 class RsubScalar(_Op):
     """out = other - alpha * self for a number ``other`` (no edge for it: RsubBackward1)"""
 
@@ -282,6 +286,8 @@ class RsubScalar(_Op):
         _check_sub(self, self, other)
         _check_alpha(alpha, dtype)
         ctx.alpha = alpha
+        if alpha == 1:
+            return arithmetic("rsub", _subtract_from, self, other, dtype)
         work = work_dtype(dtype)
         return finish(compute("rsub", np.subtract, cast(other, work),
                               _scaled(cast(self, work), alpha, work)), dtype)

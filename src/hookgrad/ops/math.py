@@ -71,6 +71,10 @@ subtract = sub
 
 def rsub(input, other, *, alpha=1) -> Tensor:
     """other - alpha * input"""
+    kind = type(other)
+    if (kind is float or kind is int) and isinstance(input, Tensor) and \
+            input._data.dtype.kind == "f":  # a float tensor keeps its dtype
+        return E.RsubScalar.apply(input, other, input._data.dtype, alpha)
     input = _tensor(input, "rsub")
     other = E.as_operand(other, "rsub")
     if isinstance(other, Tensor):
@@ -291,6 +295,8 @@ def _reflected(fn, number_first=None):
     """Tensor's ``__r<op>__``: ``other <op> self``. A number ``other`` goes through
     ``number_first(self, other)`` when given (``2 + x`` is ``x + 2`` in torch)."""
     def op(self: Tensor, other):
+        if number_first is not None and (type(other) is float or type(other) is int):
+            return number_first(self, other)
         other = E.as_operand(other, fn.__name__)
         if number_first is not None and not isinstance(other, Tensor):
             return number_first(self, other)
