@@ -322,24 +322,68 @@ def _solve(result: Plan, model, led: Ledger, seconds: Dict[str, float],
         for part in parts:
             table, source = _combine(table, part[2])
             trail.append((part, source))
-        recomputed = None
-        freed = subtree_bytes(name)
-        if allow_recompute and name and freed and freed <= reserve:
-            held_inputs = sum(u.nbytes for u in units if inside(name, u.home)
-                              and u.keys & inputs_of.get(name, set()))
-            b = bin_of(held_inputs)
-            cost = seconds.get(name, 0.0)
-            if cost < table[b]:
-                recomputed = (b, cost, freed - held_inputs)
-                table = table.copy()
-                table[b] = cost
-        return table, (trail, recomputed)
+        options: Dict[int, tuple] = {}  # kept bin -> (seconds, transient, entry)
+        if allow_recompute and any(u.nbytes for u in units if inside(name, u.home)):
+            for kept, cost, transient, entry in recompute_options(name):
+                b = bin_of(kept)
+                if transient <= reserve and cost < table[b]:
+                    table = table.copy()
+                    table[b] = cost
+                    options[b] = (cost, transient, entry)
+        return table, (trail, options)
+
+    def child_index(name: str, module: str, order: Dict[str, int]) -> Optional[int]:
+        rest = module if name == "" else module[len(name) + 1:]
+        if module == name or not rest:
+            return None
+        return order.get((name + "." if name else "") + rest.split(".")[0])
+
+    def recompute_options(name: str) -> list:
+        """(kept bytes, seconds, transient bytes, entry): the whole module, or a Sequential
+        in runs as recompute(segments=k) does it."""
+        inside_units = [u for u in units if inside(name, u.home)]
+        freed = sum(u.nbytes for u in inside_units)
+        result = []
+        if name:
+            held = sum(u.nbytes for u in inside_units if u.keys & inputs_of.get(name, set()))
+            result.append((held, seconds.get(name, 0.0), freed - held, recompute()))
+        kids = children.get(name, [])
+        if len(kids) < 3 or not hasattr(names[name], "__getitem__"):
+            return result
+        order = {kid: i for i, kid in enumerate(kids)}
+        for count in range(2, min(len(kids), 8) + 1):
+            width = -(-len(kids) // count)
+            runs = [kids[i:i + width] for i in range(0, len(kids), width)]
+            if len(runs) < 2:
+                continue
+            run_of = {kid: r for r, run in enumerate(runs) for kid in run}
+            freed_in = [0] * len(runs)
+            for unit in inside_units:
+                spots = {child_index(name, m, order) for m in unit.modules}
+                if None in spots:
+                    continue
+                owners = {run_of[kids[i]] for i in spots}
+                run = owners.pop()
+                if owners or run == len(runs) - 1:
+                    continue  # spans runs, or in the last run (not checkpointed)
+                if unit.keys & inputs_of.get(runs[run][0], set()):
+                    continue  # the run's input: checkpoint keeps it
+                freed_in[run] += unit.nbytes
+            cost = sum(seconds.get(kid, 0.0) for run in runs[:-1] for kid in run)
+            # backward frees the last run's tensors before it recomputes any other run
+            last = sum(u.nbytes for u in inside_units
+                       if {child_index(name, m, order) for m in u.modules}
+                       <= {order[kid] for kid in runs[-1]})
+            result.append((freed - sum(freed_in), cost, max(0, max(freed_in) - last),
+                           recompute(segments=len(runs))))
+        return result
 
     def unwind(name: str, how: tuple, b: int, out: list) -> None:
-        trail, recomputed = how
-        if recomputed is not None and recomputed[0] == b:
-            out.append(("recompute", name, subtree_bytes(name), b * quantum, recomputed[1],
-                        recomputed[2]))
+        trail, options = how
+        if b in options:
+            cost, transient, entry = options[b]
+            out.append(("recompute", name, subtree_bytes(name), b * quantum, cost, transient,
+                        entry))
             return
         for part, source in reversed(trail):
             left = int(source[b])
@@ -380,9 +424,9 @@ def _solve(result: Plan, model, led: Ledger, seconds: Dict[str, float],
     rules: Dict[str, Any] = {}
     for choice in chosen:
         if choice[0] == "recompute":
-            _, name, before, after, cost, _freed = choice
-            rules[name] = recompute()
-            result.choices.append((name, "recompute()", before, after, cost))
+            _, name, before, after, cost, _transient, entry = choice
+            rules[name] = entry
+            result.choices.append((name or "(model)", repr(entry), before, after, cost))
         else:
             _, unit, saver, kept, cost = choice
             for module in sorted(unit.modules):

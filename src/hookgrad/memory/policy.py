@@ -17,6 +17,7 @@ import fnmatch
 import weakref
 from typing import Any, Iterable, List, Mapping, Optional, Tuple, Union
 
+from ..autograd.engine import current_graph_task
 from ..autograd.graph import current_saved_tensor, saved_tensors_hooks
 from ..tensor import Tensor
 from ._modules import tracker
@@ -156,7 +157,10 @@ class Policy:
     def enter(self, module, name: str, is_root: bool) -> None:
         if is_root:
             self._cache.clear()  # names are relative to the root being run
-            if self._recomputes and id(module) not in self._patched_roots:
+            # a checkpoint reruns submodules during backward, each seen as a root: never wrap
+            # those (the rerun must save what the forward saved), nor anything but ``model``
+            if (self._recomputes and self.model is None and current_graph_task() is None
+                    and id(module) not in self._patched_roots):
                 self._patch(module)
 
     def exit(self, module, name: str, is_root: bool) -> None:
