@@ -25,8 +25,8 @@ _INHERITED = object()  # torch.Tensor.uniform_ lives on its C base class, not in
 
 class SharedRandom:
     """The one stream both runs draw from; ``manual_seed`` restarts it. While ``paused`` (inside
-    gradcheck, which draws its own probes) the libraries' own generators serve instead, so that a
-    library's internal draws never shift the script's stream."""
+    a library's internal draws: gradcheck's probes, a sampler's seed) the libraries' own
+    generators serve instead, so that those never shift the script's stream."""
 
     def __init__(self, seed: int = SEED):
         self.rng = np.random.default_rng(seed)
@@ -73,11 +73,13 @@ def _random_functions(lib: ModuleType, shared: SharedRandom) -> dict:
         draws = shared.rng.random(_shape(size))
         return _make(lib, draws, _numpy_dtype(lib, dtype), requires_grad)
 
-    def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
-                **_):
+    def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device=None,
+                requires_grad=False, **_):
         if size is None:
             *args, size = args
-        low, high = (0, args[0]) if len(args) == 1 else args
+        if high is None:
+            *args, high = args
+        low = low if low is not None else (args[0] if args else 0)
         draws = shared.rng.integers(low, high, _shape((size,)))
         return _make(lib, draws, _numpy_dtype(lib, dtype or lib.int64), requires_grad)
 
@@ -135,6 +137,18 @@ def _targets(lib: ModuleType) -> list:
     return targets
 
 
+def _internal_draws(lib: ModuleType) -> list:
+    """(owner, attribute) of functions whose random draws are the library's own business: torch
+    seeds a shuffling sampler with ``Tensor.random_`` (not replaced), hookgrad with ``randint``,
+    and each gradcheck draws its probes its own way."""
+    internal = [(lib.autograd, "gradcheck"), (lib.autograd, "gradgradcheck")]
+    if lib.__name__ == "hookgrad":
+        from hookgrad.utils import data
+
+        internal.append((data, "_fresh_generator"))
+    return internal
+
+
 def _unless_paused(shared: SharedRandom, replacement, original):
     def entry(*args, **kwargs):
         return (original if shared.paused else replacement)(*args, **kwargs)
@@ -160,8 +174,8 @@ def lockstep(lib: ModuleType, seed: int = SEED) -> Iterator[SharedRandom]:
     patches = [(owner, name, _unless_paused(shared, replacements[key], getattr(owner, name)))
                for owner, name, key in _targets(lib)
                if hasattr(owner, name)]  # never lend a library an entry point it lacks
-    patches += [(lib.autograd, name, _pausing(shared, getattr(lib.autograd, name)))
-                for name in ("gradcheck", "gradgradcheck")]
+    patches += [(owner, name, _pausing(shared, getattr(owner, name)))
+                for owner, name in _internal_draws(lib) if hasattr(owner, name)]
     saved = [(owner, name, owner.__dict__.get(name, _INHERITED)) for owner, name, _ in patches]
     for owner, name, entry in patches:
         setattr(owner, name, entry)

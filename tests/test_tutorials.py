@@ -33,6 +33,7 @@ KNOWN_GAPS = {
     "autograd_hooks_inplace": "no attribute 'cos_'",  # in-place unary methods (cos_, sin_)
     # a node computes gradients for inputs that were not asked for; torch's hooks see None there
     "autograd_hooks_partial_inputs": "grad_inputs [(2,), (2,)]",
+    "nn_from_scratch": "(got range)",  # a range as an index (torch reads it as a sequence)
 }
 SCRIPTS = sorted(path for path in TUTORIALS.glob("*.py") if path.stem not in KNOWN_GAPS)
 GAPS = sorted(path for path in TUTORIALS.glob("*.py") if path.stem in KNOWN_GAPS)
@@ -88,6 +89,7 @@ def test_scripts_import_only_hookgrad():
     lambda lib: lib.rand(3, 2),
     lambda lib: lib.randint(0, 10, (5,)),
     lambda lib: lib.randint(7, size=(2, 2)),
+    lambda lib: lib.randint(high=5, size=(3,), dtype=lib.int64),
     lambda lib: lib.randperm(6),
     lambda lib: lib.randn_like(lib.zeros(2, 2, dtype=lib.float64)),
     lambda lib: lib.rand_like(lib.zeros(3)),
@@ -96,7 +98,7 @@ def test_scripts_import_only_hookgrad():
     lambda lib: lib.nn.init.xavier_normal_(lib.empty(3, 4)),
     lambda lib: lib.nn.Linear(4, 2).weight,
     lambda lib: lib.nn.functional.dropout(lib.ones(4, 4), 0.5),
-], ids=["randn", "randn-f64", "rand", "randint", "randint-high", "randperm", "randn_like",
+], ids=["randn", "randn-f64", "rand", "randint", "randint-high", "randint-keywords", "randperm", "randn_like",
         "rand_like", "init.uniform_", "kaiming_uniform_", "xavier_normal_", "Linear", "dropout"])
 def test_lockstep_draws_the_same_numbers_in_both_libraries(draw):
     with lockstep(torch):
@@ -107,6 +109,18 @@ def test_lockstep_draws_the_same_numbers_in_both_libraries(draw):
         actual = draw(hookgrad).detach()
     assert str(actual.dtype) == str(expected.dtype)
     np.testing.assert_array_equal(actual.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("replacement", [False, True])
+def test_lockstep_shuffles_data_loaders_alike(replacement):
+    orders = []
+    for lib in (torch, hookgrad):
+        with lockstep(lib):
+            data = lib.utils.data.TensorDataset(lib.arange(10))
+            sampler = lib.utils.data.RandomSampler(data, replacement=replacement)
+            loader = lib.utils.data.DataLoader(data, batch_size=4, sampler=sampler)
+            orders.append([batch[0].tolist() for _ in range(3) for batch in loader])
+    assert orders[0] == orders[1]
 
 
 def test_lockstep_restores_the_libraries():
