@@ -10,6 +10,7 @@ a NumPy generator seeded identically. The scripts stay plain tutorial code: all 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import math
 import re
@@ -199,12 +200,9 @@ def as_torch(source: str) -> str:
     return _IMPORT.sub(r"\1torch", source)
 
 
-def run_script(path: Path, library: str, default_dtype: str | None = None,
-               in_lockstep: bool = True) -> str:
-    """Run ``path`` (written against hookgrad) under ``library``, in lockstep unless told
-    otherwise, with the default dtype named (``"float64"``) if given; return its stdout."""
-    import importlib
-
+def run_script(path: Path, library: str, in_lockstep: bool = True) -> str:
+    """Run ``path`` (written against hookgrad) under ``library`` in this process, in lockstep
+    unless told otherwise; return what it printed."""
     lib = importlib.import_module(library)
     source = path.read_text()
     if library == "torch":
@@ -213,8 +211,6 @@ def run_script(path: Path, library: str, default_dtype: str | None = None,
     out = io.StringIO()
     with (lockstep(lib) if in_lockstep else contextlib.nullcontext()), \
             contextlib.redirect_stdout(out):
-        if default_dtype is not None:
-            lib.set_default_dtype(getattr(lib, default_dtype))
         exec(code, {"__name__": "__main__", "__file__": str(path)})  # noqa: S102
     return out.getvalue()
 
