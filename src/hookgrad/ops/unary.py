@@ -19,10 +19,15 @@ from .elementwise import _Op, finish, work_dtype
 _FLOAT16 = np.dtype(np.float16)
 
 
-def _apply_float(fn, x: np.ndarray) -> np.ndarray:
+def _apply_float(fn, x: np.ndarray, can_warn: bool = True) -> np.ndarray:
     """``fn(x)`` for a float-valued function: integers give the default float dtype, half is
-    computed in float32 and rounded once, and NumPy's warnings are off (torch has none)."""
+    computed in float32 and rounded once, and NumPy's warnings are off (torch has none).
+    ``can_warn=False``: ``fn`` raises no floating-point flag for any float input, not even
+    underflow (tanh), so float32 and float64 inputs skip switching NumPy's error state."""
     dtype = x.dtype
+    if not can_warn and dtype.kind == "f" and dtype != _FLOAT16:
+        result = fn(x)
+        return result if type(result) is np.ndarray else np.asarray(result)
     token = silence()
     try:
         if dtype.kind != "f":
@@ -264,7 +269,7 @@ class Tanh(_Op):
 
     @staticmethod
     def forward(ctx, self):
-        result = _apply_float(np.tanh, self)
+        result = _apply_float(np.tanh, self, can_warn=False)
         ctx.save_for_backward(result)
         return result
 
