@@ -124,6 +124,13 @@ def compute(op_name: str, fn, a, b):
         restore(token)
 
 
+def to_work(value, work: np.dtype) -> np.ndarray:
+    """``cast`` for callers already inside a quiet section (``_util.silence``)."""
+    if isinstance(value, np.ndarray):
+        return value if value.dtype == work else value.astype(work)
+    return np.asarray(value, work) if work.kind == "f" else np.asarray(value).astype(work)
+
+
 def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype) -> np.ndarray:
     """``fn(a, b)`` for an array ``a`` and an array or number ``b``, computed in ``dtype``'s
     work dtype and returned as a fresh array of ``dtype``: the cast, the ufunc and the rounding
@@ -133,10 +140,7 @@ def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype) -> np.ndarra
     try:
         if a.dtype != work:
             a = a.astype(work)
-        if type(b) is not np.ndarray:
-            b = np.asarray(b, work) if work.kind == "f" else np.asarray(b).astype(work)
-        elif b.dtype != work:
-            b = b.astype(work)
+        b = to_work(b, work)
         try:
             result = fn(a, b)
         except ValueError:
@@ -557,6 +561,8 @@ class RPow(_Op):
 # In-place arithmetic: the result is written into self, cast to self's dtype
 # ---------------------------------------------------------------------------------------------
 def _check_inplace_shape(self_shape: tuple, other_shape: tuple) -> None:
+    if self_shape == other_shape:
+        return
     try:
         shape = np.broadcast_shapes(self_shape, other_shape)
     except ValueError:
@@ -567,6 +573,8 @@ def _check_inplace_shape(self_shape: tuple, other_shape: tuple) -> None:
 
 
 def check_inplace_cast(result: np.dtype, target: np.dtype) -> None:
+    if result == target:
+        return
     if not _dtype.can_cast(_dtype.from_numpy_dtype(result), _dtype.from_numpy_dtype(target)):
         raise RuntimeError(f"result type {_dtype.scalar_type_name(result)} can't be cast to the "
                            f"desired output type {_dtype.scalar_type_name(target)}")
@@ -659,8 +667,12 @@ class Original:
 
     @staticmethod
     def needed(*tensors) -> bool:
-        return grad_mode.is_grad_enabled() and any(
-            isinstance(t, Tensor) and t.requires_grad for t in tensors)
+        if not grad_mode.is_grad_enabled():
+            return False
+        for tensor in tensors:
+            if isinstance(tensor, Tensor) and tensor.requires_grad:
+                return True
+        return False
 
     @staticmethod
     def record(original, ctx) -> None:

@@ -210,9 +210,15 @@ def _array(value) -> np.ndarray:
 _ABSENT = Tensor._make(np.zeros(0))  # an absent tensor bound: an edge without gradient
 
 
+_PLAIN_BOUND = (float, int, type(None))
+
+
 def _clamp_args(input, min, max, op_name: str):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if type(min) in _PLAIN_BOUND and type(max) in _PLAIN_BOUND and isinstance(input, Tensor) \
+            and input._data.dtype.kind == "f":  # number bounds keep a float tensor's dtype
+        return input, min, max, input._data.dtype, False
     input = _tensor(input, op_name)
     min = None if min is None else E.as_operand(min, op_name)
     max = None if max is None else E.as_operand(max, op_name)

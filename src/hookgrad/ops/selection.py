@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._util import broadcast_error
+from ._util import broadcast_error, quiet, restore, silence
 from .elementwise import (
     Original,
     _check_inplace_shape,
     _Op,
     _pair,
+    arithmetic,
     cast,
-    compute,
     finish,
     not_implemented,
+    to_work,
     work_dtype,
 )
 
@@ -32,8 +33,7 @@ class Maximum(_Op):
     @classmethod
     def forward(cls, ctx, self, other, dtype, number):
         ctx.save_for_backward(other, self)
-        a, b = _pair(self, other, dtype)
-        return finish(compute(cls.__name__.lower(), cls._fn, a, b), dtype)
+        return arithmetic(cls.__name__.lower(), cls._fn, self, other, dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -161,7 +161,7 @@ class MaskedFillTensorInplace(MaskedFillTensor):
 # Clamp: number bounds (ClampBackward1, ClampMin/MaxBackward0) or tensor bounds (ClampBackward0)
 # ---------------------------------------------------------------------------------------------
 def _check_clamp_scalars(dtype: np.dtype, low, high) -> None:
-    if dtype == np.bool_:
+    if dtype.kind == "b":
         kind = "clamp" if low is not None and high is not None else (
             "clamp_min" if low is not None else "clamp_max")
         raise not_implemented(f"{kind}_scalar_cpu", dtype)
@@ -169,13 +169,19 @@ def _check_clamp_scalars(dtype: np.dtype, low, high) -> None:
 
 def _clamp_array(x: np.ndarray, low, high, dtype: np.dtype) -> np.ndarray:
     work = work_dtype(dtype)
-    result = cast(x, work)
-    with np.errstate(invalid="ignore"):
-        if low is not None:
-            result = compute("clamp", np.maximum, result, cast(low, work))
-        if high is not None:
-            result = compute("clamp", np.minimum, result, cast(high, work))
-    return finish(result, dtype).copy() if result is x else finish(result, dtype)
+    token = silence()
+    try:
+        result = to_work(x, work)
+        for fn, bound in ((np.maximum, low), (np.minimum, high)):
+            if bound is not None:
+                bound = to_work(bound, work)
+                try:
+                    result = fn(result, bound)
+                except ValueError:
+                    raise broadcast_error("clamp", np.shape(result), np.shape(bound)) from None
+        return finish(result, dtype).copy() if result is x else finish(result, dtype)
+    finally:
+        restore(token)
 
 
 class Clamp(_Op):
@@ -198,13 +204,15 @@ class Clamp(_Op):
 
 
 def _inside(x: np.ndarray, low, high) -> np.ndarray:
-    keep = np.ones(x.shape, dtype=bool)
-    with np.errstate(invalid="ignore"):
-        if low is not None:
-            keep &= x >= low
-        if high is not None:
-            keep &= x <= high
-    return keep
+    token = silence()
+    try:
+        if high is None:
+            return np.asarray(x >= low)
+        if low is None:
+            return np.asarray(x <= high)
+        return np.asarray((x >= low) & (x <= high))
+    finally:
+        restore(token)
 
 
 class ClampMin(Clamp):
@@ -232,8 +240,7 @@ class ClampMinTensor(_Op):
     @classmethod
     def backward(cls, ctx, grad):
         bound, self = ctx.saved_tensors
-        with np.errstate(invalid="ignore"):
-            keep = cls._keep(self._data, bound._data)
+        keep = quiet(cls._keep, self._data, bound._data)
         return (grad.masked_fill(~keep, 0.0),
                 grad.masked_fill(keep, 0.0) if ctx.needs_input_grad[1] else None, None)
 
@@ -278,11 +285,14 @@ class ClampTensor(_Op):
         high, low, self = ctx.saved_tensors
         x = self._data
         everywhere = np.ones(x.shape, bool)
-        with np.errstate(invalid="ignore"):
+        token = silence()
+        try:
             above_min = x >= low._data if low is not None else everywhere
             below_max = x <= high._data if high is not None else everywhere
             ordered = low._data <= high._data if low is not None and high is not None \
                 else everywhere
+        finally:
+            restore(token)
         grad_self = grad.masked_fill(~(above_min & below_max), 0.0)
         grad_min = grad_max = None
         if ctx.needs_input_grad[1]:

@@ -280,9 +280,10 @@ class Tanh(_Op):
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    # exp of a non-positive number only, so neither side overflows
+    # exp of a non-positive number only, so neither side overflows: 1 / (1 + e) where x >= 0,
+    # e / (1 + e) elsewhere, as one division of a selected numerator
     e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+    return (np.where(x >= 0, 1, e) / (1 + e)).astype(x.dtype, copy=False)
 
 
 class Sigmoid(_Op):
