@@ -184,9 +184,12 @@ def _binary_apply(cls, op_name: str, a, b, *extra):
     dtype = promote(a, b)
     if isinstance(b, Tensor):
         return cls.apply(a, b, dtype, None, *extra)
-    if dtype.kind != "f":
+    if type(b) is int and not _INT_MIN <= b < _UINT_END and dtype.kind != "f":
         cast(b, dtype)  # an int beyond int64 fails here, before any check of the op (as in torch)
     return cls.apply(a, b, dtype, b, *extra)
+
+
+_INT_MIN, _UINT_END = -2 ** 63, 2 ** 64  # Python ints NumPy turns into int64 or uint64
 
 
 def _pair(a: np.ndarray, b, dtype: np.dtype):
