@@ -555,9 +555,10 @@ def test_legacy_backward_hook_matches_torch(scenario):
 
 @pytest.mark.parametrize("scenario", [global_mixing, global_legacy_hook])
 def test_global_legacy_hook_matches_torch(scenario, monkeypatch):
-    # the global full/legacy choice is sticky for the process: restore it afterwards
-    for lib in (torch, hookgrad):
-        monkeypatch.setattr(lib.nn.modules.module, "_global_is_full_backward_hook", None)
+    # the global full/legacy choice is sticky for the process: restore it afterwards (hookgrad
+    # keeps it with the other module hooks, torch in module.py)
+    for home in (torch.nn.modules.module, hookgrad.nn.modules._module_hooks):
+        monkeypatch.setattr(home, "_global_is_full_backward_hook", None)
     assert_same_log(scenario)
 
 

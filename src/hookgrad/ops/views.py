@@ -1,65 +1,24 @@
-"""View ops: outputs share memory and the version counter with their input (NumPy views), and
-``copy_slices``, which gives in-place ops on views torch's gradients (its CopySlices node).
+"""View ops: outputs share memory and the version counter with their input (NumPy views).
 
 Every view op sets ``_view_of = 0`` so ``Tensor._make_view`` can replay it on the base when an
 in-place op changes the base or a sibling view. The replay calls ``apply`` with the same
 positional arguments, so a view op's arguments are all positional and already normalised.
+Ops that return several views (split, chunk, unbind) live in ``split.py``; what an in-place op
+on a view does to its base (CopySlices) lives in ``copy_slices.py``.
 """
 from __future__ import annotations
 
 import operator
 import warnings
-from itertools import pairwise
 
 import numpy as np
 
 from ..autograd import grad_mode
-from ..autograd.graph import Node, _grad_edge, legacy_type_name
-from ..tensor import _NO_GRAD_VIEW_ERROR, Tensor
+from ..autograd.graph import legacy_type_name
+from ..tensor import Tensor
+from ._args import _shape_args, infer_shape
 from ._util import normalize_dim
 from .elementwise import _Op
-
-
-# ---------------------------------------------------------------------------------------------
-# shape arguments
-# ---------------------------------------------------------------------------------------------
-def _shape_args(shape, op: str = "view") -> tuple:
-    """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size(...))`` as a tuple of ints."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
-    result = []
-    for position, size in enumerate(shape):
-        try:
-            result.append(operator.index(size))
-        except TypeError:
-            raise TypeError(f"{op}(): argument 'size' (position 1) must be tuple of ints, but "
-                            f"found element of type {type(size).__name__} at pos {position}"
-                            ) from None
-    return tuple(result)
-
-
-def infer_shape(shape, numel: int) -> tuple:
-    """``shape`` with its one ``-1`` filled in; torch's messages when that is impossible."""
-    shape = tuple(int(s) for s in shape)
-    if shape.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
-    for size in shape:
-        if size < -1:
-            raise RuntimeError(f"invalid shape dimension {size}")
-    if -1 in shape:
-        known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
-        if known == 0:
-            if numel == 0:
-                raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} "
-                                   "because the unspecified dimension size -1 can be any value "
-                                   "and is ambiguous")
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        if numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape = tuple(numel // known if s == -1 else s for s in shape)
-    if int(np.prod(shape, dtype=np.int64)) != numel:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-    return shape
 
 
 def view_array(x: np.ndarray, shape: tuple):
@@ -552,203 +511,6 @@ class Alias(_View):
         return grad
 
 
-# ---------------------------------------------------------------------------------------------
-# split / chunk / unbind: several views of one input
-# ---------------------------------------------------------------------------------------------
-class Split(_Op):
-    """split / chunk / unbind: several views; modifying one in place is refused (as torch)."""
-
-    node_name = "SplitBackward0"
-    _view_of = 0
-    _multi_view = True
-
-    @staticmethod
-    def forward(ctx, self, sizes, dim, squeeze=False):
-        ctx.dim, ctx.squeeze = dim, squeeze
-        offsets = np.cumsum((0,) + tuple(sizes))
-        lead = (slice(None),) * dim
-        if squeeze:
-            return tuple(self[lead + (int(o), Ellipsis)] for o in offsets[:-1])
-        return tuple(self[lead + (slice(int(a), int(b)),)] for a, b in pairwise(offsets))
-
-    @staticmethod
-    def backward(ctx, *grads):
-        from .shape import cat, stack
-
-        if ctx.squeeze:
-            return stack(grads, ctx.dim), None, None, None
-        return cat(grads, ctx.dim), None, None, None
-
-
-class SplitWithSizes(Split):
-    node_name = "SplitWithSizesBackward0"
-
-
-class Unbind(Split):
-    node_name = "UnbindBackward0"
-
-
-_MULTI_VIEW_TAIL = ("This view is the output of a function that returns multiple views. Such "
-                    "functions do not allow the output views to be modified inplace. You should "
-                    "replace the inplace operation by an out-of-place one.")
-
-
-class _MultiViewReplay:
-    """Stands in for the replay of a split/unbind output: torch cannot rebuild such a view's
-    history after its base changed in place, so asking for it raises torch's error (rather
-    than keeping a stale grad_fn, which would give a wrong gradient)."""
-
-    __slots__ = ("name", "output_nr")
-
-    def __init__(self, name: str, output_nr: int):
-        self.name, self.output_nr = name, output_nr
-
-    def __call__(self, root):
-        raise RuntimeError(f"Output {self.output_nr} of {self.name} is a view and its base or "
-                             f"another view of its base has been modified inplace. "
-                             + _MULTI_VIEW_TAIL)
-
-
-def _mark_multi_view(cls, outputs: tuple, input_requires_grad: bool) -> tuple:
-    for index, output in enumerate(outputs):
-        output._view_fn = _MultiViewReplay(_forward_name(cls.node_name), index)
-        if output._grad_fn is None and grad_mode.is_grad_enabled():
-            # made with grad mode on but without history: torch's words for this case
-            output._extras()["view_error"] = ("A view was created in no_grad mode and is being "
-                                              "modified inplace with grad mode enabled. "
-                                              + _MULTI_VIEW_TAIL)
-        elif output._grad_fn is None and input_requires_grad:
-            output._extras()["view_error"] = _NO_GRAD_VIEW_ERROR
-    return outputs
-
-
-def _forward_name(node_name: str) -> str:
-    """torch names the op in view errors without the ``Backward0`` suffix."""
-    head, _, _ = node_name.rpartition("Backward")
-    return head or node_name
-
-
-def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
-    if input._data.ndim == 0:
-        raise RuntimeError("split expects at least a 1-dimensional tensor")
-    dim = normalize_dim(dim, input._data.ndim)
-    size = input._data.shape[dim]
-    if isinstance(split_size_or_sections, (list, tuple)):
-        sizes = tuple(operator.index(s) for s in split_size_or_sections)
-        if any(s < 0 for s in sizes) or sum(sizes) != size:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
-                               f"(input tensor's size at dimension {dim}), but got split_sizes="
-                               f"{list(sizes)}")
-        return _mark_multi_view(SplitWithSizes, SplitWithSizes.apply(input, sizes, dim),
-                                input.requires_grad)
-    step = operator.index(split_size_or_sections)
-    if step < 0:
-        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
-    if step == 0 and size != 0:
-        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
-                           f"size of {size}")
-    sizes = tuple(min(step, size - start) for start in range(0, size, step)) if size else (0,)
-    return _mark_multi_view(Split, Split.apply(input, sizes, dim), input.requires_grad)
-
-
-def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
-    """torch's rule: pieces of ceil(size / chunks), so there may be fewer than ``chunks``."""
-    if input._data.ndim == 0:
-        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
-    chunks = operator.index(chunks)
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    dim = normalize_dim(dim, input._data.ndim)
-    size = input._data.shape[dim]
-    if size == 0:
-        return _mark_multi_view(SplitWithSizes, SplitWithSizes.apply(input, (0,) * chunks, dim),
-                                input.requires_grad)
-    return split(input, -(-size // chunks), dim)
-
-
-def unbind(input: Tensor, dim: int = 0) -> tuple:
-    if input._data.ndim == 0:
-        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    dim = normalize_dim(dim, input._data.ndim)
-    outputs = Unbind.apply(input, (1,) * input._data.shape[dim], dim, True)
-    return _mark_multi_view(Unbind, outputs, input.requires_grad)
-
-
-# ---------------------------------------------------------------------------------------------
-# In-place ops on views: CopySlices
-# ---------------------------------------------------------------------------------------------
-class CopySlices(Node):
-    """The base's new history after an in-place op ``fn`` on one of its views.
-
-    Backward: the gradient of the base passes unchanged outside the view's region; inside it
-    goes through ``fn``'s backward, whose gradient for the view's old value lands back in the
-    region. Other inputs of ``fn`` get their gradients directly.
-    """
-
-    __slots__ = ("__dict__", "fn", "view_fn")
-
-    def __init__(self, base_edge, fn, view_fn, base_meta):
-        self._init_node()
-        self.fn = fn
-        self.view_fn = view_fn
-        self.next_functions = (base_edge or (None, 0),) + tuple(fn.next_functions[1:])
-        self._input_meta = (base_meta,) + tuple(fn._input_meta[1:])
-        self._output_meta = (base_meta,)
-
-    def name(self) -> str:
-        return "torch::autograd::CopySlices"
-
-    def apply(self, grad_outputs: tuple) -> tuple:
-        (grad,) = grad_outputs
-        if grad is None:
-            return (None,) * len(self.next_functions)
-        # tensor ops throughout, so that with create_graph this is differentiable (as torch's)
-        result = Clone.apply(grad)
-        region = self.view_fn(result)
-        fn_grads = self.fn.apply((Clone.apply(region),))
-        fn_grads = tuple(fn_grads) + (None,) * (len(self.fn.next_functions) - len(fn_grads))
-        if fn_grads[0] is None:
-            region.zero_()
-        else:
-            region.copy_(fn_grads[0])
-        return (result,) + fn_grads[1:]
-
-    def release_variables(self) -> None:
-        self.fn.release_variables()
-
-
-def copy_slices(view: Tensor, node, index: int) -> None:
-    """Called by ``Tensor._rebase_history`` after in-place op ``node`` changed ``view``."""
-    base = view._base
-    _refuse_multi_view(view)
-    base_edge = _grad_edge(base)
-    copy_node = CopySlices(base_edge, node, view._view_fn,
-                           (base._data.shape, base._data.dtype))
-    base._grad_fn = copy_node
-    base._output_nr = 0
-    base._requires_grad = False
-    # the view's own history is now a view of the base's: rebuild it right away, since
-    # Function.apply reads ``_grad_fn`` directly and would otherwise use the stale one
-    view._view_version = -1
-    view._regenerate_view_grad_fn()
-
-
-def _refuse_multi_view(view: Tensor) -> None:
-    """torch forbids in-place changes to split/unbind outputs and to views of them."""
-    replay = view._view_fn
-    if isinstance(replay, _MultiViewReplay):
-        names = [replay.name]
-    else:
-        try:
-            with grad_mode.no_grad():
-                replay(view._base)  # a view of a split output: the replay reaches the marker
-            return
-        except RuntimeError as error:
-            if _MULTI_VIEW_TAIL not in str(error):
-                raise
-            names = [_forward_name(type(view._grad_fn).__name__)]
-    if view._grad_fn is None:
-        raise RuntimeError("A view was created in no_grad mode and is being modified inplace "
-                           "with grad mode enabled. " + _MULTI_VIEW_TAIL)
-    raise RuntimeError(f"Output {view._output_nr} of {names[0]} is a view and is being "
-                       "modified inplace. " + _MULTI_VIEW_TAIL)
+# the ops that return several views, and CopySlices, keep their old import path
+from .split import Split, SplitWithSizes, Unbind, chunk, split, unbind  # noqa: E402,F401
+from .copy_slices import CopySlices, copy_slices  # noqa: E402,F401

@@ -1,0 +1,49 @@
+"""cumsum: a scan (the output keeps the input's shape), whose gradient is the reversed scan."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from ._reduce_util import _accumulator, _numpy_dtype
+from ._util import normalize_dim
+from .elementwise import _Op
+
+
+class Cumsum(_Op):
+    """d cumsum = the reversed cumulative sum of grad"""
+
+    node_name = "CumsumBackward0"
+
+    @staticmethod
+    def forward(ctx, self, dim, dtype=None):
+        ctx._saved_dim = dim
+        if dtype is None:
+            dtype = np.dtype(np.int64) if self.dtype.kind in "biu" else self.dtype
+        if self.ndim == 0:
+            return self.astype(dtype)
+        return np.cumsum(self, axis=dim, dtype=_accumulator(dtype)).astype(dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if grad.ndim == 0:
+            return grad, None, None
+        return ReversedCumsum.apply(grad, ctx._saved_dim), None, None
+
+
+class ReversedCumsum(_Op):
+    """Sum from each position to the end (cumsum's gradient; its own gradient is cumsum)."""
+
+    node_name = "ReversedCumsumBackward0"
+
+    @staticmethod
+    def forward(ctx, self, dim):
+        ctx.dim = dim
+        return np.flip(np.cumsum(np.flip(self, dim), axis=dim), dim).copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Cumsum.apply(grad, ctx.dim), None
+
+
+def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    return Cumsum.apply(input, normalize_dim(dim, input._data.ndim), _numpy_dtype(dtype))

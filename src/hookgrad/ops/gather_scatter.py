@@ -1,0 +1,364 @@
+"""Index ops along one dim: gather / take_along_dim, scatter / scatter_add, index_select /
+index_add.
+
+Index tensors are passed to ``apply`` as ndarrays (they get no gradient), checked first with
+torch's messages so that NumPy never answers a bad index in its own words.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from ._args import _to_out
+from ._util import normalize_dim
+from .elementwise import _Op
+from .indexing import _check_writable
+from .views import expand
+
+
+def _index_data(index, op: str, allow_int32: bool = True) -> np.ndarray:
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    array = index._data
+    if array.dtype != np.int64 and not (allow_int32 and array.dtype == np.int32):
+        raise RuntimeError(f"{op}(): Expected dtype int64 for index")
+    return array
+
+
+def _along(index: np.ndarray, dim: int) -> tuple:
+    """The NumPy key that addresses ``index``'s own positions, with ``index`` along ``dim``."""
+    return tuple(index if d == dim else
+                 np.arange(n).reshape((1,) * d + (n,) + (1,) * (index.ndim - d - 1))
+                 for d, n in enumerate(index.shape))
+
+
+def _check_index(self_shape: tuple, index: np.ndarray, dim: int, other=None) -> None:
+    if index.ndim != max(len(self_shape), 1) and index.size:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    if index.size == 0:
+        return
+    shape = self_shape if self_shape else (1,)
+    index_shape = index.shape if index.ndim else (1,)
+    for d, n in enumerate(index_shape):
+        if other is None and d != dim and n > shape[d]:
+            raise RuntimeError(f"Size does not match at dimension {d} expected index "
+                               f"{list(index.shape)} to be no larger than self {list(self_shape)}"
+                               f" apart from dimension {dim}")
+        if other is not None and ((d != dim and n > shape[d]) or n > other[d]):
+            raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self "
+                               f"{list(self_shape)} apart from dimension {dim} and to be no "
+                               f"larger size than src {list(other)}")
+    size = shape[dim]
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        raise RuntimeError(f"index {int(index[bad].flat[0])} is out of bounds for dimension "
+                           f"{dim} with size {size}")
+
+
+class Gather(_Op):
+    """out[i][j][k] = self[i][index[i][j][k]][k] (dim 1); gradient: scatter_add into zeros"""
+
+    node_name = "GatherBackward0"
+    saved_names = ("index", "self")
+
+    @staticmethod
+    def forward(ctx, self, dim, index):
+        _check_index(self.shape, index, dim)
+        ctx.dim = dim
+        ctx.save_for_backward(index, self)
+        if index.size == 0:
+            return np.zeros(index.shape, self.dtype)
+        if self.ndim == 0:
+            return self.reshape(index.shape).copy()
+        return self[_along(index.astype(np.int64), dim)]
+
+    @staticmethod
+    def backward(ctx, grad):
+        index, self = ctx.saved_tensors
+        zeros = Tensor._make(np.zeros(self._data.shape, grad._data.dtype))
+        return ScatterAdd.apply(zeros, ctx.dim, index._data, grad), None, None
+
+
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
+           out=None) -> Tensor:
+    dim = normalize_dim(dim, input._data.ndim)
+    return _to_out(Gather.apply(input, dim, _index_data(index, "gather")), out)
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
+    """gather after broadcasting input and indices in every dim but ``dim`` (as torch)."""
+    if dim is None:
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    dim = normalize_dim(dim, input._data.ndim)
+    input_shape, index_shape = list(input._data.shape), list(indices._data.shape)
+    input_shape[dim] = index_shape[dim] = 1
+    shape = list(np.broadcast_shapes(tuple(input_shape), tuple(index_shape)))
+    shape[dim] = input._data.shape[dim]
+    input = expand(input, shape)
+    shape[dim] = indices._data.shape[dim]
+    return gather(input, dim, expand(indices, shape))
+
+
+class ScatterAdd(_Op):
+    """self with src added at index along dim; gradient: grad for self, grad gathered for src"""
+
+    node_name = "ScatterAddBackward0"
+    saved_names = ("index",)
+
+    @staticmethod
+    def forward(ctx, self, dim, index, src):
+        _check_scatter(self, dim, index, src)
+        ctx.dim = dim
+        ctx.save_for_backward(index)
+        out = np.array(self, copy=True)
+        _scatter_into(out, dim, index, src, np.add.at)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        return grad, None, None, Gather.apply(grad, ctx.dim, index._data)
+
+
+class ScatterAddInplace(ScatterAdd):
+    node_name = "ScatterAddBackward0"
+    _inplace = True
+
+    @staticmethod
+    def forward(ctx, self, dim, index, src):
+        _check_scatter(self, dim, index, src)
+        _check_writable(self)
+        ctx.dim = dim
+        ctx.save_for_backward(index)
+        _scatter_into(self, dim, index, src, np.add.at)
+        return self
+
+
+def _check_scatter(self: np.ndarray, dim: int, index: np.ndarray, src) -> None:
+    """``src`` is an array of src values, or a 0-d array holding the value to write."""
+    if src.ndim == 0 and index.ndim != 0:
+        _check_index(self.shape, index, dim)
+        return
+    if src.dtype != self.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    _check_index(self.shape, index, dim, other=src.shape or (1,))
+
+
+def _scatter_into(out: np.ndarray, dim: int, index: np.ndarray, src, write) -> None:
+    if index.size == 0:
+        return
+    if out.ndim == 0:
+        write(out.reshape(1), index.reshape(-1), np.reshape(src, -1)[:1])
+        return
+    key = _along(index.astype(np.int64), dim)
+    if src.ndim:  # only the index's extent of src is used
+        src = src[tuple(slice(0, n) for n in index.shape)]
+    write(out, key, src)
+
+
+def _assign(out, key, src) -> None:
+    out[key] = src
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    dim = normalize_dim(dim, input._data.ndim)
+    return ScatterAdd.apply(input, dim, _index_data(index, "scatter_add", False), src)
+
+
+def scatter_add_(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    dim = normalize_dim(dim, input._data.ndim)
+    return ScatterAddInplace.apply(input, dim, _index_data(index, "scatter_add_", False), src)
+
+
+class Scatter(_Op):
+    """self with src written at index; gradient: grad with those positions zeroed for self,
+    grad gathered at index for src"""
+
+    node_name = "ScatterBackward0"
+    saved_names = ("index",)
+
+    @staticmethod
+    def forward(ctx, self, dim, index, src):
+        _check_scatter(self, dim, index, src)
+        ctx.dim = dim
+        ctx.save_for_backward(index)
+        out = np.array(self, copy=True)
+        _scatter_into(out, dim, index, src, _assign)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        zero = np.zeros((), grad._data.dtype)
+        grad_self = ScatterValue.apply(grad, ctx.dim, index._data, zero)
+        return grad_self, None, None, Gather.apply(grad, ctx.dim, index._data)
+
+
+class ScatterValue(_Op):
+    """self with a number written at index; gradient: grad with those positions zeroed"""
+
+    node_name = "ScatterBackward1"
+    saved_names = ("index",)
+
+    @staticmethod
+    def forward(ctx, self, dim, index, value):
+        _check_scatter(self, dim, index, value)
+        ctx.dim = dim
+        ctx.save_for_backward(index)
+        out = np.array(self, copy=True)
+        _scatter_into(out, dim, index, value, _assign)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        zero = np.zeros((), grad._data.dtype)
+        return ScatterValue.apply(grad, ctx.dim, index._data, zero), None, None, None
+
+
+class ScatterInplace(Scatter):
+    node_name = "ScatterBackward0"
+    _inplace = True
+
+    @staticmethod
+    def forward(ctx, self, dim, index, src):
+        _check_scatter(self, dim, index, src)
+        _check_writable(self)
+        ctx.dim = dim
+        ctx.save_for_backward(index)
+        _scatter_into(self, dim, index, src, _assign)
+        return self
+
+
+class ScatterValueInplace(ScatterValue):
+    node_name = "ScatterBackward1"
+    _inplace = True
+
+    @staticmethod
+    def forward(ctx, self, dim, index, value):
+        _check_scatter(self, dim, index, value)
+        _check_writable(self)
+        ctx.dim = dim
+        ctx.save_for_backward(index)
+        _scatter_into(self, dim, index, value, _assign)
+        return self
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None) -> Tensor:
+    dim = normalize_dim(dim, input._data.ndim)
+    index = _index_data(index, "scatter", False)
+    if isinstance(src, Tensor):
+        return Scatter.apply(input, dim, index, src)
+    fill = np.asarray(value if src is None else src).astype(input._data.dtype)
+    return ScatterValue.apply(input, dim, index, fill)
+
+
+def scatter_(input: Tensor, dim: int, index: Tensor, src=None, *, value=None) -> Tensor:
+    dim = normalize_dim(dim, input._data.ndim)
+    index = _index_data(index, "scatter_", False)
+    if isinstance(src, Tensor):
+        return ScatterInplace.apply(input, dim, index, src)
+    fill = np.asarray(value if src is None else src).astype(input._data.dtype)
+    return ScatterValueInplace.apply(input, dim, index, fill)
+
+
+class IndexSelect(_Op):
+    """self's slices at index along dim; gradient: index_add of grad into zeros"""
+
+    node_name = "IndexSelectBackward0"
+    saved_names = ("index",)
+
+    @staticmethod
+    def forward(ctx, self, dim, index):
+        size = self.shape[dim] if self.ndim else 1
+        bad = (index < 0) | (index >= size)
+        if bad.any():
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id="
+                               f"{int(index[bad].flat[0])} axis_dim={size}")
+        ctx.dim, ctx.self_shape = dim, self.shape
+        ctx.save_for_backward(index)
+        if self.ndim == 0:
+            return self.copy()
+        return np.take(self, index.reshape(-1), axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        zeros = Tensor._make(np.zeros(ctx.self_shape, grad._data.dtype))
+        return IndexAdd.apply(zeros, ctx.dim, index._data, grad, 1), None, None
+
+
+def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
+    dim = normalize_dim(dim, input._data.ndim)
+    if not isinstance(index, Tensor):
+        raise TypeError(f"index_select(): argument 'index' must be Tensor, not "
+                        f"{type(index).__name__}")
+    if index._data.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if index._data.dtype not in (np.int64, np.int32):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    return _to_out(IndexSelect.apply(input, dim, index._data), out)
+
+
+class IndexAdd(_Op):
+    """self + alpha * source added at index along dim; gradient: grad for self,
+    alpha * grad.index_select(dim, index) for source"""
+
+    node_name = "IndexAddBackward0"
+    saved_names = ("index", "source")
+
+    @staticmethod
+    def forward(ctx, self, dim, index, source, alpha):
+        ctx.dim, ctx.alpha = dim, alpha
+        ctx.save_for_backward(index, source)
+        out = np.array(self, copy=True)
+        _index_add_into(out, dim, index, source, alpha)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        index, source = ctx.saved_tensors
+        if grad._data.ndim == 0:
+            grad_source = grad.reshape(source._data.shape)
+        else:
+            grad_source = IndexSelect.apply(grad, ctx.dim, index._data)
+        if ctx.alpha != 1:
+            grad_source = grad_source * ctx.alpha
+        return grad, None, None, grad_source, None
+
+
+class IndexAddInplace(IndexAdd):
+    node_name = "IndexAddBackward0"
+    _inplace = True
+
+    @staticmethod
+    def forward(ctx, self, dim, index, source, alpha):
+        _check_writable(self)
+        ctx.dim, ctx.alpha = dim, alpha
+        ctx.save_for_backward(index, source)
+        _index_add_into(self, dim, index, source, alpha)
+        return self
+
+
+def _index_add_into(out: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray,
+                    alpha) -> None:
+    size = out.shape[dim] if out.ndim else 1
+    bad = (index < -size) | (index >= size)
+    if bad.any():
+        raise IndexError("index out of range in self")
+    values = source if alpha == 1 else source * np.asarray(alpha).astype(out.dtype)
+    if out.ndim == 0:
+        out[...] += np.sum(values)
+        return
+    key = (slice(None),) * dim + (index.reshape(-1),)
+    np.add.at(out, key, values)
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    dim = normalize_dim(dim, input._data.ndim)
+    return IndexAdd.apply(input, dim, _index_data(index, "index_add"), source, alpha)
+
+
+def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    dim = normalize_dim(dim, input._data.ndim)
+    return IndexAddInplace.apply(input, dim, _index_data(index, "index_add_"), source, alpha)

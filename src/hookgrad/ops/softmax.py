@@ -1,0 +1,129 @@
+"""logsumexp, softmax and log_softmax: computed with the maximum shifted out, so large inputs
+do not overflow; each backward uses the saved result."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype
+from ..tensor import Tensor
+from ._reduce_util import (_UNSET, _accumulator, _kept_shape, _restore, reduce_dims,
+                           torch_type_name)
+from ._util import normalize_dim
+from .elementwise import _Op
+
+
+class Logsumexp(_Op):
+    """d logsumexp = grad * exp(self - result)"""
+
+    node_name = "LogsumexpBackward0"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, self, dims, keepdim):
+        ctx._saved_dim, ctx._saved_keepdim = dims, keepdim
+        work = self.astype(_accumulator(self.dtype), copy=False)
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            if self.size:
+                shift = np.max(work, axis=dims, keepdims=True)
+                shift = np.where(np.isinf(shift), 0, shift).astype(work.dtype, copy=False)
+            else:
+                shift = np.zeros(_kept_shape(self.shape, dims), work.dtype)
+            total = np.sum(np.exp(work - shift), axis=dims, keepdims=True)
+            result = np.log(total) + shift
+        if not keepdim:
+            result = np.squeeze(result, dims)
+        result = np.asarray(result).astype(self.dtype, copy=False)
+        ctx.save_for_backward(self, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        self, result = ctx.saved_tensors
+        shape, dims, keepdim = self._data.shape, ctx._saved_dim, ctx._saved_keepdim
+        grad = _restore(grad, shape, dims, keepdim)
+        return grad * (self - _restore(result, shape, dims, keepdim)).exp(), None, None
+
+
+def logsumexp(input: Tensor, dim=_UNSET, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(x))) computed stably; integer inputs give the default float dtype."""
+    if dim is _UNSET:
+        raise TypeError("logsumexp() missing 1 required positional arguments: \"dim\"")
+    if input._data.dtype.kind not in "fc":
+        input = input.to(_dtype.get_default_dtype())
+    return Logsumexp.apply(input, reduce_dims(dim, input._data.ndim), keepdim)
+
+
+def _softmax_dtype_check(array: np.ndarray, dim: int, op: str) -> None:
+    if array.dtype.kind != "f":
+        kernel = f"{op}_lastdim_kernel_impl" if dim == array.ndim - 1 or array.ndim == 0 \
+            else f"{op}_kernel_impl"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{torch_type_name(array)}'")
+
+
+class Softmax(_Op):
+    """d softmax = result * (grad - sum(grad * result))"""
+
+    node_name = "SoftmaxBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, self, dim):
+        _softmax_dtype_check(self, dim, "softmax")
+        ctx._saved_dim = dim
+        work = self.astype(_accumulator(self.dtype), copy=False)
+        axis = dim if self.ndim else None
+        with np.errstate(invalid="ignore", over="ignore"):
+            exps = np.exp(work - np.max(work, axis=axis, keepdims=True)) if self.size else work
+            result = (exps / np.sum(exps, axis=axis, keepdims=True)).astype(self.dtype)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        dim = ctx._saved_dim if result.ndim else ()
+        return result * (grad - (grad * result).sum(dim, keepdim=True)), None
+
+
+class LogSoftmax(_Op):
+    """d log_softmax = grad - exp(result) * sum(grad)"""
+
+    node_name = "LogSoftmaxBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, self, dim):
+        _softmax_dtype_check(self, dim, "log_softmax")
+        ctx._saved_dim = dim
+        work = self.astype(_accumulator(self.dtype), copy=False)
+        axis = dim if self.ndim else None
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            shifted = work - np.max(work, axis=axis, keepdims=True) if self.size else work
+            result = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+        result = result.astype(self.dtype)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        dim = ctx._saved_dim if result.ndim else ()
+        return grad - result.exp() * grad.sum(dim, keepdim=True), None
+
+
+def _softmax(cls, input: Tensor, dim, dtype) -> Tensor:
+    if dim is None:
+        raise TypeError(f"{cls.__name__.lower()}() missing 1 required positional arguments: "
+                        "\"dim\"")
+    if dtype is not None and _dtype.to_numpy_dtype(dtype) != input._data.dtype:
+        input = input.to(dtype)
+    return cls.apply(input, normalize_dim(dim, input._data.ndim))
+
+
+def softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``dim``; ``dtype`` casts the input first (ToCopyBackward0)."""
+    return _softmax(Softmax, input, dim, dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
+    return _softmax(LogSoftmax, input, dim, dtype)
