@@ -131,13 +131,21 @@ def to_work(value, work: np.dtype) -> np.ndarray:
     return np.asarray(value, work) if work.kind == "f" else np.asarray(value).astype(work)
 
 
-def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype) -> np.ndarray:
+def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype,
+               inplace: bool = False) -> np.ndarray:
     """``fn(a, b)`` for an array ``a`` and an array or number ``b``, computed in ``dtype``'s
     work dtype and returned as a fresh array of ``dtype``: the cast, the ufunc and the rounding
-    share one quiet section."""
+    share one quiet section. ``inplace`` (the ufunc ``fn`` of add_, mul_ ...): when ``a``
+    already has the work dtype and the result dtype, the result is written straight into ``a``
+    (NumPy computes as if an overlapping ``b`` were copied first) and ``a`` is returned."""
     work = _FLOAT32 if dtype == _FLOAT16 else dtype
     token = silence()
     try:
+        if inplace and a.dtype == dtype and work is dtype:
+            b = to_work(b, work)
+            if b.shape != a.shape and b.ndim:
+                _check_inplace_shape(a.shape, b.shape, op_name)
+            return fn(a, b, out=a)
         if a.dtype != work:
             a = a.astype(work)
         b = to_work(b, work)
@@ -220,6 +228,17 @@ def _scaled(other: np.ndarray, alpha, work: np.dtype) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # Arithmetic
 # ---------------------------------------------------------------------------------------------
+def _add_scaled(ctx, op_name: str, fn, self, other, dtype, alpha, inplace: bool = False):
+    """``fn(self, alpha * other)`` for add and sub: ``alpha * other`` is rounded to the work
+    dtype before the sum, as torch computes it."""
+    _check_alpha(alpha, dtype)
+    ctx.alpha = alpha
+    if alpha != 1:
+        work = work_dtype(dtype)
+        other = _scaled(cast(other, work), alpha, work)
+    return arithmetic(op_name, fn, self, other, dtype, inplace)
+
+
 class Add(_Op):
     """out = self + alpha * other;  d self = grad, d other = alpha * grad"""
 
@@ -228,12 +247,7 @@ class Add(_Op):
 
     @staticmethod
     def forward(ctx, self, other, dtype, number, alpha=1):
-        _check_alpha(alpha, dtype)
-        ctx.alpha = alpha
-        if alpha == 1:
-            return arithmetic("add", np.add, self, other, dtype)
-        a, b = _pair(self, other, dtype)
-        return finish(compute("add", np.add, a, _scaled(b, alpha, a.dtype)), dtype)
+        return _add_scaled(ctx, "add", np.add, self, other, dtype, alpha)
 
     @staticmethod
     def backward(ctx, grad):
@@ -249,12 +263,7 @@ class Sub(_Op):
     @staticmethod
     def forward(ctx, self, other, dtype, number, alpha=1):
         _check_sub(self, other, number)
-        _check_alpha(alpha, dtype)
-        ctx.alpha = alpha
-        if alpha == 1:
-            return arithmetic("sub", np.subtract, self, other, dtype)
-        a, b = _pair(self, other, dtype)
-        return finish(compute("sub", np.subtract, a, _scaled(b, alpha, a.dtype)), dtype)
+        return _add_scaled(ctx, "sub", np.subtract, self, other, dtype, alpha)
 
     @staticmethod
     def backward(ctx, grad):
@@ -563,13 +572,13 @@ class RPow(_Op):
 # ---------------------------------------------------------------------------------------------
 # In-place arithmetic: the result is written into self, cast to self's dtype
 # ---------------------------------------------------------------------------------------------
-def _check_inplace_shape(self_shape: tuple, other_shape: tuple) -> None:
+def _check_inplace_shape(self_shape: tuple, other_shape: tuple, op_name: str = "in-place") -> None:
     if self_shape == other_shape:
         return
     try:
         shape = np.broadcast_shapes(self_shape, other_shape)
     except ValueError:
-        raise broadcast_error("in-place", self_shape, other_shape) from None
+        raise broadcast_error(op_name, self_shape, other_shape) from None
     if shape != tuple(self_shape):
         raise RuntimeError(f"output with shape {list(self_shape)} doesn't match the broadcast "
                            f"shape {list(shape)}")
@@ -592,8 +601,9 @@ class _InplaceBinary(_Op):
 
     @classmethod
     def _write(cls, ctx, self, result):
-        _check_inplace_shape(self.shape, result.shape)
-        np.copyto(self, result, casting="unsafe")
+        if result is not self:  # else ``arithmetic`` wrote it in place
+            _check_inplace_shape(self.shape, result.shape)
+            np.copyto(self, result, casting="unsafe")
         return self
 
 
@@ -603,7 +613,8 @@ class AddInplace(_InplaceBinary):
     @staticmethod
     def forward(ctx, self, other, dtype, number, alpha=1):
         check_inplace_cast(dtype, self.dtype)
-        return AddInplace._write(ctx, self, Add.forward(ctx, self, other, dtype, number, alpha))
+        return AddInplace._write(ctx, self, _add_scaled(ctx, "add", np.add, self, other, dtype,
+                                                        alpha, inplace=True))
 
     backward = Add.backward
 
@@ -614,7 +625,9 @@ class SubInplace(_InplaceBinary):
     @staticmethod
     def forward(ctx, self, other, dtype, number, alpha=1):
         check_inplace_cast(dtype, self.dtype)
-        return SubInplace._write(ctx, self, Sub.forward(ctx, self, other, dtype, number, alpha))
+        _check_sub(self, other, number)
+        return SubInplace._write(ctx, self, _add_scaled(ctx, "sub", np.subtract, self, other,
+                                                        dtype, alpha, inplace=True))
 
     backward = Sub.backward
 
@@ -632,7 +645,8 @@ class MulInplace(_InplaceBinary):
         Original.record(original, ctx)
         if number is None:
             ctx.save_for_backward(other if ctx.needs_input_grad[0] else None, None)
-        return MulInplace._write(ctx, self, arithmetic("mul_", np.multiply, self, other, dtype))
+        return MulInplace._write(ctx, self, arithmetic("mul_", np.multiply, self, other, dtype,
+                                                       inplace=True))
 
     backward = Mul.backward
 
@@ -650,7 +664,7 @@ class DivInplace(_InplaceBinary):
             need_self, need_other = ctx.needs_input_grad[:2]
             ctx.save_for_backward(other if need_self or need_other else None, None)
         return DivInplace._write(ctx, self, arithmetic("div_", np.true_divide, self, other,
-                                                       _true_dtype(dtype)))
+                                                       _true_dtype(dtype), inplace=True))
 
     backward = Div.backward
 
