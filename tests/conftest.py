@@ -5,6 +5,8 @@ receives the library module (``hookgrad`` or ``torch``) so the same lambda runs 
 """
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 import pytest
 import torch
@@ -107,6 +109,78 @@ def saved_log(lib, fn, *tensors):
     with lib.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         fn(*tensors)
     return log
+
+
+def grad_fn_chain(tensor) -> list:
+    """grad_fn names from the output back along first edges, up to the leaf."""
+    names, node = [], tensor.grad_fn
+    while node is not None and "AccumulateGrad" not in node.name():
+        names.append(node.name())
+        node = node.next_functions[0][0] if node.next_functions else None
+    return names
+
+
+def graph_nodes(tensor) -> collections.Counter:
+    """Every node of the backward graph, by name (AccumulateGrad without torch's prefix)."""
+    seen, stack, names = set(), [tensor.grad_fn], []
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        names.append(node.name().replace("torch::autograd::", ""))
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return collections.Counter(names)
+
+
+def error_of(fn):
+    """(exception type, message) of the error ``fn()`` raises, or None if it raises none."""
+    try:
+        fn()
+    except Exception as error:  # noqa: BLE001  (the type is what is compared)
+        return type(error), str(error)
+    return None
+
+
+def raised(fn, lib):
+    """(exception type, message) of the error ``fn(lib)`` raises; the test fails if none."""
+    with pytest.raises(Exception) as info:
+        fn(lib)
+    return type(info.value), str(info.value)
+
+
+def assert_same_error(fn):
+    """hookgrad raises torch's exception type with a message that starts with torch's."""
+    kind, message = raised(fn, torch)
+    with pytest.raises(kind) as info:
+        fn(hookgrad)
+    message = message.splitlines()[0]  # torch's argument-parser errors go on listing overloads
+    assert str(info.value).startswith(message), (str(info.value), message)
+
+
+def compare_double_backward(fn, *arrays, seed=0):
+    """Second derivatives: grad of <first grads, v> w.r.t. the inputs and the output gradient
+    (that one checks backward is built from differentiable ops even for linear maps). Of a
+    ``(values, indices)`` result only the values count."""
+    results = []
+    for lib in (torch, hookgrad):
+        rng = np.random.default_rng(seed)
+        inputs = [lib.tensor(a.copy(), requires_grad=True) for a in arrays]
+        out = fn(lib, *inputs)
+        out = out[0] if isinstance(out, tuple) else out
+        weight = lib.tensor(rng.standard_normal(tuple(out.shape)), requires_grad=True)
+        firsts = lib.autograd.grad(out, inputs, weight, create_graph=True)
+        total = sum((g * lib.tensor(rng.standard_normal(a.shape))).sum()
+                    for g, a in zip(firsts, arrays))
+        results.append(lib.autograd.grad(total, inputs + [weight], allow_unused=True))
+    for ours, theirs in zip(results[1], results[0]):
+        if theirs is not None and theirs._is_zerotensor():  # torch's symbolic zero
+            theirs = torch.zeros(theirs.shape, dtype=theirs.dtype)
+        if theirs is None:
+            assert ours is None or not np.any(ours.detach().numpy())
+        else:
+            assert ours is not None, "hookgrad has no second derivative, torch has one"
+            assert_close(ours, theirs, what="second derivative")
 
 
 @pytest.fixture

@@ -2,14 +2,12 @@
 names, repr, outputs, attention weights and all gradients, for the options that change the path."""
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 import pytest
 import torch
 
 import hookgrad
-from conftest import assert_close
+from conftest import assert_close, graph_nodes
 
 
 def pair(name: str, *args, **kwargs):
@@ -169,19 +167,6 @@ def test_multihead_attention_init_distributions():
     assert np.abs(weight).max() <= bound and abs(weight.std() - bound / np.sqrt(3)) < 0.01
     assert not layer.in_proj_bias.detach().numpy().any()
     assert not layer.out_proj.bias.detach().numpy().any()
-
-
-def graph_nodes(tensor) -> collections.Counter:
-    """Every node of the backward graph, by name (AccumulateGrad without torch's prefix)."""
-    seen, stack, names = set(), [tensor.grad_fn], []
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        names.append(node.name().replace("torch::autograd::", ""))
-        stack.extend(next_node for next_node, _ in node.next_functions)
-    return collections.Counter(names)
 
 
 GRAPHS = {

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 import hookgrad
-from conftest import assert_close
+from conftest import assert_close, graph_nodes
 
 
 def model(lib):
@@ -56,16 +56,7 @@ def test_cnn_training_matches_torch_step_by_step():
 def test_cnn_backward_graph_has_torch_nodes():
     graphs = []
     for lib in (hookgrad, torch):
-        seen, stack, names = set(), [], []
         x = lib.randn(2, 2, 8, 8, requires_grad=True)
         loss = lib.nn.functional.cross_entropy(model(lib)(x), lib.tensor([0, 2]))
-        stack.append(loss.grad_fn)
-        while stack:
-            node = stack.pop()
-            if node is None or id(node) in seen:
-                continue
-            seen.add(id(node))
-            names.append(node.name().replace("torch::autograd::", ""))
-            stack.extend(n for n, _ in node.next_functions)
-        graphs.append(sorted(names))
+        graphs.append(graph_nodes(loss))
     assert graphs[0] == graphs[1]

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from conftest import compare, saved_log
+from conftest import compare, grad_fn_chain, saved_log
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,14 +20,6 @@ MASK = np.random.default_rng(7).standard_normal(SHAPE) > 0
 
 def _x(seed=0, shape=SHAPE):
     return np.random.default_rng(seed).standard_normal(shape)
-
-
-def _chain(tensor) -> list:
-    names, node = [], tensor.grad_fn
-    while node is not None and "AccumulateGrad" not in node.name():
-        names.append(node.name())
-        node = node.next_functions[0][0] if node.next_functions else None
-    return names
 
 
 # name, key(lib): basic keys are views, the rest are IndexBackward0 copies
@@ -121,7 +113,7 @@ def test_getitem_grad_fn_chain_and_view(name, key):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             y = x[key(lib)]
-        results.append((_chain(y), y._base is x))
+        results.append((grad_fn_chain(y), y._base is x))
     assert results[0] == results[1]
     assert results[1][1] == (name in BASIC)
 

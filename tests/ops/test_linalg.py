@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 import torch
-from conftest import assert_close, compare, saved_log
+from conftest import (assert_close, assert_same_error, compare, compare_double_backward,
+                      saved_log)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,47 +26,10 @@ def chain(tensor) -> str:
     return walk(tensor.grad_fn)
 
 
-def torch_error(fn):
-    with pytest.raises(Exception) as info:
-        fn(torch)
-    return info.type, str(info.value)
-
-
-def assert_same_error(fn):
-    """hookgrad raises torch's exception type with a message that starts with torch's."""
-    kind, message = torch_error(fn)
-    with pytest.raises(kind) as info:
-        fn(hookgrad)
-    message = message.splitlines()[0]  # torch's argument-parser errors go on listing overloads
-    assert str(info.value).startswith(message), (str(info.value), message)
-
-
 def both_tensors(arrays, flags):
     th = [torch.tensor(a, requires_grad=f) for a, f in zip(arrays, flags)]
     hg = [hookgrad.tensor(a, requires_grad=f) for a, f in zip(arrays, flags)]
     return th, hg
-
-
-def compare_double_backward(fn, *arrays, seed=0):
-    """Second derivatives: grad of <first grads, v> w.r.t. the inputs and the output gradient
-    (that one checks backward is built from differentiable ops even for linear maps)."""
-    results = []
-    for lib in (torch, hookgrad):
-        rng = np.random.default_rng(seed)
-        inputs = [lib.tensor(a.copy(), requires_grad=True) for a in arrays]
-        out = fn(lib, *inputs)
-        weight = lib.tensor(rng.standard_normal(tuple(out.shape)), requires_grad=True)
-        firsts = lib.autograd.grad(out, inputs, weight, create_graph=True)
-        total = sum((g * lib.tensor(rng.standard_normal(a.shape))).sum()
-                    for g, a in zip(firsts, arrays))
-        results.append(lib.autograd.grad(total, inputs + [weight], allow_unused=True))
-    for ours, theirs in zip(results[1], results[0]):
-        if theirs is not None and theirs._is_zerotensor():  # torch's symbolic zero
-            theirs = torch.zeros(theirs.shape, dtype=theirs.dtype)
-        if theirs is None:
-            assert ours is None or not np.any(ours.detach().numpy())
-        else:
-            assert_close(ours, theirs, what="second derivative")
 
 
 # -- matmul: the graph -------------------------------------------------------------------------

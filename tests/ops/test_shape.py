@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from conftest import compare, saved_log
+from conftest import compare, grad_fn_chain, saved_log
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -167,15 +167,6 @@ def _first(result):
     return result[0] if isinstance(result, (tuple, list)) else result
 
 
-def _chain(tensor) -> list:
-    """grad_fn names from the output back along first edges, up to the leaf."""
-    names, node = [], tensor.grad_fn
-    while node is not None and "AccumulateGrad" not in node.name():
-        names.append(node.name())
-        node = node.next_functions[0][0] if node.next_functions else None
-    return names
-
-
 def _run_both(fn, arrays, requires_grad=True):
     hg = [hookgrad.tensor(a.copy(), requires_grad=requires_grad) for a in arrays]
     th = [torch.tensor(a.copy(), requires_grad=requires_grad) for a in arrays]
@@ -202,7 +193,7 @@ def test_values_and_gradients_float32(name, fn, shapes):
 def test_grad_fn_names(name, fn, shapes):
     hg_out, th_out, _, _ = _run_both(fn, _arrays(shapes))
     hg_out, th_out = _first(hg_out), _first(th_out)
-    assert _chain(hg_out) == _chain(th_out)
+    assert grad_fn_chain(hg_out) == grad_fn_chain(th_out)
 
 
 @pytest.mark.parametrize("name, fn, shapes", CASES, ids=[c[0] for c in CASES])

@@ -10,14 +10,7 @@ import pytest
 import torch
 
 import hookgrad
-
-
-def _error_of(fn):
-    try:
-        fn()
-    except Exception as error:  # noqa: BLE001  (the type is what is compared)
-        return type(error), str(error)
-    return None
+from conftest import error_of
 
 
 def _leaf(lib, n=3):
@@ -63,9 +56,9 @@ ERROR_CASES = {
 
 @pytest.mark.parametrize("case", list(ERROR_CASES))
 def test_bad_construction_raises_like_torch(case):
-    expected = _error_of(lambda: ERROR_CASES[case](torch))
+    expected = error_of(lambda: ERROR_CASES[case](torch))
     assert expected is not None
-    assert _error_of(lambda: ERROR_CASES[case](hookgrad)) == expected
+    assert error_of(lambda: ERROR_CASES[case](hookgrad)) == expected
 
 
 def test_duplicate_parameter_in_a_group_warns_like_torch():

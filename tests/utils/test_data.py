@@ -12,7 +12,7 @@ import torch.utils.data as torch_data
 
 import hookgrad
 import hookgrad.utils.data as hg_data
-from conftest import assert_close
+from conftest import assert_close, error_of
 
 DATA = {torch: torch_data, hookgrad: hg_data}
 Point = collections.namedtuple("Point", ["x", "label"])
@@ -35,14 +35,6 @@ def assert_same_structure(actual, expected, where="batch"):
             assert_same_structure(a, e, f"{where}[{i}]")
     else:
         assert actual == expected, where
-
-
-def _error_of(fn):
-    try:
-        fn()
-    except Exception as error:  # noqa: BLE001  (the type is what is compared)
-        return type(error), str(error)
-    return None
 
 
 def _tensor_dataset(lib, n=10):
@@ -91,9 +83,9 @@ COLLATE_ERRORS = {
 
 @pytest.mark.parametrize("case", list(COLLATE_ERRORS))
 def test_collate_errors_match_torch(case):
-    expected = _error_of(lambda: torch_data.default_collate(COLLATE_ERRORS[case]))
+    expected = error_of(lambda: torch_data.default_collate(COLLATE_ERRORS[case]))
     assert expected is not None
-    assert _error_of(lambda: hg_data.default_collate(COLLATE_ERRORS[case])) == expected
+    assert error_of(lambda: hg_data.default_collate(COLLATE_ERRORS[case])) == expected
 
 
 @pytest.mark.parametrize("batch_size", [1, 3, 4, 10, 13])
@@ -225,9 +217,9 @@ LOADER_ERRORS = {
 
 @pytest.mark.parametrize("case", list(LOADER_ERRORS))
 def test_loader_errors_match_torch(case):
-    expected = _error_of(lambda: LOADER_ERRORS[case](torch_data))
+    expected = error_of(lambda: LOADER_ERRORS[case](torch_data))
     assert expected is not None
-    assert _error_of(lambda: LOADER_ERRORS[case](hg_data)) == expected
+    assert error_of(lambda: LOADER_ERRORS[case](hg_data)) == expected
 
 
 def test_tensor_dataset_items_and_length_match_torch():
@@ -277,26 +269,24 @@ def test_dataset_base_requires_getitem():
         hg_data.Dataset()[0]
 
 
-class Counting(hg_data.IterableDataset):
-    def __init__(self, n):
-        self.n = n
+def counting_dataset(base):
+    """An iterable dataset of 0 .. n-1 (with a length) on either library's base class."""
 
-    def __iter__(self):
-        return iter(range(self.n))
+    class Counting(base):
+        def __init__(self, n):
+            self.n = n
 
-    def __len__(self):
-        return self.n
+        def __iter__(self):
+            return iter(range(self.n))
+
+        def __len__(self):
+            return self.n
+
+    return Counting
 
 
-class TorchCounting(torch_data.IterableDataset):
-    def __init__(self, n):
-        self.n = n
-
-    def __iter__(self):
-        return iter(range(self.n))
-
-    def __len__(self):
-        return self.n
+Counting = counting_dataset(hg_data.IterableDataset)
+TorchCounting = counting_dataset(torch_data.IterableDataset)
 
 
 @pytest.mark.parametrize("drop_last", [False, True])
@@ -308,8 +298,8 @@ def test_iterable_dataset_batches_consecutive_items_like_torch(drop_last):
 
 
 def test_iterable_dataset_refuses_shuffle_like_torch():
-    expected = _error_of(lambda: torch_data.DataLoader(TorchCounting(3), shuffle=True))
-    assert _error_of(lambda: hg_data.DataLoader(Counting(3), shuffle=True)) == expected
+    expected = error_of(lambda: torch_data.DataLoader(TorchCounting(3), shuffle=True))
+    assert error_of(lambda: hg_data.DataLoader(Counting(3), shuffle=True)) == expected
 
 
 def test_training_loop_over_a_loader_runs_end_to_end():

@@ -16,6 +16,14 @@ def pyplot(matplotlib: Any) -> Any:
     return plt
 
 
+def _save(plt: Any, figure: Any, path: Path) -> Path:
+    """Lay out, write and close ``figure`` (closing keeps pyplot from holding every figure)."""
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+    return path
+
+
 def feature_maps(plt: Any, images: np.ndarray, maps: np.ndarray, labels: np.ndarray,
                  path: Path) -> Path:
     """One row per image: the input, then each channel of the first convolution's output."""
@@ -34,10 +42,7 @@ def feature_maps(plt: Any, images: np.ndarray, maps: np.ndarray, labels: np.ndar
             axis.set_yticks([])
     axes[0, 0].set_title("input", fontsize=8)
     figure.suptitle("first convolution's outputs (captured with hookgrad.capture)", fontsize=10)
-    figure.tight_layout()
-    figure.savefig(path, dpi=90)
-    plt.close(figure)
-    return path
+    return _save(plt, figure, path)
 
 
 def saved_bytes(plt: Any, runs: List[RunResult], path: Path) -> Path:
@@ -57,10 +62,7 @@ def saved_bytes(plt: Any, runs: List[RunResult], path: Path) -> Path:
     axis.set_ylabel("KiB held for backward")
     axis.set_title("saved bytes per module (memory ledger, one training step)", fontsize=10)
     axis.legend()
-    figure.tight_layout()
-    figure.savefig(path, dpi=90)
-    plt.close(figure)
-    return path
+    return _save(plt, figure, path)
 
 
 def loss_curves(plt: Any, runs: List[RunResult], path: Path) -> Path:
@@ -72,7 +74,4 @@ def loss_curves(plt: Any, runs: List[RunResult], path: Path) -> Path:
     axis.set_yscale("log")
     axis.set_title("training loss", fontsize=10)
     axis.legend()
-    figure.tight_layout()
-    figure.savefig(path, dpi=90)
-    plt.close(figure)
-    return path
+    return _save(plt, figure, path)

@@ -107,12 +107,7 @@ class ScatterAdd(_Op):
 
     @staticmethod
     def forward(ctx, self, dim, index, src):
-        _check_scatter(self, dim, index, src)
-        ctx.dim = dim
-        ctx.save_for_backward(index)
-        out = np.array(self, copy=True)
-        _scatter_into(out, dim, index, src, np.add.at)
-        return out
+        return _scatter_forward(ctx, self, dim, index, src, np.add.at, inplace=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -126,12 +121,7 @@ class ScatterAddInplace(ScatterAdd):
 
     @staticmethod
     def forward(ctx, self, dim, index, src):
-        _check_scatter(self, dim, index, src)
-        _check_writable(self)
-        ctx.dim = dim
-        ctx.save_for_backward(index)
-        _scatter_into(self, dim, index, src, np.add.at)
-        return self
+        return _scatter_forward(ctx, self, dim, index, src, np.add.at, inplace=True)
 
 
 def _check_scatter(self: np.ndarray, dim: int, index: np.ndarray, src) -> None:
@@ -142,6 +132,20 @@ def _check_scatter(self: np.ndarray, dim: int, index: np.ndarray, src) -> None:
     if src.dtype != self.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     _check_index(self.shape, index, dim, other=src.shape or (1,))
+
+
+def _scatter_forward(ctx, self: np.ndarray, dim: int, index: np.ndarray, src, write,
+                     inplace: bool) -> np.ndarray:
+    """The forward of every scatter op: ``write`` (add or assign) src at index, into self or
+    into a copy of it; only the index is saved."""
+    _check_scatter(self, dim, index, src)
+    if inplace:
+        _check_writable(self)
+    ctx.dim = dim
+    ctx.save_for_backward(index)
+    out = self if inplace else np.array(self, copy=True)
+    _scatter_into(out, dim, index, src, write)
+    return out
 
 
 def _scatter_into(out: np.ndarray, dim: int, index: np.ndarray, src, write) -> None:
@@ -179,12 +183,7 @@ class Scatter(_Op):
 
     @staticmethod
     def forward(ctx, self, dim, index, src):
-        _check_scatter(self, dim, index, src)
-        ctx.dim = dim
-        ctx.save_for_backward(index)
-        out = np.array(self, copy=True)
-        _scatter_into(out, dim, index, src, _assign)
-        return out
+        return _scatter_forward(ctx, self, dim, index, src, _assign, inplace=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -202,12 +201,7 @@ class ScatterValue(_Op):
 
     @staticmethod
     def forward(ctx, self, dim, index, value):
-        _check_scatter(self, dim, index, value)
-        ctx.dim = dim
-        ctx.save_for_backward(index)
-        out = np.array(self, copy=True)
-        _scatter_into(out, dim, index, value, _assign)
-        return out
+        return _scatter_forward(ctx, self, dim, index, value, _assign, inplace=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -222,12 +216,7 @@ class ScatterInplace(Scatter):
 
     @staticmethod
     def forward(ctx, self, dim, index, src):
-        _check_scatter(self, dim, index, src)
-        _check_writable(self)
-        ctx.dim = dim
-        ctx.save_for_backward(index)
-        _scatter_into(self, dim, index, src, _assign)
-        return self
+        return _scatter_forward(ctx, self, dim, index, src, _assign, inplace=True)
 
 
 class ScatterValueInplace(ScatterValue):
@@ -236,30 +225,27 @@ class ScatterValueInplace(ScatterValue):
 
     @staticmethod
     def forward(ctx, self, dim, index, value):
-        _check_scatter(self, dim, index, value)
-        _check_writable(self)
-        ctx.dim = dim
-        ctx.save_for_backward(index)
-        _scatter_into(self, dim, index, value, _assign)
-        return self
+        return _scatter_forward(ctx, self, dim, index, value, _assign, inplace=True)
 
 
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None) -> Tensor:
-    dim = normalize_dim(dim, input._data.ndim)
-    index = _index_data(index, "scatter", False)
-    if isinstance(src, Tensor):
-        return Scatter.apply(input, dim, index, src)
-    fill = np.asarray(value if src is None else src).astype(input._data.dtype)
-    return ScatterValue.apply(input, dim, index, fill)
+    return _scatter("scatter", Scatter, ScatterValue, input, dim, index, src, value)
 
 
 def scatter_(input: Tensor, dim: int, index: Tensor, src=None, *, value=None) -> Tensor:
+    return _scatter("scatter_", ScatterInplace, ScatterValueInplace, input, dim, index, src,
+                    value)
+
+
+def _scatter(op: str, tensor_op, value_op, input: Tensor, dim: int, index: Tensor, src,
+             value) -> Tensor:
+    """scatter(src=Tensor) or scatter(value=number) (also a number passed as src)."""
     dim = normalize_dim(dim, input._data.ndim)
-    index = _index_data(index, "scatter_", False)
+    index = _index_data(index, op, False)
     if isinstance(src, Tensor):
-        return ScatterInplace.apply(input, dim, index, src)
+        return tensor_op.apply(input, dim, index, src)
     fill = np.asarray(value if src is None else src).astype(input._data.dtype)
-    return ScatterValueInplace.apply(input, dim, index, fill)
+    return value_op.apply(input, dim, index, fill)
 
 
 class IndexSelect(_Op):
@@ -309,11 +295,7 @@ class IndexAdd(_Op):
 
     @staticmethod
     def forward(ctx, self, dim, index, source, alpha):
-        ctx.dim, ctx.alpha = dim, alpha
-        ctx.save_for_backward(index, source)
-        out = np.array(self, copy=True)
-        _index_add_into(out, dim, index, source, alpha)
-        return out
+        return _index_add_forward(ctx, self, dim, index, source, alpha, inplace=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -333,11 +315,18 @@ class IndexAddInplace(IndexAdd):
 
     @staticmethod
     def forward(ctx, self, dim, index, source, alpha):
+        return _index_add_forward(ctx, self, dim, index, source, alpha, inplace=True)
+
+
+def _index_add_forward(ctx, self: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray,
+                       alpha, inplace: bool) -> np.ndarray:
+    if inplace:
         _check_writable(self)
-        ctx.dim, ctx.alpha = dim, alpha
-        ctx.save_for_backward(index, source)
-        _index_add_into(self, dim, index, source, alpha)
-        return self
+    ctx.dim, ctx.alpha = dim, alpha
+    ctx.save_for_backward(index, source)
+    out = self if inplace else np.array(self, copy=True)
+    _index_add_into(out, dim, index, source, alpha)
+    return out
 
 
 def _index_add_into(out: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray,

@@ -385,17 +385,10 @@ class Fill(_Op):
         return _zeros_like(grad), None
 
 
-class FillTensor(_Op):
+class FillTensor(Fill):
     """self.fill_(0-dim tensor): the value gets the sum of grad"""
 
     node_name = "FillBackward3"
-    _inplace = True
-
-    @staticmethod
-    def forward(ctx, self, value):
-        _check_writable(self)
-        self[...] = value
-        return self
 
     @staticmethod
     def backward(ctx, grad):

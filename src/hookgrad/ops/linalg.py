@@ -38,6 +38,18 @@ def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.matmul(a, b)
 
 
+def _product_forward(ctx, self: np.ndarray, other: np.ndarray, kernel: str,
+                     self_first: bool) -> np.ndarray:
+    """The end of mm / bmm / mv / dot's forward: each operand's gradient needs the other one, so
+    each is saved only if the other needs a gradient (in torch's order of saved names)."""
+    _check_kind(self, kernel)
+    need_self, need_other = ctx.needs_input_grad
+    saved_self, saved_other = (self if need_other else None), (other if need_self else None)
+    ctx.save_for_backward(*((saved_self, saved_other) if self_first
+                            else (saved_other, saved_self)))
+    return _product(self, other)
+
+
 # -- mm, bmm, mv, dot ---------------------------------------------------------------------------
 class Mm(_Op):
     """d(A B) = grad B^T, A^T grad"""
@@ -57,10 +69,7 @@ class Mm(_Op):
         if self.dtype != mat2.dtype:
             raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                                f"{_CPP_NAME[self.dtype.name]} != {_CPP_NAME[mat2.dtype.name]}")
-        _check_kind(self, "addmm_impl_cpu_")
-        need_self, need_mat2 = ctx.needs_input_grad
-        ctx.save_for_backward(mat2 if need_self else None, self if need_mat2 else None)
-        return _product(self, mat2)
+        return _product_forward(ctx, self, mat2, "addmm_impl_cpu_", self_first=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -88,10 +97,7 @@ class Bmm(_Op):
         if self.dtype != mat2.dtype:
             raise RuntimeError(f"expected scalar type {torch_type_name(self)} but found "
                                f"{torch_type_name(mat2)}")
-        _check_kind(self, "bmm")
-        need_self, need_mat2 = ctx.needs_input_grad
-        ctx.save_for_backward(mat2 if need_self else None, self if need_mat2 else None)
-        return _product(self, mat2)
+        return _product_forward(ctx, self, mat2, "bmm", self_first=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -118,10 +124,7 @@ class Mv(_Op):
             raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
                                f"{torch_type_name(vec)}, {torch_type_name(self)}, and "
                                f"{torch_type_name(vec)}")
-        _check_kind(self, "addmv_impl_cpu")
-        need_self, need_vec = ctx.needs_input_grad
-        ctx.save_for_backward(self if need_vec else None, vec if need_self else None)
-        return _product(self, vec)
+        return _product_forward(ctx, self, vec, "addmv_impl_cpu", self_first=True)
 
     @staticmethod
     def backward(ctx, grad):
@@ -149,10 +152,7 @@ class Dot(_Op):
         if self.dtype != tensor.dtype:
             raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                                f"{torch_type_name(self)} and {torch_type_name(tensor)}")
-        _check_kind(self, "dot")
-        need_self, need_tensor = ctx.needs_input_grad
-        ctx.save_for_backward(self if need_tensor else None, tensor if need_self else None)
-        return np.asarray(_product(self, tensor))
+        return np.asarray(_product_forward(ctx, self, tensor, "dot", self_first=True))
 
     @staticmethod
     def backward(ctx, grad):

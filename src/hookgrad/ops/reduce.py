@@ -38,8 +38,7 @@ class Sum(_Op):
 
     @staticmethod
     def backward(ctx, grad):
-        shape = ctx._saved_self_sym_sizes
-        return _restore(grad, shape, ctx._saved_dim, ctx._saved_keepdim).expand(shape)
+        return _expand_back(ctx, grad)
 
 
 class SumAll(Sum):
@@ -48,10 +47,7 @@ class SumAll(Sum):
 
 def sum(input: Tensor, dim=_UNSET, keepdim: bool = False, *, dtype=None) -> Tensor:
     """torch.sum: integers and bools sum to int64; half precision accumulates in float32."""
-    if dim is _UNSET and not keepdim:
-        return SumAll.apply(input, tuple(range(input._data.ndim)), False, _numpy_dtype(dtype))
-    dims = reduce_dims(None if dim is _UNSET else dim, input._data.ndim)
-    return Sum.apply(input, dims, keepdim, _numpy_dtype(dtype))
+    return _sum_or_mean(Sum, SumAll, input, dim, keepdim, dtype)
 
 
 class Mean(_Op):
@@ -73,9 +69,7 @@ class Mean(_Op):
 
     @staticmethod
     def backward(ctx, grad):
-        shape = ctx._saved_self_sym_sizes
-        grad = _restore(grad, shape, ctx._saved_dim, ctx._saved_keepdim)
-        return grad.expand(shape) / ctx.count
+        return _expand_back(ctx, grad) / ctx.count
 
 
 class MeanAll(Mean):
@@ -84,10 +78,21 @@ class MeanAll(Mean):
 
 def mean(input: Tensor, dim=_UNSET, keepdim: bool = False, *, dtype=None) -> Tensor:
     """torch.mean: floating inputs only (or an explicit ``dtype``); half accumulates in float32."""
+    return _sum_or_mean(Mean, MeanAll, input, dim, keepdim, dtype)
+
+
+def _sum_or_mean(op, op_all, input: Tensor, dim, keepdim: bool, dtype) -> Tensor:
+    """``x.sum()`` (no dim given) is its own overload in torch, with its own node name."""
     if dim is _UNSET and not keepdim:
-        return MeanAll.apply(input, tuple(range(input._data.ndim)), False, _numpy_dtype(dtype))
+        return op_all.apply(input, tuple(range(input._data.ndim)), False, _numpy_dtype(dtype))
     dims = reduce_dims(None if dim is _UNSET else dim, input._data.ndim)
-    return Mean.apply(input, dims, keepdim, _numpy_dtype(dtype))
+    return op.apply(input, dims, keepdim, _numpy_dtype(dtype))
+
+
+def _expand_back(ctx, grad: Tensor) -> Tensor:
+    """grad broadcast over the reduced dims again: the gradient of a sum."""
+    shape = ctx._saved_self_sym_sizes
+    return _restore(grad, shape, ctx._saved_dim, ctx._saved_keepdim).expand(shape)
 
 
 def sum_to_size(input: Tensor, *size) -> Tensor:

@@ -53,11 +53,15 @@ def logsumexp(input: Tensor, dim=_UNSET, keepdim: bool = False) -> Tensor:
     return Logsumexp.apply(input, reduce_dims(dim, input._data.ndim), keepdim)
 
 
-def _softmax_dtype_check(array: np.ndarray, dim: int, op: str) -> None:
-    if array.dtype.kind != "f":
-        kernel = f"{op}_lastdim_kernel_impl" if dim == array.ndim - 1 or array.ndim == 0 \
+def _softmax_input(ctx, self: np.ndarray, dim: int, op: str) -> tuple:
+    """Checks a softmax input and records ``dim``; returns the input in its accumulation dtype
+    and the axis to normalise over (None for a 0-d input)."""
+    if self.dtype.kind != "f":
+        kernel = f"{op}_lastdim_kernel_impl" if dim == self.ndim - 1 or self.ndim == 0 \
             else f"{op}_kernel_impl"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{torch_type_name(array)}'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{torch_type_name(self)}'")
+    ctx._saved_dim = dim
+    return self.astype(_accumulator(self.dtype), copy=False), dim if self.ndim else None
 
 
 class Softmax(_Op):
@@ -68,10 +72,7 @@ class Softmax(_Op):
 
     @staticmethod
     def forward(ctx, self, dim):
-        _softmax_dtype_check(self, dim, "softmax")
-        ctx._saved_dim = dim
-        work = self.astype(_accumulator(self.dtype), copy=False)
-        axis = dim if self.ndim else None
+        work, axis = _softmax_input(ctx, self, dim, "softmax")
         with np.errstate(invalid="ignore", over="ignore"):
             exps = np.exp(work - np.max(work, axis=axis, keepdims=True)) if self.size else work
             result = (exps / np.sum(exps, axis=axis, keepdims=True)).astype(self.dtype)
@@ -93,10 +94,7 @@ class LogSoftmax(_Op):
 
     @staticmethod
     def forward(ctx, self, dim):
-        _softmax_dtype_check(self, dim, "log_softmax")
-        ctx._saved_dim = dim
-        work = self.astype(_accumulator(self.dtype), copy=False)
-        axis = dim if self.ndim else None
+        work, axis = _softmax_input(ctx, self, dim, "log_softmax")
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             shifted = work - np.max(work, axis=axis, keepdims=True) if self.size else work
             result = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))

@@ -5,10 +5,10 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..autograd import grad_mode
 from ..tensor import Tensor
-from .optimizer import (Optimizer, ParamsT, _bump, _lerp_, _reject_differentiable,
-                        _scalar_dtype, _value, _zeros_like)
+from .optimizer import (Optimizer, ParamsT, _bump, _check_nonnegative, _check_tensor_lr,
+                        _increment_step, _lerp_, _new_step, _reject_differentiable,
+                        _step_as_tensor, _value, _zeros_like)
 
 __all__ = ["Adam", "AdamW"]
 
@@ -24,18 +24,14 @@ class Adam(Optimizer):
                  foreach: Optional[bool] = None, maximize: bool = False,
                  capturable: bool = False, differentiable: bool = False,
                  fused: Optional[bool] = None, decoupled_weight_decay: bool = False) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_tensor_lr(lr)
+        _check_nonnegative("learning rate", lr)
+        _check_nonnegative("epsilon value", eps)
         if not 0.0 <= betas[0] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
         if not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonnegative("weight_decay value", weight_decay)
         if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
                 or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):
             raise ValueError("betas must be either both floats or both Tensors")
@@ -48,35 +44,14 @@ class Adam(Optimizer):
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
+        self._setdefault_groups(amsgrad=False, maximize=False, foreach=None, capturable=False,
+                                differentiable=False, decoupled_weight_decay=False, fused=None)
         for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
             for param in group["params"]:
                 _step_as_tensor(self.state.get(param))
 
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
-        loss = self._evaluate(closure)
-        with grad_mode.no_grad():
-            for group in self.param_groups:
-                beta1, beta2 = (_value(b) for b in group["betas"])
-                options = (_value(group["lr"]), beta1, beta2, group["eps"],
-                           _value(group["weight_decay"]), group["amsgrad"], group["maximize"],
-                           group["decoupled_weight_decay"])
-                for param in self._params_with_grad(group):
-                    state = self.state[param]
-                    if len(state) == 0:
-                        state["step"] = Tensor._make(np.zeros((), _scalar_dtype()))
-                        state["exp_avg"] = _zeros_like(param)
-                        state["exp_avg_sq"] = _zeros_like(param)
-                        if group["amsgrad"]:
-                            state["max_exp_avg_sq"] = _zeros_like(param)
-                    _adam_update(param, state, *options)
-        return loss
+        return self._step_each(closure, _adam_options, _adam_state, _adam_update)
 
 
 class AdamW(Adam):
@@ -99,10 +74,18 @@ class AdamW(Adam):
             group["decoupled_weight_decay"] = True
 
 
-def _step_as_tensor(state: Optional[dict]) -> None:
-    """Old checkpoints stored ``step`` as a number; torch keeps it as a 0-dim tensor."""
-    if state and "step" in state and not isinstance(state["step"], Tensor):
-        state["step"] = Tensor._make(np.asarray(float(state["step"]), _scalar_dtype()))
+def _adam_options(group: dict) -> tuple:
+    beta1, beta2 = (_value(b) for b in group["betas"])
+    return (_value(group["lr"]), beta1, beta2, group["eps"], _value(group["weight_decay"]),
+            group["amsgrad"], group["maximize"], group["decoupled_weight_decay"])
+
+
+def _adam_state(param: Tensor, state: dict, group: dict) -> None:
+    state["step"] = _new_step()
+    state["exp_avg"] = _zeros_like(param)
+    state["exp_avg_sq"] = _zeros_like(param)
+    if group["amsgrad"]:
+        state["max_exp_avg_sq"] = _zeros_like(param)
 
 
 def _adam_update(param: Tensor, state: dict, lr: float, beta1: float, beta2: float, eps: float,
@@ -112,9 +95,7 @@ def _adam_update(param: Tensor, state: dict, lr: float, beta1: float, beta2: flo
     grad = param.grad._data
     if maximize:
         grad = -grad
-    step_tensor = state["step"]
-    step_tensor._data += 1
-    _bump(step_tensor)
+    step = _increment_step(state)
     if weight_decay != 0:
         if decoupled:
             p *= kind(1 - lr * weight_decay)
@@ -127,7 +108,6 @@ def _adam_update(param: Tensor, state: dict, lr: float, beta1: float, beta2: flo
     exp_avg_sq._data += kind(1 - beta2) * (grad * grad)
     _bump(exp_avg, exp_avg_sq, exp_avg_sq)
 
-    step = float(step_tensor._data)
     bias_correction1 = 1 - beta1 ** step
     bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
     step_size = lr / bias_correction1

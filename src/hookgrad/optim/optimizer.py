@@ -74,6 +74,36 @@ def _zeros_like(param: Tensor) -> Tensor:
     return Tensor._make(np.zeros_like(param._data))
 
 
+def _new_step() -> Tensor:
+    """``state['step']`` of a fresh parameter state: a 0-dim tensor, as torch keeps it."""
+    return Tensor._make(np.zeros((), _scalar_dtype()))
+
+
+def _increment_step(state: dict) -> float:
+    """``state['step'] += 1`` in place (recorded as a change); returns the new count."""
+    step = state["step"]
+    step._data += 1
+    _bump(step)
+    return float(step._data)
+
+
+def _step_as_tensor(state: Optional[dict]) -> None:
+    """Old checkpoints stored ``step`` as a number; torch keeps it as a 0-dim tensor."""
+    if state and "step" in state and not isinstance(state["step"], Tensor):
+        state["step"] = Tensor._make(np.asarray(float(state["step"]), _scalar_dtype()))
+
+
+def _check_nonnegative(what: str, value: Any) -> None:
+    """torch's ``if not 0.0 <= value`` check (so NaN is refused too)."""
+    if not 0.0 <= value:
+        raise ValueError(f"Invalid {what}: {value}")
+
+
+def _check_tensor_lr(lr: Any) -> None:
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+
+
 def _lerp_(target: np.ndarray, end: np.ndarray, weight: float) -> None:
     """torch's lerp: ``self + w*(end - self)`` for |w| < 0.5, else ``end - (end - self)*(1 - w)``
     (the second form is the accurate one near w = 1)."""
@@ -368,6 +398,30 @@ class Optimizer:
     def _params_with_grad(group: dict) -> list[Tensor]:
         """The group's parameters that have a gradient; the others are skipped, as in torch."""
         return [param for param in group["params"] if param.grad is not None]
+
+    def _step_each(self, closure: Optional[Callable[[], Any]],
+                   group_options: Callable[[dict], tuple],
+                   init_state: Optional[Callable[[Tensor, dict, dict], None]],
+                   update: Callable[..., None]) -> Any:
+        """torch's for-loop step: evaluate ``closure``, then under no_grad, for each parameter
+        with a gradient, ``init_state(param, state, group)`` on its first step and
+        ``update(param, state, *group_options(group))``. Returns the closure's loss."""
+        loss = self._evaluate(closure)
+        with grad_mode.no_grad():
+            for group in self.param_groups:
+                options = group_options(group)
+                for param in self._params_with_grad(group):
+                    state = self.state[param]
+                    if init_state is not None and len(state) == 0:
+                        init_state(param, state, group)
+                    update(param, state, *options)
+        return loss
+
+    def _setdefault_groups(self, **defaults: Any) -> None:
+        """Fill the options an older pickled optimizer's groups lack (``__setstate__``)."""
+        for group in self.param_groups:
+            for key, value in defaults.items():
+                group.setdefault(key, value)
 
 
 def _typename(obj: Any) -> str:

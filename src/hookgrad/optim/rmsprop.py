@@ -5,11 +5,10 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..autograd import grad_mode
 from ..tensor import Tensor
-from .adam import _step_as_tensor
-from .optimizer import (Optimizer, ParamsT, _bump, _lerp_, _reject_differentiable,
-                        _scalar_dtype, _value, _zeros_like)
+from .optimizer import (Optimizer, ParamsT, _bump, _check_nonnegative, _check_tensor_lr,
+                        _increment_step, _lerp_, _new_step, _reject_differentiable,
+                        _step_as_tensor, _value, _zeros_like)
 
 __all__ = ["RMSprop"]
 
@@ -24,18 +23,12 @@ class RMSprop(Optimizer):
                  centered: bool = False, capturable: bool = False,
                  foreach: Optional[bool] = None, maximize: bool = False,
                  differentiable: bool = False) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_tensor_lr(lr)
+        _check_nonnegative("learning rate", lr)
+        _check_nonnegative("epsilon value", eps)
+        _check_nonnegative("momentum value", momentum)
+        _check_nonnegative("weight_decay value", weight_decay)
+        _check_nonnegative("alpha value", alpha)
         _reject_differentiable(differentiable)
         defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
                     "centered": centered, "weight_decay": weight_decay,
@@ -45,34 +38,28 @@ class RMSprop(Optimizer):
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
+        self._setdefault_groups(momentum=0, centered=False, foreach=None, maximize=False,
+                                differentiable=False, capturable=False)
         for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
             for param in group["params"]:
                 _step_as_tensor(self.state.get(param))
 
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
-        loss = self._evaluate(closure)
-        with grad_mode.no_grad():
-            for group in self.param_groups:
-                options = (_value(group["lr"]), group["alpha"], group["eps"],
-                           _value(group["weight_decay"]), group["momentum"], group["centered"],
-                           group["maximize"])
-                for param in self._params_with_grad(group):
-                    state = self.state[param]
-                    if len(state) == 0:
-                        state["step"] = Tensor._make(np.zeros((), _scalar_dtype()))
-                        state["square_avg"] = _zeros_like(param)
-                        if group["momentum"] > 0:
-                            state["momentum_buffer"] = _zeros_like(param)
-                        if group["centered"]:
-                            state["grad_avg"] = _zeros_like(param)
-                    _rmsprop_update(param, state, *options)
-        return loss
+        return self._step_each(closure, _rmsprop_options, _rmsprop_state, _rmsprop_update)
+
+
+def _rmsprop_options(group: dict) -> tuple:
+    return (_value(group["lr"]), group["alpha"], group["eps"], _value(group["weight_decay"]),
+            group["momentum"], group["centered"], group["maximize"])
+
+
+def _rmsprop_state(param: Tensor, state: dict, group: dict) -> None:
+    state["step"] = _new_step()
+    state["square_avg"] = _zeros_like(param)
+    if group["momentum"] > 0:
+        state["momentum_buffer"] = _zeros_like(param)
+    if group["centered"]:
+        state["grad_avg"] = _zeros_like(param)
 
 
 def _rmsprop_update(param: Tensor, state: dict, lr: float, alpha: float, eps: float,
@@ -83,8 +70,7 @@ def _rmsprop_update(param: Tensor, state: dict, lr: float, alpha: float, eps: fl
     grad = param.grad._data
     if maximize:
         grad = -grad
-    state["step"]._data += 1
-    _bump(state["step"])
+    _increment_step(state)
     if weight_decay != 0:
         grad = grad + kind(weight_decay) * p
     square_avg = state["square_avg"]

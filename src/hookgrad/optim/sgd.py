@@ -5,9 +5,9 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..autograd import grad_mode
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _bump, _reject_differentiable, _value
+from .optimizer import (Optimizer, ParamsT, _bump, _check_tensor_lr, _reject_differentiable,
+                        _value)
 
 __all__ = ["SGD"]
 
@@ -20,8 +20,7 @@ class SGD(Optimizer):
                  dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *,
                  maximize: bool = False, foreach: Optional[bool] = None,
                  differentiable: bool = False, fused: Optional[bool] = None) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
+        _check_tensor_lr(lr)
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
@@ -38,22 +37,17 @@ class SGD(Optimizer):
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+        self._setdefault_groups(nesterov=False, maximize=False, foreach=None,
+                                differentiable=False, fused=False)
 
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
-        loss = self._evaluate(closure)
-        with grad_mode.no_grad():
-            for group in self.param_groups:
-                options = (_value(group["lr"]), group["momentum"], group["dampening"],
-                           _value(group["weight_decay"]), group["nesterov"], group["maximize"])
-                for param in self._params_with_grad(group):
-                    _sgd_update(param, self.state[param], *options)
-        return loss
+        # no state to set up: the momentum buffer starts on the first step with momentum
+        return self._step_each(closure, _sgd_options, None, _sgd_update)
+
+
+def _sgd_options(group: dict) -> tuple:
+    return (_value(group["lr"]), group["momentum"], group["dampening"],
+            _value(group["weight_decay"]), group["nesterov"], group["maximize"])
 
 
 def _sgd_update(param: Tensor, state: dict, lr: float, momentum: float, dampening: float,

@@ -60,9 +60,8 @@ def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool 
 def register_module_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
     """The legacy global backward hook (on the grad_fn of each module's output)."""
     global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is True:
-        raise RuntimeError(_MIXED_GLOBAL)
-    _global_is_full_backward_hook = False
+    _global_is_full_backward_hook = _backward_hook_kind(_global_is_full_backward_hook, False,
+                                                        _MIXED_GLOBAL)
     return add_hook(_global_backward_hooks, hook)
 
 
@@ -74,10 +73,16 @@ def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> Removabl
 def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
     """``hook(module, grad_input, grad_output) -> None | new_grad_input`` for every module."""
     global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is False:
-        raise RuntimeError(_MIXED_GLOBAL)
-    _global_is_full_backward_hook = True
+    _global_is_full_backward_hook = _backward_hook_kind(_global_is_full_backward_hook, True,
+                                                        _MIXED_GLOBAL)
     return add_hook(_global_backward_hooks, hook)
+
+
+def _backward_hook_kind(current: Optional[bool], full: bool, mixed_error: str) -> bool:
+    """Full and legacy backward hooks do not mix: the first one registered fixes the kind."""
+    if current is (not full):
+        raise RuntimeError(mixed_error)
+    return full
 
 
 # -- global registration hooks: run when any module registers a parameter, buffer or submodule
@@ -153,17 +158,15 @@ class HooksMixin:
 
         Example: ``m.register_full_backward_hook(lambda m, gi, go: print(gi[0].shape))``.
         """
-        if self._is_full_backward_hook is False:
-            raise RuntimeError(_MIXED_LOCAL)
-        self._is_full_backward_hook = True
+        self._is_full_backward_hook = _backward_hook_kind(self._is_full_backward_hook, True,
+                                                          _MIXED_LOCAL)
         return add_hook(self._backward_hooks, hook, prepend=prepend)
 
     def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Legacy: ``hook(module, grad_input, grad_output)`` on the grad_fn of the output, so
         ``grad_input`` belongs to the last op of ``forward``. Prefer the full backward hook."""
-        if self._is_full_backward_hook is True:
-            raise RuntimeError(_MIXED_LOCAL)
-        self._is_full_backward_hook = False
+        self._is_full_backward_hook = _backward_hook_kind(self._is_full_backward_hook, False,
+                                                          _MIXED_LOCAL)
         return add_hook(self._backward_hooks, hook)
 
     def _get_backward_hooks(self) -> Tuple[List[Callable], List[Callable]]:
@@ -278,26 +281,23 @@ class HooksMixin:
         """After ``forward`` raised: run the ``always_call`` forward hooks that have not run;
         their own errors become warnings so the original error is the one raised."""
         args, kwargs = state["args"], state["kwargs"]
-        for hook_id, hook in tuple(_global_forward_hooks.items()):
-            if hook_id in _global_forward_hooks_always_called and hook_id not in called_always:
+        # global hooks first; as in torch, this path never passes kwargs to a global hook
+        stores = (("global module", _global_forward_hooks, _global_forward_hooks_always_called,
+                   {}),
+                  ("module", self._forward_hooks, self._forward_hooks_always_called,
+                   self._forward_hooks_with_kwargs))
+        for what, hooks, always_called, with_kwargs in stores:
+            for hook_id, hook in tuple(hooks.items()):
+                if hook_id not in always_called or hook_id in called_always:
+                    continue
                 try:
-                    replaced = hook(self, args, state["result"])
-                    if replaced is not None:
-                        state["result"] = replaced
-                except Exception as error:
-                    warnings.warn("global module forward hook with ``always_call=True`` raised an "
-                                  "exception that was silenced as another error was raised in "
-                                  f"forward: {error}", stacklevel=3)
-        for hook_id, hook in tuple(self._forward_hooks.items()):
-            if hook_id in self._forward_hooks_always_called and hook_id not in called_always:
-                try:
-                    if hook_id in self._forward_hooks_with_kwargs:
+                    if hook_id in with_kwargs:
                         replaced = hook(self, args, kwargs, state["result"])
                     else:
                         replaced = hook(self, args, state["result"])
                     if replaced is not None:
                         state["result"] = replaced
                 except Exception as error:
-                    warnings.warn("module forward hook with ``always_call=True`` raised an "
+                    warnings.warn(f"{what} forward hook with ``always_call=True`` raised an "
                                   "exception that was silenced as another error was raised in "
                                   f"forward: {error}", stacklevel=3)

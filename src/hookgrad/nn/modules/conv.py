@@ -3,11 +3,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ...ops.creation import empty
 from ...tensor import Tensor
 from .. import functional as F
-from ..parameter import Parameter
-from .linear import reset_weight_and_bias
+from .linear import add_weight_and_bias, reset_weight_and_bias
 from .module import Module
 
 
@@ -53,11 +51,7 @@ class _ConvNd(Module):
         self.padding_mode = padding_mode
         shape = ((in_channels, out_channels // groups) if transposed
                  else (out_channels, in_channels // groups)) + tuple(kernel_size)
-        self.weight = Parameter(empty(shape, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_channels, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        add_weight_and_bias(self, shape, out_channels if bias else None, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

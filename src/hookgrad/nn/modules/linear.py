@@ -15,6 +15,16 @@ def _factory(device=None, dtype=None) -> dict:
     return {"dtype": dtype}
 
 
+def add_weight_and_bias(module: Module, weight_shape, bias_shape, dtype=None) -> None:
+    """Register ``weight`` and ``bias`` Parameters, left for ``reset_parameters`` to fill, or
+    None in place of either whose shape is None (a layer built without it)."""
+    for name, shape in (("weight", weight_shape), ("bias", bias_shape)):
+        if shape is None:
+            module.register_parameter(name, None)
+        else:
+            setattr(module, name, Parameter(empty(shape, dtype=dtype)))
+
+
 def reset_weight_and_bias(weight: Tensor, bias) -> None:
     """torch's default for Linear and Conv: kaiming_uniform_(a=sqrt(5)) on the weight and
     U(-1/sqrt(fan_in), 1/sqrt(fan_in)) on the bias."""
@@ -35,11 +45,8 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(empty((out_features, in_features), **_factory(device, dtype)))
-        if bias:
-            self.bias = Parameter(empty(out_features, **_factory(device, dtype)))
-        else:
-            self.register_parameter("bias", None)
+        add_weight_and_bias(self, (out_features, in_features), out_features if bias else None,
+                            **_factory(device, dtype))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ops.elementwise import _Op
+from ...tensor import Tensor
 
 _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int"}
 
@@ -31,6 +32,11 @@ def _check(self: np.ndarray, mat1: np.ndarray, mat2: np.ndarray) -> None:
                            f"{list(self.shape)}") from None
 
 
+def _scaled(grad: Tensor, factor) -> Tensor:
+    """``grad * factor``, with no multiply recorded when the factor is 1 (as torch)."""
+    return grad if factor == 1 else grad * factor
+
+
 class Addmm(_Op):
     """out = beta self + alpha mat1 mat2;  d mat1 = alpha grad mat2^T, d mat2 = alpha mat1^T grad"""
 
@@ -54,16 +60,9 @@ class Addmm(_Op):
     @staticmethod
     def backward(ctx, grad):
         mat1, mat2 = ctx.saved_tensors
-        alpha = ctx.alpha
-        grad_self = grad_mat1 = grad_mat2 = None
-        if ctx.needs_input_grad[0]:
-            grad_self = grad if ctx.beta == 1 else grad * ctx.beta
-        if mat2 is not None:
-            grad_mat1 = grad.mm(mat2.t())
-            grad_mat1 = grad_mat1 if alpha == 1 else grad_mat1 * alpha
-        if mat1 is not None:
-            grad_mat2 = mat1.t().mm(grad)
-            grad_mat2 = grad_mat2 if alpha == 1 else grad_mat2 * alpha
+        grad_self = _scaled(grad, ctx.beta) if ctx.needs_input_grad[0] else None
+        grad_mat1 = _scaled(grad.mm(mat2.t()), ctx.alpha) if mat2 is not None else None
+        grad_mat2 = _scaled(mat1.t().mm(grad), ctx.alpha) if mat1 is not None else None
         return grad_self, grad_mat1, grad_mat2
 
 
@@ -95,14 +94,9 @@ class Baddbmm(_Op):
     @staticmethod
     def backward(ctx, grad):
         batch1, batch2 = ctx.saved_tensors
-        alpha = ctx.alpha
-        grad_self = grad_batch1 = grad_batch2 = None
-        if ctx.needs_input_grad[0]:
-            grad_self = grad if ctx.beta == 1 else grad * ctx.beta
-        if batch2 is not None:
-            grad_batch1 = grad.bmm(batch2.transpose(1, 2))
-            grad_batch1 = grad_batch1 if alpha == 1 else grad_batch1 * alpha
-        if batch1 is not None:
-            grad_batch2 = batch1.transpose(1, 2).bmm(grad)
-            grad_batch2 = grad_batch2 if alpha == 1 else grad_batch2 * alpha
+        grad_self = _scaled(grad, ctx.beta) if ctx.needs_input_grad[0] else None
+        grad_batch1 = (_scaled(grad.bmm(batch2.transpose(1, 2)), ctx.alpha)
+                       if batch2 is not None else None)
+        grad_batch2 = (_scaled(batch1.transpose(1, 2).bmm(grad), ctx.alpha)
+                       if batch1 is not None else None)
         return grad_self, grad_batch1, grad_batch2
