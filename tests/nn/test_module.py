@@ -386,7 +386,7 @@ def sequential_operations(lib, log):
     layers = [Lin(2, 2, seed=i) for i in range(4)]
     seq = lib.nn.Sequential(*layers[:3])
     log.append((len(seq), seq[0] is layers[0], seq[-1] is layers[2],
-                [m is l for m, l in zip(seq, layers)]))
+                [m is layer for m, layer in zip(seq, layers)]))
     sliced = seq[1:]
     log.append((type(sliced).__name__, list(sliced._modules), sliced[0] is layers[1]))
     seq.append(layers[3])

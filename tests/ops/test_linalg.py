@@ -259,7 +259,10 @@ def test_einsum_passes_gradgradcheck_with_a_diagonal_and_broadcasting():
     rng = np.random.default_rng(12)
     inputs = [hookgrad.tensor(rng.standard_normal(s), requires_grad=True)
               for s in ((3, 3), (2, 1), (3,))]
-    fn = lambda a, b, c: hookgrad.einsum("ii,bj,j->bi", a, b, c)
+
+    def fn(a, b, c):
+        return hookgrad.einsum("ii,bj,j->bi", a, b, c)
+
     assert hookgrad.autograd.gradcheck(fn, inputs)
     assert hookgrad.autograd.gradgradcheck(fn, inputs)
 

@@ -13,3 +13,13 @@ from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d
                       MaxPool2d)
 from .sparse import Embedding
 from .transformer import TransformerEncoder, TransformerEncoderLayer
+
+__all__ = ["Flatten", "Identity", "ModuleDict", "ModuleList", "Sequential", "Unflatten", "Module",
+           "ELU", "GELU", "LeakyReLU", "LogSoftmax", "MultiheadAttention", "ReLU", "Sigmoid",
+           "SiLU", "Softmax", "Softplus", "Tanh", "Conv1d", "Conv2d", "ConvTranspose1d",
+           "ConvTranspose2d", "Dropout", "Dropout1d", "Dropout2d", "Linear",
+           "NonDynamicallyQuantizableLinear", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss",
+           "HuberLoss", "L1Loss", "MSELoss", "NLLLoss", "SmoothL1Loss", "BatchNorm1d",
+           "BatchNorm2d", "GroupNorm", "LayerNorm", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+           "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d", "Embedding", "TransformerEncoder",
+           "TransformerEncoderLayer"]
