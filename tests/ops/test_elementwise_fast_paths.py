@@ -196,3 +196,45 @@ def test_relu_backward_of_a_large_array_keeps_nan_gradients():
         x.relu().backward(lib.tensor(grad_output))
         grads.append(x.grad)
     assert_close(grads[0], grads[1], rtol=0, atol=0)
+
+
+def _rows(lib):
+    return lib.arange(6.0).reshape(2, 3)
+
+
+def _line(lib):
+    return lib.arange(1.0, 7.0)
+
+
+def _square(lib):
+    return lib.arange(9.0).reshape(3, 3)
+
+
+# which in-place updates may read memory they write: torch's overlap rule, case by case
+OVERLAP = [
+    ("same_layout", _rows, lambda x: x.add_(x)),
+    ("row_into_matrix", _rows, lambda x: x.add_(x[0])),
+    ("disjoint_rows", _rows, lambda x: x[1].add_(x[0])),
+    ("shifted_slices", _line, lambda x: x[:4].sub_(x[2:])),
+    ("strided_halves", _line, lambda x: x[::2].mul_(x[1::2])),
+    ("element_of_self", _line, lambda x: x.mul_(x[2])),
+    ("equal_slices", _line, lambda x: x[:3].div_(x[:3])),
+    ("transposed_view", _rows, lambda x: x.mul_(x.view(3, 2).t())),
+    ("transposed_square", _square, lambda x: x.sub_(x.t())),
+]
+
+
+def _outcome(lib, make, op):
+    try:
+        return op(make(lib))
+    except RuntimeError as error:
+        return str(error)
+
+
+@pytest.mark.parametrize("name, make, op", OVERLAP, ids=[e[0] for e in OVERLAP])
+def test_inplace_overlap_rule_matches_torch(name, make, op):
+    actual, expected = _outcome(hookgrad, make, op), _outcome(torch, make, op)
+    if isinstance(expected, str):
+        assert actual == expected
+    else:
+        assert_close(actual, expected)
