@@ -217,8 +217,8 @@ def test_hooks_are_thread_local():
 def test_saved_attributes_match_torch(expression, names):
     values = []
     for lib in (torch, hookgrad):
-        x = lib.tensor([0.5, 1.5], requires_grad=True, dtype=lib.float64)
-        y = lib.tensor([2.0, 3.0], requires_grad=True, dtype=lib.float64)
+        x = lib.tensor([0.5, 1.5], requires_grad=True, dtype=lib.float64)  # noqa: F841 - eval
+        y = lib.tensor([2.0, 3.0], requires_grad=True, dtype=lib.float64)  # noqa: F841 - eval
         out = eval(expression)
         values.append([getattr(out.grad_fn, name).detach().numpy() for name in names])
     for ours, theirs in zip(*values):

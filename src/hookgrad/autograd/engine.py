@@ -145,7 +145,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: Optional[bool] = None
     from ..tensor import Tensor
 
     outputs = _as_tuple(outputs)
-    single_input = isinstance(inputs, Tensor)
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)

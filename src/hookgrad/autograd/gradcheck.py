@@ -1,7 +1,7 @@
 """Finite-difference checks of analytical gradients (torch.autograd.gradcheck / gradgradcheck)."""
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 
