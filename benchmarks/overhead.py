@@ -6,7 +6,6 @@ both libraries and the ratio (hookgrad / torch). torch uses as many threads as N
 from __future__ import annotations
 
 import os
-import statistics
 import time
 
 import numpy as np
@@ -105,7 +104,6 @@ def main() -> None:
     per_op_torch = best_of(small_op_chain(torch), 20, 5) / 300
     print(f"per-op cost (fwd+bwd, 3 ops x 100): hookgrad {per_op * 1e6:.1f} us, "
           f"torch {per_op_torch * 1e6:.1f} us")
-    del statistics
 
 
 if __name__ == "__main__":
