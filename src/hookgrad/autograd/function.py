@@ -188,6 +188,8 @@ class Function:
             ctx.needs_input_grad = _no_grads(len(args))
             outputs = cls.forward(ctx, *[a._data if isinstance(a, Tensor) else a for a in args],
                                   **kwargs)
+            if type(outputs) is np.ndarray and cls._view_of is None and not cls._inplace:
+                return Tensor._make(outputs)  # the common case, inline
             return _wrap_untracked(cls, ctx, args, outputs)
 
         node = cls._backward_cls()
@@ -276,6 +278,8 @@ def _wrap_untracked(cls, node, args, outputs):
 
 
 def _plain_output(cls, args, array, index):
+    if type(array) is not np.ndarray:  # NumPy hands back scalars for 0-dim results
+        array = np.asarray(array)
     if cls._view_of is None:
         return Tensor._make(array)
     return Tensor._make_view(array, args[cls._view_of], cls, args, index)
