@@ -264,6 +264,8 @@ def first_difference(actual: str, expected: str) -> str | None:
         if not same:
             return f"line {number} differs:\n  hookgrad: {a!r}\n  torch:    {e!r}"
     if len(actual_lines) != len(expected_lines):
+        shorter = min(len(actual_lines), len(expected_lines))
+        extra = max(actual_lines, expected_lines, key=len)[shorter]
         return (f"hookgrad printed {len(actual_lines)} lines, torch {len(expected_lines)}; first "
-                f"extra: {(actual_lines + expected_lines)[min(len(actual_lines), len(expected_lines))]!r}")
+                f"extra: {extra!r}")
     return None

@@ -73,7 +73,7 @@ with torch.no_grad():
 print(f"Does `c` (computed under no_grad) require gradients?: {c.requires_grad}")
 
 # Freezing parameters to finetune only the classifier
-from hookgrad import nn, optim  # the tutorial imports these here
+from hookgrad import nn, optim  # noqa: E402  (the tutorial imports these here)
 
 model = TinyResNet()
 

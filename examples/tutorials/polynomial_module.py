@@ -31,7 +31,8 @@ class Polynomial3(torch.nn.Module):
         """
         Just like any class in Python, you can also define custom method on PyTorch modules
         """
-        return f'y = {self.a.item()} + {self.b.item()} x + {self.c.item()} x^2 + {self.d.item()} x^3'
+        return (f'y = {self.a.item()} + {self.b.item()} x + {self.c.item()} x^2 + '
+                f'{self.d.item()} x^3')
 
 
 # Create Tensors to hold input and outputs.
