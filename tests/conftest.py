@@ -6,14 +6,24 @@ receives the library module (``hookgrad`` or ``torch``) so the same lambda runs 
 from __future__ import annotations
 
 import collections
+import os
 
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, settings
 
 import hookgrad
 
 torch.set_num_threads(1)
+
+# Fuzzing is derandomized so CI is reproducible: the same examples every run, no flaky reds.
+# Set HYPOTHESIS_PROFILE=explore locally to draw fresh examples.
+settings.register_profile("ci", derandomize=True, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("explore", deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 TOLERANCE = {np.dtype(np.float64): (1e-10, 1e-12), np.dtype(np.float32): (1e-4, 1e-5),
              np.dtype(np.float16): (1e-2, 1e-2)}

@@ -25,17 +25,7 @@ TUTORIALS = Path(__file__).resolve().parent.parent / "examples" / "tutorials"
 # still shows its symptom, so an entry must be removed as soon as its gap is closed.
 KNOWN_GAPS = {
     "extending_sort": "no attribute 'sort'",  # Tensor.sort / torch.sort are missing
-    "tensors": "unexpected keyword argument 'out'",  # out= on matmul/mul; f"{t:.1f}" of 0-d t
-    "autograd_saved_tensors_disk": "no attribute 'save'",  # torch.save / torch.load are missing
-    # SavedTensor.register_hooks gives the pack hook the saved tensor itself; torch detaches it
-    "autograd_saved_tensor_hooks": "requires_grad=True",
-    # version-check message: torch 2.13 names the node without "Backward0" and, for a saved
-    # input, its producer at unpack time (here Mul after mul_), not at save time
-    "autograd_inplace_correctness": "of SigmoidBackward0",
     "autograd_hooks_inplace": "no attribute 'cos_'",  # in-place unary methods (cos_, sin_)
-    # a node computes gradients for inputs that were not asked for; torch's hooks see None there
-    "autograd_hooks_partial_inputs": "grad_inputs [(2,), (2,)]",
-    "nn_from_scratch": "(got range)",  # a range as an index (torch reads it as a sequence)
 }
 SCRIPTS = sorted(path for path in TUTORIALS.glob("*.py") if path.stem not in KNOWN_GAPS)
 GAPS = sorted(path for path in TUTORIALS.glob("*.py") if path.stem in KNOWN_GAPS)

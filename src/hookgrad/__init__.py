@@ -6,6 +6,7 @@ from . import _dtype
 from ._dtype import (bool_ as bool, can_cast, double, dtype, float, float16, float32,  # noqa: A004
                      float64, get_default_dtype, half, int, int8, int16, int32, int64, long,
                      promote_types, result_type, set_default_dtype, short, uint8)
+from .serialization import load, save
 from .tensor import Size, Tensor
 from ._tensor_str import get_printoptions, printoptions, set_printoptions
 from . import _tensor_methods  # noqa: F401  (binds Tensor methods)

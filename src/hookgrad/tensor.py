@@ -489,7 +489,7 @@ class Tensor:
         return tensor_repr(self)
 
     def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0 and spec:
+        if self._data.ndim == 0 and type(self) is Tensor:  # torch formats a 0-d tensor's value
             return self._data.item().__format__(spec)
         return repr(self)
 

@@ -185,10 +185,7 @@ def test_in_place_modification_of_saved_tensor_raises_with_versions():
         return _error(lambda: y.sum().backward())
 
     theirs, ours = both(program)
-    assert ours[0] is theirs[0]
-    assert "modified by an inplace operation" in ours[1]
-    assert "is at version 1; expected version 0 instead" in ours[1]
-    assert "ExpBackward0" in ours[1]
+    assert ours == theirs  # names the forward op (Exp) and both versions, word for word
 
 
 def test_in_place_on_leaf_requiring_grad_raises_like_torch():

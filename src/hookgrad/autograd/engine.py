@@ -256,7 +256,10 @@ def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
                         continue
                 elif not any(child in executes for child, _ in node.next_functions):
                     continue  # only a capture point: its own backward is not needed
-            outputs = _call_node(node, grads, keep_graph)  # steps 4 to 8
+            if executes is not None:
+                outputs = _call_node_for(node, grads, keep_graph, executes)
+            else:
+                outputs = _call_node(node, grads, keep_graph)  # steps 4 to 8
             for (child, nr), grad in zip(node.next_functions, outputs):
                 if child is None or (executes is not None and child not in executes):
                     continue
@@ -346,6 +349,26 @@ def _call_node(node, grads: list, keep_graph: bool) -> tuple:
     if not keep_graph:  # step 8
         node.release_variables()
     return outputs
+
+
+def _call_node_for(node, grads: list, keep_graph: bool, executes: set) -> tuple:
+    """Run a node when only some inputs are wanted (autograd.grad, backward(inputs=...)): a
+    built-in op is told not to compute gradients that lead nowhere, as torch's are."""
+    forward_cls = getattr(node, "_forward_cls", None)
+    if forward_cls is None or not forward_cls._builtin:
+        return _call_node(node, grads, keep_graph)
+    needs = node.needs_input_grad
+    masked = list(needs)
+    for (child, _), position in zip(node.next_functions, node._tensor_positions):
+        if needs[position] and child not in executes:
+            masked[position] = False
+    if masked == list(needs):
+        return _call_node(node, grads, keep_graph)
+    node.needs_input_grad = tuple(masked)
+    try:
+        return _call_node(node, grads, keep_graph)
+    finally:
+        node.needs_input_grad = needs
 
 
 def _check_hook_tuple(hook, old: tuple, new) -> tuple:

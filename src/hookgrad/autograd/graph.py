@@ -7,6 +7,7 @@ recorded; ``SavedTensor.unpack`` is the only place an unpack hook runs and a ver
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 import weakref
 from collections import OrderedDict
@@ -258,7 +259,8 @@ class SavedTensor:
         if self._hooked:
             raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already "
                                "been set. Hint: only one pair of hooks is allowed at a time.")
-        tensor = self._tensor if self._tensor is not None else _plain_tensor(self._data)
+        # the pack hook sees the data without history, as torch passes it
+        tensor = self._tensor.detach() if self._tensor is not None else _plain_tensor(self._data)
         self._tensor = None
         self._data = None
         self._pack((pack_hook, unpack_hook), tensor, None, not self._is_output)
@@ -305,12 +307,19 @@ class SavedTensor:
         kind = legacy_type_name(data) if data is not None else f"torch.{self._dtype}"
         message = ("one of the variables needed for gradient computation has been modified by an "
                    f"inplace operation: [{kind} {shape}]")
-        source = node if self._is_output else self._source
+        # torch names the node that saved an output, and the current producer of a saved input
+        if self._is_output:
+            source = node
+        elif self._tensor is not None:
+            source = self._tensor.grad_fn
+        else:
+            source = self._source
         if source is not None:
-            message += f", which is output {self._output_nr} of {source.name()},"
+            message += f", which is output {self._output_nr} of {_forward_name(source)},"
         message += (f" is at version {self._version_counter[0]}; expected version {self._version} "
                     "instead. Hint: enable anomaly detection to find the operation that failed to "
-                    "compute its gradient, with torch.autograd.set_detect_anomaly(True).")
+                    "compute its gradient, with torch.autograd.set_detect_anomaly(True, "
+                    "check_nan=False).")
         raise RuntimeError(message)
 
     def release(self) -> None:
@@ -319,6 +328,11 @@ class SavedTensor:
         self._data = None
         self._packed = None
         self._edge = None
+
+
+def _forward_name(node) -> str:
+    """``MulBackward0`` -> ``Mul``: the forward op a node belongs to, as torch's messages say."""
+    return re.sub(r"Backward\d*$", "", node.name())
 
 
 def _hook_name(hook) -> str:

@@ -66,7 +66,7 @@ def _convert(item):
         if kind not in "iu":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return int(array) if array.ndim == 0 else array
-    if isinstance(item, (list, tuple)):
+    if isinstance(item, (list, tuple, range)):  # torch reads any sequence as an index tensor
         return _index_array(list(item))
     if isinstance(item, str):  # torch tries to make a tensor of the sequence
         raise TypeError("new(): invalid data type 'str'")

@@ -203,9 +203,11 @@ class _SqueezeFirst(_Op):
         return grad.unsqueeze(0)
 
 
-def matmul(input: Tensor, other: Tensor) -> Tensor:
+def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """torch.matmul: dot, mv, mm, a folded mm/mv or a broadcast bmm, by the operands' dims.
     Shape errors carry both original shapes (the sub-op sees folded ones)."""
+    if out is not None:
+        return _into(out, matmul(input, other), "matmul")
     _tensor_args("matmul", input, other)
     dim1, dim2 = input._data.ndim, other._data.ndim
     if dim1 == 0 or dim2 == 0:
@@ -411,3 +413,21 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
 # torch.linalg: the functions of this module that torch keeps there
 namespace = types.ModuleType("hookgrad.linalg", "torch.linalg: vector norms and products.")
 namespace.vector_norm, namespace.matmul = vector_norm, matmul
+
+
+def _into(out: Tensor, result: Tensor, op: str) -> Tensor:
+    """torch's ``out=``: the result is written into ``out`` (resized); not differentiable."""
+    if result.requires_grad and _grad_enabled():
+        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    if out._data.shape != result._data.shape:
+        out._data = np.empty(result._data.shape, out._data.dtype)
+    out._data[...] = result._data
+    out._version_counter[0] += 1
+    return out
+
+
+def _grad_enabled() -> bool:
+    from ..autograd.grad_mode import is_grad_enabled
+
+    return is_grad_enabled()
