@@ -519,3 +519,18 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
              for row in rows]  # one draw call per row of probabilities, not per element
     return Tensor._make(np.array(picks, dtype=np.int64).reshape(probs.shape[:-1] +
                                                                (num_samples,)))
+
+
+def get_rng_state() -> Tensor:
+    """The default generator's state as a uint8 tensor (torch's ByteTensor of the state)."""
+    import pickle
+
+    return Tensor._make(np.frombuffer(pickle.dumps(default_generator.get_state()),
+                                      dtype=np.uint8).copy())
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    """Restore a state taken by ``get_rng_state``."""
+    import pickle
+
+    default_generator.set_state(pickle.loads(new_state._data.tobytes()))

@@ -374,8 +374,9 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """input * sigmoid(input)"""
-    result = U.Silu.apply(input)
-    return input.copy_(result) if inplace else result
+    if inplace:  # silu's backward needs the input: compute on a copy, then write back
+        return input.copy_(U.Silu.apply(input.clone()))
+    return U.Silu.apply(input)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:

@@ -18,7 +18,7 @@ from ..tensor import Tensor
 from ._reduce_util import (_UNSET, _accumulator, _check_float, _const, _kept_shape, _numpy_dtype,
                            _restore, as_dtype, reduce_dims)
 from ._reduce_util import torch_type_name  # noqa: F401  (its old import path)
-from ._util import normalize_dim
+from ._util import quiet, normalize_dim
 from .elementwise import _Op
 
 
@@ -33,7 +33,7 @@ class Sum(_Op):
         ctx._saved_self_sym_sizes, ctx._saved_dim, ctx._saved_keepdim = self.shape, dims, keepdim
         if dtype is None:
             dtype = np.dtype(np.int64) if self.dtype.kind in "biu" else self.dtype
-        total = np.sum(self, axis=dims, keepdims=keepdim, dtype=_accumulator(dtype))
+        total = quiet(_sum, self, dims, keepdim, _accumulator(dtype))
         return np.asarray(total).astype(dtype, copy=False)
 
     @staticmethod
@@ -63,7 +63,7 @@ class Mean(_Op):
         ctx._saved_self_sym_sizes, ctx._saved_dim, ctx._saved_keepdim = self.shape, dims, keepdim
         ctx._saved_self_sym_numel = self.size
         ctx.count = int(np.prod([self.shape[d] for d in dims], dtype=np.int64))
-        total = np.sum(self, axis=dims, keepdims=keepdim, dtype=_accumulator(dtype))
+        total = quiet(_sum, self, dims, keepdim, _accumulator(dtype))
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.asarray(total / total.dtype.type(ctx.count)).astype(dtype, copy=False)
 
@@ -328,3 +328,7 @@ from .softmax import (LogSoftmax, Logsumexp, Softmax, log_softmax,  # noqa: E402
 __all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "cumsum", "log_softmax",
            "logsumexp", "max", "mean", "min", "prod", "softmax", "std", "sum", "sum_to_size",
            "var"]
+
+
+def _sum(array, dims, keepdim, dtype):
+    return np.sum(array, axis=dims, keepdims=keepdim, dtype=dtype)

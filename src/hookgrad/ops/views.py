@@ -17,7 +17,7 @@ from ..autograd import grad_mode
 from ..autograd.graph import legacy_type_name
 from ..tensor import Tensor
 from ._args import _shape_args, infer_shape
-from ._util import normalize_dim
+from ._util import quiet, normalize_dim
 from .elementwise import _Op
 
 
@@ -167,7 +167,7 @@ class ToCopy(_Op):
     @staticmethod
     def forward(ctx, self, dtype):
         ctx.self_dtype = self.dtype
-        return self.astype(dtype)
+        return quiet(self.astype, dtype)  # nan/inf to int: torch casts silently
 
     @staticmethod
     def backward(ctx, grad):
