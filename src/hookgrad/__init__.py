@@ -42,6 +42,27 @@ from .ops.shape import (cat, concat, concatenate, flip, gather, hstack, index_ad
                         roll, scatter, scatter_add, stack, take_along_dim, vstack)
 from .ops.views import (chunk, flatten, moveaxis, movedim, narrow, permute, reshape, select, split,
                         squeeze, swapaxes, swapdims, t, transpose, unbind, unflatten, unsqueeze)
+from .ops.activations import celu, celu_, hardshrink, selu, selu_
+from .ops.binary_math import (addcdiv, addcmul, arctan2, atan2, copysign, fmod, hypot, lerp,
+                              logaddexp, xlogy)
+from .ops.diagonal import diag, diag_embed, diagflat, diagonal, trace, tril, triu
+from .ops.extra_math import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh,
+                             asin, asinh, atan, atanh, cosh, deg2rad, exp2, expm1, frac, log2,
+                             log10, logit, nan_to_num, positive, rad2deg, sinc, sinh, tan)
+from .ops.masked import index_fill, masked_scatter, masked_select
+from .ops.scans import (aminmax, cummax, cummin, cumprod, diff, logcumsumexp, nanmean, nansum,
+                        std_mean, var_mean)
+from .ops.searching import (argwhere, bincount, bucketize, count_nonzero, isin, nonzero,
+                            searchsorted, unique, unique_consecutive)
+from .ops.sorting import argsort, kthvalue, median, mode, msort, nanmedian, sort, topk
+from .ops.structure import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes,
+                            broadcast_tensors, broadcast_to, cartesian_prod, column_stack, cross,
+                            dstack, ger, kron, linalg_cross, meshgrid, outer, ravel,
+                            repeat_interleave, rot90, row_stack, take, tensor_split, tile)
+from .ops import axis_alias as _axis_alias
+
+linalg.cross = linalg_cross
+_axis_alias.install(globals())  # x.sum(axis=1), torch.cat(ts, axis=0): numpy's name for dim
 
 FloatTensor = DoubleTensor = LongTensor = Tensor  # isinstance checks in old code
 strided = "torch.strided"

@@ -154,3 +154,7 @@ def install(methods: dict, properties: dict = None) -> None:
 
 
 install(METHODS, PROPERTIES)
+
+from .ops import extra_methods  # noqa: E402  (sorting, structure, extra math, in-place unary)
+
+install(extra_methods.METHODS)

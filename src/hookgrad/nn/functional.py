@@ -27,6 +27,9 @@ from .ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits,  
                        cross_entropy, huber_loss, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
 from .ops.multihead import multi_head_attention_forward  # noqa: F401
 from .ops.sparse import Embedding
+from ..ops.activations import (celu, celu_, hardshrink, hardsigmoid,  # noqa: F401,E402
+                               hardswish, hardtanh, hardtanh_, logsigmoid, mish, relu6, selu,
+                               selu_, softshrink, softsign, tanhshrink)
 
 
 def _ntuple(value, n: int, name: str = "") -> tuple:

@@ -1,0 +1,317 @@
+"""More activations: logsigmoid, hardtanh / relu6, hardsigmoid, hardswish, mish, selu / celu
+(torch's general elu), softshrink, hardshrink, and the composed softsign and tanhshrink.
+
+Each saves ``self`` as torch does (``result`` for the in-place selu_ / celu_, whose input is
+gone) and writes its derivative with tensor ops, so double backward comes free.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from .elementwise import _Op
+from .unary import _apply_float, _not_for_integers
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _outside(x: np.ndarray, low, high) -> np.ndarray:
+    return (x <= low) | (x >= high)
+
+
+class LogSigmoid(_Op):
+    """log(sigmoid(x));  d = sigmoid(-x)"""
+
+    node_name = "LogSigmoidBackward0"
+    saved_names = ("self", "buffer")
+
+    @staticmethod
+    def forward(ctx, self):
+        _not_for_integers(self, "log_sigmoid_forward")
+        buffer = _apply_float(lambda x: np.exp(-np.abs(x)), self)
+        ctx.save_for_backward(self, buffer)
+        # min(x, 0) - log(1 + exp(-|x|)): no overflow on either side
+        return _apply_float(lambda x: np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x))), self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        self, _ = ctx.saved_tensors
+        return grad * (-self).sigmoid()
+
+
+class Hardtanh(_Op):
+    """x clamped to [min_val, max_val]; the gradient passes strictly inside"""
+
+    node_name = "HardtanhBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self, min_val, max_val):
+        if self.dtype.kind == "b":
+            raise RuntimeError("\"hardtanh_cpu\" not implemented for 'Bool'")
+        ctx._saved_min_val, ctx._saved_max_val = min_val, max_val
+        ctx.save_for_backward(self)
+        return Hardtanh._clip(self, min_val, max_val)
+
+    @staticmethod
+    def _clip(x: np.ndarray, low, high) -> np.ndarray:
+        if x.dtype.kind == "f":
+            return np.clip(x, x.dtype.type(low), x.dtype.type(high))
+        return np.clip(x, low, high).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (self,) = ctx.saved_tensors
+        outside = _outside(self._data, ctx._saved_min_val, ctx._saved_max_val)
+        return grad.masked_fill(outside, 0.0), None, None
+
+
+class Hardsigmoid(_Op):
+    """clamp(x / 6 + 1/2, 0, 1);  d = 1/6 strictly between -3 and 3"""
+
+    node_name = "HardsigmoidBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self):
+        _not_for_integers(self, "hardsigmoid_cpu")
+        ctx.save_for_backward(self)
+        return _apply_float(lambda x: np.clip(x / x.dtype.type(6) + x.dtype.type(0.5), 0, 1),
+                            self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (self,) = ctx.saved_tensors
+        return (grad / 6).masked_fill(_outside(self._data, -3, 3), 0.0)
+
+
+class Hardswish(_Op):
+    """x * hardsigmoid(x);  d = 0 below -3, x/3 + 1/2 up to 3, 1 above"""
+
+    node_name = "HardswishBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self):
+        _not_for_integers(self, "hardswish_cpu")
+        ctx.save_for_backward(self)
+        return _apply_float(
+            lambda x: x * np.clip(x + x.dtype.type(3), 0, 6) / x.dtype.type(6), self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (self,) = ctx.saved_tensors
+        x = self._data
+        slope = (self / 3 + 0.5).masked_fill(x < -3, 0.0).masked_fill(x > 3, 1.0)
+        return grad * slope
+
+
+class Mish(_Op):
+    """x tanh(softplus(x));  d = tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2)"""
+
+    node_name = "MishBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self):
+        _not_for_integers(self, "mish_cpu")
+        ctx.save_for_backward(self)
+        return _apply_float(lambda x: x * np.tanh(np.logaddexp(0, x)), self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (self,) = ctx.saved_tensors
+        tanh_sp = (1 + self.exp()).log().tanh()
+        return grad * (tanh_sp + self * self.sigmoid() * (1 - tanh_sp * tanh_sp))
+
+
+def _elu(x: np.ndarray, alpha, scale, input_scale) -> np.ndarray:
+    t = x.dtype.type
+    negative = t(alpha) * np.expm1(np.minimum(x, 0) * t(input_scale))
+    return t(scale) * np.where(x > 0, x, negative)
+
+
+class Elu(_Op):
+    """torch's general elu: scale * (x if x > 0 else alpha (exp(input_scale x) - 1))"""
+
+    node_name = "EluBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self, alpha, scale, input_scale):
+        _not_for_integers(self, "elu_cpu")
+        ctx._saved_alpha, ctx._saved_scale = alpha, scale
+        ctx._saved_input_scale = input_scale
+        ctx.save_for_backward(self)
+        return _apply_float(lambda x: _elu(x, alpha, scale, input_scale), self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        alpha, scale, input_scale = ctx._saved_alpha, ctx._saved_scale, ctx._saved_input_scale
+        # exp of the clipped input: the unused branch must not overflow into 0 * inf
+        negative = grad * (alpha * scale * input_scale) * (
+            x.masked_fill(x._data > 0, 0.0) * input_scale).exp()
+        return negative.where(x._data <= 0, grad * scale), None, None, None
+
+
+class Celu(Elu):
+    node_name = "CeluBackward0"
+
+
+class EluResult(_Op):
+    """in place: the result is saved;  d = input_scale (result + alpha scale) where result <= 0"""
+
+    node_name = "EluBackward1"
+    saved_names = ("result",)
+    _inplace = True
+
+    @staticmethod
+    def forward(ctx, self, alpha, scale, input_scale):
+        _not_for_integers(self, "elu_cpu")
+        ctx._saved_alpha, ctx._saved_scale = alpha, scale
+        ctx._saved_input_scale = input_scale
+        np.copyto(self, _apply_float(lambda x: _elu(x, alpha, scale, input_scale), self))
+        ctx.save_for_backward(self)
+        return self
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        alpha, scale, input_scale = ctx._saved_alpha, ctx._saved_scale, ctx._saved_input_scale
+        negative = grad * input_scale * (result + alpha * scale)
+        return negative.where(result._data <= 0, grad * scale), None, None, None
+
+
+class CeluResult(EluResult):
+    node_name = "CeluBackward1"
+
+
+class Softshrink(_Op):
+    """x - lambd above lambd, x + lambd below -lambd, else 0;  d = 1 outside [-lambd, lambd]"""
+
+    node_name = "SoftshrinkBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self, lambd):
+        _not_for_integers(self, "softshrink_cpu")
+        ctx._saved_lambd = lambd
+        ctx.save_for_backward(self)
+
+        def shrink(x):
+            t = x.dtype.type(lambd)
+            return np.where(x > t, x - t, np.where(x < -t, x + t, np.zeros((), x.dtype)))
+
+        return _apply_float(shrink, self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (self,) = ctx.saved_tensors
+        lambd = ctx._saved_lambd
+        inside = (self._data >= -lambd) & (self._data <= lambd)
+        return grad.masked_fill(inside, 0.0), None
+
+
+class Hardshrink(Softshrink):
+    """x where |x| > lambd, else 0"""
+
+    node_name = "HardshrinkBackward0"
+
+    @staticmethod
+    def forward(ctx, self, lambd):
+        _not_for_integers(self, "hardshrink_cpu")
+        ctx._saved_lambd = lambd
+        ctx.save_for_backward(self)
+        t = self.dtype.type(lambd)
+        return np.where((self >= -t) & (self <= t), np.zeros((), self.dtype), self)
+
+
+# ---------------------------------------------------------------------------------------------
+# functions (torch.nn.functional's names; selu and celu are in torch too)
+# ---------------------------------------------------------------------------------------------
+def logsigmoid(input: Tensor) -> Tensor:
+    return LogSigmoid.apply(input)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        from .inplace_unary import inplace
+
+        return inplace(Hardtanh, input, min_val, max_val)
+    return Hardtanh.apply(input, min_val, max_val)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """hardtanh(input, 0, 6), as torch computes it"""
+    return hardtanh(input, 0, 6, inplace)
+
+
+def _maybe_inplace(cls, input: Tensor, inplace: bool) -> Tensor:
+    if inplace:
+        from .inplace_unary import inplace as run_inplace
+
+        return run_inplace(cls, input)
+    return cls.apply(input)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(Hardsigmoid, input, inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(Hardswish, input, inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(Mish, input, inplace)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * elu(input, alpha) with the self-normalising constants"""
+    cls = EluResult if inplace else Elu
+    return cls.apply(input, _SELU_ALPHA, _SELU_SCALE, 1)
+
+
+def selu_(input: Tensor) -> Tensor:
+    return selu(input, inplace=True)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """max(0, x) + min(0, alpha (exp(x / alpha) - 1))"""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    cls = CeluResult if inplace else Celu
+    return cls.apply(input, alpha, 1.0, 1.0 / alpha)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return celu(input, alpha, inplace=True)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return Softshrink.apply(input, lambd)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    return Hardshrink.apply(input, lambd)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """input / (1 + |input|), composed as torch composes it"""
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    return input - input.tanh()
+

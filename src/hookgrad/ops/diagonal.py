@@ -1,0 +1,274 @@
+"""Triangles and diagonals: tril, triu (and in place), diagonal (a writable view), diag_embed,
+diag, diagflat, trace, fill_diagonal_.
+
+A diagonal and its embedding are each other's gradient: the backward of ``diagonal`` writes the
+gradient onto the diagonal of zeros, the backward of ``diag_embed`` reads it off again.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from ._util import normalize_dim
+from .elementwise import _Op, is_number
+from .reduce import _const
+
+
+def _triangle_mask(shape: tuple, diagonal: int, lower: bool) -> np.ndarray:
+    rows, cols = shape[-2:]
+    mask = np.tri(rows, cols, diagonal, dtype=bool)
+    return mask if lower else ~np.tri(rows, cols, diagonal - 1, dtype=bool)
+
+
+def _check_matrix(self: np.ndarray, op: str) -> None:
+    if self.ndim < 2:
+        raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
+
+
+class Tril(_Op):
+    """the lower triangle (from ``diagonal``); its gradient is grad's lower triangle"""
+
+    node_name = "TrilBackward0"
+    _lower = True
+
+    @classmethod
+    def forward(cls, ctx, self, diagonal):
+        _check_matrix(self, "tril" if cls._lower else "triu")
+        ctx._saved_diagonal = diagonal
+        keep = _triangle_mask(self.shape, diagonal, cls._lower)
+        return np.where(keep, self, np.zeros((), self.dtype))
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        op = Tril if cls._lower else Triu
+        return op.apply(grad, ctx._saved_diagonal), None
+
+
+class Triu(Tril):
+    node_name = "TriuBackward0"
+    _lower = False
+
+
+class TrilInplace(Tril):
+    _inplace = True
+
+    @classmethod
+    def forward(cls, ctx, self, diagonal):
+        _check_matrix(self, "tril" if cls._lower else "triu")
+        ctx._saved_diagonal = diagonal
+        keep = _triangle_mask(self.shape, diagonal, cls._lower)
+        np.copyto(self, np.zeros((), self.dtype), where=~keep)
+        return self
+
+
+class TriuInplace(TrilInplace):
+    node_name = "TriuBackward0"
+    _lower = False
+
+
+def tril(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
+    return Tril.apply(input, int(diagonal))
+
+
+def triu(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
+    return Triu.apply(input, int(diagonal))
+
+
+def tril_(input: Tensor, diagonal: int = 0) -> Tensor:
+    return TrilInplace.apply(input, int(diagonal))
+
+
+def triu_(input: Tensor, diagonal: int = 0) -> Tensor:
+    return TriuInplace.apply(input, int(diagonal))
+
+
+# ---------------------------------------------------------------------------------------------
+# diagonal (a view) and diag_embed (its gradient, and the other way round)
+# ---------------------------------------------------------------------------------------------
+def _diagonal_view(x: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
+    """The diagonal as a writable strided view: dims dim1 and dim2 removed, the diagonal last."""
+    rows, cols = x.shape[dim1], x.shape[dim2]
+    if offset >= 0:
+        length, start = max(min(rows, cols - offset), 0), (0, offset)
+    else:
+        length, start = max(min(rows + offset, cols), 0), (-offset, 0)
+    index = [slice(None)] * x.ndim
+    if length:
+        index[dim1], index[dim2] = slice(start[0], None), slice(start[1], None)
+    else:
+        index[dim1], index[dim2] = slice(0, 0), slice(0, 0)
+    corner = x[tuple(index)]
+    keep = [d for d in range(x.ndim) if d not in (dim1, dim2)]
+    shape = tuple(x.shape[d] for d in keep) + (length,)
+    strides = tuple(x.strides[d] for d in keep) + (x.strides[dim1] + x.strides[dim2],)
+    return np.lib.stride_tricks.as_strided(corner, shape, strides,
+                                           writeable=x.flags.writeable)
+
+
+class Diagonal(_Op):
+    """a view of the diagonal between dim1 and dim2, shifted by ``offset``"""
+
+    node_name = "DiagonalBackward0"
+    _view_of = 0
+
+    @staticmethod
+    def forward(ctx, self, offset, dim1, dim2):
+        ctx._saved_self_sym_sizes = self.shape
+        ctx._saved_offset, ctx._saved_dim1, ctx._saved_dim2 = offset, dim1, dim2
+        return _diagonal_view(self, offset, dim1, dim2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return DiagonalBackward.apply(grad, ctx._saved_self_sym_sizes, ctx._saved_offset,
+                                      ctx._saved_dim1, ctx._saved_dim2), None, None, None
+
+
+class DiagonalCopy(Diagonal):
+    """diag() of a matrix: the diagonal as a fresh tensor"""
+
+    node_name = "DiagonalBackward0_copy"
+    _view_of = None
+
+    @staticmethod
+    def forward(ctx, self, offset, dim1, dim2):
+        return Diagonal.forward(ctx, self, offset, dim1, dim2).copy()
+
+
+class DiagonalBackward(_Op):
+    """grad written onto the diagonal of zeros of the input's shape"""
+
+    node_name = "DiagonalBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, shape, offset, dim1, dim2):
+        ctx.args = (offset, dim1, dim2)
+        out = np.zeros(shape, grad.dtype)
+        _diagonal_view(out, offset, dim1, dim2)[...] = grad
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Diagonal.apply(grad, *ctx.args), None, None, None, None
+
+
+def _diagonal_dims(ndim: int, dim1: int, dim2: int) -> tuple:
+    dim1, dim2 = normalize_dim(dim1, ndim), normalize_dim(dim2, ndim)
+    if dim1 == dim2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return dim1, dim2
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """a view of the diagonal (removes dim1 and dim2, appends the diagonal as the last dim)"""
+    dim1, dim2 = _diagonal_dims(input._data.ndim, dim1, dim2)
+    return Diagonal.apply(input, int(offset), dim1, dim2)
+
+
+class DiagEmbed(_Op):
+    """the last dim of self placed on the diagonal of new dims dim1, dim2"""
+
+    node_name = "DiagEmbedBackward0"
+
+    @staticmethod
+    def forward(ctx, self, offset, dim1, dim2):
+        ctx._saved_offset, ctx._saved_dim1, ctx._saved_dim2 = offset, dim1, dim2
+        size = self.shape[-1] + abs(offset) if self.ndim else 1 + abs(offset)
+        lead = list(self.shape[:-1])
+        ndim = len(lead) + 2
+        shape = []
+        for d in range(ndim):
+            shape.append(size if d in (dim1, dim2) else lead.pop(0))
+        out = np.zeros(shape, self.dtype)
+        _diagonal_view(out, offset, dim1, dim2)[...] = self
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (Diagonal.apply(grad, ctx._saved_offset, ctx._saved_dim1, ctx._saved_dim2),
+                None, None, None)
+
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    dim1, dim2 = _diagonal_dims(input._data.ndim + 1, dim1, dim2)
+    return DiagEmbed.apply(input, int(offset), dim1, dim2)
+
+
+def diag(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
+    """a vector on the diagonal of a square matrix, or the diagonal of a matrix"""
+    ndim = input._data.ndim
+    if ndim == 1:
+        return DiagEmbed.apply(input, int(diagonal), 0, 1)
+    if ndim == 2:
+        return DiagonalCopy.apply(input, int(diagonal), 0, 1)
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {ndim}D")
+
+
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    return DiagEmbed.apply(input.reshape(-1), int(offset), 0, 1)
+
+
+class Trace(_Op):
+    """the sum of the main diagonal; its gradient is grad on the diagonal"""
+
+    node_name = "TraceBackward0"
+
+    @staticmethod
+    def forward(ctx, self):
+        if self.ndim != 2:
+            raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
+        ctx._saved_self_sym_sizes = self.shape
+        dtype = np.dtype(np.int64) if self.dtype.kind in "biu" else self.dtype
+        return np.asarray(np.trace(self, dtype=dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        rows, cols = ctx._saved_self_sym_sizes
+        return grad * _const(np.eye(rows, cols, dtype=grad._data.dtype))
+
+
+def trace(input: Tensor) -> Tensor:
+    return Trace.apply(input)
+
+
+# ---------------------------------------------------------------------------------------------
+# fill_diagonal_: a fill on a strided view, so the input's history becomes CopySlices as in torch
+# ---------------------------------------------------------------------------------------------
+class DiagonalStrided(_Op):
+    """elements ``0, step, 2 step ...`` of a contiguous tensor's memory, as a view"""
+
+    node_name = "AsStridedBackward0"
+    _view_of = 0
+
+    @staticmethod
+    def forward(ctx, self, count, step):
+        ctx.shape, ctx.count, ctx.step = self.shape, count, step
+        return np.lib.stride_tricks.as_strided(self, (count,), (step * self.itemsize,),
+                                               writeable=self.flags.writeable)
+
+    @staticmethod
+    def backward(ctx, grad):
+        flat = Tensor._make(np.zeros(int(np.prod(ctx.shape)), grad._data.dtype))
+        index = np.arange(ctx.count, dtype=np.int64) * ctx.step
+        return flat.index_add(0, Tensor._make(index), grad).reshape(ctx.shape), None, None
+
+
+def fill_diagonal_(input: Tensor, fill_value, wrap: bool = False) -> Tensor:
+    """set the main diagonal (all dims equal; a tall matrix may ``wrap`` every cols+1 rows)"""
+    shape = input._data.shape
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    strides = np.cumprod((1,) + shape[:0:-1])[::-1]  # element strides of a contiguous layout
+    step = int(strides.sum())
+    count = min(shape)
+    if len(shape) == 2 and wrap and shape[0] > shape[1] + 1:
+        count = (input._data.size + step - 1) // step
+    if not is_number(fill_value) and not isinstance(fill_value, Tensor):
+        raise TypeError("fill_diagonal_(): argument 'fill_value' must be Number")
+    if input._data.flags.c_contiguous:
+        DiagonalStrided.apply(input, count, step).fill_(fill_value)
+        return input
+    mask = np.zeros(input._data.size, bool)
+    mask[np.arange(count) * step] = True
+    return input.masked_fill_(mask.reshape(shape), fill_value)
