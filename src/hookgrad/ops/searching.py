@@ -23,7 +23,8 @@ class _NotDifferentiable(_Op):
 
 
 def _unique_all(x: np.ndarray, want_inverse: bool, want_counts: bool):
-    values, inverse, counts = np.unique(x.reshape(-1), return_inverse=True, return_counts=True)
+    values, inverse, counts = np.unique(x.reshape(-1), return_inverse=True, return_counts=True,
+                                        equal_nan=False)  # each NaN is its own value in torch
     return values, inverse.reshape(x.shape).astype(np.int64), counts.astype(np.int64)
 
 

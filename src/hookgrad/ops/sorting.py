@@ -11,7 +11,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._util import normalize_dim
-from .elementwise import _Op
+from .elementwise import _Op, not_implemented
 from .minmax import _ValuesIndices, return_types
 
 
@@ -119,6 +119,8 @@ class Topk(_Selecting):
 
     @staticmethod
     def forward(ctx, self, k, dim, largest, sorted_):
+        if self.dtype == np.bool_:
+            raise RuntimeError("topk does not support bool dtypes on CPU")
         size = self.shape[dim] if self.ndim else 1
         if not 0 <= k <= size:
             raise RuntimeError("selected index k out of range")
@@ -157,6 +159,8 @@ class Kthvalue(_Selecting):
 
     @staticmethod
     def forward(ctx, self, k, dim, keepdim):
+        if self.dtype == np.bool_:
+            raise not_implemented("kthvalue_cpu", self.dtype)
         size = self.shape[dim] if self.ndim else 1
         if not 1 <= k <= size:
             raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
@@ -194,6 +198,8 @@ class MedianDim(_Selecting):
 
     @classmethod
     def forward(cls, ctx, self, dim, keepdim):
+        if self.dtype == np.bool_:
+            raise not_implemented("median_out", self.dtype)
         if self.ndim == 0:
             indices = np.zeros((), np.int64)
             cls._save(ctx, self, indices, dim, keepdim)
@@ -220,15 +226,17 @@ class Median(_Op):
 
     @classmethod
     def forward(cls, ctx, self):
+        if self.dtype == np.bool_:
+            raise not_implemented("median_cpu", self.dtype)
         flat = self.reshape(-1)
         if flat.size == 0:
             result = np.asarray(np.nan, self.dtype) if self.dtype.kind == "f" else \
                 np.zeros((), self.dtype)
         else:
             position = _median_position(flat, 0, cls._skip_nan)
-            result = flat[stable_argsort(flat, 0)[position[0]]].copy()
+            result = np.asarray(flat[stable_argsort(flat, 0)[position[0]]])
         ctx.save_for_backward(self, result)
-        return np.asarray(result)
+        return result
 
     @staticmethod
     def backward(ctx, grad):
