@@ -50,6 +50,7 @@ class Triu(Tril):
 
 
 class TrilInplace(Tril):
+    node_name = "TrilBackward0"
     _inplace = True
 
     @classmethod

@@ -44,8 +44,8 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     ndim = max(input._data.ndim, other._data.ndim)
     a_shape = (1,) * (ndim - input._data.ndim) + input._data.shape
     b_shape = (1,) * (ndim - other._data.ndim) + other._data.shape
-    a = input.reshape(tuple(s for n in a_shape for s in (n, 1)))
-    b = other.reshape(tuple(s for n in b_shape for s in (1, n)))
+    a = UnsafeView.apply(input, tuple(s for n in a_shape for s in (n, 1)))
+    b = UnsafeView.apply(other, tuple(s for n in b_shape for s in (1, n)))
     shape = tuple(m * n for m, n in zip(a_shape, b_shape))
     return UnsafeView.apply(a * b, shape)
 
