@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtype import scalar_type_name
 from ..tensor import Tensor
 from .elementwise import _Op
 from .unary import _apply_float, _not_for_integers
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
+_ONE_SIXTH = float(np.float32(1 / 6))  # torch's hardsigmoid backward uses the float constant
 
 
 def _outside(x: np.ndarray, low, high) -> np.ndarray:
@@ -83,7 +85,7 @@ class Hardsigmoid(_Op):
     @staticmethod
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
-        return (grad / 6).masked_fill(_outside(self._data, -3, 3), 0.0)
+        return (grad * _ONE_SIXTH).masked_fill(_outside(self._data, -3, 3), 0.0)
 
 
 class Hardswish(_Op):
@@ -197,6 +199,10 @@ class Softshrink(_Op):
     @staticmethod
     def forward(ctx, self, lambd):
         _not_for_integers(self, "softshrink_cpu")
+        if lambd < 0:
+            raise RuntimeError(f"lambda must be in range [0, {float(np.finfo(self.dtype).max):g}] "
+                               f"for input dtype {scalar_type_name(self.dtype)}, but found "
+                               f"{lambd:g}")
         ctx._saved_lambd = lambd
         ctx.save_for_backward(self)
 
@@ -298,8 +304,6 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    if lambd < 0:
-        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     return Softshrink.apply(input, lambd)
 
 

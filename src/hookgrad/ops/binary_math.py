@@ -9,6 +9,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor
 from ._util import broadcast_error, restore, silence
+from .selection import _C_TYPE
 from .elementwise import (_binary_apply, _check_alpha, _Op, _true_dtype, arithmetic, as_operand,
                           cast, compute, finish, not_implemented, promote, work_dtype)
 
@@ -47,6 +48,8 @@ class Hypot(_Op):
 
     @staticmethod
     def forward(ctx, self, other, dtype, number):
+        if dtype.kind != "f":
+            raise not_implemented("hypot_cpu", dtype)
         a, b, out = _float_pair(self, other, dtype)
         result = finish(compute("hypot", np.hypot, a, b), out)
         need_self, need_other = ctx.needs_input_grad[:2]
@@ -68,6 +71,8 @@ class Logaddexp(_Op):
 
     @staticmethod
     def forward(ctx, self, other, dtype, number):
+        if dtype.kind != "f":
+            raise not_implemented("logaddexp_cpu", dtype)
         ctx.save_for_backward(other, self)
         a, b, out = _float_pair(self, other, dtype)
         return finish(compute("logaddexp", np.logaddexp, a, b), out)
@@ -320,8 +325,8 @@ class LerpTensor(_Op):
 
 def _same_dtype(op: str, input: Tensor, name: str, other: Tensor) -> None:
     if other._data.dtype != input._data.dtype:
-        raise RuntimeError(f"expected dtype {input.dtype} for `{name}` but got dtype "
-                           f"{other.dtype}".replace("torch.", ""))
+        raise RuntimeError(f"expected dtype {_C_TYPE.get(input._data.dtype.name)} for `{name}` "
+                           f"but got dtype {_C_TYPE.get(other._data.dtype.name)}")
 
 
 def lerp(input: Tensor, end: Tensor, weight, *, out=None) -> Tensor:
@@ -369,7 +374,7 @@ class Addcdiv(_Op):
     def forward(ctx, self, tensor1, tensor2, value, dtype):
         if tensor1.dtype.kind in "iub" and tensor2.dtype.kind in "iub":
             raise RuntimeError(
-                "Integer division with addcdiv is no longer supported, and in a future release "
+                "Integer division with addcdiv is no longer supported, and in a future  release "
                 "addcdiv will perform a true division of tensor1 and tensor2. The historic "
                 "addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / "
                 "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "

@@ -310,7 +310,8 @@ class NanToNum(_Op):
     @staticmethod
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
-        return grad.masked_fill(~np.isfinite(self._data), 0.0), None, None, None
+        finite = np.isfinite(self._data).astype(grad._data.dtype)
+        return grad * Tensor._make(finite), None, None, None  # a product, as torch's
 
 
 def _unary(cls, name: str):
