@@ -383,9 +383,7 @@ class Addcdiv(_Op):
         _check_alpha(value, dtype)
         _broadcast3("addcdiv", self, tensor1, tensor2)
         ctx._saved_value = value
-        ctx.save_for_backward(tensor1 if ctx.needs_input_grad[2] else None,
-                              tensor2 if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]
-                              else None)
+        ctx.save_for_backward(tensor1 if ctx.needs_input_grad[2] else None, tensor2)
         work = work_dtype(dtype)
         ratio = arithmetic("addcdiv", np.true_divide, cast(tensor1, work), tensor2, work)
         ratio = arithmetic("addcdiv", np.multiply, ratio, value, work)

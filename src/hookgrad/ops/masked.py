@@ -91,6 +91,7 @@ def _cat(a: Tensor, b: Tensor) -> Tensor:
 
 
 class MaskedScatterInplace(MaskedScatter):
+    node_name = "MaskedScatterBackward0"
     _inplace = True
 
     @staticmethod
@@ -186,6 +187,7 @@ class IndexFillTensor(IndexFill):
 
 
 class IndexFillInplace(IndexFill):
+    node_name = "IndexFillBackward0"
     _inplace = True
 
     @staticmethod
@@ -197,6 +199,7 @@ class IndexFillInplace(IndexFill):
 
 
 class IndexFillTensorInplace(IndexFillTensor):
+    node_name = "IndexFillBackward1"
     _inplace = True
 
     @staticmethod
@@ -217,7 +220,7 @@ def _index_fill(input: Tensor, dim: int, index: Tensor, value, inplace: bool) ->
     if bad.any():
         raise IndexError(f"index {int(positions[bad].flat[0])} is out of bounds for dimension "
                          f"{dim} with size {size}")
-    positions = positions % max(size, 1)
+    positions = np.asarray(positions % max(size, 1))  # 0-d stays an array
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
