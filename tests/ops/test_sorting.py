@@ -2,6 +2,8 @@
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hookgrad
 from tests.conftest import (assert_close, assert_same_error, compare, compare_double_backward,
@@ -288,3 +290,20 @@ def test_unique_output_has_a_grad_fn_that_refuses():
 ])
 def test_search_errors_match_torch(fn):
     assert_same_error(fn)
+
+
+# ---------------------------------------------------------------------------------------------
+# fuzzing over shapes, dims and k (values drawn without ties)
+# ---------------------------------------------------------------------------------------------
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3), data=st.data())
+def test_selecting_ops_fuzzed(shape, data):
+    size = int(np.prod(shape))
+    array = np.random.default_rng(size).permutation(size).reshape(shape) / size - 0.5
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    k = data.draw(st.integers(1, shape[dim]))
+    descending = data.draw(st.booleans())
+    keepdim = data.draw(st.booleans())
+    compare(lambda lib, x: (lib.sort(x, dim, descending), lib.topk(x, k, dim, descending),
+                            lib.kthvalue(x, k, dim, keepdim), lib.median(x, dim, keepdim),
+                            lib.mode(x, dim, keepdim)), array)

@@ -4,6 +4,8 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hookgrad
 from tests.conftest import (assert_close, assert_same_error, compare, compare_double_backward,
@@ -299,3 +301,16 @@ def test_index_and_edge_forms(fn):
     theirs = theirs if isinstance(theirs, tuple) else (theirs,)
     for a, b in zip(ours, theirs):
         assert_close(a, b)
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=2, max_size=4), data=st.data())
+def test_diagonals_fuzzed(shape, data):
+    ndim = len(shape)
+    dim1, dim2 = data.draw(st.lists(st.integers(0, ndim - 1), min_size=2, max_size=2,
+                                    unique=True))
+    offset = data.draw(st.integers(-4, 4))
+    array = np.random.default_rng(ndim).standard_normal(shape)
+    compare(lambda lib, x: (lib.diagonal(x, offset, dim1, dim2),
+                            lib.diag_embed(x, offset, dim1, dim2), lib.tril(x, offset),
+                            lib.triu(x, offset)), array)
