@@ -175,6 +175,9 @@ FILLS = [
     ("bernoulli_", lambda x: x.bernoulli_(0.3), "BernoulliBackward2", (0.0, 1.0)),
     ("bernoulli_tensor", lambda x: x.bernoulli_(x.detach() * 0 + 0.5), "BernoulliBackward1",
      (0.0, 1.0)),
+    ("random_", lambda x: x.random_(), "RandomBackward2", (0.0, 2.0 ** 53)),
+    ("random_to", lambda x: x.random_(7), "RandomBackward1", (0.0, 6.0)),
+    ("random_from_to", lambda x: x.random_(-3, 4), "RandomBackward0", (-3.0, 3.0)),
 ]
 
 
@@ -211,6 +214,14 @@ def test_random_fill_statistics():
     assert abs(hookgrad.empty(n).bernoulli_(0.2).mean().item() - 0.2) < 0.02
 
 
+@pytest.mark.parametrize("dtype", [hookgrad.int64, hookgrad.uint8, hookgrad.bool])
+def test_random_integers(dtype):
+    data = hookgrad.zeros(200, dtype=dtype).random_().numpy()
+    assert data.dtype == dtype.numpy and len(np.unique(data)) > 1
+    small = hookgrad.zeros(200, dtype=dtype).random_(2).numpy()
+    assert set(np.unique(small).tolist()) == {0, 1}
+
+
 def test_random_fill_follows_the_seed():
     draws = []
     for _ in range(2):
@@ -227,6 +238,8 @@ def test_random_fill_follows_the_seed():
     lambda lib: lib.zeros(3, dtype=lib.long).uniform_(),
     lambda lib: lib.zeros(3, dtype=lib.long).normal_(),
     lambda lib: lib.zeros(3, requires_grad=True).normal_(),
+    lambda lib: lib.zeros(3).random_(5, 2),
+    lambda lib: lib.zeros(3).random_(0),
 ])
 def test_random_fill_errors(fn):
     assert_same_error(fn)

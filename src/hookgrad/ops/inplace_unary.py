@@ -225,6 +225,48 @@ class BernoulliTensor(Bernoulli):
         return Tensor._make(np.zeros_like(grad._data)), None
 
 
+class Random(_RandomFill):
+    """integers drawn uniformly from [low, high), in self's dtype"""
+
+    node_name = "RandomBackward0"
+
+    @staticmethod
+    def _draw(rng, shape, low, high):
+        return rng.integers(low, high, shape)
+
+
+class RandomTo(Random):
+    node_name = "RandomBackward1"
+
+
+class RandomFull(Random):
+    node_name = "RandomBackward2"
+
+
+def _random_top(dtype: np.dtype) -> int:
+    """random_() draws from [0, 2^mantissa] for floats, [0, max] for integers"""
+    if dtype.kind == "f":
+        return 2 ** (np.finfo(dtype).nmant + 1) + 1
+    if dtype.kind == "b":
+        return 2
+    return int(np.iinfo(dtype).max) + 1
+
+
+def random_(input: Tensor, from_=None, to=None, *, generator=None, **kwargs) -> Tensor:
+    """random_(), random_(to) or random_(from, to)"""
+    low = kwargs.pop("from", from_)
+    if low is not None and to is None:
+        cls, low, high = RandomTo, 0, low
+    elif low is None and to is None:
+        cls, low, high = RandomFull, 0, _random_top(input._data.dtype)
+    else:
+        cls, low, high = Random, 0 if low is None else low, to
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
+                           f"to={high}")
+    return cls.apply(input, low, high, generator)
+
+
 def uniform_(input: Tensor, from_: float = 0.0, to: float = 1.0, *, generator=None,
              **kwargs) -> Tensor:
     low = kwargs.pop("from", from_)
@@ -254,4 +296,4 @@ def bernoulli_(input: Tensor, p=0.5, *, generator=None) -> Tensor:
 
 
 METHODS.update({"uniform_": uniform_, "normal_": normal_, "exponential_": exponential_,
-                "bernoulli_": bernoulli_})
+                "bernoulli_": bernoulli_, "random_": random_})
