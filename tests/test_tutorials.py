@@ -4,8 +4,7 @@ torch, with only the import changed.
 Each script runs twice in this process, once as written and once with its imports rewritten to
 torch, in lockstep (tests/_lockstep.py): both runs draw the same random numbers. The outputs must
 agree line by line: text exactly (grad_fn names, shapes, reprs), numbers within float noise. Each
-script also runs once on hookgrad's own generator, as a user would run it. Scripts that show a
-known hookgrad gap are listed in KNOWN_GAPS and checked to still show it.
+script also runs once on hookgrad's own generator, as a user would run it.
 """
 from __future__ import annotations
 
@@ -20,16 +19,7 @@ import hookgrad
 
 TUTORIALS = Path(__file__).resolve().parent.parent / "examples" / "tutorials"
 
-# Tutorials that run into a hookgrad gap, with the symptom (part of the error, or of the first
-# differing line). Each gap is reported to the owner of the code; the test below checks that each
-# still shows its symptom, so an entry must be removed as soon as its gap is closed.
-KNOWN_GAPS = {
-    # a tensor hook registered before an in-place op also fires for the new value (core: hooks
-    # stay on the tensor instead of moving with its old grad_fn; x.mul_(3) shows it too)
-    "autograd_hooks_inplace": "'before in-place: 1.0', 'after in-place: 1.0'",
-}
-SCRIPTS = sorted(path for path in TUTORIALS.glob("*.py") if path.stem not in KNOWN_GAPS)
-GAPS = sorted(path for path in TUTORIALS.glob("*.py") if path.stem in KNOWN_GAPS)
+SCRIPTS = sorted(TUTORIALS.glob("*.py"))
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[path.stem for path in SCRIPTS])
@@ -53,23 +43,8 @@ def test_tutorial_runs_on_hookgrads_own_generator(script):
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # half-run cleanup
-@pytest.mark.parametrize("script", GAPS, ids=[path.stem for path in GAPS])
-def test_known_gap_still_shows_its_symptom(script):
-    expected = run_script(script, "torch")
-    try:
-        symptom = first_difference(run_script(script, "hookgrad"), expected)
-    except Exception as error:  # noqa: BLE001 - the gap may surface as any error
-        symptom = f"{type(error).__name__}: {error}"
-    assert symptom is not None, f"{script.stem} now matches torch: remove it from KNOWN_GAPS"
-    assert KNOWN_GAPS[script.stem] in symptom, f"{script.stem} fails differently: {symptom}"
-
-
-def test_every_known_gap_names_a_tutorial():
-    assert set(KNOWN_GAPS) <= {path.stem for path in TUTORIALS.glob("*.py")}
-
-
 def test_scripts_import_only_hookgrad():
-    for script in SCRIPTS + GAPS:
+    for script in SCRIPTS:
         source = script.read_text()
         assert "import hookgrad as torch" in source, script.name
         assert "import torch" not in source, f"{script.name} imports torch itself"

@@ -196,6 +196,16 @@ class Tensor:
                                "it first")
         copy_slices(self, node, index)
 
+    def _history_moved(self, old_node, old_nr: int) -> None:
+        """An in-place op gave this tensor a new grad_fn. As in torch, hooks registered before
+        stay with the old value's node; retain_grad follows the tensor to its new node."""
+        if old_node is None:
+            return  # a leaf modified in place keeps its accumulator and its hooks
+        self._hooks = None
+        retains = old_node._retains_grad_hooks
+        if self.retains_grad and retains and old_nr in retains:
+            self._grad_fn._register_retains_grad(self._output_nr, retains.pop(old_nr))
+
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None

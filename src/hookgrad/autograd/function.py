@@ -329,8 +329,11 @@ def _builtin_outputs(cls, node, args, raw_outputs) -> list:
         elif tensor._base is not None:
             tensor._rebase_history(node, 0)
         else:
+            old_node, old_nr = tensor._grad_fn, tensor._output_nr
             tensor._grad_fn = node
             tensor._output_nr = 0
+            if tensor._hooks is not None or tensor._extra is not None:
+                tensor._history_moved(old_node, old_nr)
         return [tensor]
     results = []
     view_of = cls._view_of
@@ -370,8 +373,11 @@ def _user_outputs(node, args, raw_outputs) -> list:
         elif is_dirty and tensor._base is not None:
             tensor._rebase_history(node, index)
         else:
+            old_node, old_nr = tensor._grad_fn, tensor._output_nr
             tensor._grad_fn = node
             tensor._output_nr = index
+            if is_dirty:
+                tensor._history_moved(old_node, old_nr)
         results.append(tensor)
     return results
 
