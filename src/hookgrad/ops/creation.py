@@ -398,14 +398,6 @@ def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
-def get_rng_state():
-    return default_generator.get_state()
-
-
-def set_rng_state(state) -> None:
-    default_generator.set_state(state)
-
-
 def _rng(generator: Generator | None):
     return (generator or default_generator)._rng
 
