@@ -9,4 +9,6 @@ from .modules import (ELU, GELU, AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, Batc
                       SiLU, SmoothL1Loss, Softmax, Softplus, Tanh, TransformerEncoder,
                       TransformerEncoderLayer)
 from .modules import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d
+from .modules import (CELU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LogSigmoid, Mish,
+                      ReLU6, Softshrink, Softsign, Tanhshrink)
 from .parameter import Buffer, Parameter

@@ -89,7 +89,7 @@ class Hardsigmoid(_Op):
 
 
 class Hardswish(_Op):
-    """x * hardsigmoid(x);  d = 0 below -3, x/3 + 1/2 up to 3, 1 above"""
+    """x * hardsigmoid(x);  d = 0 up to -3, x/3 + 1/2 inside, 1 from 3 (torch's kinks)"""
 
     node_name = "HardswishBackward0"
     saved_names = ("self",)
@@ -105,7 +105,7 @@ class Hardswish(_Op):
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
         x = self._data
-        slope = (self / 3 + 0.5).masked_fill(x < -3, 0.0).masked_fill(x > 3, 1.0)
+        slope = (self / 3 + 0.5).masked_fill(x <= -3, 0.0).masked_fill(x >= 3, 1.0)
         return grad * slope
 
 

@@ -123,6 +123,89 @@ class LogSoftmax(Softmax):
         return F.log_softmax(input, self.dim, _stacklevel=5)
 
 
+class Hardtanh(Module):
+    __constants__ = ["min_val", "max_val", "inplace"]
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (
+            ", inplace=True" if self.inplace else "")
+
+
+class ReLU6(Hardtanh):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace(self.inplace)
+
+
+def _with_inplace(name: str, functional):
+    """An activation module whose only option is ``inplace`` (SELU, Mish, Hardswish, ...)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return functional(input, inplace=self.inplace)
+
+    return type(name, (ReLU,), {"forward": forward, "__module__": __name__})
+
+
+def _without_options(name: str, functional):
+    """An activation module with no options (LogSigmoid, Softsign, Tanhshrink)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return functional(input)
+
+    return type(name, (Module,), {"forward": forward, "__module__": __name__})
+
+
+SELU = _with_inplace("SELU", F.selu)
+Mish = _with_inplace("Mish", F.mish)
+Hardswish = _with_inplace("Hardswish", F.hardswish)
+Hardsigmoid = _with_inplace("Hardsigmoid", F.hardsigmoid)
+LogSigmoid = _without_options("LogSigmoid", F.logsigmoid)
+Softsign = _without_options("Softsign", F.softsign)
+Tanhshrink = _without_options("Tanhshrink", F.tanhshrink)
+
+
+class CELU(Module):
+    __constants__ = ["alpha", "inplace"]
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class Softshrink(Module):
+    __constants__ = ["lambd"]
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class Hardshrink(Softshrink):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardshrink(input, self.lambd)
+
+
 class MultiheadAttention(Module):
     """Attention over num_heads subspaces: packed q/k/v in-projection (separate weights when
     kdim or vdim differ from embed_dim), then an out-projection."""
