@@ -82,19 +82,9 @@ class Tensor:
 
     @classmethod
     def _make(cls, array: np.ndarray, requires_grad: bool = False) -> "Tensor":
-        # the hottest constructor: slots set inline (same fields as _init)
+        """A tensor on ``array`` without validation (the ops' constructor)."""
         tensor = object.__new__(cls)
-        tensor._data = array
-        tensor._requires_grad = requires_grad
-        tensor._grad = None
-        tensor._grad_fn = None
-        tensor._output_nr = 0
-        tensor._version_counter = [0]
-        tensor._base = None
-        tensor._view_fn = None
-        tensor._view_version = 0
-        tensor._hooks = None
-        tensor._extra = None
+        tensor._init(array, requires_grad)
         return tensor
 
     @classmethod

@@ -409,16 +409,20 @@ def _compare(name: str, fn):
             return name == "ne"
         input = _tensor(input, name)
         other = E.as_operand(other, name)
-        dtype = E.work_dtype(E.promote(input, other))
-        a = E.cast(input._data, dtype)
-        b = E.cast(other._data if isinstance(other, Tensor) else other, dtype)
-        try:
-            return Tensor._make(np.asarray(fn(a, b)))
-        except ValueError:
-            raise broadcast_error(name, a.shape, b.shape) from None
+        return _apply_pair(name, fn, input, other, E.work_dtype(E.promote(input, other)))
 
     op.__name__ = name
     return op
+
+
+def _apply_pair(name: str, fn, input: Tensor, other, dtype) -> Tensor:
+    """``fn`` on both operands cast to ``dtype``; a result that records no graph."""
+    a = E.cast(input._data, dtype)
+    b = E.cast(other._data if isinstance(other, Tensor) else other, dtype)
+    try:
+        return Tensor._make(np.asarray(fn(a, b)))
+    except ValueError:
+        raise broadcast_error(name, a.shape, b.shape) from None
 
 
 eq = _compare("eq", np.equal)
@@ -440,12 +444,7 @@ def _bitwise(name: str, fn):
         if dtype.kind == "f":
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
                                       f"'{_dtype.scalar_type_name(dtype)}'")
-        a = E.cast(input._data, dtype)
-        b = E.cast(other._data if isinstance(other, Tensor) else other, dtype)
-        try:
-            return Tensor._make(np.asarray(fn(a, b)))
-        except ValueError:
-            raise broadcast_error(name, a.shape, b.shape) from None
+        return _apply_pair(name, fn, input, other, dtype)
 
     op.__name__ = name
     return op
