@@ -32,10 +32,26 @@ ADAM_CASES = _grid(lr=[0.05], betas=[(0.9, 0.999), (0.3, 0.8)], weight_decay=[0.
                    amsgrad=[False, True], maximize=[False, True])
 RMSPROP_CASES = _grid(lr=[0.01], alpha=[0.99, 0.3], weight_decay=[0.0, 0.1],
                       momentum=[0.0, 0.5], centered=[False, True], maximize=[False, True])
+ADAGRAD_CASES = _grid(lr=[0.05], lr_decay=[0.0, 0.1], weight_decay=[0.0, 0.1],
+                      initial_accumulator_value=[0.0, 0.5], maximize=[False, True])
+ADADELTA_CASES = _grid(lr=[1.0, 0.3], rho=[0.9, 0.5], weight_decay=[0.0, 0.1],
+                       maximize=[False, True])
+ADAMAX_CASES = _grid(lr=[0.05], betas=[(0.9, 0.999), (0.3, 0.8)], weight_decay=[0.0, 0.1],
+                     maximize=[False, True])
+NADAM_CASES = _grid(lr=[0.05], betas=[(0.9, 0.999), (0.3, 0.8)], weight_decay=[0.0, 0.1],
+                    momentum_decay=[4e-3, 0.2], decoupled_weight_decay=[False, True],
+                    maximize=[False, True])
+RADAM_CASES = _grid(lr=[0.05], betas=[(0.9, 0.999), (0.3, 0.8)], weight_decay=[0.0, 0.1],
+                    decoupled_weight_decay=[False, True], maximize=[False, True])
+NEW_CASES = ([("Adagrad", c) for c in ADAGRAD_CASES] + [("Adadelta", c) for c in ADADELTA_CASES]
+             + [("Adamax", c) for c in ADAMAX_CASES] + [("NAdam", c) for c in NADAM_CASES]
+             + [("RAdam", c) for c in RADAM_CASES]
+             + [(name, dict()) for name in ("Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam")])
 CASES = ([("SGD", c) for c in SGD_CASES] + [("Adam", c) for c in ADAM_CASES]
          + [("AdamW", c) for c in ADAM_CASES] + [("RMSprop", c) for c in RMSPROP_CASES]
          + [("Adam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True)),
-            ("AdamW", dict()), ("SGD", dict()), ("Adam", dict()), ("RMSprop", dict())])
+            ("AdamW", dict()), ("SGD", dict()), ("Adam", dict()), ("RMSprop", dict())]
+         + NEW_CASES)
 
 
 def _case_id(case):
@@ -95,7 +111,8 @@ def test_parameters_follow_torch_step_by_step(case, dtype):
             assert_close(h, t, what=f"param {i} after step {step}")
 
 
-@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop"])
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
+                                  "Adamax", "NAdam", "RAdam"])
 def test_parameter_groups_use_their_own_options(name):
     options = {"lr": 0.05, "momentum": 0.9} if name in ("SGD", "RMSprop") else {"lr": 0.05}
     values = _start_values(np.float64)
@@ -110,7 +127,12 @@ def test_parameter_groups_use_their_own_options(name):
 FULL_STATE = [("SGD", dict(lr=0.05, momentum=0.9)),
               ("Adam", dict(lr=0.05, amsgrad=True, weight_decay=0.1)),
               ("AdamW", dict(lr=0.05, amsgrad=True)),
-              ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True))]
+              ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True)),
+              ("Adagrad", dict(lr=0.05, lr_decay=0.01, initial_accumulator_value=0.1)),
+              ("Adadelta", dict(weight_decay=0.1)),
+              ("Adamax", dict(lr=0.05, weight_decay=0.1)),
+              ("NAdam", dict(lr=0.05, decoupled_weight_decay=True, weight_decay=0.1)),
+              ("RAdam", dict(lr=0.05, weight_decay=0.1))]
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -149,25 +171,28 @@ def test_state_tensors_and_params_bump_versions_like_torch(case):
 
 @pytest.mark.parametrize("case", FULL_STATE, ids=_case_id)
 def test_state_dict_round_trip_continues_the_same_run(case):
-    """Save after 10 steps, load into a fresh optimizer over fresh parameters, continue: the
-    result equals the uninterrupted run bit for bit (and torch's to rounding)."""
+    """Save after 10 steps, load into a fresh optimizer over fresh parameters, continue, in both
+    libraries. The resumed run equals the uninterrupted one bit for bit exactly when torch's
+    does (NAdam's float32 ``mu_product`` comes back cast to the parameter dtype in both), and
+    torch's resumed run to rounding."""
     name, options = case
     values = _start_values(np.float64)
-    hg_params, hg_opt = _make(hookgrad, name, options, values, groups=True)
-    th_params, th_opt = _make(torch, name, options, values, groups=True)
-    _run(hookgrad, hg_params, hg_opt, 10)
-    _run(torch, th_params, th_opt, 10)
-    saved = pickle.loads(pickle.dumps(hg_opt.state_dict()))
-    resumed_params, resumed_opt = _make(hookgrad, name, {"lr": 0.9},
-                                        [p.detach().numpy() for p in hg_params], groups=True)
-    resumed_opt.load_state_dict(saved)
-    assert resumed_opt.param_groups[1]["lr"] == 0.02  # the saved options replace the new ones
-    _run(hookgrad, hg_params, hg_opt, 10, start=10)
-    _run(hookgrad, resumed_params, resumed_opt, 10, start=10)
-    _run(torch, th_params, th_opt, 10, start=10)
-    for uninterrupted, resumed, reference in zip(hg_params, resumed_params, th_params):
-        np.testing.assert_array_equal(resumed.detach().numpy(), uninterrupted.detach().numpy())
-        assert_close(resumed, reference)
+    runs = {}
+    for lib in (hookgrad, torch):
+        params, optimizer = _make(lib, name, options, values, groups=True)
+        _run(lib, params, optimizer, 10)
+        saved = pickle.loads(pickle.dumps(optimizer.state_dict()))
+        resumed_params, resumed_opt = _make(lib, name, {"lr": 0.9},
+                                            [p.detach().numpy() for p in params], groups=True)
+        resumed_opt.load_state_dict(saved)
+        assert resumed_opt.param_groups[1]["lr"] == 0.02  # the saved options replace the new
+        _run(lib, params, optimizer, 10, start=10)
+        _run(lib, resumed_params, resumed_opt, 10, start=10)
+        runs[lib] = [(p.detach().numpy(), r.detach().numpy())
+                     for p, r in zip(params, resumed_params)]
+    for (hg_whole, hg_resumed), (th_whole, th_resumed) in zip(runs[hookgrad], runs[torch]):
+        assert np.array_equal(hg_resumed, hg_whole) == np.array_equal(th_resumed, th_whole)
+        assert_close(hg_resumed, th_resumed)
 
 
 def test_load_state_dict_casts_buffers_to_the_parameter_dtype_but_not_step():
@@ -212,7 +237,8 @@ def _tiny_model(lib, weights):
     return Tiny()
 
 
-@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop"])
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
+                                  "Adamax", "NAdam", "RAdam"])
 def test_tiny_module_trained_with_autograd_matches_torch(name):
     rng = np.random.default_rng(3)
     inputs, targets = rng.standard_normal((8, 3)), rng.standard_normal((8, 1))
@@ -256,6 +282,26 @@ FUZZ_OPTIONS = {
                                       "eps": st.floats(1e-10, 1e-2),
                                       "weight_decay": st.floats(0, 0.5), "momentum": _unit,
                                       "centered": st.booleans()}),
+    "Adagrad": st.fixed_dictionaries({"lr": st.floats(1e-4, 0.5), "lr_decay": st.floats(0, 0.5),
+                                      "weight_decay": st.floats(0, 0.5),
+                                      "initial_accumulator_value": st.floats(0, 1),
+                                      "eps": st.floats(1e-10, 1e-2)}),
+    "Adadelta": st.fixed_dictionaries({"lr": st.floats(1e-2, 2.0), "rho": st.floats(0.0, 1.0),
+                                       "eps": st.floats(1e-8, 1e-2),
+                                       "weight_decay": st.floats(0, 0.5)}),
+    "Adamax": st.fixed_dictionaries({"lr": st.floats(1e-4, 0.5),
+                                     "betas": st.tuples(_unit, st.floats(0.0, 0.999)),
+                                     "eps": st.floats(1e-10, 1e-2),
+                                     "weight_decay": st.floats(0, 0.5)}),
+    "NAdam": st.fixed_dictionaries({"lr": st.floats(1e-4, 0.5),
+                                    "betas": st.tuples(_unit, st.floats(0.0, 0.999)),
+                                    "weight_decay": st.floats(0, 0.5),
+                                    "momentum_decay": st.floats(0, 0.5),
+                                    "decoupled_weight_decay": st.booleans()}),
+    "RAdam": st.fixed_dictionaries({"lr": st.floats(1e-4, 0.5),
+                                    "betas": st.tuples(_unit, st.floats(0.0, 0.999)),
+                                    "weight_decay": st.floats(0, 0.5),
+                                    "decoupled_weight_decay": st.booleans()}),
 }
 
 
