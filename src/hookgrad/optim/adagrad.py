@@ -25,7 +25,7 @@ def _signed_grad(param: Tensor, maximize: bool, weight_decay: float) -> np.ndarr
 
 
 class Adagrad(Optimizer):
-    """``sum += g*g``; ``p -= clr * g / (sqrt(sum) + eps)`` with ``clr = lr / (1 + (t-1)*lr_decay)``.
+    """``sum += g*g``; ``p -= clr * g / (sqrt(sum) + eps)``, ``clr = lr / (1 + (t-1)*lr_decay)``.
 
     As in torch, every parameter's state (``step`` and ``sum``, filled with
     ``initial_accumulator_value``) exists from construction, not from its first step.
