@@ -39,6 +39,31 @@ SCHEDULES = {
     "MultiplicativeLR": lambda m, opt: m.MultiplicativeLR(opt, lambda epoch: 0.97),
     "LinearLR": lambda m, opt: m.LinearLR(opt, start_factor=0.25, total_iters=6),
     "ConstantLR": lambda m, opt: m.ConstantLR(opt, factor=0.5, total_iters=4),
+    "PolynomialLR": lambda m, opt: m.PolynomialLR(opt, total_iters=12, power=2.0),
+    "PolynomialLR linear": lambda m, opt: m.PolynomialLR(opt),
+    "CosineAnnealingWarmRestarts": lambda m, opt: m.CosineAnnealingWarmRestarts(opt, T_0=6),
+    "CosineAnnealingWarmRestarts T_mult": lambda m, opt: m.CosineAnnealingWarmRestarts(
+        opt, T_0=3, T_mult=2, eta_min=0.001),
+    "CyclicLR": lambda m, opt: m.CyclicLR(opt, base_lr=0.01, max_lr=0.1, step_size_up=4),
+    "CyclicLR triangular2": lambda m, opt: m.CyclicLR(
+        opt, base_lr=[0.01, 0.02], max_lr=0.1, step_size_up=3, step_size_down=5,
+        mode="triangular2"),
+    "CyclicLR exp_range": lambda m, opt: m.CyclicLR(opt, base_lr=0.01, max_lr=0.1,
+                                                    step_size_up=5, mode="exp_range",
+                                                    gamma=0.97, cycle_momentum=False),
+    "CyclicLR scale_fn": lambda m, opt: m.CyclicLR(opt, base_lr=0.01, max_lr=0.1,
+                                                   step_size_up=3, scale_fn=Halving(2),
+                                                   scale_mode="iterations"),
+    "OneCycleLR": lambda m, opt: m.OneCycleLR(opt, max_lr=0.5, total_steps=EPOCHS),
+    "OneCycleLR linear three_phase": lambda m, opt: m.OneCycleLR(
+        opt, max_lr=[0.5, 0.2], epochs=4, steps_per_epoch=10, anneal_strategy="linear",
+        three_phase=True, pct_start=0.25),
+    "SequentialLR": lambda m, opt: m.SequentialLR(
+        opt, [m.LinearLR(opt, start_factor=0.1, total_iters=5),
+              m.CosineAnnealingLR(opt, T_max=10), m.ExponentialLR(opt, gamma=0.9)],
+        milestones=[5, 15]),
+    "ChainedScheduler": lambda m, opt: m.ChainedScheduler(
+        [m.ConstantLR(opt, factor=0.5, total_iters=3), m.ExponentialLR(opt, gamma=0.95)]),
 }
 
 
@@ -196,3 +221,104 @@ def test_tensor_lr_is_filled_in_place():
     optimizer.step()
     scheduler.step()
     assert optimizer.param_groups[0]["lr"] is lr and math.isclose(lr.item(), 0.25)
+
+
+CYCLING = ["CyclicLR", "CyclicLR triangular2", "OneCycleLR", "OneCycleLR linear three_phase"]
+
+
+@pytest.mark.parametrize("optimizer_name", ["SGD", "Adam"])
+@pytest.mark.parametrize("name", CYCLING)
+def test_cycled_momentum_and_betas_equal_torch(name, optimizer_name):
+    """The momentum (SGD) or beta1 (Adam) moves opposite to the lr, value for value."""
+    seen = []
+    for lib in (hookgrad, torch):
+        p = lib.tensor([1.0], requires_grad=True)
+        p.grad = lib.ones_like(p)
+        groups = [{"params": [p]}, {"params": [lib.tensor([2.0], requires_grad=True)]}]
+        options = {"momentum": 0.9} if optimizer_name == "SGD" else {}
+        optimizer = getattr(lib.optim, optimizer_name)(groups, lr=0.1, **options)
+        scheduler = SCHEDULES[name](lib.optim.lr_scheduler, optimizer)
+        key = "momentum" if optimizer_name == "SGD" else "betas"
+        values = []
+        for _ in range(EPOCHS):
+            optimizer.step()
+            scheduler.step()
+            values.append([g[key] for g in optimizer.param_groups])
+        seen.append(values)
+    assert seen[0] == seen[1]
+
+
+def test_one_cycle_refuses_to_step_past_its_total_like_torch():
+    messages = []
+    for lib in (hookgrad, torch):
+        optimizer = _optimizer(lib)
+        scheduler = lib.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.5, total_steps=3)
+        for _ in range(3):
+            optimizer.step()
+            scheduler.step()
+        with pytest.raises(ValueError) as info:
+            scheduler.step()
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("options", [dict(), dict(mode="max", patience=2, factor=0.5),
+                                     dict(threshold_mode="abs", threshold=0.05, cooldown=2,
+                                          patience=1, min_lr=[0.02, 0.0]),
+                                     dict(mode="max", threshold_mode="abs", patience=0)],
+                         ids=str)
+def test_reduce_on_plateau_follows_the_metric_like_torch(options):
+    metrics = [1.0, 0.9, 0.95, 0.96, 0.97, 0.89, 0.9, 0.91, 0.92, 0.93, 0.94, 0.5, 0.6, 0.7,
+               0.8, 0.9, 1.0, 1.1, 1.2, 1.0, 0.9, 0.9, 0.9, 0.9, 0.9]
+    runs = []
+    for lib in (hookgrad, torch):
+        optimizer = _optimizer(lib)
+        scheduler = lib.optim.lr_scheduler.ReduceLROnPlateau(optimizer, **options)
+        lrs = []
+        for metric in metrics:
+            optimizer.step()
+            scheduler.step(lib.tensor(metric))
+            lrs.append(scheduler.get_last_lr())
+        runs.append((lrs, scheduler.state_dict()["num_bad_epochs"], scheduler.best))
+    assert runs[0] == runs[1]
+
+
+def test_reduce_on_plateau_state_dict_keys_and_errors_match_torch():
+    keys = []
+    for lib in (hookgrad, torch):
+        optimizer = _optimizer(lib)
+        keys.append(sorted(lib.optim.lr_scheduler.ReduceLROnPlateau(optimizer).state_dict()))
+        with pytest.raises(ValueError, match="Factor should be < 1.0"):
+            lib.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=1.0)
+        with pytest.raises(ValueError, match="expected 2 min_lrs, got 1"):
+            lib.optim.lr_scheduler.ReduceLROnPlateau(optimizer, min_lr=[0.1])
+    assert keys[0] == keys[1]
+
+
+def test_composites_refuse_what_torch_refuses():
+    for lib in (hookgrad, torch):
+        m = lib.optim.lr_scheduler
+        optimizer, other = _optimizer(lib), _optimizer(lib)
+        with pytest.raises(ValueError, match="number of milestones"):
+            m.SequentialLR(optimizer, [m.StepLR(optimizer, 2), m.StepLR(optimizer, 3)],
+                           milestones=[])
+        with pytest.raises(ValueError, match="same optimizer"):
+            m.ChainedScheduler([m.StepLR(optimizer, 2), m.StepLR(other, 3)])
+        with pytest.raises(ValueError, match="ReduceLROnPlateau"):
+            m.ChainedScheduler([m.ReduceLROnPlateau(optimizer)])
+
+
+@pytest.mark.parametrize("epochs", [[0.5, 1.5, 2.25, 7.0, 12.5, 3.0], [0, 3, 9, 21, 44]])
+def test_warm_restarts_with_fractional_epochs_equal_torch(epochs):
+    runs = []
+    for lib in (hookgrad, torch):
+        optimizer = _optimizer(lib)
+        scheduler = lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(optimizer, T_0=3,
+                                                                       T_mult=2)
+        lrs = []
+        for epoch in epochs:
+            optimizer.step()
+            scheduler.step(epoch)
+            lrs.append(scheduler.get_last_lr())
+        runs.append(lrs)
+    assert runs[0] == runs[1]

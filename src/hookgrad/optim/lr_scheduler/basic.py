@@ -1,164 +1,20 @@
-"""Learning-rate schedules with torch's chainable (recursive) formulas, so the sequence of lrs
-matches torch's step for step, including CosineAnnealingLR past ``T_max``."""
+"""Schedules with torch's chainable (recursive) formulas, so the sequence of lrs matches torch's
+step for step, including CosineAnnealingLR past ``T_max``."""
 from __future__ import annotations
 
 import math
 import types
-import warnings
-import weakref
 from bisect import bisect_right
 from collections import Counter
-from functools import wraps
-from typing import Any, Callable, Iterable, Optional, Union
+from typing import Callable, Iterable, Union
 
-from ..tensor import Tensor
-from .optimizer import Optimizer
+from ..optimizer import Optimizer
+from .base import LRScheduler, _group_values
 
-__all__ = ["ConstantLR", "CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR",
-           "LinearLR", "MultiStepLR", "MultiplicativeLR", "StepLR"]
-
-EPOCH_DEPRECATION_WARNING = (
-    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
-    "possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if "
-    "epoch is different from None, the closed form is used instead of the new chainable form, "
-    "where available. Please open an issue if you are unable to replicate your use case: "
-    "https://github.com/pytorch/pytorch/issues/new/choose.")
+__all__ = ["ConstantLR", "CosineAnnealingLR", "ExponentialLR", "LambdaLR", "LinearLR",
+           "MultiStepLR", "MultiplicativeLR", "PolynomialLR", "StepLR"]
 
 LrLambda = Union[Callable[[int], float], "list[Callable[[int], float]]"]
-
-
-def _group_values(optimizer: Optimizer, key: str) -> list:
-    """Each group's ``key``, copying tensors so the list does not alias the groups."""
-    return [g[key].clone() if isinstance(g[key], Tensor) else g[key]
-            for g in optimizer.param_groups]
-
-
-def _set_group_value(group: dict, key: str, value: Any) -> None:
-    """A tensor lr is filled in place (whoever holds it sees the change); a float is replaced."""
-    if isinstance(group[key], Tensor):
-        group[key].fill_(value.item() if isinstance(value, Tensor) else value)
-    else:
-        group[key] = value
-
-
-class LRScheduler:
-    """Sets each group's ``lr`` once per ``step()``; ``last_epoch`` counts the steps taken.
-
-    Construction takes step 0 (so ``get_last_lr()`` is the initial lr) and records
-    ``initial_lr`` in each group; resuming (``last_epoch >= 0``) needs it already there.
-    """
-
-    _get_lr_called_within_step: bool = False
-    _is_initial: bool = False
-
-    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
-        self.optimizer = optimizer
-        if last_epoch == -1:
-            for group in optimizer.param_groups:
-                initial_lr = group["lr"]
-                if isinstance(initial_lr, Tensor):
-                    initial_lr = initial_lr.clone()
-                group.setdefault("initial_lr", initial_lr)
-        else:
-            for i, group in enumerate(optimizer.param_groups):
-                if "initial_lr" not in group:
-                    raise KeyError(
-                        f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
-                        "scheduler with last_epoch >= 0.\nThis typically happens when:\n"
-                        "1. You're trying to resume training from a checkpoint but haven't "
-                        "properly loaded the optimizer state\n2. You're using last_epoch >= 0 "
-                        "for a fresh training run (not recommended)")
-        self.base_lrs: list = _group_values(optimizer, "initial_lr")
-        self.last_epoch = last_epoch
-        _track_optimizer_step(optimizer)
-        self._initial_step()
-
-    def _initial_step(self) -> None:
-        self._step_count = 0
-        self._is_initial = True
-        try:
-            self.step()
-        finally:
-            self._is_initial = False
-
-    def state_dict(self) -> dict:
-        """Everything but the optimizer (which has its own state_dict)."""
-        return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        self.__dict__.update(state_dict)
-
-    def get_last_lr(self) -> list:
-        """The lrs the last ``step()`` set, one per group."""
-        return self._last_lr
-
-    def get_lr(self) -> list:
-        """The next lrs from the current ones (the chainable form); subclasses define it."""
-        raise NotImplementedError
-
-    def step(self, epoch: Optional[int] = None) -> None:
-        """Advance one epoch (or jump to ``epoch``, deprecated: uses the closed form)."""
-        if self._step_count == 1:
-            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
-                warnings.warn(
-                    "Seems like `optimizer.step()` has been overridden after learning rate "
-                    "scheduler initialization. Please, make sure to call `optimizer.step()` "
-                    "before `lr_scheduler.step()`. See more details at "
-                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
-                    UserWarning, stacklevel=2)
-            elif not getattr(self.optimizer, "_opt_called", False):
-                warnings.warn(
-                    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In "
-                    "PyTorch 1.1.0 and later, you should call them in the opposite order: "
-                    "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this will "
-                    "result in PyTorch skipping the first value of the learning rate schedule. "
-                    "See more details at "
-                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
-                    UserWarning, stacklevel=2)
-        self._step_count += 1
-        if epoch is not None:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
-        self._get_lr_called_within_step = True
-        try:
-            if epoch is None:
-                self.last_epoch += 1
-                values = self.get_lr()
-            else:
-                self.last_epoch = epoch
-                closed_form = getattr(self, "_get_closed_form_lr", None)
-                values = closed_form() if closed_form is not None else self.get_lr()
-        finally:
-            self._get_lr_called_within_step = False
-        if len(values) != len(self.optimizer.param_groups):
-            raise ValueError(f"get_lr() gave {len(values)} values for "
-                             f"{len(self.optimizer.param_groups)} parameter groups")
-        for group, lr in zip(self.optimizer.param_groups, values):
-            _set_group_value(group, "lr", lr)
-        self._last_lr: list = _group_values(self.optimizer, "lr")
-
-    def _warn_if_outside_step(self) -> None:
-        if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                          "`get_last_lr()`.", UserWarning, stacklevel=3)
-
-
-def _track_optimizer_step(optimizer: Optimizer) -> None:
-    """Mark the optimizer when it steps, so a scheduler stepped first can warn as torch does."""
-    if hasattr(optimizer.step, "_wrapped_by_lr_sched"):
-        return
-    optimizer_ref = weakref.ref(optimizer)
-    func = optimizer.step.__func__
-
-    @wraps(func)
-    def wrapper(*args, **kwargs):
-        opt = optimizer_ref()
-        opt._opt_called = True
-        return func.__get__(opt, opt.__class__)(*args, **kwargs)
-
-    wrapper._wrapped_by_lr_sched = True
-    optimizer.step = wrapper
 
 
 class _LambdaState:
@@ -371,3 +227,26 @@ class CosineAnnealingLR(LRScheduler):
         return [self.eta_min + (base_lr - self.eta_min)
                 * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
                 for base_lr in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """``lr = initial_lr * (1 - t/total_iters)^power`` until ``total_iters``, then stays
+    (computed recursively, as torch does)."""
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
+                 last_epoch: int = -1) -> None:
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        self._warn_if_outside_step()
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _group_values(self.optimizer, "lr")
+        factor = ((1.0 - self.last_epoch / self.total_iters)
+                  / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [g["lr"] * factor for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters)
+                ** self.power for base_lr in self.base_lrs]
