@@ -93,3 +93,6 @@ def get_num_threads() -> "int":
     import os
 
     return os.cpu_count() or 1
+
+
+from . import func  # noqa: E402  (torch.func: transforms over the whole public API above)

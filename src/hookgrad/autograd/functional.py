@@ -121,3 +121,78 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
         return grads[0] if single_in else grads
 
     return jacobian(gradient, inputs, create_graph=create_graph)
+
+
+def _scalar_function_output(func: Callable, inputs: tuple, name: str):
+    """Run ``func`` and check it returned one single-element tensor, as hvp/vhp need."""
+    from ..tensor import Tensor
+
+    outputs = func(*inputs)
+    if not isinstance(outputs, Tensor):
+        raise RuntimeError(f"The function given to {name} should return a single Tensor")
+    if outputs.numel() != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {name} should contain "
+                           "a single element")
+    return outputs
+
+
+def _check_v(v, inputs: tuple, single_in: bool, name: str) -> tuple:
+    """``v`` as a tuple shaped like ``inputs`` (it may be left out for one 1-element input)."""
+    if v is None:
+        if len(inputs) != 1 or inputs[0].numel() != 1:
+            raise RuntimeError("The vector v can only be None if the input to the user-provided "
+                               "function is a single Tensor with a single element.")
+        from ..tensor import Tensor
+
+        return (Tensor._make(np.ones_like(inputs[0]._data)),)
+    v, _ = _as_tuple(v)
+    if len(v) != len(inputs):
+        if not single_in:
+            raise RuntimeError(f"v is a tuple of invalid length: should be {len(inputs)} but got "
+                               f"{len(v)}.")
+        raise RuntimeError("The given v should contain a single Tensor.")
+    for index, (vi, x) in enumerate(zip(v, inputs)):
+        if tuple(vi.shape) != tuple(x.shape):
+            prefix = "" if single_in else f"Entry {index} in "
+            raise RuntimeError(f"{prefix}v has invalid size: should be {x.size()} but got "
+                               f"{vi.size()}.")
+    return tuple(vi.detach() for vi in v)
+
+
+def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """(func(inputs), v^T H) for a scalar ``func``: the gradient of ``grad(func) . v``."""
+    inputs, single_in = _as_tuple(inputs)
+    with grad_mode.enable_grad():
+        inputs = _prepare(inputs, create_graph)
+        v = _check_v(v, inputs, single_in, "vhp")
+        output = _scalar_function_output(func, inputs, "vhp")
+        jac = autograd_grad(output, inputs, create_graph=True, allow_unused=True)
+        used = [(g, x, vi) for g, x, vi in zip(jac, inputs, v) if g is not None]
+        grads = autograd_grad([g for g, _, _ in used], inputs, [vi for _, _, vi in used],
+                              create_graph=create_graph, allow_unused=True) if used else ()
+    result = _detach(_fill(grads or (None,) * len(inputs), inputs), create_graph)
+    output = output if create_graph else output.detach()
+    return output, (result[0] if single_in else result)
+
+
+def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """(func(inputs), H v) for a scalar ``func``, by differentiating ``u -> u^T H`` (the
+    double-backward trick), so only reverse mode is needed."""
+    from ..tensor import Tensor
+
+    inputs, single_in = _as_tuple(inputs)
+    with grad_mode.enable_grad():
+        inputs = _prepare(inputs, create_graph)
+        v = _check_v(v, inputs, single_in, "hvp")
+        output = _scalar_function_output(func, inputs, "hvp")
+        jac = _fill(autograd_grad(output, inputs, create_graph=True, allow_unused=True), inputs)
+        dummies = tuple(Tensor._make(np.zeros_like(x._data), requires_grad=True) for x in inputs)
+        live = [(g, d) for g, d in zip(jac, dummies) if g.requires_grad]
+        double_back = autograd_grad([g for g, _ in live], inputs, [d for _, d in live],
+                                    create_graph=True, allow_unused=True) if live else ()
+        pairs = [(b, vi) for b, vi in zip(double_back, v) if b is not None]
+        grads = autograd_grad([b for b, _ in pairs], dummies, [vi for _, vi in pairs],
+                              create_graph=create_graph, allow_unused=True) if pairs else ()
+    result = _detach(_fill(grads or (None,) * len(inputs), inputs), create_graph)
+    output = output if create_graph else output.detach()
+    return output, (result[0] if single_in else result)
