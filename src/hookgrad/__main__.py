@@ -1,4 +1,5 @@
-"""The ``hookgrad`` command: ``hookgrad demo [--quick] [--epochs N] [--out DIR] [--seed S]``."""
+"""The ``hookgrad`` command: ``hookgrad --version``, and
+``hookgrad demo [--quick] [--epochs N] [--out DIR] [--seed S]``."""
 from __future__ import annotations
 
 import argparse
@@ -11,6 +12,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="hookgrad",
         description="hookgrad: a define-by-run autograd engine on NumPy where everything "
                     "autograd does is visible through hooks.")
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"hookgrad {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="command")
     demo = commands.add_parser(
         "demo", help="train a small CNN on 8x8 digits with and without a memory policy",

@@ -3,6 +3,7 @@ each run recorded by a memory ledger, test accuracy and mean step time at the en
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from typing import Any, List, Optional
 
@@ -65,7 +66,8 @@ def train(model: hookgrad.nn.Module, data: Digits, epochs: int, batch_size: int,
     optimizer = hookgrad.optim.Adam(model.parameters(), lr=1e-2)
     steps_per_epoch = -(-len(data.train_x) // batch_size)
     bar = None
-    if tqdm is not None:
+    # a bar redraws itself with carriage returns: on a log file that is noise, so lines instead
+    if tqdm is not None and sys.stderr.isatty():
         bar = tqdm.tqdm(total=epochs * steps_per_epoch, desc=label, unit="step", leave=True)
     for epoch in range(epochs):
         epoch_losses = []
