@@ -3,8 +3,9 @@
 The model separates two interleaved spirals of points. It is built from ``nn.Parameter`` and
 plain tensor operations only (no ``nn.Linear``), and its forward pass is ordinary Python: the
 number of times the shared middle block is applied depends on the step, so every step records a
-different graph and backward follows whichever one was recorded. The first half of training
-updates the parameters by hand; the second half hands the same job to ``torch.optim.SGD`` with momentum.
+different graph and backward follows whichever one was recorded. The first third of training
+updates the parameters by hand; the rest hands the same job to ``torch.optim.SGD`` with
+momentum.
 
 Hooks watch from outside: a forward pre-hook counts calls, a full backward hook on the middle
 block collects the gradient norms flowing out of it (one per application), a tensor hook clips
@@ -84,7 +85,7 @@ for name, param in model.named_parameters():
         lambda p, name=name: received.__setitem__(name, received[name] + 1))
 
 loss_fn = nn.BCEWithLogitsLoss()
-learning_rate = 0.3
+step_size = 0.3
 for step in range(40):
     repeats = 1 + step % 3
     loss = loss_fn(model(points, repeats), labels)
@@ -98,7 +99,7 @@ for step in range(40):
               f"it: {[round(norm, 4) for norm in outflow]}")
     with torch.no_grad():
         for param in model.parameters():
-            param -= learning_rate * param.grad
+            param -= step_size * param.grad
             param.grad = None
     if step % 10 == 9:
         print(f"step {step}: loss {loss.item():.4f}")

@@ -52,7 +52,7 @@ def test_example_imports_only_hookgrad_and_keeps_its_subject(script):
         assert needle in source, f"{script.name} no longer uses {needle}"
 
 
-# -- the comparison itself --------------------------------------------------------------------------
+# -- the comparison itself -------------------------------------------------------------------
 def test_as_torch_rewrites_only_imports():
     source = "import hookgrad as torch\nfrom hookgrad import nn\nprint('hookgrad')\n"
     assert as_torch(source) == "import torch as torch\nfrom torch import nn\nprint('hookgrad')\n"
