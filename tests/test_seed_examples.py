@@ -71,7 +71,8 @@ class _PageNet(nn.Module):
 net = _PageNet()
 with torch.no_grad():
     for _number, _param in enumerate(net.parameters()):
-        _param.copy_(torch.linspace(-1, 1, _param.numel()).reshape(_param.shape) * (_number + 1))
+        _values = torch.linspace(-0.5, 0.5, _param.numel()).reshape(_param.shape)
+        _param.copy_(_values * (_number + 1))
 input = torch.linspace(-1, 1, 8).reshape(2, 4).requires_grad_()
 loss = net(input).sum()
 """
