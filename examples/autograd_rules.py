@@ -1,6 +1,7 @@
 """The rules autograd plays by, each shown with a few lines and an event log.
 
 - the order hooks fire in during one backward pass, and what a returned value does;
+- gradients of a vector output, and how repeated backward passes add up;
 - which hooks fire when only some inputs' gradients are asked for;
 - a tensor hook and an in-place change;
 - switching gradient recording off and on (no_grad, enable_grad, set_grad_enabled,
@@ -57,6 +58,18 @@ bystander = torch.ones(2, requires_grad=True)
 bystander.register_hook(note("bystander"))
 (counter * 5).sum().backward()
 print("after remove:", counter.grad, "- bystander:", bystander.grad, log)
+
+# -- gradients accumulate -------------------------------------------------------------------------
+inputs = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+curve = inputs ** 3
+try:
+    curve.backward()
+except RuntimeError as error:
+    print("a vector needs a gradient to start from:", error)
+curve.backward(torch.tensor([1.0, 0.0, -1.0]), retain_graph=True)
+print("one vector-Jacobian product:", inputs.grad)
+curve.backward(torch.tensor([1.0, 0.0, -1.0]))
+print("the same again, added on:", inputs.grad)
 
 # -- asking for some inputs only ---------------------------------------------------------------
 first = torch.tensor([1.0, 2.0], requires_grad=True)
