@@ -116,21 +116,21 @@ class SignSplit(Function):
     """(max(x, 0), min(x, 0)); backward is told which parts were used."""
 
     @staticmethod
-    def forward(ctx, x):
-        ctx.set_materialize_grads(False)
-        ctx.save_for_backward(x)
-        return x.clamp(min=0), x.clamp(max=0)
+    def forward(ctx, values):
+        ctx.save_for_backward(values)
+        ctx.set_materialize_grads(False)  # an unused output's gradient arrives as None
+        return values.clamp(min=0), values.clamp(max=0)
 
     @staticmethod
     def backward(ctx, grad_positive, grad_negative):
-        (x,) = ctx.saved_tensors
+        (values,) = ctx.saved_tensors
         print("  backward received:", "positive" if grad_positive is not None else "-",
               "negative" if grad_negative is not None else "-")
-        grad = torch.zeros_like(x)
+        grad = torch.zeros_like(values)
         if grad_positive is not None:
-            grad = grad + grad_positive * (x > 0)
+            grad = grad + grad_positive * (values > 0)
         if grad_negative is not None:
-            grad = grad + grad_negative * (x < 0)
+            grad = grad + grad_negative * (values < 0)
         return grad
 
 
