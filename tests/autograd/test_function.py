@@ -16,49 +16,46 @@ def _error(fn):
 
 
 def make_func(lib):
-    """The example of FunctionCtx.save_for_backward's documentation page."""
+    """A Function with a non-tensor argument, saving inputs and its output, and keeping a tensor
+    that is neither on ctx: out = k * x * exp(y)."""
 
-    class Func(lib.autograd.Function):
+    class Blend(lib.autograd.Function):
         @staticmethod
-        def forward(ctx, x, y, z: int):
-            w = x * y * z
-            out = x * y + y * z + w
-            ctx.save_for_backward(x, y, out)
-            ctx.z = z  # z is not a tensor
-            ctx.w = w  # w is neither input nor output
-            return out
+        def forward(ctx, x, y, k: float):
+            scaled = k * x
+            blended = scaled * y.exp()
+            ctx.save_for_backward(x, y, blended)
+            ctx.k = k
+            ctx.scaled = scaled  # not needed by backward; torch lets it live on ctx
+            return blended
 
         @staticmethod
-        def backward(ctx, grad_out):
-            x, y, out = ctx.saved_tensors
-            z = ctx.z
-            gx = grad_out * (y + y * z)
-            gy = grad_out * (x + z + x * z)
-            gz = None
-            return gx, gy, gz
+        def backward(ctx, grad_output):
+            x, y, blended = ctx.saved_tensors
+            return grad_output * ctx.k * y.exp(), grad_output * blended, None
 
-    return Func
+    return Blend
 
 
 @pytest.mark.parametrize("lib", [torch, hookgrad], ids=["torch", "hookgrad"])
-def test_documentation_example_runs(lib):
-    Func = make_func(lib)
-    a = lib.tensor(1.0, requires_grad=True, dtype=lib.double)
-    b = lib.tensor(2.0, requires_grad=True, dtype=lib.double)
-    d = Func.apply(a, b, 4)
-    d.backward()
-    assert d.grad_fn.name() == "FuncBackward"
+def test_function_with_non_tensor_argument_runs(lib):
+    Blend = make_func(lib)
+    x = lib.tensor(1.5, requires_grad=True, dtype=lib.double)
+    y = lib.tensor(-0.5, requires_grad=True, dtype=lib.double)
+    out = Blend.apply(x, y, 3.0)
+    out.backward()
+    assert out.grad_fn.name() == "BlendBackward"
 
 
-def test_documentation_example_matches_torch():
+def test_function_with_non_tensor_argument_matches_torch():
     results = []
     for lib in (torch, hookgrad):
-        Func = make_func(lib)
-        a = lib.tensor(1.0, requires_grad=True, dtype=lib.double)
-        b = lib.tensor(2.0, requires_grad=True, dtype=lib.double)
-        d = Func.apply(a, b, 4)
-        d.backward()
-        results.append((d.item(), a.grad.item(), b.grad.item(), d.grad_fn.name()))
+        Blend = make_func(lib)
+        x = lib.tensor(1.5, requires_grad=True, dtype=lib.double)
+        y = lib.tensor(-0.5, requires_grad=True, dtype=lib.double)
+        out = Blend.apply(x, y, 3.0)
+        out.backward()
+        results.append((out.item(), x.grad.item(), y.grad.item(), out.grad_fn.name()))
     assert results[0] == results[1]
 
 

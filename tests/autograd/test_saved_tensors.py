@@ -17,27 +17,27 @@ def _run_printing(lib, program) -> str:
     return buffer.getvalue()
 
 
-def documentation_example(lib):
-    """The example of the saved_tensors_hooks documentation page, unchanged but for `lib`."""
+def printing_example(lib):
+    """Hooks that print each saved tensor as it is packed and unpacked; a product of a leaf and
+    a non-leaf saves both."""
 
-    def pack_hook(x):
-        print("Packing", x)
-        return x
+    def announce_pack(tensor):
+        print("pack", tensor)
+        return tensor
 
-    def unpack_hook(x):
-        print("Unpacking", x)
-        return x
+    def announce_unpack(tensor):
+        print("unpack", tensor)
+        return tensor
 
-    a = lib.ones(5, requires_grad=True)
-    b = lib.ones(5, requires_grad=True) * 2
-    with lib.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook):
-        y = a * b
-    y.sum().backward()
+    weights = lib.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    shifted = lib.tensor([1.0, 2.0, 3.0], requires_grad=True) + 1
+    with lib.autograd.graph.saved_tensors_hooks(announce_pack, announce_unpack):
+        product = weights * shifted
+    product.sum().backward()
 
 
-def test_documentation_example_prints_what_torch_prints():
-    assert _run_printing(hookgrad, documentation_example) == _run_printing(
-        torch, documentation_example)
+def test_printing_hooks_print_what_torch_prints():
+    assert _run_printing(hookgrad, printing_example) == _run_printing(torch, printing_example)
 
 
 def _events(lib, program):

@@ -25,16 +25,15 @@ def test_saved_tensors_hooks_see_paddle_tensors_and_numpy_round_trip():
     def unpack(x):
         return paddle.to_tensor(x)
 
-    a = paddle.ones([3, 3])
-    b = paddle.ones([3, 3]) * 2
-    a.stop_gradient = False
-    b.stop_gradient = False
+    left = paddle.to_tensor([[1.0, -2.0], [0.5, 4.0]], stop_gradient=False)
+    right = paddle.zeros([2, 2]) + 3
+    right.stop_gradient = False
     with paddle.autograd.saved_tensors_hooks(pack, unpack):
-        y = paddle.multiply(a, b)
-    y.sum().backward()
+        product = paddle.multiply(left, right)
+    product.sum().backward()
     assert seen == ["Tensor", "Tensor"]
-    np.testing.assert_array_equal(a.grad.numpy(), np.full((3, 3), 2.0, np.float32))
-    np.testing.assert_array_equal(b.grad.numpy(), np.ones((3, 3), np.float32))
+    np.testing.assert_array_equal(left.grad.numpy(), np.full((2, 2), 3.0, np.float32))
+    np.testing.assert_array_equal(right.grad.numpy(), left.numpy())
 
 
 class Cube(PyLayer):
