@@ -1,0 +1,151 @@
+"""safetensors for hookgrad tensors, with ``safetensors.torch``'s names.
+
+``from hookgrad.utils.safetensors import save_file, load_file`` reads and writes the same files
+as ``safetensors.torch.save_file`` / ``load_file``: a JSON header (dtype, shape, byte range of
+each tensor) and the raw bytes, nothing executable, so loading is safe by construction. Built on
+the ``safetensors`` package (``pip install safetensors``), imported only when used.
+``hookgrad.load`` also recognises a safetensors file and returns its dict of tensors.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Dict, List, Optional, Union
+
+import numpy as np
+
+# safetensors' dtype codes by torch's dtype names
+_DTYPE_NAMES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16",
+                "I64": "int64", "I32": "int32", "I16": "int16", "I8": "int8", "U8": "uint8",
+                "BOOL": "bool", "U16": "uint16", "U32": "uint32", "U64": "uint64",
+                "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2", "C64": "complex64",
+                "C128": "complex128"}
+_MAX_HEADER = 100_000_000  # safetensors' own limit on the JSON header
+
+__all__ = ["save", "save_file", "load", "load_file"]
+
+
+def _package():
+    try:
+        import safetensors
+    except ImportError:
+        raise ImportError("hookgrad.utils.safetensors needs the safetensors package: "
+                          "pip install safetensors (or pip install hookgrad[safetensors])"
+                          ) from None
+    return safetensors
+
+
+def is_safetensors(head: bytes) -> bool:
+    """Whether ``head`` (a file's first bytes) starts a safetensors file: a little-endian
+    header length, then the JSON header's opening brace."""
+    if len(head) < 9:
+        return False
+    length = int.from_bytes(head[:8], "little")
+    return 2 <= length <= _MAX_HEADER and head[8:9] == b"{"
+
+
+def _arrays(tensors: Dict[str, "object"]) -> Dict[str, np.ndarray]:
+    """The tensors' arrays, checked as ``safetensors.torch`` checks them."""
+    import hookgrad
+
+    if not isinstance(tensors, dict):
+        raise ValueError(f"Expected a dict of [str, torch.Tensor] but received {type(tensors)}")
+    arrays = {}
+    for name, tensor in tensors.items():
+        if not isinstance(tensor, hookgrad.Tensor):
+            raise ValueError(f"Key `{name}` is invalid, expected torch.Tensor but received "
+                             f"{type(tensor)}")
+        arrays[name] = tensor.detach().numpy()
+    shared = _shared_groups(arrays)
+    if shared:
+        raise RuntimeError(f"Some tensors share memory, this will lead to duplicate memory on "
+                           f"disk and potential differences when loading them again: {shared}. "
+                           "Save clones of all but one of them (tensor.clone()).")
+    for name, array in arrays.items():
+        if not array.flags.c_contiguous:
+            raise ValueError(f"You are trying to save a non contiguous tensor: `{name}` which "
+                             "is not allowed. Call `.contiguous()` on it before saving.")
+    return arrays
+
+
+def _shared_groups(arrays: Dict[str, np.ndarray]) -> List[set]:
+    names = [name for name, array in arrays.items() if array.size]
+    groups: List[set] = []
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            if np.may_share_memory(arrays[first], arrays[second]):
+                for group in groups:
+                    if first in group or second in group:
+                        group.update((first, second))
+                        break
+                else:
+                    groups.append({first, second})
+    return groups
+
+
+def save(tensors: Dict[str, "object"], metadata: Optional[Dict[str, str]] = None) -> bytes:
+    """The bytes of a safetensors file holding ``tensors`` (name -> contiguous tensor)."""
+    _package()
+    from safetensors.numpy import save as save_arrays
+
+    return save_arrays(_arrays(tensors), metadata=metadata)
+
+
+def save_file(tensors: Dict[str, "object"], filename: Union[str, os.PathLike],
+              metadata: Optional[Dict[str, str]] = None) -> None:
+    """Write ``tensors`` to ``filename`` (atomically: a temporary file renamed when done)."""
+    _package()
+    from safetensors.numpy import save_file as save_arrays
+
+    from ..serialization import atomic_path
+
+    arrays = _arrays(tensors)
+    with atomic_path(filename) as temporary:
+        save_arrays(arrays, temporary, metadata=metadata)
+
+
+def _tensor(name: str, code: str, shape, data: bytes):
+    import hookgrad
+
+    from ..serialization._storage import hookgrad_dtype, numpy_dtype
+
+    dtype = hookgrad_dtype(_DTYPE_NAMES.get(code, code), f"safetensors {code} of '{name}'")
+    array = np.frombuffer(bytearray(data), numpy_dtype(dtype)).reshape(shape)
+    return hookgrad.from_numpy(array)
+
+
+def load(data: bytes) -> Dict[str, "object"]:
+    """The tensors of a safetensors file given as bytes."""
+    package = _package()
+    return {name: _tensor(name, view["dtype"], view["shape"], view["data"])
+            for name, view in package.deserialize(bytes(data))}
+
+
+def load_file(filename: Union[str, os.PathLike], device: Union[str, int] = "cpu"
+              ) -> Dict[str, "object"]:
+    """The tensors of the safetensors file ``filename``, on the CPU (hookgrad's only device)."""
+    if str(device) != "cpu":
+        raise RuntimeError(f"hookgrad runs on the CPU only; cannot load to device {device!r}")
+    package = _package()
+    tensors = {}
+    with package.safe_open(os.fspath(filename), framework="numpy") as handle:
+        codes = _header_dtypes(filename)
+        for name in handle.keys():
+            if codes.get(name) in ("F64", "F32", "F16", "I64", "I32", "I16", "I8", "U8", "BOOL"):
+                array = handle.get_tensor(name)
+                import hookgrad
+
+                tensors[name] = hookgrad.from_numpy(np.array(array, copy=True))
+            else:
+                with open(filename, "rb") as raw:
+                    return load(raw.read())
+    return tensors
+
+
+def _header_dtypes(filename: Union[str, os.PathLike]) -> Dict[str, str]:
+    with open(filename, "rb") as raw:
+        length = int.from_bytes(raw.read(8), "little")
+        if not 2 <= length <= _MAX_HEADER:
+            raise ValueError(f"{filename} is not a safetensors file")
+        header = json.loads(raw.read(length))
+    return {name: entry["dtype"] for name, entry in header.items() if name != "__metadata__"}
