@@ -123,8 +123,9 @@ def strided_view(flat: np.ndarray, offset: int, size, stride) -> np.ndarray:
     if all(s == c or n == 1 for n, s, c in zip(size, stride, contiguous)):
         count = int(np.prod(size, dtype=np.int64))
         return flat[offset:offset + count].reshape(size)
-    return np.lib.stride_tricks.as_strided(
-        flat[offset:], shape=size, strides=tuple(s * flat.itemsize for s in stride))
+    # an ndarray on ``flat``'s buffer keeps ``flat`` as its base, so views share a root
+    return np.ndarray(size, flat.dtype, buffer=flat, offset=offset * flat.itemsize,
+                      strides=tuple(s * flat.itemsize for s in stride))
 
 
 def _contiguous_strides(size) -> Tuple[int, ...]:
