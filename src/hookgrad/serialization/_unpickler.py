@@ -183,6 +183,13 @@ def _numpy_scalar(dtype, data=None):
     return np.frombuffer(data, dtype, count=1)[0]
 
 
+def _numpy_frombuffer(buffer, dtype, shape, order):
+    # how protocol 5 pickles an array; copied so the tensor is writable
+    if not isinstance(buffer, (bytes, bytearray, pickle.PickleBuffer)):
+        raise UnpicklingError(f"expected array bytes, got {type(buffer).__name__}")
+    return np.frombuffer(buffer, _plain_dtype(dtype)).reshape(shape, order=order).copy("K")
+
+
 def _hookgrad_tensor(array, requires_grad=False):
     import hookgrad
 
@@ -213,6 +220,8 @@ def _hookgrad_globals() -> Dict[str, Any]:
     for core in ("numpy.core.multiarray", "numpy._core.multiarray"):
         found[core + "._reconstruct"] = _numpy_reconstruct
         found[core + ".scalar"] = _numpy_scalar
+    for core in ("numpy.core.numeric", "numpy._core.numeric"):
+        found[core + "._frombuffer"] = _numpy_frombuffer
     return found
 
 
@@ -314,7 +323,7 @@ class RestrictedUnpickler(_UnpicklerBase):
                     raise UnpicklingError(f"Weights only load failed: setting attribute "
                                           f"{key!r} is not allowed with weights_only=True")
                 setattr(inst, key, value)
-        elif self._extra and kind in (np.ndarray, np.dtype):
+        elif self._extra and (kind is np.ndarray or isinstance(inst, np.dtype)):
             if kind is np.ndarray and not (isinstance(state, tuple) and len(state) == 5
                                            and isinstance(state[2], np.dtype)
                                            and not state[2].hasobject):
