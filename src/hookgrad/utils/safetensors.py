@@ -20,6 +20,7 @@ _DTYPE_NAMES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "b
                 "BOOL": "bool", "U16": "uint16", "U32": "uint32", "U64": "uint64",
                 "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2", "C64": "complex64",
                 "C128": "complex128"}
+_NUMPY_CODES = {"F64", "F32", "F16", "I64", "I32", "I16", "I8", "U8", "BOOL"}
 _MAX_HEADER = 100_000_000  # safetensors' own limit on the JSON header
 
 __all__ = ["save", "save_file", "load", "load_file"]
@@ -124,21 +125,21 @@ def load(data: bytes) -> Dict[str, "object"]:
 def load_file(filename: Union[str, os.PathLike], device: Union[str, int] = "cpu"
               ) -> Dict[str, "object"]:
     """The tensors of the safetensors file ``filename``, on the CPU (hookgrad's only device)."""
+    import hookgrad
+
     if str(device) != "cpu":
         raise RuntimeError(f"hookgrad runs on the CPU only; cannot load to device {device!r}")
     package = _package()
+    if not set(_header_dtypes(filename).values()) <= _NUMPY_CODES:
+        with open(filename, "rb") as raw:  # dtypes NumPy lacks: decoded by hookgrad's table
+            return load(raw.read())
     tensors = {}
     with package.safe_open(os.fspath(filename), framework="numpy") as handle:
-        codes = _header_dtypes(filename)
         for name in handle.keys():
-            if codes.get(name) in ("F64", "F32", "F16", "I64", "I32", "I16", "I8", "U8", "BOOL"):
-                array = handle.get_tensor(name)
-                import hookgrad
-
-                tensors[name] = hookgrad.from_numpy(np.array(array, copy=True))
-            else:
-                with open(filename, "rb") as raw:
-                    return load(raw.read())
+            array = handle.get_tensor(name)
+            if not array.flags.writeable:
+                array = array.copy()
+            tensors[name] = hookgrad.from_numpy(array)
     return tensors
 
 
