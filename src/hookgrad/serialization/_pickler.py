@@ -134,8 +134,7 @@ class _Discard(io.RawIOBase):
         return len(data)
 
 
-def pickle_with_storages(obj: Any, storage_id: Callable, protocol: int = 2,
-                         pickle_module: Any = pickle):
+def pickle_with_storages(obj: Any, storage_id: Callable, protocol: int = 2):
     """(pickle bytes, StorageTable) for ``obj``: a dry pass finds every tensor first, so tensors
     sharing memory get one storage whatever order they come in."""
     _register_dtype()
