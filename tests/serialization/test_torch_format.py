@@ -53,6 +53,7 @@ LAYOUTS = {
     "transposed": lambda t: t.t(),
     "strided": lambda t: t[::2, 1::2],
     "column": lambda t: t[:, 1],
+    "expanded": lambda t: t[1:2].expand(3, 4),
 }
 FORMATS = [{}, {"_use_new_zipfile_serialization": False}]
 
@@ -71,6 +72,24 @@ def test_hookgrad_tensor_loads_in_torch(dtype, layout, save_args):
 def test_torch_tensor_loads_in_hookgrad(dtype, layout, save_args):
     theirs = LAYOUTS[layout](torch.from_numpy(sample(dtype)))
     assert_same(through_hookgrad(theirs, **save_args), theirs)
+
+
+@pytest.mark.parametrize("save_args", FORMATS, ids=["zip", "legacy"])
+def test_weights_only_false_reads_torch_files_into_hookgrad_tensors(save_args):
+    state = _twin_state(torch)
+    buffer = io.BytesIO()
+    torch.save(state, buffer, **save_args)
+    buffer.seek(0)
+    loaded = hookgrad.load(buffer, weights_only=False)
+    assert loaded._metadata == state._metadata
+    for key, value in state.items():
+        assert_same(loaded[key], value)
+
+
+def test_a_bare_storage_saved_by_torch_loads_with_its_bytes():
+    storage = through_hookgrad(torch.arange(3, dtype=torch.int32).untyped_storage())
+    assert storage.nbytes() == 12
+    assert storage.tolist() == list(np.arange(3, dtype=np.int32).view(np.uint8))
 
 
 @pytest.mark.parametrize("save_args", FORMATS, ids=["zip", "legacy"])
