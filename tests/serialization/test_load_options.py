@@ -167,3 +167,14 @@ def test_a_save_failing_while_writing_data_leaves_no_temporary(tmp_path, monkeyp
 def test_pickle_errors_have_the_standard_type():
     with pytest.raises(pickle.UnpicklingError):
         hookgrad.load(io.BytesIO(b"\x80\x02cos\nsystem\n."))
+
+
+def test_torch_memory_maps_hookgrad_files(tmp_path):
+    base = hookgrad.arange(1000.0).reshape(10, 100)
+    hookgrad.save({"base": base, "view": base[3:, 5:], "index": hookgrad.arange(7)},
+                  tmp_path / "ours.pt")
+    theirs = torch.load(tmp_path / "ours.pt", mmap=True, weights_only=True)
+    assert torch.equal(theirs["view"], torch.arange(1000.0).reshape(10, 100)[3:, 5:])
+    ours = hookgrad.load(tmp_path / "ours.pt", mmap=True)
+    np.testing.assert_array_equal(ours["view"].numpy(), theirs["view"].numpy())
+    assert np.shares_memory(ours["view"].numpy(), ours["base"].numpy())

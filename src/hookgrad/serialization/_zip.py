@@ -74,17 +74,26 @@ def _record_offset(file, info: zipfile.ZipInfo) -> int:
     return info.header_offset + _LOCAL_HEADER + name_length + extra_length
 
 
-def _read_record(archive: zipfile.ZipFile, info: zipfile.ZipInfo, nbytes: int) -> np.ndarray:
+def _read_record(file, archive: zipfile.ZipFile, info: zipfile.ZipInfo,
+                 nbytes: int) -> np.ndarray:
     array = np.empty(nbytes, np.uint8)
     view = memoryview(array)
-    with archive.open(info) as record:
-        position = 0
-        while position < nbytes:
-            read = record.readinto(view[position:position + _READ_CHUNK])
-            if not read:
-                raise RuntimeError(f"checkpoint record {info.filename} is truncated")
-            position += read
+    if info.compress_type == zipfile.ZIP_STORED:  # straight from the file into the array
+        file.seek(_record_offset(file, info))
+        _fill(file.readinto, view, info.filename)
+    else:
+        with archive.open(info) as record:
+            _fill(record.readinto, view, info.filename)
     return array
+
+
+def _fill(readinto: Callable, view: memoryview, name: str) -> None:
+    position = 0
+    while position < view.nbytes:
+        read = readinto(view[position:position + _READ_CHUNK])
+        if not read:
+            raise RuntimeError(f"checkpoint record {name} is truncated")
+        position += read
 
 
 def read_zip(file, weights_only: bool, restore: Callable, mmap_path: Optional[str],
@@ -124,7 +133,7 @@ def read_zip(file, weights_only: bool, restore: Callable, mmap_path: Optional[st
             if mmap_path is not None and info.compress_type == zipfile.ZIP_STORED and nbytes:
                 array = np.memmap(mmap_path, element, "c", _record_offset(file, info), (numel,))
             else:
-                array = _read_record(archive, info, nbytes).view(element)
+                array = _read_record(file, archive, info, nbytes).view(element)
             if byteorder == "big" and element.itemsize > 1:
                 array = array.view(element.newbyteorder(">")).astype(element)
             storage = restore(LoadedStorage(array, dtype, location), location)
