@@ -191,3 +191,24 @@ def test_an_explicit_pickle_module_with_weights_only_is_an_error_as_in_torch():
     for lib in (torch, hookgrad):
         with pytest.raises(RuntimeError, match="pickle_module"):
             lib.load(torch_file(torch.ones(1)), pickle_module=pickle, weights_only=True)
+
+
+def test_corrupted_checkpoints_raise_errors_and_never_crash():
+    import random
+
+    base = torch.arange(12.0).reshape(3, 4)
+    state = OrderedDict(w=base, v=base[1:, ::2], n=torch.tensor(3))
+    files = [torch_file(state).getvalue(),
+             torch_file(state, _use_new_zipfile_serialization=False).getvalue()]
+    generator = random.Random(0)
+    outcomes = set()
+    for _ in range(300):
+        data = bytearray(generator.choice(files))
+        for _ in range(generator.randint(1, 4)):
+            data[generator.randrange(len(data))] = generator.randrange(256)
+        try:
+            hookgrad.load(io.BytesIO(bytes(data)))
+            outcomes.add("loaded")
+        except Exception:  # any ordinary error is fine; a crash or a hang is not
+            outcomes.add("refused")
+    assert outcomes == {"loaded", "refused"}

@@ -67,6 +67,9 @@ def read_legacy(file, weights_only: bool, restore: Callable, pickle_load_args: d
     system = header()
     little = system.get("little_endian", True) if isinstance(system, dict) else True
     storages: dict = {}
+    position = file.tell()
+    remaining = file.seek(0, 2) - position  # no storage can hold more bytes than the file has
+    file.seek(position)
 
     def persistent_load(saved_id):
         if isinstance(saved_id, tuple) and saved_id[:1] in (("module",), (b"module",)):
@@ -79,6 +82,9 @@ def read_legacy(file, weights_only: bool, restore: Callable, pickle_load_args: d
             if storage_type.dtype_name is not None:
                 dtype = hookgrad_dtype(storage_type.dtype_name, f"torch.{storage_type.name}")
                 element = numpy_dtype(dtype)
+            if numel * element.itemsize > remaining:
+                raise RuntimeError(f"storage {key} claims {numel * element.itemsize} bytes but "
+                                   f"the file holds only {remaining} more")
             storage = LoadedStorage(np.empty(numel, element), dtype, location)
             storages[key] = restore(storage, location)
         root = storages[key]

@@ -247,10 +247,15 @@ def _unsupported_opcode(name: str) -> Callable:
     return refuse
 
 
+class _Opcodes(dict):
+    def __missing__(self, code: int):  # Python's unpickler would raise a bare KeyError
+        raise UnpicklingError(f"invalid load key, {bytes([code])!r}.")
+
+
 class RestrictedUnpickler(_UnpicklerBase):
     """Python's unpickler with its global, call and build instructions restricted."""
 
-    dispatch = dict(_UnpicklerBase.dispatch)
+    dispatch = _Opcodes(_UnpicklerBase.dispatch)
 
     def __init__(self, file, persistent_load: Callable, hookgrad_file: bool = False,
                  **kwargs: Any) -> None:
