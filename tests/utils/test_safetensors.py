@@ -115,3 +115,43 @@ def test_a_device_other_than_cpu_is_refused(tmp_path):
     ours.save_file({"w": hookgrad.ones(2)}, tmp_path / "w.safetensors")
     with pytest.raises(RuntimeError, match="CPU only"):
         ours.load_file(tmp_path / "w.safetensors", device="cuda:0")
+
+
+def _tied(lib):
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(4, 4), lib.nn.Tanh(), lib.nn.Linear(4, 4))
+    model[2].weight = model[0].weight  # tied weights share memory
+    return model
+
+
+def _outputs(lib, model):
+    with lib.no_grad():
+        return model(lib.from_numpy(np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)))
+
+
+def test_tied_models_move_both_ways_through_save_model(tmp_path):
+    mine = _tied(hookgrad)
+    mine.load_state_dict(_tied(torch).state_dict())
+    mine_path, theirs_path = tmp_path / "mine.safetensors", tmp_path / "theirs.safetensors"
+    ours.save_model(mine, mine_path)
+    reference.save_model(_tied(torch), theirs_path)
+    with open(mine_path, "rb") as a, open(theirs_path, "rb") as b:
+        assert a.read() == b.read()  # same names kept, same metadata, same bytes
+    theirs = _tied(torch)
+    assert reference.load_model(theirs, mine_path) == (set(), [])
+    np.testing.assert_allclose(_outputs(torch, theirs).numpy(), _outputs(hookgrad, mine).numpy(),
+                               rtol=1e-6)
+    fresh = _tied(hookgrad)
+    assert ours.load_model(fresh, theirs_path) == (set(), [])
+    np.testing.assert_allclose(_outputs(hookgrad, fresh).numpy(),
+                               _outputs(torch, _tied(torch)).numpy(), rtol=1e-6)
+
+
+def test_load_model_reports_missing_keys_as_safetensors_torch_does(tmp_path):
+    ours.save_file({"weight": hookgrad.ones(2, 3)}, tmp_path / "w.safetensors")
+    for lib, module in ((reference, torch), (ours, hookgrad)):
+        with pytest.raises(RuntimeError, match='Missing key.*"bias"'):
+            lib.load_model(module.nn.Linear(3, 2), tmp_path / "w.safetensors")
+        missing, unexpected = lib.load_model(module.nn.Linear(3, 2), tmp_path / "w.safetensors",
+                                             strict=False)
+        assert set(missing) == {"bias"} and unexpected == []

@@ -5,6 +5,7 @@ as ``safetensors.torch.save_file`` / ``load_file``: a JSON header (dtype, shape,
 each tensor) and the raw bytes, nothing executable, so loading is safe by construction. Built on
 the ``safetensors`` package (``pip install safetensors``), imported only when used.
 ``hookgrad.load`` also recognises a safetensors file and returns its dict of tensors.
+``save_model`` / ``load_model`` handle models whose parameters share memory (tied weights).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ _DTYPE_NAMES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "b
 _NUMPY_CODES = {"F64", "F32", "F16", "I64", "I32", "I16", "I8", "U8", "BOOL"}
 _MAX_HEADER = 100_000_000  # safetensors' own limit on the JSON header
 
-__all__ = ["save", "save_file", "load", "load_file"]
+__all__ = ["save", "save_file", "load", "load_file", "save_model", "load_model"]
 
 
 def _package():
@@ -150,3 +151,70 @@ def _header_dtypes(filename: Union[str, os.PathLike]) -> Dict[str, str]:
             raise ValueError(f"{filename} is not a safetensors file")
         header = json.loads(raw.read(length))
     return {name: entry["dtype"] for name, entry in header.items() if name != "__metadata__"}
+
+
+def _is_complete(array: np.ndarray) -> bool:
+    """Whether ``array`` covers all the memory it is a view of (safe to keep for a group)."""
+    owner = array
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    return (array.__array_interface__["data"][0] == owner.__array_interface__["data"][0]
+            and array.nbytes == owner.nbytes)
+
+
+def _duplicates(state: Dict[str, "object"], preferred=()) -> Dict[str, List[str]]:
+    """For each group of names sharing memory: the name to keep -> the names to drop."""
+    arrays = {name: tensor.detach().numpy() for name, tensor in state.items()}
+    dropped: Dict[str, List[str]] = {}
+    for group in _shared_groups(arrays):
+        complete = sorted(name for name in group if _is_complete(arrays[name]))
+        if not complete:
+            raise RuntimeError(f"None of {sorted(group)} covers all of their shared memory; "
+                               "refusing to save or load only a part of it")
+        keep = sorted(set(preferred) & set(complete)) or complete
+        dropped[keep[0]] = sorted(group - {keep[0]})
+    return dropped
+
+
+def save_model(model, filename: Union[str, os.PathLike],
+               metadata: Optional[Dict[str, str]] = None, force_contiguous: bool = False) -> None:
+    """Save ``model.state_dict()`` once per shared memory: of tied parameters one name is
+    written and the others are recorded in the metadata (``dropped name -> kept name``)."""
+    state = dict(model.state_dict())
+    for keep, names in _duplicates(state).items():
+        for name in names:
+            metadata = {} if metadata is None else metadata
+            metadata.setdefault(name, keep)
+            del state[name]
+    if force_contiguous:
+        state = {name: tensor.contiguous() for name, tensor in state.items()}
+    try:
+        save_file(state, filename, metadata=metadata)
+    except ValueError as error:
+        raise ValueError(f"{error} Or use save_model(..., force_contiguous=True).") from None
+
+
+def load_model(model, filename: Union[str, os.PathLike], strict: bool = True,
+               device: Union[str, int] = "cpu"):
+    """Load a file written by ``save_model`` (here or by ``safetensors.torch``) into ``model``;
+    returns ``(missing, unexpected)`` key lists and raises on either when ``strict``."""
+    state = load_file(filename, device=device)
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    missing = set(missing)
+    for names in _duplicates(model.state_dict(), preferred=state.keys()).values():
+        for name in names:  # a tied name is filled through the one it shares memory with
+            if name in missing:
+                missing.remove(name)
+            else:
+                unexpected.append(name)
+    if strict and (missing or unexpected):
+        lines = []
+        if missing:
+            lines.append("Missing key(s) in state_dict: " + ", ".join(
+                f'"{name}"' for name in sorted(missing)))
+        if unexpected:
+            lines.append("Unexpected key(s) in state_dict: " + ", ".join(
+                f'"{name}"' for name in sorted(unexpected)))
+        raise RuntimeError(f"Error(s) in loading state_dict for {type(model).__name__}:\n\t"
+                           + "\n\t".join(lines))
+    return missing, unexpected
