@@ -194,7 +194,7 @@ class StorageTable:
     def __init__(self) -> None:
         self.is_dry = True  # the pickler's first pass calls ``add``; then this turns False
         self._placements: Dict[int, _Placement] = {}
-        self._bounds: Dict[tuple, List[int]] = {}  # group -> [low, high, anchor address]
+        self._bounds: Dict[tuple, List[int]] = {}  # group -> [low, high] byte addresses
         self._anchors: Dict[tuple, np.ndarray] = {}
         self._keys: Dict[Any, str] = {}
         self._storages: List[Tuple[str, np.ndarray, str]] = []  # key, flat array, storage name
