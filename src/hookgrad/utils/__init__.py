@@ -1,4 +1,4 @@
-"""Utilities built on the public hook API (hooks, checkpoint, data).
+"""Utilities built on the public hook API (hooks, checkpoint, data) and safetensors files.
 
 ``hooks`` is imported by the core itself, so the other submodules load lazily on first use
 (``hookgrad.utils.checkpoint.checkpoint(...)`` works without an explicit import).
@@ -7,7 +7,7 @@ import importlib
 
 from . import hooks
 
-_LAZY = ("checkpoint", "data")
+_LAZY = ("checkpoint", "data", "safetensors")
 
 
 def __getattr__(name: str):

@@ -10,6 +10,7 @@ from collections import OrderedDict, namedtuple
 from typing import Any, Callable, List, Mapping, Optional
 
 from ...autograd import grad_mode
+from ...serialization._interop import from_torch
 from ...tensor import Tensor
 from ...utils.hooks import RemovableHandle, add_hook
 from ..parameter import Parameter
@@ -178,14 +179,18 @@ class StateDictMixin:
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
                         assign: bool = False) -> _IncompatibleKeys:
         """Copy entries into the parameters and buffers (in place, keeping their identity);
-        with ``strict`` any missing or unexpected key is an error listing all of them."""
+        with ``strict`` any missing or unexpected key is an error listing all of them.
+
+        Values may be torch tensors too (a state dict from a torch model or ``torch.load``):
+        they are read through NumPy on the same memory, so weights move from torch unchanged.
+        """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing: List[str] = []
         unexpected: List[str] = []
         errors: List[str] = []
         metadata = getattr(state_dict, "_metadata", None)
-        state_dict = OrderedDict(state_dict)
+        state_dict = OrderedDict((key, from_torch(value)) for key, value in state_dict.items())
         # depth-first, parent before children, post-hooks after the whole subtree (torch's order)
         self._load_recursive(self, state_dict, "", metadata, assign, missing, unexpected, errors)
         if strict:

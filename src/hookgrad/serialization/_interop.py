@@ -1,0 +1,32 @@
+"""torch tensors handed to hookgrad (a torch state dict given to ``load_state_dict``)."""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from ._storage import hookgrad_dtype
+
+
+def is_torch_tensor(value: Any) -> bool:
+    """True for a torch tensor; never imports torch (if it is not imported, nothing is one)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, getattr(torch, "Tensor", ()))
+
+
+def from_torch(value: Any) -> Any:
+    """A hookgrad tensor on the same memory as a CPU torch tensor (a copy only for another
+    device); a torch Parameter becomes a hookgrad Parameter. Anything else is returned as is."""
+    if not is_torch_tensor(value):
+        return value
+    import hookgrad
+
+    torch = sys.modules["torch"]
+    name = str(value.dtype).replace("torch.", "")
+    hookgrad_dtype(name, "a torch tensor")
+    data = value.detach()
+    if data.device.type != "cpu":
+        data = data.cpu()
+    tensor = hookgrad.from_numpy(data.resolve_conj().resolve_neg().numpy())
+    if isinstance(value, torch.nn.Parameter):
+        return hookgrad.nn.Parameter(tensor, value.requires_grad)
+    return tensor
