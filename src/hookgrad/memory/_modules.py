@@ -24,7 +24,10 @@ class _Stack(threading.local):
 
 
 class ModuleTracker:
-    def __init__(self):
+    """The running modules of one framework (module hooks come from its backend)."""
+
+    def __init__(self, framework: str = "hookgrad"):
+        self.framework = framework
         self.users = 0
         self.handles: list = []
         self.listeners: List[Any] = []  # objects with enter(module, name, is_root), exit(...)
@@ -33,13 +36,9 @@ class ModuleTracker:
     def acquire(self, listener: Any = None) -> None:
         with _lock:
             if self.users == 0:
-                from ..nn.modules.module import (
-                    register_module_forward_hook,
-                    register_module_forward_pre_hook,
-                )
+                from ._backend import get_backend
                 self.state.frames.clear()
-                self.handles = [register_module_forward_pre_hook(self._pre),
-                                register_module_forward_hook(self._post, always_call=True)]
+                self.handles = get_backend(self.framework).module_hooks(self._pre, self._post)
             self.users += 1
             if listener is not None:
                 self.listeners = self.listeners + [listener]
@@ -86,7 +85,13 @@ class ModuleTracker:
                 break
 
 
-tracker = ModuleTracker()
+_trackers = {"hookgrad": ModuleTracker("hookgrad"), "torch": ModuleTracker("torch")}
+tracker = _trackers["hookgrad"]
+
+
+def tracker_for(framework: str) -> ModuleTracker:
+    """The shared tracker of ``framework`` ("hookgrad" or "torch")."""
+    return _trackers[framework]
 
 
 def display_name(name: Optional[str], module: Any = None) -> str:
