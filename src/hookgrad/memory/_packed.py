@@ -43,12 +43,24 @@ class Packed:
 class Held:
     """The ledger's box around one saved value; its death is the saved tensor's release."""
 
-    __slots__ = ("value", "record", "ledger", "__weakref__")
+    __slots__ = ("value", "record", "ledger", "origin", "__weakref__")
 
-    def __init__(self, value: Any, record: Any, ledger: Any):
+    def __init__(self, value: Any, record: Any, ledger: Any, origin: Any = None):
         self.value = value
         self.record = record
         self.ledger = ledger
+        # a weak reference to the tensor the hook was given, when ``value`` is a detached alias
+        # of it: a saver recognises one tensor saved twice by it
+        self.origin = origin
+
+    def original(self) -> Any:
+        """The tensor the first hook was given, if it is still alive (else None)."""
+        box = self
+        while isinstance(box, Held):
+            if box.origin is not None:
+                return box.origin()
+            box = box.value
+        return None
 
     def innermost(self) -> Any:
         value = self.value

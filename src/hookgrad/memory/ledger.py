@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional
 
@@ -147,12 +148,15 @@ class Ledger:
                             type(frame[0]).__name__ if frame else None)
             self.records.append(record)
         self._settle()
+        origin = None
         if tensor_backend is not None:
             record.kind = tensor_backend.kind_of(inner, info, self._known)
             if not isinstance(value, Held):
                 value = tensor_backend.as_packable(inner, info)
+                if value is not inner:
+                    origin = weakref.ref(inner)
         self._describe(record, inner, info, tensor_backend)
-        box = Held(value, record, self)
+        box = Held(value, record, self, origin)
         self._account(record, inner)
         return box
 

@@ -116,7 +116,9 @@ class Saver:
     def pack(self, value: Any) -> Any:
         """The pack hook: an activation becomes a ``View`` of a ``Stored``; others pass."""
         if isinstance(value, Held):  # a ledger saw it first: pack what it holds, tell it
-            return value.repack(self._pack_value)
+            # a torch ledger hands over a detached tensor: the kind it found comes along
+            kind, original = value.record.kind, value.original()
+            return value.repack(lambda inner: self._pack_value(inner, kind, original))
         return self._pack_value(value)
 
     def unpack(self, value: Any) -> Any:
@@ -130,16 +132,18 @@ class Saver:
     def _store(self, array: Any, tensor: Any, backend: Backend) -> Stored:
         raise NotImplementedError
 
-    def _pack_value(self, value: Any) -> Any:
+    def _pack_value(self, value: Any, kind: Optional[str] = None, original: Any = None) -> Any:
         backend = backend_of_tensor(value)
         if backend is None:  # already packed by an earlier hook
             return value
         info = backend.current_info()
-        if (backend.kind_of(value, info) != "activation" or backend.nbytes(value) < self.min_bytes
+        if kind is None:
+            kind = backend.kind_of(value, info)
+        if (kind != "activation" or backend.nbytes(value) < self.min_bytes
                 or not self.accepts(backend.dtype_of(value))):
             return backend.as_packable(value, info)
         if backend.name == "torch":
-            return self._pack_torch(value, backend)
+            return self._pack_torch(value, backend, original)
         array = backend.array_of(value)
         root = root_of(array)
         whole = (array.nbytes == root.nbytes and array.dtype == root.dtype
@@ -159,12 +163,13 @@ class Saver:
         offset = start - root.__array_interface__["data"][0]
         return View(stored, array.shape, array.dtype, array.strides, offset, backend)
 
-    def _pack_torch(self, value: Any, backend: Backend) -> View:
+    def _pack_torch(self, value: Any, backend: Backend, original: Any = None) -> View:
         """A torch tensor is encoded as it is (a view is stored alone); one saved twice (a
         ReLU's output the next layer saves again) is stored once, found by its storage, place,
         layout and version, and by being the same tensor object (a freed storage's address may
         be reused)."""
         tensor = value.detach()
+        value = original if original is not None else value
         key = (backend.storage_key(value), value.storage_offset(), tuple(value.shape),
                value.stride(), value._version)
         stored = self._stored.get(key)

@@ -413,10 +413,10 @@ class offload(Saver):
     def _store(self, array: Any, tensor: Any, backend: Backend) -> Stored:
         return self._disk().add({"data": array}, None, tensor, backend)
 
-    def _pack_value(self, value: Any) -> Any:
+    def _pack_value(self, value: Any, kind: Optional[str] = None, original: Any = None) -> Any:
         if isinstance(value, View) and not isinstance(value.stored, _DiskStored):
             return self._pack_view(value)  # another saver's packed form: write that
-        return super()._pack_value(value)
+        return super()._pack_value(value, kind, original)
 
     def _pack_view(self, view: View) -> View:
         stored = view.stored
