@@ -59,15 +59,19 @@ class Backend:
     def op_name(self, tensor: Any, info: Any) -> str:
         raise NotImplementedError
 
-    def kind_of(self, tensor: Any, info: Any, known: Optional[dict] = None) -> str:
+    def kind_of(self, tensor: Any, info: Any, known: Optional[dict] = None,
+                inputs: Optional[set] = None) -> str:
         """Why a saved tensor is alive: 'parameter' / 'buffer' (owned by the model, not counted),
         'input' (a leaf the caller passed in) or 'activation' (kept alive by saving it).
-        ``known`` maps storage keys of the running model's parameters and buffers to their kind.
+        ``known`` maps storage keys of the running model's parameters and buffers to their kind;
+        ``inputs``, when given, holds the storage keys of the tensors the model was called with:
+        a leaf without grad that is not one of them was made inside (batch norm's saved mean).
         """
         if info is not None and info.is_output:
             return "activation"
+        key = self.storage_key(tensor) if known or inputs is not None else None
         if known:
-            found = known.get(self.storage_key(tensor))
+            found = known.get(key)
             if found is not None:
                 return found
         if tensor.grad_fn is None and tensor.requires_grad:
@@ -76,6 +80,8 @@ class Backend:
         if base is not None and base.grad_fn is None:
             return "parameter" if base.requires_grad else "input"
         if tensor.grad_fn is None and (info is None or info.is_input):
+            if inputs is not None and info is None:
+                return "input" if key in inputs else "activation"
             return "input"
         return "activation"
 
@@ -235,7 +241,7 @@ class TorchBackend(Backend):
         grad_fn = tensor.grad_fn
         if grad_fn is not None:
             return grad_fn.name()
-        return "(parameter)" if tensor.requires_grad else "(input)"
+        return "(parameter)" if tensor.requires_grad else "(leaf)"
 
     def module_hooks(self, pre: Callable, post: Callable) -> list:
         module = self.torch.nn.modules.module

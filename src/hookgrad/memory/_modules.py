@@ -21,6 +21,7 @@ class _Stack(threading.local):
     def __init__(self):
         self.frames: List[Tuple[Any, str]] = []  # (module, name), innermost last
         self.names: dict = {}  # id(module) -> name, for the current root
+        self.root_args: tuple = ()  # what the current root was called with
 
 
 class ModuleTracker:
@@ -66,6 +67,7 @@ class ModuleTracker:
         is_root = not state.frames
         if is_root:
             state.names = {id(m): n for n, m in module.named_modules()}
+            state.root_args = args
         name = state.names.get(id(module))
         if name is None:
             parent = state.frames[-1][1] if state.frames else ""

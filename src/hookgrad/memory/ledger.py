@@ -94,6 +94,7 @@ class Ledger:
         self._peak = 0
         self._live: Dict[Any, list] = {}  # buffer key -> [users, bytes, first record index]
         self._known: Dict[int, str] = {}  # storage key -> 'parameter' / 'buffer'
+        self._inputs: Optional[set] = None  # storage keys of what the running root was given
         self._roots: set = set()
         self._lock = threading.RLock()
         self._contexts: list = []
@@ -123,6 +124,10 @@ class Ledger:
 
     # -- module tracker listener: learn what the model owns ------------------------------------
     def enter(self, module, name: str, is_root: bool) -> None:
+        if is_root and self.backend.name == "torch":  # torch's hooks do not say what is input
+            args = tracker_for(self.framework).state.root_args
+            self._inputs = {self.backend.storage_key(a) for a in args
+                            if self.backend.is_tensor(a)}
         if is_root and id(module) not in self._roots:
             self._roots.add(id(module))
             key = self.backend.storage_key
@@ -150,7 +155,7 @@ class Ledger:
         self._settle()
         origin = None
         if tensor_backend is not None:
-            record.kind = tensor_backend.kind_of(inner, info, self._known)
+            record.kind = tensor_backend.kind_of(inner, info, self._known, self._inputs)
             if not isinstance(value, Held):
                 value = tensor_backend.as_packable(inner, info)
                 if value is not inner:
