@@ -84,7 +84,8 @@ class Block(nn.Module):
         self.norm1 = nn.LayerNorm(width)
         self.attention = Attention(width, heads)
         self.norm2 = nn.LayerNorm(width)
-        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
+                                 nn.Linear(4 * width, width))
 
     def forward(self, x):
         x = x + self.attention(self.norm1(x))

@@ -114,7 +114,7 @@ class Policy:
                 raise TypeError(f"policy entries are savers, recompute() or None, got {entry!r}")
         self.rules: List[Tuple[Key, Entry]] = items
         self.model = model
-        if framework is None:
+        if framework is None and model is None:
             framework = framework_of_rules(key for key, _ in items)
         self.backend = backend_for(model, framework=framework)
         self.framework = self.backend.name
