@@ -349,8 +349,8 @@ class CudaPeakMeter(PeakMeter):  # pragma: no cover - needs a GPU
 class ProfilerPeakMeter(PeakMeter):
     """The step's peak of CPU memory allocated by torch, above where it began: torch's profiler
     with ``profile_memory=True`` reports every allocation and free of its CPU allocator; their
-    running sum in time order peaks at the step's peak. If a profiler is already running
-    (torch allows one), ``peak`` stays None."""
+    running sum in time order peaks at the step's peak. If the profiler cannot start, or its
+    results are laid out differently (another torch version), ``peak`` stays None."""
 
     def __init__(self, torch):
         self.torch = torch
@@ -370,10 +370,14 @@ class ProfilerPeakMeter(PeakMeter):
         if self.profiler is None:
             return False
         self.profiler.__exit__(*exc)
-        results = self.profiler.profiler.kineto_results
-        events = sorted(((event.start_ns(), event.nbytes()) for event in results.events()
-                         if event.name() == "[memory]" and event.device_type().name == "CPU"),
-                        key=lambda item: item[0])
+        try:
+            results = self.profiler.profiler.kineto_results
+            events = sorted(((event.start_ns(), event.nbytes()) for event in results.events()
+                             if event.name() == "[memory]"
+                             and event.device_type().name == "CPU"),
+                            key=lambda item: item[0])
+        except (AttributeError, RuntimeError):  # pragma: no cover - another torch's layout
+            return False
         current = peak = 0
         for _when, size in events:
             current += size
