@@ -1,6 +1,8 @@
 """offload(): no file outlives its use, whichever way a step ends; prefetch runs ahead."""
 import gc
+import importlib
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -193,3 +195,51 @@ def test_a_directory_left_by_a_dead_process_is_cleaned_on_next_use(tmp_path, x):
         loss = _chain(x, length=1)
     assert not os.path.exists(path) and unrelated.exists()
     loss.backward()
+
+
+def test_a_directory_removed_under_a_live_graph_is_reported_as_such(tmp_path, x):
+    saver = memory.offload(tmp_path, prefetch=0)
+    with saver:
+        loss = _chain(x)
+    _wait_written(saver)
+    shutil.rmtree(saver.path)
+    with pytest.raises(RuntimeError, match="was removed while a graph still needed them"):
+        loss.backward()
+
+
+def test_stale_clean_up_trusts_the_lock_not_the_pid(tmp_path, monkeypatch):
+    module = importlib.import_module("hookgrad.memory.savers.offload")
+
+    # a directory whose owner died, its PID since reused by a live process: lock free, old
+    reused = tmp_path / f"{PREFIX}{os.getppid()}-abc"
+    reused.mkdir()
+    (reused / "0.bin").write_bytes(b"left over")
+    old = os.stat(reused).st_mtime - 2 * module.SETTLED_SECONDS
+    os.utime(reused, (old, old))
+    # a live directory of another process: it holds the lock
+    live = tmp_path / f"{PREFIX}{os.getppid()}-def"
+    live.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import fcntl, os, sys, time
+        descriptor = os.open(sys.argv[1], os.O_RDONLY)
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        print("locked", flush=True)
+        time.sleep(60)
+    """), str(live)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        os.utime(live, (old, old))
+        monkeypatch.setattr(module, "pid_alive", lambda pid: True)  # every PID looks alive
+        removed = module.clean_stale(str(tmp_path))
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
+    assert removed == [str(reused)] and live.exists() and not reused.exists()
+
+
+def test_a_fresh_unlocked_directory_of_a_live_process_is_kept(tmp_path):
+    module = importlib.import_module("hookgrad.memory.savers.offload")
+
+    fresh = tmp_path / f"{PREFIX}{os.getppid()}-new"  # made a moment ago, lock not yet taken
+    fresh.mkdir()
+    assert module.clean_stale(str(tmp_path)) == [] and fresh.exists()

@@ -261,3 +261,28 @@ def test_saver_contexts_compose_with_enclosing_hooks(rng):
 def test_bad_arguments_are_refused(make, error):
     with pytest.raises(error):
         make()
+
+
+@pytest.mark.parametrize("lib", [hookgrad, torch], ids=["hookgrad", "torch"])
+@pytest.mark.parametrize("bits", [8, 2])
+def test_quantize_handles_zero_dimensional_saved_tensors(lib, bits):
+    framework = "torch" if lib is torch else "hookgrad"
+    scale = lib.tensor(1.5, requires_grad=True)
+    x = lib.tensor(np.linspace(-1, 1, 12).reshape(3, 4), requires_grad=True)
+
+    def run(context):
+        scale.grad = x.grad = None
+        with context:
+            only_scalars = (scale.exp() * 2).exp()  # each exp saves its 0-d result
+            mixed = ((x * scale).tanh().mean() * scale.exp()).exp()
+        only_scalars.backward()
+        exact_part = scale.grad.item()
+        mixed.backward()
+        return exact_part, scale.grad.item(), x.grad.detach().numpy().copy()
+
+    exact = run(memory.policy({}, framework=framework))
+    rough = run(memory.quantize(bits, framework=framework))
+    assert rough[0] == exact[0]  # one value per tensor: its code is the value itself
+    tolerance = 0.5 if bits == 2 else 3e-2
+    assert rough[1] == pytest.approx(exact[1], rel=tolerance)
+    np.testing.assert_allclose(rough[2], exact[2], rtol=tolerance, atol=1e-3)

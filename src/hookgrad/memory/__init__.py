@@ -7,6 +7,11 @@ forward hooks, ``utils.checkpoint``), so every part is a worked example:
 * savers ``cast``, ``quantize``, ``offload`` store saved activations in fewer resident bytes;
 * ``policy({...})`` picks a saver (or ``recompute()``) per module by name or type;
 * ``plan(model, inputs, budget_bytes)`` profiles a step and chooses a policy under a budget.
+
+Each tool also serves PyTorch models, through torch's own public hooks: the framework is the
+model's (``plan(model, ...)``, ``policy(rules, model=model)``, ``ledger(model=model)``), or
+``framework="torch"`` for a context used without one. torch is imported only then. One
+implementation per tool; what differs per framework is asked of ``_backend.py``.
 """
 from ._packed import Held, Packed, unpack_any
 from .ledger import Ledger, Record, format_bytes, ledger

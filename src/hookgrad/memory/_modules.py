@@ -21,10 +21,14 @@ class _Stack(threading.local):
     def __init__(self):
         self.frames: List[Tuple[Any, str]] = []  # (module, name), innermost last
         self.names: dict = {}  # id(module) -> name, for the current root
+        self.root_args: tuple = ()  # what the current root was called with
 
 
 class ModuleTracker:
-    def __init__(self):
+    """The running modules of one framework (module hooks come from its backend)."""
+
+    def __init__(self, framework: str = "hookgrad"):
+        self.framework = framework
         self.users = 0
         self.handles: list = []
         self.listeners: List[Any] = []  # objects with enter(module, name, is_root), exit(...)
@@ -33,13 +37,9 @@ class ModuleTracker:
     def acquire(self, listener: Any = None) -> None:
         with _lock:
             if self.users == 0:
-                from ..nn.modules.module import (
-                    register_module_forward_hook,
-                    register_module_forward_pre_hook,
-                )
+                from ._backend import get_backend
                 self.state.frames.clear()
-                self.handles = [register_module_forward_pre_hook(self._pre),
-                                register_module_forward_hook(self._post, always_call=True)]
+                self.handles = get_backend(self.framework).module_hooks(self._pre, self._post)
             self.users += 1
             if listener is not None:
                 self.listeners = self.listeners + [listener]
@@ -67,6 +67,7 @@ class ModuleTracker:
         is_root = not state.frames
         if is_root:
             state.names = {id(m): n for n, m in module.named_modules()}
+            state.root_args = args
         name = state.names.get(id(module))
         if name is None:
             parent = state.frames[-1][1] if state.frames else ""
@@ -86,7 +87,13 @@ class ModuleTracker:
                 break
 
 
-tracker = ModuleTracker()
+_trackers = {"hookgrad": ModuleTracker("hookgrad"), "torch": ModuleTracker("torch")}
+tracker = _trackers["hookgrad"]
+
+
+def tracker_for(framework: str) -> ModuleTracker:
+    """The shared tracker of ``framework`` ("hookgrad" or "torch")."""
+    return _trackers[framework]
 
 
 def display_name(name: Optional[str], module: Any = None) -> str:

@@ -12,13 +12,7 @@ always records what is really kept, whichever context was entered first.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Optional
-
-import numpy as np
-
-from ..autograd.graph import SavedTensorInfo
-from ..ops.creation import from_numpy
-from ..tensor import Tensor
+from typing import Any, Callable, Iterable
 
 
 class Packed:
@@ -42,19 +36,31 @@ class Packed:
         """``(key, nbytes)`` per resident buffer; equal keys are one buffer."""
         return ()
 
-    def unpack(self) -> Tensor:
+    def unpack(self) -> Any:
         raise NotImplementedError
 
 
 class Held:
     """The ledger's box around one saved value; its death is the saved tensor's release."""
 
-    __slots__ = ("value", "record", "ledger", "__weakref__")
+    __slots__ = ("value", "record", "ledger", "origin", "__weakref__")
 
-    def __init__(self, value: Any, record: Any, ledger: Any):
+    def __init__(self, value: Any, record: Any, ledger: Any, origin: Any = None):
         self.value = value
         self.record = record
         self.ledger = ledger
+        # a weak reference to the tensor the hook was given, when ``value`` is a detached alias
+        # of it: a saver recognises one tensor saved twice by it
+        self.origin = origin
+
+    def original(self) -> Any:
+        """The tensor the first hook was given, if it is still alive (else None)."""
+        box = self
+        while isinstance(box, Held):
+            if box.origin is not None:
+                return box.origin()
+            box = box.value
+        return None
 
     def innermost(self) -> Any:
         value = self.value
@@ -77,48 +83,10 @@ class Held:
             ledger._released(self.record)
 
 
-def unpack_any(value: Any) -> Tensor:
+def unpack_any(value: Any) -> Any:
     """The one unpack hook of the memory package: boxes are opened, packed objects unpacked."""
     while isinstance(value, Held):
         value = value.value
     if isinstance(value, Packed):
         return value.unpack()
     return value
-
-
-def array_of(tensor: Tensor) -> np.ndarray:
-    """The NumPy array behind a tensor, without copying (public API only)."""
-    return tensor.detach().numpy()
-
-
-def tensor_of(array: np.ndarray) -> Tensor:
-    return from_numpy(array)
-
-
-def root_of(array: np.ndarray) -> np.ndarray:
-    """The allocation an array views (what ``storage_key`` identifies)."""
-    while isinstance(array.base, np.ndarray):
-        array = array.base
-    return array
-
-
-def kind_of(tensor: Tensor, info: Optional[SavedTensorInfo], known: Optional[dict] = None) -> str:
-    """Why a saved tensor is alive: 'parameter' / 'buffer' (owned by the model, not counted),
-    'input' (a leaf the caller passed in) or 'activation' (kept alive by saving it).
-
-    ``known`` maps storage keys of the running model's parameters and buffers to their kind.
-    """
-    if info is not None and info.is_output:
-        return "activation"
-    if known:
-        found = known.get(info.storage_key if info is not None else id(root_of(array_of(tensor))))
-        if found is not None:
-            return found
-    if tensor.grad_fn is None and tensor.requires_grad:
-        return "parameter"
-    base = getattr(tensor, "_base", None)  # torch's public view base
-    if base is not None and base.grad_fn is None:
-        return "parameter" if base.requires_grad else "input"
-    if tensor.grad_fn is None and (info is None or info.is_input):
-        return "input"
-    return "activation"

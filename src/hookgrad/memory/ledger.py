@@ -9,18 +9,25 @@ Only memory that saving keeps alive is counted: parameters and buffers (and view
 listed with ``counted == 0``, and a buffer saved twice (a ReLU's output that the next Linear
 saves again) is counted once. What is counted is what is *held*: after a saver packed a tensor,
 its packed size (``Packed.buffers()``), not the tensor's.
+
+On torch the same code runs through torch's public hooks: module names come from global module
+hooks, parameters and buffers are found by their storage (``untyped_storage().data_ptr()``),
+and the op is the saved tensor's own ``grad_fn`` (torch does not tell a pack hook which node is
+saving). A torch ledger also measures the real peak of the memory the framework allocated while
+it was open (``measured_peak``): the profiler's memory events on CPU, ``max_memory_allocated``
+on a GPU.
 """
 from __future__ import annotations
 
 import json
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional
 
-from ..autograd.graph import current_saved_tensor, saved_tensors_hooks, storage_key
-from ..tensor import Tensor
-from ._modules import tracker
-from ._packed import Held, Packed, array_of, kind_of, root_of
+from ._backend import Backend, backend_for, backend_of_tensor
+from ._modules import tracker_for
+from ._packed import Held, Packed
 
 NOT_COUNTED = ("parameter", "buffer")
 
@@ -73,59 +80,88 @@ def format_bytes(value: float) -> str:
 class Ledger:
     """Records saved tensors while active; see ``ledger()``."""
 
-    def __init__(self):
+    def __init__(self, framework: str = "hookgrad", measure: Optional[bool] = None,
+                 device: Any = None):
+        self.backend: Backend = backend_for(framework=framework)
+        self.framework = framework
+        self.measure = framework == "torch" if measure is None else bool(measure)
+        self.device = device
+        self.measured_peak: Optional[int] = None  # bytes; torch only, after the block ends
+        self._meters: list = []
         self.records: List[Record] = []
         self.current = 0
         self.total = 0
         self._peak = 0
         self._live: Dict[Any, list] = {}  # buffer key -> [users, bytes, first record index]
         self._known: Dict[int, str] = {}  # storage key -> 'parameter' / 'buffer'
+        self._inputs: Optional[set] = None  # storage keys of what the running root was given
         self._roots: set = set()
         self._lock = threading.RLock()
         self._contexts: list = []
 
     # -- context ---------------------------------------------------------------------------
     def __enter__(self) -> "Ledger":
-        tracker.acquire(self)
-        context = saved_tensors_hooks(self._pack, self._unpack, compose=True)
+        tracker_for(self.framework).acquire(self)
+        context = self.backend.saved_tensors_hooks(self._pack, self._unpack)
         context.__enter__()
         self._contexts.append(context)
+        meter = self.backend.peak_meter(self.device) if self.measure else None
+        if meter is not None:
+            meter.__enter__()
+        self._meters.append(meter)
         return self
 
     def __exit__(self, *exc) -> bool:
-        self._contexts.pop().__exit__(*exc)
-        tracker.release(self)
+        meter = self._meters.pop()
+        try:
+            if meter is not None:
+                meter.__exit__(*exc)
+                self.measured_peak = meter.peak
+        finally:
+            self._contexts.pop().__exit__(*exc)
+            tracker_for(self.framework).release(self)
         return False
 
     # -- module tracker listener: learn what the model owns ------------------------------------
     def enter(self, module, name: str, is_root: bool) -> None:
+        if is_root and self.backend.name == "torch":  # torch's hooks do not say what is input
+            args = tracker_for(self.framework).state.root_args
+            self._inputs = {self.backend.storage_key(a) for a in args
+                            if self.backend.is_tensor(a)}
         if is_root and id(module) not in self._roots:
             self._roots.add(id(module))
+            key = self.backend.storage_key
             for parameter in module.parameters():
-                self._known[storage_key(array_of(parameter))] = "parameter"
+                self._known[key(parameter)] = "parameter"
             for buffer in module.buffers():
-                self._known[storage_key(array_of(buffer))] = "buffer"
+                self._known[key(buffer)] = "buffer"
 
     def exit(self, module, name: str, is_root: bool) -> None:
         pass
 
     # -- hooks -----------------------------------------------------------------------------
     def _pack(self, value: Any) -> Held:
-        info = current_saved_tensor()
-        frame = tracker.current()
-        op = info.node.name() if info is not None and info.node is not None else "(no node)"
+        backend = self.backend
+        inner = value.innermost() if isinstance(value, Held) else value
+        tensor_backend = backend_of_tensor(inner)
+        info = backend.current_info()
+        frame = tracker_for(self.framework).current()
+        op = (tensor_backend.op_name(inner, info) if tensor_backend is not None
+              else backend.op_name(inner, info) if info is not None else "(packed)")
         with self._lock:
             record = Record(len(self.records), op, frame[1] if frame else None,
                             type(frame[0]).__name__ if frame else None)
             self.records.append(record)
-        inner = value.innermost() if isinstance(value, Held) else value
         self._settle()
-        if isinstance(inner, Tensor):
-            record.kind = kind_of(inner, info, self._known)
-            if info is not None and info.is_output and not isinstance(value, Held):
-                value = inner.detach()  # the output itself would point back at the node: a cycle
-        self._describe(record, inner, info)
-        box = Held(value, record, self)
+        origin = None
+        if tensor_backend is not None:
+            record.kind = tensor_backend.kind_of(inner, info, self._known, self._inputs)
+            if not isinstance(value, Held):
+                value = tensor_backend.as_packable(inner, info)
+                if value is not inner:
+                    origin = weakref.ref(inner)
+        self._describe(record, inner, info, tensor_backend)
+        box = Held(value, record, self, origin)
         self._account(record, inner)
         return box
 
@@ -133,11 +169,11 @@ class Ledger:
     def _unpack(value: Any) -> Any:
         return value.value if isinstance(value, Held) else value
 
-    def _describe(self, record: Record, inner: Any, info) -> None:
-        if isinstance(inner, Tensor):
+    def _describe(self, record: Record, inner: Any, info, backend: Optional[Backend]) -> None:
+        if backend is not None:
             record.shape = tuple(inner.shape)
             record.dtype = str(inner.dtype).replace("torch.", "")
-            record.nbytes = inner.nbytes
+            record.nbytes = backend.nbytes(inner)
             return
         record.shape = tuple(getattr(inner, "shape", ())) or None
         dtype = getattr(inner, "dtype", None)
@@ -147,8 +183,9 @@ class Ledger:
     def _buffers(self, record: Record, inner: Any) -> tuple:
         if record.kind in NOT_COUNTED:
             return ()
-        if isinstance(inner, Tensor):
-            return ((("storage", id(root_of(array_of(inner)))), inner.nbytes),)
+        backend = backend_of_tensor(inner)
+        if backend is not None:
+            return ((("storage", backend.storage_key(inner)), backend.nbytes(inner)),)
         if isinstance(inner, Packed):
             return tuple((("packed", key), size) for key, size in inner.buffers())
         return ((("object", id(inner)), record.nbytes),)
@@ -269,10 +306,13 @@ class Ledger:
         text.insert(1, "-" * len(text[0]))
         text.append(f"total held {format_bytes(self.total)}, peak {format_bytes(self.peak)}, "
                     f"now {format_bytes(self.current)} ({len(self.records)} saved tensors)")
+        if self.measured_peak is not None:
+            text.append(f"measured peak of allocated memory {format_bytes(self.measured_peak)}")
         return "\n".join(text)
 
     def to_json(self, **kwargs) -> str:
         return json.dumps({"total": self.total, "peak": self.peak, "current": self.current,
+                           "measured_peak": self.measured_peak,
                            "modules": self.by_module(),
                            "records": [r.as_dict() for r in self.records]}, **kwargs)
 
@@ -281,8 +321,10 @@ class Ledger:
                 f"peak {format_bytes(self.peak)}>")
 
 
-def ledger() -> Ledger:
-    """Record every tensor saved for backward while active::
+def ledger(model: Any = None, framework: Optional[str] = None, measure: Optional[bool] = None,
+           device: Any = None) -> Ledger:
+    """Record every tensor saved for backward while active (on a torch model: pass ``model`` or
+    ``framework="torch"``)::
 
         with memory.ledger() as led:
             loss = model(x).sum()
@@ -290,6 +332,11 @@ def ledger() -> Ledger:
         print(led.table())        # per module, largest first
         led.total, led.peak       # bytes kept alive by saving (parameters not counted)
 
-    Compose it with savers and policies in either order; it records what they hold.
+    Compose it with savers and policies in either order; it records what they hold. On torch it
+    also measures the block's real peak of allocated memory (``led.measured_peak``; turn off
+    with ``measure=False``: on CPU it runs torch's profiler); ``device`` picks the GPU to ask.
     """
-    return Ledger()
+    framework = framework or (backend_for(model).name if model is not None else "hookgrad")
+    if device is None and model is not None:
+        device = backend_for(framework=framework).device_of(model)
+    return Ledger(framework, measure, device)

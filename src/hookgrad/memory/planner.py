@@ -10,6 +10,11 @@
 3. A knapsack over the module tree (min-plus over bytes kept, in bins) finds the least added
    time whose kept bytes plus the largest recompute transient fit the budget.
 4. One measured step with the chosen policy checks the ledger's peak against the budget.
+
+The budget is on saved bytes, for hookgrad and torch models alike. On torch the plan also
+reports the step's measured peak of allocated memory, without and with the policy
+(``baseline_memory_peak``, ``memory_peak``): the profiler's memory events on CPU,
+``max_memory_allocated`` on a GPU.
 """
 from __future__ import annotations
 
@@ -19,10 +24,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from ..ops.creation import randn
-from ..tensor import Tensor
-from ._modules import tracker
-from ._packed import array_of, root_of
+from ._backend import Backend, backend_for, dtype_from_name
+from ._modules import tracker_for
 from .ledger import Ledger, format_bytes
 from .policy import Policy, recompute
 from .savers import Saver, cast, offload, quantize
@@ -46,7 +49,7 @@ class _Timer:
             self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
 
 
-def _default_loss(output: Any) -> Tensor:
+def _default_loss(output: Any) -> Any:
     first = output[0] if isinstance(output, (tuple, list)) else output
     return first.sum()
 
@@ -58,19 +61,20 @@ def _step(model, inputs: tuple, loss_fn: Callable) -> float:
     return time.perf_counter() - start
 
 
-def _calibrate(saver: Saver) -> tuple:
+def _calibrate(saver: Saver, backend: Backend) -> tuple:
     """(bytes kept per byte, seconds per saved tensor, seconds per byte) of a saver."""
-    kept, small = _measure(saver, 1 << 10)
-    _, large = _measure(saver, 1 << 18)
+    kept, small = _measure(saver, 1 << 10, backend)
+    _, large = _measure(saver, 1 << 18, backend)
     per_byte = max(0.0, (large - small) / ((1 << 18) - (1 << 10)) / 4)
     per_tensor = max(0.0, small - per_byte * (1 << 10) * 4)
     return kept, per_tensor, per_byte
 
 
-def _measure(saver: Saver, size: int, length: int = 6) -> tuple:
+def _measure(saver: Saver, size: int, backend: Backend, length: int = 6) -> tuple:
     """(bytes kept per byte, seconds added per saved tensor) on a chain of ops that each save
     a float32 activation of ``size`` elements, forward and backward, against no saver."""
-    source = randn(size, requires_grad=True)
+    source = backend.randn(size)
+    hooks = _SaverHooks(saver, backend)
 
     def chain(context) -> float:
         start = time.perf_counter()
@@ -84,8 +88,8 @@ def _measure(saver: Saver, size: int, length: int = 6) -> tuple:
 
     saved = size * 4 * (length - 1)  # the first sin saves the leaf: not an activation
     plain = min(chain(_Nothing()) for _ in range(3))
-    with Ledger() as led:
-        timed = min(chain(saver) for _ in range(3))
+    with Ledger(backend.name, measure=False) as led:
+        timed = min(chain(hooks) for _ in range(3))
     source.grad = None
     return led.total / (3 * saved), max(0.0, timed - plain) / (length - 1)
 
@@ -95,6 +99,24 @@ class _Nothing:
         return self
 
     def __exit__(self, *exc):
+        return False
+
+
+class _SaverHooks:
+    """A saver's hooks set through ``backend`` (the saver may have been made for the other
+    framework's contexts: packing serves both)."""
+
+    def __init__(self, saver: Saver, backend: Backend):
+        self.saver, self.backend, self.contexts = saver, backend, []
+
+    def __enter__(self):
+        context = self.backend.saved_tensors_hooks(self.saver.pack, self.saver.unpack)
+        context.__enter__()
+        self.contexts.append(context)
+        return self
+
+    def __exit__(self, *exc):
+        self.contexts.pop().__exit__(*exc)
         return False
 
 
@@ -150,7 +172,7 @@ def _units(led: Ledger) -> tuple:
         if record.kind != "activation" or record.dtype is None:
             unit.savable = False
         else:
-            unit.dtypes.add(np.dtype(record.dtype))
+            unit.dtypes.add(record.dtype)
     result = []
     for unit in units.values():
         if not unit.savable and unit.nbytes:
@@ -189,6 +211,9 @@ class Plan:
         self.estimated_extra_seconds = 0.0
         self.measured_peak: Optional[int] = None
         self.measured_seconds: Optional[float] = None
+        self.framework = "hookgrad"
+        self.baseline_memory_peak: Optional[int] = None  # torch: allocated memory, measured
+        self.memory_peak: Optional[int] = None
         self.choices: List[tuple] = []  # (modules, choice, bytes before, bytes after, seconds)
 
     def __str__(self) -> str:
@@ -209,6 +234,11 @@ class Plan:
         if self.measured_peak is not None:
             lines.append(f"  measured:  peak {format_bytes(self.measured_peak)}, "
                          f"step {self.measured_seconds * 1e3:.1f} ms")
+        if self.baseline_memory_peak is not None:
+            after = ("" if self.memory_peak is None
+                     else f", with the plan {format_bytes(self.memory_peak)}")
+            lines.append(f"  allocated memory peak of a step: no policy "
+                         f"{format_bytes(self.baseline_memory_peak)}{after}")
         lines.append(("  meets the budget" if self.feasible else "  cannot meet the budget: ")
                      + ("" if self.feasible else self.reason))
         return "\n".join(lines)
@@ -217,14 +247,20 @@ class Plan:
 
 
 def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[Callable] = None,
-         candidates: Optional[Sequence[Any]] = None, verify: bool = True) -> Plan:
+         candidates: Optional[Sequence[Any]] = None, verify: bool = True,
+         measure: bool = True) -> Plan:
     """Profile one step of ``model`` on ``example_inputs`` and choose, per module, a saver or
     recomputation so that saved bytes stay under ``budget_bytes`` at the least added time.
 
     ``candidates``: savers and/or ``recompute()`` to choose from (default bfloat16, 8-bit,
     offload and recompute). Returns a ``Plan``; use ``plan.policy`` as a context manager around
-    forward. Parameters' ``.grad`` are left as they were.
+    forward. Parameters' ``.grad`` are left as they were. ``model`` may be a hookgrad or a
+    torch module: the plan's policy serves the model's framework, and on torch the plan also
+    reports the measured peak of allocated memory with and without it (``measure=False``
+    skips those two extra steps).
     """
+    backend = backend_for(model)
+    tracker = tracker_for(backend.name)
     inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
     loss_fn = loss_fn or _default_loss
     if candidates is None:
@@ -234,35 +270,48 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     params = list(model.parameters())
     saved_grads = [p.grad for p in params]
     result = Plan()
+    result.framework = backend.name
     result.budget = int(budget_bytes)
+    device = backend.device_of(model)
+    measure = measure and backend.name == "torch"
     try:
         _step(model, inputs, loss_fn)  # warm up
+        if measure:
+            with backend.peak_meter(device) as meter:
+                _step(model, inputs, loss_fn)
+            result.baseline_memory_peak = meter.peak
         timer = _Timer()
-        led = Ledger()
+        led = Ledger(backend.name, measure=False)
         tracker.acquire(timer)
         try:
             inputs_of: Dict[str, set] = {}
 
             def note(module, args):
                 name = tracker.current()[1] if tracker.current() else ""
-                inputs_of[name] = {("storage", id(root_of(array_of(a))))
-                                   for a in args if isinstance(a, Tensor)}
-            from ..nn.modules.module import register_module_forward_pre_hook
-            handle = register_module_forward_pre_hook(note)
+                inputs_of[name] = {("storage", backend.storage_key(a))
+                                   for a in args if backend.is_tensor(a)}
+
+            handles = backend.module_hooks(note, lambda module, args, output: None)
             try:
                 with led:
                     result.baseline_seconds = _step(model, inputs, loss_fn)
             finally:
-                handle.remove()
+                for handle in handles:
+                    handle.remove()
         finally:
             tracker.release(timer)
         result.baseline_peak = led.peak
-        _solve(result, model, led, timer.seconds, inputs_of, savers, allow_recompute)
+        _solve(result, model, led, timer.seconds, inputs_of, savers, allow_recompute, backend)
         if verify and result.policy is not None:
-            with Ledger() as check:
+            with Ledger(backend.name, measure=False) as check:
                 with result.policy:
                     result.measured_seconds = _step(model, inputs, loss_fn)
             result.measured_peak = check.peak
+            if measure:
+                with backend.peak_meter(device) as meter:
+                    with result.policy:
+                        _step(model, inputs, loss_fn)
+                result.memory_peak = meter.peak
             if result.feasible and check.peak > result.budget:
                 result.feasible = False
                 result.reason = (f"the measured peak {format_bytes(check.peak)} is over the "
@@ -274,12 +323,13 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
 
 
 def _solve(result: Plan, model, led: Ledger, seconds: Dict[str, float],
-           inputs_of: Dict[str, set], savers: List[Saver], allow_recompute: bool) -> None:
+           inputs_of: Dict[str, set], savers: List[Saver], allow_recompute: bool,
+           backend: Backend) -> None:
     units, fixed = _units(led)
     total = fixed + sum(u.nbytes for u in units)
     quantum = max(1, -(-total // BINS))
     size = BINS + 1
-    rates = [(saver, *_calibrate(saver)) for saver in savers]
+    rates = [(saver, *_calibrate(saver, backend)) for saver in savers]
     names = dict(model.named_modules())
     children: Dict[str, List[str]] = {name: [] for name in names}
     for name in names:
@@ -299,7 +349,7 @@ def _solve(result: Plan, model, led: Ledger, seconds: Dict[str, float],
         options = [(unit.nbytes, 0.0, None)] + [
             (unit.nbytes * kept, unit.tensors * per_tensor + unit.nbytes * per_byte, saver)
             for saver, kept, per_tensor, per_byte in rates
-            if all(saver.accepts(d) for d in unit.dtypes)]
+            if all(saver.accepts(dtype_from_name(d)) for d in unit.dtypes)]
         for kept, cost, saver in options:
             b = bin_of(kept)
             if cost < table[b]:
@@ -435,7 +485,7 @@ def _solve(result: Plan, model, led: Ledger, seconds: Dict[str, float],
                                    int(kept), cost))
     # recompute first: a module inside a recomputed one has nothing left to pack
     ordered = sorted(rules.items(), key=lambda kv: not isinstance(kv[1], recompute))
-    result.policy = Policy(ordered, model=model)
+    result.policy = Policy(ordered, model=model, framework=backend.name)
     result.estimated_peak = int(peak)
     result.estimated_extra_seconds = extra
     result.feasible = peak <= result.budget

@@ -10,6 +10,10 @@ checkpoints the matching modules instead: their ``forward`` is wrapped with
     with memory.policy(rules):
         loss = model(x).sum()
     loss.backward()
+
+On a torch model the same rules run through torch's hooks (``policy(rules, model=model)``, or
+``framework="torch"``; a rule keyed by a torch module type also says so), and ``recompute()``
+uses ``torch.utils.checkpoint.checkpoint(use_reentrant=False)``.
 """
 from __future__ import annotations
 
@@ -17,10 +21,8 @@ import fnmatch
 import weakref
 from typing import Any, Iterable, List, Mapping, Optional, Tuple, Union
 
-from ..autograd.engine import current_graph_task
-from ..autograd.graph import current_saved_tensor, saved_tensors_hooks
-from ..tensor import Tensor
-from ._modules import tracker
+from ._backend import Backend, backend_for, backend_of_tensor, framework_of_rules
+from ._modules import tracker_for
 from ._packed import unpack_any
 from .savers.base import Saver
 
@@ -46,19 +48,35 @@ Entry = Union[Saver, recompute, None]
 Key = Union[str, type]
 
 
-def _checkpointed(original, entry: recompute, name: str):
-    from ..utils.checkpoint import checkpoint
+class _Rerun:
+    """Counts functions running under a checkpoint: modules they call in backward's rerun
+    look like new roots to the tracker and must not be wrapped again."""
+
+    def __init__(self):
+        self.depth = 0
+
+    def wrap(self, function):
+        def run(*args, **kwargs):
+            self.depth += 1
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.depth -= 1
+        return run
+
+
+def _checkpointed(original, entry: recompute, name: str, backend: Backend, rerun: _Rerun):
+    function = rerun.wrap(original)
 
     def forward(*args, **kwargs):
         # checkpoint saves the inputs through saved-tensor hooks: a ledger sees them
-        return checkpoint(original, *args, use_reentrant=entry.use_reentrant, **kwargs)
+        return backend.checkpoint(function, *args, use_reentrant=entry.use_reentrant, **kwargs)
 
     return forward
 
 
-def _segmented(module, entry: recompute, name: str):
-    from ..utils.checkpoint import checkpoint
-
+def _segmented(module, entry: recompute, name: str, backend: Backend, rerun: _Rerun):
+    checkpoint = backend.checkpoint
     children = list(module.children())
     count = min(entry.segments, len(children)) or 1
     size = -(-len(children) // count)
@@ -69,7 +87,7 @@ def _segmented(module, entry: recompute, name: str):
             for layer in layers:
                 value = layer(value)
             return value
-        return apply
+        return rerun.wrap(apply)
 
     def forward(value):
         for index, layers in enumerate(runs):
@@ -87,7 +105,7 @@ class Policy:
     ``named_modules()`` names) or a module type; ``entry`` a saver, ``recompute()`` or ``None``."""
 
     def __init__(self, rules: Union[Mapping[Key, Entry], Iterable[Tuple[Key, Entry]]],
-                 model: Any = None):
+                 model: Any = None, framework: Optional[str] = None):
         items = list(rules.items()) if isinstance(rules, Mapping) else list(rules)
         for key, entry in items:
             if not isinstance(key, (str, type)):
@@ -96,6 +114,11 @@ class Policy:
                 raise TypeError(f"policy entries are savers, recompute() or None, got {entry!r}")
         self.rules: List[Tuple[Key, Entry]] = items
         self.model = model
+        if framework is None and model is None:
+            framework = framework_of_rules(key for key, _ in items)
+        self.backend = backend_for(model, framework=framework)
+        self.framework = self.backend.name
+        self._rerun = _Rerun()
         self._cache: dict = {}
         self._patched: list = []
         self._patched_roots: set = set()
@@ -128,8 +151,8 @@ class Policy:
 
     # -- context -----------------------------------------------------------------------------
     def __enter__(self) -> "Policy":
-        tracker.acquire(self)
-        context = saved_tensors_hooks(self._pack, unpack_any, compose=True)
+        tracker_for(self.framework).acquire(self)
+        context = self.backend.saved_tensors_hooks(self._pack, unpack_any)
         context.__enter__()
         self._contexts.append(context)
         # one buffer saved under two rules (a ReLU's output, saved again by the next layer) is
@@ -150,7 +173,7 @@ class Policy:
                 saver._stored = table
         finally:
             self._contexts.pop().__exit__(*exc)
-            tracker.release(self)
+            tracker_for(self.framework).release(self)
             self._cache.clear()
         return False
 
@@ -159,7 +182,7 @@ class Policy:
             self._cache.clear()  # names are relative to the root being run
             # a checkpoint reruns submodules during backward, each seen as a root: never wrap
             # those (the rerun must save what the forward saved), nor anything but ``model``
-            if (self._recomputes and self.model is None and current_graph_task() is None
+            if (self._recomputes and self.model is None and self._rerun.depth == 0
                     and id(module) not in self._patched_roots):
                 self._patch(module)
 
@@ -177,9 +200,9 @@ class Policy:
                 continue  # the root is already running: too late to wrap it
             previous = module.__dict__.get("forward")
             if entry.segments is not None and hasattr(module, "__getitem__"):
-                wrapped = _segmented(module, entry, name)
+                wrapped = _segmented(module, entry, name, self.backend, self._rerun)
             else:
-                wrapped = _checkpointed(module.forward, entry, name)
+                wrapped = _checkpointed(module.forward, entry, name, self.backend, self._rerun)
             object.__setattr__(module, "forward", wrapped)
             self._patched.append((module, previous))
             done.append(name)
@@ -195,13 +218,13 @@ class Policy:
 
     # -- the pack hook -----------------------------------------------------------------------
     def _pack(self, value: Any) -> Any:
-        frames = tracker.frames()
+        frames = tracker_for(self.framework).frames()
         entry = self.resolve(frames) if frames else None
         if isinstance(entry, Saver):
             return entry.pack(value)
-        info = current_saved_tensor()
-        if isinstance(value, Tensor) and info is not None and info.is_output:
-            return value.detach()  # the output itself would point back at the node: a cycle
+        backend = backend_of_tensor(value)
+        if backend is not None:
+            return backend.as_packable(value, backend.current_info())
         return value
 
     def __repr__(self) -> str:
@@ -214,9 +237,10 @@ class Policy:
 
 
 def policy(rules: Union[Mapping[Key, Entry], Iterable[Tuple[Key, Entry]]],
-           model: Any = None) -> Policy:
+           model: Any = None, framework: Optional[str] = None) -> Policy:
     """A saver (or ``recompute()``, or ``None``) per module by name glob or type; first match
     wins, the innermost running module first. Pass ``model`` to wrap recomputed modules on
     entry (needed when the rule matches the model itself); otherwise they are wrapped when the
-    model is first called inside the context."""
-    return Policy(rules, model)
+    model is first called inside the context. The framework is the model's (a torch model:
+    torch's hooks), else ``framework`` ("hookgrad" by default)."""
+    return Policy(rules, model, framework)

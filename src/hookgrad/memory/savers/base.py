@@ -1,7 +1,10 @@
 """What every saver shares: which tensors to leave alone, storing one buffer once, min_bytes.
 
 A subclass only says how to encode one array (``_store``) into a ``Stored`` object and how that
-object decodes (``Stored.decode``); the base class turns that into a pack/unpack pair.
+object decodes (``Stored.decode``); the base class turns that into a pack/unpack pair. The array
+is a NumPy array for a hookgrad tensor and the (detached) tensor itself for a torch tensor, so
+each saver is written once for both frameworks (``quantize.py`` asks a small kernel class per
+framework for its array operations).
 """
 from __future__ import annotations
 
@@ -10,9 +13,15 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ...autograd.graph import current_saved_tensor, saved_tensors_hooks
-from ...tensor import Tensor
-from .._packed import Held, Packed, array_of, kind_of, root_of, tensor_of, unpack_any
+from .._backend import Backend, DType, backend_for, backend_of_tensor
+from .._packed import Held, Packed, unpack_any
+
+
+def root_of(array: np.ndarray) -> np.ndarray:
+    """The allocation a NumPy array views."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
 
 
 class Stored:
@@ -30,18 +39,19 @@ class Stored:
     def disk_nbytes(self) -> int:
         return 0
 
-    def decode(self) -> np.ndarray:
-        """The array back, C-contiguous, with the shape and dtype it was stored with."""
+    def decode(self) -> Any:
+        """The array back, contiguous, with the shape and dtype it was stored with."""
         raise NotImplementedError
 
 
 class View(Packed):
     """What a saver's pack hook returns: a shared ``Stored`` plus how to view it."""
 
-    __slots__ = ("stored", "shape", "dtype", "strides", "offset")
+    __slots__ = ("stored", "shape", "dtype", "strides", "offset", "backend")
 
-    def __init__(self, stored: Stored, shape: tuple, dtype: np.dtype, strides: Optional[tuple],
-                 offset: int):
+    def __init__(self, stored: Stored, shape: tuple, dtype: Any, strides: Optional[tuple],
+                 offset: int, backend: Backend):
+        self.backend = backend
         self.stored = stored
         self.shape = shape
         self.dtype = dtype
@@ -59,12 +69,14 @@ class View(Packed):
     def buffers(self):
         return ((id(self.stored), self.stored.nbytes),)
 
-    def unpack(self) -> Tensor:
+    def unpack(self) -> Any:
         array = self.stored.decode()
+        if self.backend.name == "torch":
+            return array
         if self.strides is not None:
             array = np.ndarray(self.shape, array.dtype, buffer=array, offset=self.offset,
                                strides=self.strides)
-        return tensor_of(array)
+        return self.backend.hookgrad.from_numpy(array)
 
 
 class Saver:
@@ -78,10 +90,11 @@ class Saver:
 
     kind = "saver"
 
-    def __init__(self, min_bytes: int = 0):
+    def __init__(self, min_bytes: int = 0, framework: Optional[str] = None):
         if min_bytes < 0:
             raise ValueError(f"min_bytes must be >= 0, got {min_bytes}")
         self.min_bytes = int(min_bytes)
+        self.framework = framework  # whose hooks ``with saver:`` sets; packing serves both
         self._stored: "weakref.WeakValueDictionary[tuple, Stored]" = \
             weakref.WeakValueDictionary()
         self._contexts: list = []
@@ -90,7 +103,8 @@ class Saver:
         return iter((self.pack, self.unpack))
 
     def __enter__(self) -> "Saver":
-        context = saved_tensors_hooks(self.pack, self.unpack, compose=True)
+        backend = backend_for(framework=self.framework or "hookgrad")
+        context = backend.saved_tensors_hooks(self.pack, self.unpack)
         context.__enter__()
         self._contexts.append(context)
         return self
@@ -102,28 +116,35 @@ class Saver:
     def pack(self, value: Any) -> Any:
         """The pack hook: an activation becomes a ``View`` of a ``Stored``; others pass."""
         if isinstance(value, Held):  # a ledger saw it first: pack what it holds, tell it
-            return value.repack(self._pack_value)
+            # a torch ledger hands over a detached tensor: the kind it found comes along
+            kind, original = value.record.kind, value.original()
+            return value.repack(lambda inner: self._pack_value(inner, kind, original))
         return self._pack_value(value)
 
-    def unpack(self, value: Any) -> Tensor:
+    def unpack(self, value: Any) -> Any:
         """The unpack hook: the tensor back, same shape and dtype."""
         return unpack_any(value)
 
-    def accepts(self, dtype: np.dtype) -> bool:
+    def accepts(self, dtype: DType) -> bool:
+        """Whether this saver encodes ``dtype`` (``kind`` and ``itemsize`` as NumPy's)."""
         return True
 
-    def _store(self, array: np.ndarray, tensor: Tensor) -> Stored:
+    def _store(self, array: Any, tensor: Any, backend: Backend) -> Stored:
         raise NotImplementedError
 
-    def _pack_value(self, value: Any) -> Any:
-        if not isinstance(value, Tensor):  # already packed by an earlier hook
+    def _pack_value(self, value: Any, kind: Optional[str] = None, original: Any = None) -> Any:
+        backend = backend_of_tensor(value)
+        if backend is None:  # already packed by an earlier hook
             return value
-        info = current_saved_tensor()
-        if (kind_of(value, info) != "activation" or value.nbytes < self.min_bytes
-                or not self.accepts(value.dtype.numpy)):
-            # an output returned as-is would point at the saving node: a reference cycle
-            return value.detach() if info is not None and info.is_output else value
-        array = array_of(value)
+        info = backend.current_info()
+        if kind is None:
+            kind = backend.kind_of(value, info)
+        if (kind != "activation" or backend.nbytes(value) < self.min_bytes
+                or not self.accepts(backend.dtype_of(value))):
+            return backend.as_packable(value, info)
+        if backend.name == "torch":
+            return self._pack_torch(value, backend, original)
+        array = backend.array_of(value)
         root = root_of(array)
         whole = (array.nbytes == root.nbytes and array.dtype == root.dtype
                  and root.flags.c_contiguous)
@@ -134,13 +155,29 @@ class Saver:
             key = (id(root), value._version, start, array.shape, array.strides)
         stored = self._stored.get(key)
         if stored is None or stored.root_ref() is not root:
-            stored = self._store(root if whole else array, value)
+            stored = self._store(root if whole else array, value, backend)
             stored.root_ref = weakref.ref(root)
             self._stored[key] = stored
         if not whole:
-            return View(stored, array.shape, array.dtype, None, 0)
+            return View(stored, array.shape, array.dtype, None, 0, backend)
         offset = start - root.__array_interface__["data"][0]
-        return View(stored, array.shape, array.dtype, array.strides, offset)
+        return View(stored, array.shape, array.dtype, array.strides, offset, backend)
+
+    def _pack_torch(self, value: Any, backend: Backend, original: Any = None) -> View:
+        """A torch tensor is encoded as it is (a view is stored alone); one saved twice (a
+        ReLU's output the next layer saves again) is stored once, found by its storage, place,
+        layout and version, and by being the same tensor object (a freed storage's address may
+        be reused)."""
+        tensor = value.detach()
+        value = original if original is not None else value
+        key = (backend.storage_key(value), value.storage_offset(), tuple(value.shape),
+               value.stride(), value._version)
+        stored = self._stored.get(key)
+        if stored is None or stored.root_ref() is not value:
+            stored = self._store(tensor, value, backend)
+            stored.root_ref = weakref.ref(value)
+            self._stored[key] = stored
+        return View(stored, tuple(value.shape), value.dtype, None, 0, backend)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._describe()})"

@@ -1,15 +1,16 @@
 """cast(dtype): keep saved activations in float16 or bfloat16, give them back in their dtype.
 
-NumPy has no bfloat16, so it is stored as the upper 16 bits of the float32 pattern, rounded to
-nearest with ties to even (what torch's ``.to(torch.bfloat16)`` does), NaN kept a NaN.
+On torch the cast is torch's own ``.to()`` on the tensor's device. NumPy has no bfloat16, so for
+hookgrad it is stored as the upper 16 bits of the float32 pattern, rounded to nearest with ties
+to even (what torch's ``.to(torch.bfloat16)`` does), NaN kept a NaN.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
-from ...tensor import Tensor
+from .._backend import Backend, DType
 from .base import Saver, Stored
 
 
@@ -46,13 +47,16 @@ class _CastStored(Stored):
 
     @property
     def kind(self) -> str:  # type: ignore[override]
-        return "bfloat16" if self.bfloat16 else self.data.dtype.name
+        return "bfloat16" if self.bfloat16 else "float16"
 
     @property
     def nbytes(self) -> int:
-        return self.data.nbytes
+        data = self.data
+        return data.nbytes if isinstance(data, np.ndarray) else data.numel() * data.element_size()
 
-    def decode(self) -> np.ndarray:
+    def decode(self) -> Any:
+        if not isinstance(self.data, np.ndarray):  # a torch tensor: cast back on its device
+            return self.data.to(self.dtype)
         if self.bfloat16:
             return from_bfloat16_bits(self.data, self.dtype)
         return self.data.astype(self.dtype)
@@ -73,8 +77,9 @@ class cast(Saver):
         loss.backward()
     """
 
-    def __init__(self, dtype: Any = "bfloat16", min_bytes: int = 0):
-        super().__init__(min_bytes)
+    def __init__(self, dtype: Any = "bfloat16", min_bytes: int = 0,
+                 framework: Optional[str] = None):
+        super().__init__(min_bytes, framework)
         name = _dtype_name(dtype)
         if name in ("half",):
             name = "float16"
@@ -82,11 +87,15 @@ class cast(Saver):
             raise ValueError(f"cast() stores float16 or bfloat16, got {dtype!r}")
         self.dtype = name
 
-    def accepts(self, dtype: np.dtype) -> bool:
+    def accepts(self, dtype: DType) -> bool:
         # a float16 tensor cast to bfloat16 would lose bits for no saving
         return dtype.kind == "f" and dtype.itemsize > 2
 
-    def _store(self, array: np.ndarray, tensor: Tensor) -> Stored:
+    def _store(self, array: Any, tensor: Any, backend: Backend) -> Stored:
+        if backend.name == "torch":
+            torch = backend.torch
+            target = torch.bfloat16 if self.dtype == "bfloat16" else torch.float16
+            return _CastStored(array.to(target), array.dtype, self.dtype == "bfloat16")
         if self.dtype == "bfloat16":
             return _CastStored(to_bfloat16_bits(array), array.dtype, True)
         return _CastStored(np.ascontiguousarray(array, dtype=np.float16), array.dtype, False)

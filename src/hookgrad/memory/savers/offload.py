@@ -8,7 +8,17 @@ Files never outlive their use. A file is removed as soon as it is read; a saved 
 unread (graph freed without backward, exception) removes its file through ``weakref.finalize``;
 an exception or KeyboardInterrupt leaving the ``with`` block removes that block's files at once;
 interpreter exit removes the directory (``weakref.finalize`` runs at exit); and a directory left
-by a killed process (its pid no longer alive) is removed the next time offload starts.
+by a killed process is removed the next time offload starts: each live directory holds an
+exclusive lock on its ``.lock`` file, which the system releases when its process dies however it
+dies (the lock is on the directory itself: no extra file). A directory is stale when its lock can
+be taken and either its PID is gone or it has not changed for a while (so a reused PID cannot
+keep it alive, and a directory made a moment ago, not yet locked, is not taken); where locks are
+unavailable the owner's PID alone is asked.
+
+On torch, each tensor's bytes reach the file without NumPy arithmetic: a CPU tensor's memory is
+written as it is; a CUDA tensor is first copied into pinned host memory on a side stream (the
+writer thread waits for that copy's event), and read back through pinned memory on the side
+stream, which the current stream then waits for.
 """
 from __future__ import annotations
 
@@ -18,16 +28,23 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Optional
 
 import numpy as np
 
-from ...tensor import Tensor
+from .._backend import Backend
 from .base import Saver, Stored, View
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: fall back to asking whether the PID lives
+    fcntl = None
+
 PREFIX = "hookgrad-offload-"
+SETTLED_SECONDS = 10.0  # an unlocked directory older than this is stale even if its PID lives
 
 
 def pid_alive(pid: int) -> bool:
@@ -40,6 +57,56 @@ def pid_alive(pid: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def _hold_lock(directory: str) -> Optional[int]:
+    """Exclusively lock ``directory`` for this process's lifetime; returns the open descriptor
+    (closing it releases the lock), or None where locks are unavailable."""
+    if fcntl is None:  # pragma: no cover
+        return None
+    try:
+        descriptor = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover
+        return None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # pragma: no cover - a file system without locks
+        os.close(descriptor)
+        return None
+    return descriptor
+
+
+def _lock_free(path: str) -> Optional[bool]:
+    """Whether nobody holds ``path``'s lock (None: cannot tell)."""
+    if fcntl is None:  # pragma: no cover
+        return None
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False  # its owner still holds it: alive
+    finally:
+        os.close(descriptor)  # releases the lock we may have taken
+    return True
+
+
+def _owner_gone(path: str, pid: int) -> bool:
+    """Whether the process that made offload directory ``path`` is gone."""
+    if pid == os.getpid():
+        return False
+    free = _lock_free(path)
+    if free is None:
+        return not pid_alive(pid)
+    if not free:
+        return False
+    try:
+        age = time.time() - os.stat(path).st_mtime
+    except OSError:
+        return False
+    return not pid_alive(pid) or age > SETTLED_SECONDS
 
 
 def clean_stale(base: str) -> list:
@@ -55,9 +122,8 @@ def clean_stale(base: str) -> list:
         pid_text = name[len(PREFIX):].split("-", 1)[0]
         if not pid_text.isdigit():
             continue
-        pid = int(pid_text)
-        if pid != os.getpid() and not pid_alive(pid):
-            path = os.path.join(base, name)
+        path = os.path.join(base, name)
+        if _owner_gone(path, int(pid_text)):
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed
@@ -70,11 +136,13 @@ def _remove_file(path: str) -> None:
         pass
 
 
-def _close_store(path: str, pool: ThreadPoolExecutor) -> None:
+def _close_store(path: str, pool: ThreadPoolExecutor, lock: Any) -> None:
     # the last reference may die on the worker itself: it must not wait for itself
     on_worker = threading.current_thread().name.startswith("hookgrad-offload")
     pool.shutdown(wait=not on_worker, cancel_futures=True)
     shutil.rmtree(path, ignore_errors=True)
+    if lock is not None:
+        os.close(lock)
 
 
 class _Store:
@@ -85,6 +153,7 @@ class _Store:
         os.makedirs(base, exist_ok=True)
         clean_stale(base)
         self.path = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=base)
+        self.lock_file = _hold_lock(self.path)
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="hookgrad-offload")
         self.prefetch = prefetch
         self.max_pending_bytes = max_pending_bytes
@@ -93,10 +162,10 @@ class _Store:
         self.pending: list = []  # (future, nbytes) of writes not yet done, oldest first
         self.lock = threading.Lock()
         self.names = itertools.count()
-        self.closer = weakref.finalize(self, _close_store, self.path, self.pool)
+        self.closer = weakref.finalize(self, _close_store, self.path, self.pool, self.lock_file)
 
-    def add(self, arrays: dict, template: Optional[Stored],
-            tensor: Optional[Tensor]) -> "_DiskStored":
+    def add(self, arrays: dict, template: Optional[Stored], tensor: Any,
+            backend: Backend) -> "_DiskStored":
         size = sum(a.nbytes for a in arrays.values())
         self._bound_pending(size)
         path = os.path.join(self.path, f"{next(self.names)}.bin")
@@ -104,7 +173,7 @@ class _Store:
             index = len(self.items)
             self.items.append(None)
             self.live += 1
-        item = _DiskStored(self, index, path, arrays, template, tensor)
+        item = _DiskStored(self, index, path, arrays, template, tensor, backend)
         self.items[index] = weakref.ref(item)
         weakref.finalize(item, self._forget, path)
         item.write = self.pool.submit(item.write_file)
@@ -159,14 +228,19 @@ class _DiskStored(Stored):
     cast form."""
 
     __slots__ = ("store", "index", "path", "layout", "template", "size", "arrays", "tensor",
-                 "version", "write", "read", "loaded", "modified", "discarded")
+                 "version", "write", "read", "loaded", "modified", "discarded", "backend",
+                 "device", "staged")
 
     def __init__(self, store: _Store, index: int, path: str, arrays: dict,
-                 template: Optional[Stored], tensor: Optional[Tensor]):
+                 template: Optional[Stored], tensor: Any, backend: Backend):
         self.store = store
         self.index = index
         self.path = path
-        self.layout = [(name, a.dtype, a.shape) for name, a in arrays.items()]
+        self.backend = backend
+        self.device = backend.device_of(next(iter(arrays.values()), None))
+        self.layout = [(name, a.dtype, tuple(a.shape), a.nbytes) for name, a in arrays.items()]
+        # a CUDA array starts its copy to pinned host memory now, on a side stream
+        self.staged = {name: backend.stage(a) for name, a in arrays.items()}
         self.template = template
         self.size = sum(a.nbytes for a in arrays.values())
         self.arrays = arrays  # until written
@@ -198,12 +272,19 @@ class _DiskStored(Stored):
         arrays = self.arrays
         if arrays is None or self.discarded:
             return
-        with open(self.path, "wb") as handle:
-            for array in arrays.values():
-                np.ascontiguousarray(array).tofile(handle)
+        with self._missing_directory():
+            with open(self.path, "wb") as handle:
+                for name, array in arrays.items():
+                    staged = self.staged.get(name)
+                    if staged is not None:  # pragma: no cover - needs a GPU
+                        pinned, event = staged
+                        event.synchronize()
+                        array = pinned
+                    self.backend.host_bytes(array).tofile(handle)
         self.modified = self._changed()
         self.arrays = None
         self.tensor = None
+        self.staged = {}
         if self.discarded:  # discarded while we were writing
             _remove_file(self.path)
 
@@ -212,12 +293,16 @@ class _DiskStored(Stored):
             raise RuntimeError("an offloaded saved tensor was discarded (its step was abandoned "
                                "by an exception); run forward again")
         arrays = {}
-        with open(self.path, "rb") as handle:
-            for name, dtype, shape in self.layout:
-                count = int(np.prod(shape, dtype=np.int64))
-                arrays[name] = np.fromfile(handle, dtype=dtype, count=count).reshape(shape)
+        with self._missing_directory():
+            with open(self.path, "rb") as handle:
+                for name, dtype, shape, size in self.layout:
+                    buffer = np.fromfile(handle, dtype=np.uint8, count=size)
+                    arrays[name] = self.backend.from_bytes(buffer, dtype, shape, self.device)
         _remove_file(self.path)
         return arrays
+
+    def _missing_directory(self):
+        return _explain_missing(self.store.path)
 
     def _decoded(self, arrays: dict) -> np.ndarray:
         if self.template is None:
@@ -258,7 +343,29 @@ class _DiskStored(Stored):
         if self.write is not None:
             self.write.cancel()
         self.arrays = self.tensor = None
+        self.staged = {}
         _remove_file(self.path)
+
+
+class _explain_missing:
+    """Turn a file error caused by the offload directory having vanished (removed by hand or
+    by a temp cleaner while a graph still needed it) into an error that says so."""
+
+    def __init__(self, directory: str):
+        self.directory = directory
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, error, traceback) -> bool:
+        if exc_type is not None and issubclass(exc_type, FileNotFoundError) \
+                and not os.path.isdir(self.directory):
+            raise RuntimeError(
+                f"offload(): the directory holding offloaded saved tensors, {self.directory}, "
+                "was removed while a graph still needed them; run forward again (and keep "
+                "the directory, or pass offload(directory=...) somewhere it is not cleaned)"
+            ) from error
+        return False
 
 
 def _slots(obj: Any) -> list:
@@ -282,8 +389,9 @@ class offload(Saver):
     """
 
     def __init__(self, directory: Optional[str] = None, prefetch: int = 2,
-                 max_pending_bytes: int = 64 << 20, min_bytes: int = 0):
-        super().__init__(min_bytes)
+                 max_pending_bytes: int = 64 << 20, min_bytes: int = 0,
+                 framework: Optional[str] = None):
+        super().__init__(min_bytes, framework)
         if prefetch < 0:
             raise ValueError(f"prefetch must be >= 0, got {prefetch}")
         self.directory = None if directory is None else os.fspath(directory)
@@ -302,25 +410,26 @@ class offload(Saver):
             self._store_obj = _Store(self.directory, self.prefetch, self.max_pending_bytes)
         return self._store_obj
 
-    def _store(self, array: np.ndarray, tensor: Tensor) -> Stored:
-        return self._disk().add({"data": array}, None, tensor)
+    def _store(self, array: Any, tensor: Any, backend: Backend) -> Stored:
+        return self._disk().add({"data": array}, None, tensor, backend)
 
-    def _pack_value(self, value: Any) -> Any:
+    def _pack_value(self, value: Any, kind: Optional[str] = None, original: Any = None) -> Any:
         if isinstance(value, View) and not isinstance(value.stored, _DiskStored):
             return self._pack_view(value)  # another saver's packed form: write that
-        return super()._pack_value(value)
+        return super()._pack_value(value, kind, original)
 
     def _pack_view(self, view: View) -> View:
         stored = view.stored
+        backend = view.backend
         arrays = {name: getattr(stored, name) for name in _slots(stored)
-                  if isinstance(getattr(stored, name, None), np.ndarray)}
+                  if backend.is_array(getattr(stored, name, None))}
         if sum(a.nbytes for a in arrays.values()) < self.min_bytes:
             return view
         template = copy.copy(stored)
         for name in arrays:
             setattr(template, name, None)
-        disk = self._disk().add(arrays, template, None)
-        return View(disk, view.shape, view.dtype, view.strides, view.offset)
+        disk = self._disk().add(arrays, template, None, backend)
+        return View(disk, view.shape, view.dtype, view.strides, view.offset, backend)
 
     def __enter__(self) -> "offload":
         super().__enter__()

@@ -1,0 +1,196 @@
+"""The same memory tools on a hookgrad model and on its torch twin (same weights): savers,
+ledger, policies, recompute and the planner, each run once per framework, gradients compared
+with that framework's own run without any policy, and both runs compared with each other."""
+import os
+
+import numpy as np
+import pytest
+import torch
+
+import hookgrad
+from hookgrad import memory
+
+FRAMEWORKS = ["hookgrad", "torch"]
+
+
+def _twin(framework: str, seed: int = 0, dtype=np.float64):
+    """An MLP with a normalisation buffer, built in ``framework`` from one set of weights."""
+    lib = torch if framework == "torch" else hookgrad
+    nn = lib.nn
+    model = nn.Sequential(nn.Linear(12, 32), nn.ReLU(), nn.Linear(32, 32), nn.Tanh(),
+                          nn.Sequential(nn.Linear(32, 16), nn.GELU()), nn.Linear(16, 3))
+    rng = np.random.default_rng(seed)
+    with lib.no_grad():
+        for parameter in model.parameters():
+            values = rng.standard_normal(tuple(parameter.shape)) / 4
+            parameter.copy_(lib.from_numpy(values.astype(dtype)))
+    return model.to(lib.float64) if dtype == np.float64 else model
+
+
+def _input(framework: str, dtype=np.float64, rows: int = 20):
+    values = np.random.default_rng(1).standard_normal((rows, 12)).astype(dtype)
+    lib = torch if framework == "torch" else hookgrad
+    return lib.from_numpy(values)
+
+
+def _grads(model, x, context=None):
+    for parameter in model.parameters():
+        parameter.grad = None
+    if context is None:
+        loss = model(x).pow(2).sum()
+    else:
+        with context:
+            loss = model(x).pow(2).sum()
+    loss.backward()
+    return [parameter.grad.detach().numpy().copy() for parameter in model.parameters()]
+
+
+def _worst(grads, exact) -> float:
+    return max(float(np.abs(g - e).max() / np.abs(e).max()) for g, e in zip(grads, exact))
+
+
+SAVERS = [  # (make, bound on the relative gradient error; 0 means bitwise equal)
+    (lambda fw: memory.offload(framework=fw), 0.0),
+    (lambda fw: memory.cast("bfloat16", framework=fw), 3e-2),
+    (lambda fw: memory.cast("float16", framework=fw), 3e-3),
+    (lambda fw: memory.quantize(8, framework=fw), 3e-2),
+    (lambda fw: memory.quantize(8, per="tensor", framework=fw), 5e-2),
+    (lambda fw: memory.quantize(4, framework=fw), 0.5),
+]
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_no_policy_runs_agree_across_frameworks(framework):
+    exact = _grads(_twin("torch"), _input("torch"))
+    with memory.ledger(framework=framework, measure=False):
+        ours = _grads(_twin(framework), _input(framework))
+    for g, e in zip(ours, exact):
+        np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize("make, bound", SAVERS)
+def test_every_saver_keeps_gradients_within_its_tolerance(framework, make, bound, tmp_path):
+    model, x = _twin(framework), _input(framework)
+    exact = _grads(model, x)
+    saver = make(framework)
+    if isinstance(saver, memory.offload):
+        saver.directory = str(tmp_path)
+    grads = _grads(model, x, saver)
+    if bound == 0.0:
+        for g, e in zip(grads, exact):
+            np.testing.assert_array_equal(g, e)
+    else:
+        assert _worst(grads, exact) <= bound
+    assert [f for _, _, files in os.walk(tmp_path) for f in files] == []
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_the_ledger_sees_the_same_saved_activations_in_both(framework):
+    model, x = _twin(framework), _input(framework)
+    with memory.ledger(model=model) as led:
+        loss = model(x).pow(2).sum()
+    reference = _twin("torch")
+    with memory.ledger(model=reference) as torch_led:
+        reference(_input("torch")).pow(2).sum()
+    assert led.total == torch_led.total > 0
+    kinds = {r.module: r.kind for r in led.records if r.kind != "activation"}
+    assert kinds["0"] == "input"  # the batch, passed in by the caller
+    assert "parameter" in {r.kind for r in led.records}  # weights saved, not counted
+    by_module = led.by_module()
+    assert by_module["1"]["counted"] == 20 * 32 * 8  # ReLU's float64 output, counted once
+    assert by_module["2"]["counted"] == 0  # the next Linear saves that same buffer
+    loss.backward()
+    assert led.current == 0
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize("ledger_outside", [True, False])
+def test_the_ledger_counts_what_a_saver_holds_in_either_order(framework, ledger_outside):
+    model, x = _twin(framework), _input(framework)
+    led = memory.ledger(framework=framework)
+    saver = memory.quantize(8, framework=framework)
+    outer, inner = (led, saver) if ledger_outside else (saver, led)
+    with outer:
+        with inner:
+            loss = model(x).pow(2).sum()
+    plain = memory.ledger(framework=framework)
+    with plain:
+        model(x).pow(2).sum()
+    assert 0 < led.total < plain.total / 2
+    assert led.total == 5484  # the same in both frameworks: 8-bit codes plus float64 scales
+    assert {r.stored_as for r in led.records if r.kind == "activation"} == {"int8"}
+    loss.backward()
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_policy_rules_and_recompute_give_the_expected_gradients(framework):
+    model, x = _twin(framework), _input(framework)
+    exact = _grads(model, x)
+    rules = {"0": memory.offload(framework=framework), "4": memory.recompute(),
+             "2": memory.recompute()}
+    exact_policy = memory.policy(rules, model=model)
+    assert exact_policy.framework == framework
+    for g, e in zip(_grads(model, x, exact_policy), exact):
+        np.testing.assert_array_equal(g, e)
+    rough = memory.policy({"3": memory.quantize(8)}, framework=framework)  # Tanh's output
+    assert 0 < _worst(_grads(model, x, rough), exact) <= 3e-2
+    assert model[2].forward.__func__ is type(model[2]).forward  # unwrapped after the block
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_recompute_without_a_model_wraps_on_first_call(framework):
+    model, x = _twin(framework), _input(framework)
+    exact = _grads(model, x)
+    with memory.ledger(framework=framework) as plain:
+        _grads(model, x)
+    with memory.ledger(framework=framework) as led:
+        grads = _grads(model, x, memory.policy({"4": memory.recompute()}, framework=framework))
+    for g, e in zip(grads, exact):
+        np.testing.assert_array_equal(g, e)
+    assert led.peak < plain.peak
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_the_planner_meets_a_budget(framework):
+    model, x = _twin(framework, dtype=np.float32), _input(framework, np.float32, rows=256)
+    exact = _grads(model, x)
+    found = memory.plan(model, x, budget_bytes=0)
+    budget = found.baseline_peak // 2
+    found = memory.plan(model, x, budget_bytes=budget, measure=framework == "torch")
+    assert found.feasible and found.measured_peak <= budget
+    assert found.policy.framework == framework
+    assert _worst(_grads(model, x, found.policy), exact) <= 5e-2
+    if framework == "torch":
+        assert found.baseline_memory_peak > 0 and found.memory_peak > 0
+        assert "allocated memory peak" in str(found)
+    else:
+        assert found.baseline_memory_peak is None
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_the_planner_says_why_a_budget_is_out_of_reach(framework):
+    model, x = _twin(framework, dtype=np.float32), _input(framework, np.float32)
+    found = memory.plan(model, x, budget_bytes=16, measure=False)
+    assert not found.feasible and "cannot" in str(found)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize("ending", ["backward", "dropped", "error"])
+def test_offload_leaves_no_files_however_the_step_ends(framework, ending, tmp_path):
+    model, x = _twin(framework), _input(framework)
+    saver = memory.offload(tmp_path, framework=framework)
+    try:
+        with saver:
+            loss = model(x).pow(2).sum()
+            if ending == "error":
+                raise KeyError("stop")
+    except KeyError:
+        pass
+    if ending == "backward":
+        loss.backward()
+    del loss
+    saver._store_obj.pool.submit(lambda: None).result()  # let the writer finish its queue
+    assert [f for _, _, files in os.walk(tmp_path) for f in files] == []
+    saver.close()
+    assert os.listdir(tmp_path) == []
