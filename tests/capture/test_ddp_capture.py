@@ -8,6 +8,7 @@ capture must not disturb DDP: rank 0's parameter gradients are the mean over bot
 The ranks are forked from the test process, which has torch imported already: starting two
 fresh interpreters would spend most of the test importing torch twice.
 """
+import faulthandler
 import importlib
 import multiprocessing
 import os
@@ -30,7 +31,7 @@ pytestmark = [
     pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
                        reason="the ranks are forked (POSIX only)")]
 WORLD_SIZE = 2
-TIMEOUT = 60  # seconds for both ranks together; the run takes about one
+TIMEOUT = 30  # seconds per rank; a run takes about one
 LAYERS = ["inp", "shared", "pair", "head"]
 
 
@@ -44,29 +45,34 @@ def rank_main(rank: int, port: int, out_dir: Path) -> None:
     """Every rank builds the same model, wraps it in DDP and trains one step on its own batch,
     twice. Rank 0 captures: first through the DDP wrapper, then through ``ddp.module``; then it
     saves its parameter gradients (averaged across ranks by DDP)."""
+    # a rank that hangs writes where it is before it is killed
+    stack = open(out_dir / f"rank{rank}.stack", "w")  # noqa: SIM115 - open until os._exit
+    faulthandler.dump_traceback_later(TIMEOUT - 5, exit=True, file=stack)
     try:
         os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # the loopback device, in this rank
         dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
-                                world_size=WORLD_SIZE, timeout=timedelta(seconds=30))
-        try:
-            model = _models.build(torch)
-            ddp = torch.nn.parallel.DistributedDataParallel(model)
-            seed = 10 + rank  # each rank sees its own batch, as under a DistributedSampler
-            for target, run in ((ddp, "wrapper"), (ddp.module, "module")):
-                ddp.zero_grad(set_to_none=True)
-                if rank == 0:
-                    with capture(target, layers=LAYERS, to=out_dir / run):
-                        _models.step(torch, ddp, seed=seed)
-                else:
-                    _models.step(torch, ddp, seed=seed)
+                                world_size=WORLD_SIZE, timeout=timedelta(seconds=TIMEOUT - 10))
+        model = _models.build(torch)
+        ddp = torch.nn.parallel.DistributedDataParallel(model)
+        seed = 10 + rank  # each rank sees its own batch, as under a DistributedSampler
+        for target, run in ((ddp, "wrapper"), (ddp.module, "module")):
+            ddp.zero_grad(set_to_none=True)
             if rank == 0:
-                np.savez(out_dir / "grads.npz", **{
-                    name: parameter.grad.numpy() for name, parameter in model.named_parameters()})
-        finally:
-            dist.destroy_process_group()
+                with capture(target, layers=LAYERS, to=out_dir / run):
+                    _models.step(torch, ddp, seed=seed)
+            else:
+                _models.step(torch, ddp, seed=seed)
+        if rank == 0:
+            np.savez(out_dir / "grads.npz", **{
+                name: parameter.grad.numpy() for name, parameter in model.named_parameters()})
+        dist.barrier()
+        dist.destroy_process_group()
     except BaseException:
         (out_dir / f"rank{rank}.error").write_text(traceback.format_exc())
         os._exit(1)
+    # leave without running destructors: tearing DDP's reducer down after the process group
+    # was destroyed can block in gloo, and a forked child has nothing else to clean up
+    os._exit(0)
 
 
 def run_ranks(out_dir: Path) -> None:
@@ -87,9 +93,9 @@ def run_ranks(out_dir: Path) -> None:
                 process.kill()
                 process.join()
     for rank, process in enumerate(ranks):
-        error = out_dir / f"rank{rank}.error"
-        assert process.exitcode == 0, (f"rank {rank} exit code {process.exitcode}:\n"
-                                       + (error.read_text() if error.exists() else ""))
+        report = [out_dir / f"rank{rank}.{what}" for what in ("error", "stack")]
+        assert process.exitcode == 0, (f"rank {rank} exit code {process.exitcode}:\n" + "\n".join(
+            path.read_text() for path in report if path.exists()))
 
 
 @pytest.fixture(scope="module")
