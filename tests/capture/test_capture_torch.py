@@ -239,3 +239,46 @@ assert "torch" not in sys.modules, "torch was imported"
     result = subprocess.run([sys.executable, "-c", program, str(tmp_path)], env=env,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_a_sparse_tensor_is_stored_as_its_dense_values():
+    value = torch.tensor([[0.0, 2.0], [3.0, 0.0]]).to_sparse()
+    array, _ = backend(value).to_numpy(value)
+    np.testing.assert_array_equal(array, [[0.0, 2.0], [3.0, 0.0]])
+
+
+def conv_block(lib, inplace):
+    return lib.nn.Sequential(lib.nn.Conv2d(1, 2, 3), lib.nn.BatchNorm2d(2),
+                             lib.nn.ReLU(inplace=inplace), lib.nn.Flatten(), lib.nn.Linear(8, 1))
+
+
+def copy_weights(source, target, lib):
+    target.load_state_dict({name: lib.tensor(value.detach().numpy())
+                            for name, value in source.state_dict().items()})
+
+
+@on_both
+def test_grad_output_before_an_in_place_relu_is_the_gradient_of_the_value_before_it(lib):
+    torch.manual_seed(0)
+    reference = conv_block(torch, inplace=False)
+    models = {inplace: conv_block(lib, inplace) for inplace in (True, False)}
+    x = np.random.default_rng(0).standard_normal((2, 1, 4, 4)).astype(np.float32)
+    caps = {}
+    for inplace, model in models.items():
+        copy_weights(reference, model, lib)
+        with capture(model, layers="1", kinds=("output", "grad_output")) as caps[inplace]:
+            model(lib.tensor(x)).sum().backward()
+    for key in ("1.output", "1.grad_output"):
+        assert_close(caps[True][key][0], caps[False][key][0], what=key)
+    assert caps[True]["1.grad_output"][0].any()
+
+
+@on_both
+def test_grad_input_before_an_in_place_op_fails_as_torchs_full_backward_hooks_do(lib):
+    # grad_input needs a full backward hook, which wraps the module's output in an identity
+    # Function; torch (and hookgrad) refuse an in-place op on that output
+    model = conv_block(lib, inplace=True)
+    with pytest.raises(RuntimeError, match="BackwardHookFunction is a view and is being "
+                                           "modified inplace"), \
+            capture(model, layers="1", kinds=("grad_input",)):
+        model(lib.randn(2, 1, 4, 4))
