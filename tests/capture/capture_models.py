@@ -49,3 +49,21 @@ def step(lib, model, seed: int = 1, dtype=np.float64):
     weights = lib.tensor(np.linspace(-1, 1, out.numel()).reshape(out.shape).astype(dtype))
     (out * weights).sum().backward()
     return out
+
+
+def numpy(value):
+    """A NumPy copy of a hookgrad or torch tensor."""
+    return np.array(value.detach().numpy(), copy=True)
+
+
+def libraries():
+    """hookgrad and torch, for tests whose body runs on both (parametrize over ``lib``)."""
+    import torch
+
+    import hookgrad
+
+    return [hookgrad, torch]
+
+
+def lib_id(lib) -> str:
+    return lib.__name__

@@ -1,4 +1,7 @@
-"""capture() in memory: what it records equals what plain hooks see, in hookgrad and in torch."""
+"""capture() in memory: what it records equals what plain hooks see, in hookgrad and in torch.
+
+Most tests run twice: on a hookgrad model and on its torch twin (same weights), capturing each
+with the same call (``lib`` is the framework)."""
 import re
 
 import capture_models as _models
@@ -12,6 +15,7 @@ from hookgrad.capture import KINDS, capture
 
 # torch's (and hookgrad's) warning when a module's inputs need no gradient; expected here
 pytestmark = pytest.mark.filterwarnings("ignore:Full backward hook is firing")
+on_both = pytest.mark.parametrize("lib", _models.libraries(), ids=_models.lib_id)
 
 
 def positions(values):
@@ -25,7 +29,7 @@ def hook_log(lib, model, names):
 
     def add(key, value):
         if value is not None:
-            log.setdefault(key, []).append(np.array(value.detach().numpy(), copy=True))
+            log.setdefault(key, []).append(_models.numpy(value))
 
     handles = []
     for name in names:
@@ -57,11 +61,12 @@ def grads_in_call_order(log):
     return {key: (values[::-1] if ".grad_" in key else values) for key, values in log.items()}
 
 
-def test_records_equal_what_plain_hooks_see():
-    model = _models.build(hookgrad)
-    log, handles = hook_log(hookgrad, model, NAMES)
+@on_both
+def test_records_equal_what_plain_hooks_see(lib):
+    model = _models.build(lib)
+    log, handles = hook_log(lib, model, NAMES)
     with capture(model, layers=NAMES) as cap:
-        _models.step(hookgrad, model)
+        _models.step(lib, model)
     for handle in handles:
         handle.remove()
     expected = grads_in_call_order(log)
@@ -89,18 +94,20 @@ def test_records_equal_torch_hooks(dtype):
             assert_close(got, want, what=key)
 
 
-def test_grad_input_of_an_input_without_grad_is_zeros_as_in_torch():
-    model = _models.build(hookgrad)
+@on_both
+def test_grad_input_of_an_input_without_grad_is_zeros_as_in_torch(lib):
+    model = _models.build(lib)
     with capture(model, layers="pair", kinds=("grad_input",)) as cap:
-        _models.step(hookgrad, model)
+        _models.step(lib, model)
     assert cap.keys() == ["pair.grad_input.0", "pair.grad_input.1"]
     assert not np.any(cap["pair.grad_input.1"][0])
 
 
-def test_a_module_called_twice_gives_two_records_tagged_by_call():
-    model = _models.build(hookgrad)
+@on_both
+def test_a_module_called_twice_gives_two_records_tagged_by_call(lib):
+    model = _models.build(lib)
     with capture(model, layers="shared", kinds=KINDS) as cap:
-        _models.step(hookgrad, model)
+        _models.step(lib, model)
     for kind in KINDS:
         records = cap.records(f"shared.{kind}")
         assert [(r.step, r.call) for r in records] == [(0, 0), (0, 1)]
@@ -110,50 +117,55 @@ def test_a_module_called_twice_gives_two_records_tagged_by_call():
     np.testing.assert_array_equal(cap["shared.grad_input"][1], cap["shared.grad_output"][0])
 
 
-def test_only_the_requested_kinds_are_recorded():
-    model = _models.build(hookgrad)
+@on_both
+def test_only_the_requested_kinds_are_recorded(lib):
+    model = _models.build(lib)
     with capture(model, layers=["head"], kinds=("output", "grad_output")) as cap:
-        _models.step(hookgrad, model)
+        _models.step(lib, model)
     assert cap.keys() == ["head.output", "head.grad_output"]
 
 
-def test_steps_advance_with_each_forward_of_the_root():
-    model = _models.build(hookgrad)
+@on_both
+def test_steps_advance_with_each_forward_of_the_root(lib):
+    model = _models.build(lib)
     with capture(model, layers="head", kinds=("output", "grad_output")) as cap:
         for seed in range(3):
-            _models.step(hookgrad, model, seed=seed)
+            _models.step(lib, model, seed=seed)
     assert [r.step for r in cap.records("head.output")] == [0, 1, 2]
     assert [r.step for r in cap.records("head.grad_output")] == [0, 1, 2]
     assert cap.current_step == 2
 
 
-def test_manual_steps():
-    model = _models.build(hookgrad)
+@on_both
+def test_manual_steps(lib):
+    model = _models.build(lib)
     with capture(model, layers="head", kinds=("output",), auto_step=False) as cap:
         for seed in range(4):
-            _models.step(hookgrad, model, seed=seed)
+            _models.step(lib, model, seed=seed)
             if seed % 2:
                 cap.step()
     assert [r.step for r in cap.records("head.output")] == [0, 0, 1, 1]
     assert [r.call for r in cap.records("head.output")] == [0, 1, 0, 1]
 
 
-def test_records_are_copies_unchanged_by_later_in_place_ops():
-    model = _models.build(hookgrad)
-    with capture(model, layers="head", kinds=("output",)) as cap, hookgrad.no_grad():
-        out = model(*_models.inputs(hookgrad))
+@on_both
+def test_records_are_copies_unchanged_by_later_in_place_ops(lib):
+    model = _models.build(lib)
+    with capture(model, layers="head", kinds=("output",)) as cap, lib.no_grad():
+        out = model(*_models.inputs(lib))
         before = out.numpy().copy()
         out.mul_(0)
     np.testing.assert_array_equal(cap["head.output"][0], before)
 
 
-def test_input_is_recorded_before_an_in_place_forward_changes_it():
-    class InPlace(hookgrad.nn.Module):
+@on_both
+def test_input_is_recorded_before_an_in_place_forward_changes_it(lib):
+    class InPlace(lib.nn.Module):
         def forward(self, x):
             return x.relu_()
 
-    model = hookgrad.nn.Sequential(InPlace())
-    x = hookgrad.tensor([-1.0, 2.0])
+    model = lib.nn.Sequential(InPlace())
+    x = lib.tensor([-1.0, 2.0])
     with capture(model, layers="0", kinds=("input", "output")) as cap:
         model(x)
     np.testing.assert_array_equal(cap["0.input"][0], [-1.0, 2.0])
@@ -170,9 +182,10 @@ def assert_no_hooks(model):
             assert not getattr(module, attribute), f"{name or 'model'}.{attribute} not empty"
 
 
-def test_hooks_are_removed_on_exit():
-    model = _models.build(hookgrad)
-    x, y = _models.inputs(hookgrad)
+@on_both
+def test_hooks_are_removed_on_exit(lib):
+    model = _models.build(lib)
+    x, y = _models.inputs(lib)
     with capture(model, layers="*", kinds=KINDS):
         out = model(x, y)
     assert_no_hooks(model)
@@ -180,90 +193,102 @@ def test_hooks_are_removed_on_exit():
     assert out.grad_fn is not None
 
 
-def test_tensor_hooks_left_on_a_graph_do_not_record_after_exit():
-    model = _models.build(hookgrad)
-    x, y = _models.inputs(hookgrad)
+@on_both
+def test_tensor_hooks_left_on_a_graph_do_not_record_after_exit(lib):
+    model = _models.build(lib)
+    x, y = _models.inputs(lib)
     with capture(model, layers="head", kinds=("grad_output",)) as cap:
         out = model(x, y)
     out.sum().backward()
     assert cap.keys() == []
 
 
-def test_hooks_are_removed_after_an_exception():
-    model = _models.build(hookgrad)
+@on_both
+def test_hooks_are_removed_after_an_exception(lib):
+    model = _models.build(lib)
     with pytest.raises(ZeroDivisionError), capture(model, layers=["inp", "pair"], kinds=KINDS):
-        model(*_models.inputs(hookgrad))
+        model(*_models.inputs(lib))
         raise ZeroDivisionError
     assert_no_hooks(model)
 
 
-def test_hooks_are_removed_when_forward_raises():
-    model = _models.build(hookgrad)
+@on_both
+def test_hooks_are_removed_when_forward_raises(lib):
+    model = _models.build(lib)
     with pytest.raises(RuntimeError), capture(model, kinds=KINDS):
-        model(hookgrad.zeros(2, 7), hookgrad.zeros(2, 4))  # wrong width: matmul fails
+        model(lib.zeros(2, 7), lib.zeros(2, 4))  # wrong width: matmul fails
     assert_no_hooks(model)
 
 
-def test_an_unknown_name_lists_close_names():
-    model = _models.build(hookgrad)
+@on_both
+def test_an_unknown_name_lists_close_names(lib):
+    model = _models.build(lib)
     with pytest.raises(KeyError, match=r"'shard' not found; did you mean 'shared'"):
         capture(model, layers=["head", "shard"])
     assert_no_hooks(model)
 
 
-def test_an_unknown_key_lists_close_keys():
-    model = _models.build(hookgrad)
+@on_both
+def test_an_unknown_key_lists_close_keys(lib):
+    model = _models.build(lib)
     with capture(model, layers="head", kinds=("output",)) as cap:
-        model(*_models.inputs(hookgrad))
+        model(*_models.inputs(lib))
     with pytest.raises(KeyError, match=r"'head.outputs' not found; did you mean 'head.output'"):
         cap["head.outputs"]
 
 
-def test_an_unknown_kind_is_a_value_error():
+@on_both
+def test_an_unknown_kind_is_a_value_error(lib):
     with pytest.raises(ValueError, match="unknown kind 'outputs'"):
-        capture(_models.build(hookgrad), kinds=("outputs",))
+        capture(_models.build(lib), kinds=("outputs",))
 
 
+@on_both
 @pytest.mark.parametrize("layers, expected", [
     ("sh*", ["shared"]),
     (re.compile(r"(inp|head)"), ["inp", "head"]),
-    (hookgrad.nn.Sequential, ["seq"]),
+    ("Sequential", ["seq"]),
     (None, ["inp", "shared", "head", "seq.0", "seq.1"]),
 ])
-def test_selection_by_glob_regex_type_and_default_leaves(layers, expected):
-    class Net(hookgrad.nn.Module):
+def test_selection_by_glob_regex_type_and_default_leaves(lib, layers, expected):
+    class Net(lib.nn.Module):
         def __init__(self):
             super().__init__()
-            self.inp = hookgrad.nn.Identity()
-            self.shared = hookgrad.nn.Identity()
-            self.head = hookgrad.nn.Identity()
-            self.seq = hookgrad.nn.Sequential(hookgrad.nn.Identity(), hookgrad.nn.Identity())
+            self.inp = lib.nn.Identity()
+            self.shared = lib.nn.Identity()
+            self.head = lib.nn.Identity()
+            self.seq = lib.nn.Sequential(lib.nn.Identity(), lib.nn.Identity())
 
+    if layers == "Sequential":
+        layers = lib.nn.Sequential
     assert list(capture(Net(), layers=layers).modules) == [
         name for name in ["inp", "shared", "head", "seq", "seq.0", "seq.1"] if name in expected]
 
 
-def test_globs_do_not_select_the_root_but_the_empty_name_does():
-    model = _models.build(hookgrad)
+@on_both
+def test_globs_do_not_select_the_root_but_the_empty_name_does(lib):
+    model = _models.build(lib)
     assert "" not in capture(model, layers="*").modules
     with capture(model, layers=[""], kinds=("output",)) as cap:
-        out = model(*_models.inputs(hookgrad))
+        out = model(*_models.inputs(lib))
     assert cap.keys() == ["output"]
     np.testing.assert_array_equal(cap["output"][0], out.detach().numpy())
 
 
-def test_per_layer_kinds():
-    model = _models.build(hookgrad)
+@on_both
+def test_per_layer_kinds(lib):
+    model = _models.build(lib)
     with capture(model, layers={"inp": ("output",), "head": ("grad_input",)}) as cap:
-        _models.step(hookgrad, model)
+        _models.step(lib, model)
     assert cap.keys() == ["inp.output", "head.grad_input"]
 
 
-def test_summary_matches_numpy_over_all_records():
-    model = _models.build(hookgrad)
+@on_both
+def test_summary_matches_numpy_over_all_records(lib):
+    model = _models.build(lib)
     with capture(model, layers="shared", kinds=("output",)) as cap:
         for seed in range(3):
-            _models.step(hookgrad, model, seed=seed)
+            _models.step(lib, model, seed=seed)
     values = np.concatenate([a.ravel() for a in cap["shared.output"]])
     row = cap.summary()["shared.output"]
     assert (row.count, row.shapes, row.dtype) == (6, [(5, 4)], "float64")
@@ -274,17 +299,19 @@ def test_summary_matches_numpy_over_all_records():
 
 
 @pytest.mark.filterwarnings("ignore:Using a non-full backward hook")
-def test_capture_works_next_to_legacy_backward_hooks_for_grad_output():
-    model = _models.build(hookgrad)
+@on_both
+def test_capture_works_next_to_legacy_backward_hooks_for_grad_output(lib):
+    model = _models.build(lib)
     legacy = []
     model.head.register_backward_hook(lambda m, gi, go: legacy.append(go[0].numpy().copy()))
     with capture(model, layers="head", kinds=("grad_output",)) as cap:
-        _models.step(hookgrad, model)
+        _models.step(lib, model)
     np.testing.assert_array_equal(cap["head.grad_output"][0], legacy[0])
 
 
-def test_grad_input_next_to_legacy_backward_hooks_is_a_clear_error():
-    model = _models.build(hookgrad)
+@on_both
+def test_grad_input_next_to_legacy_backward_hooks_is_a_clear_error(lib):
+    model = _models.build(lib)
     model.head.register_backward_hook(lambda m, gi, go: None)
     with pytest.raises(RuntimeError, match="cannot capture head.grad_input"), \
             capture(model, layers=["inp", "head"], kinds=("grad_input",)):

@@ -11,17 +11,24 @@ when the ``safetensors`` package is installed, else ``.npy``. Reading it back::
     for line in open("run1/index.jsonl"):
         entry = json.loads(line)
         array = load_file("run1/" + entry["file"])[entry["key"]]   # or np.load for .npy
+
+Runs written from hookgrad and from torch models are the same format (``capture.json`` says
+which framework wrote it); a torch dtype NumPy lacks is stored widened, its name in the index
+line's ``source_dtype``. A crash while a line is appended leaves the last line torn: ``load``
+skips it with a warning (the record it described is lost; every earlier one is intact).
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import warnings
 from pathlib import Path
 from typing import IO, Any, Dict, List, Optional, Union
 
 import numpy as np
 
+from ._backend import backend
 from .storage import Reader, Record
 
 FORMAT_VERSION = 1
@@ -114,15 +121,23 @@ def _remove_run(root: Path) -> None:
 
 
 def read_index(root: Path) -> List[Record]:
-    records = []
+    """The records an index lists. A torn last line (a crash while it was appended) is skipped
+    with a warning; a bad line anywhere else is an error naming it."""
     with open(root / INDEX, encoding="utf-8") as file:
-        for number, line in enumerate(file, 1):
-            if line.strip():
-                try:
-                    records.append(Record.from_dict(json.loads(line)))
-                except (ValueError, KeyError) as error:
-                    raise ValueError(f"{root / INDEX}:{number}: not a capture index line "
-                                     f"({error})") from error
+        lines = file.readlines()
+    numbered = [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
+    records = []
+    for number, line in numbered:
+        try:
+            records.append(Record.from_dict(json.loads(line)))
+        except (ValueError, KeyError, TypeError) as error:
+            if number == numbered[-1][0]:
+                warnings.warn(f"{root / INDEX}:{number}: skipping a torn last line (the capture "
+                              f"that wrote it was interrupted?): {error}", RuntimeWarning,
+                              stacklevel=2)
+                break
+            raise ValueError(f"{root / INDEX}:{number}: not a capture index line "
+                             f"({error})") from error
     return records
 
 
@@ -139,10 +154,15 @@ def read_array(root: Path, record: Record) -> np.ndarray:
 
 
 class DiskRun(Reader):
-    """A capture directory read back: ``run["conv1.output"]``, ``keys()``, ``summary()``."""
+    """A capture directory read back: ``run["conv1.output"]``, ``keys()``, ``summary()``.
 
-    def __init__(self, root: PathLike) -> None:
+    ``run[key]`` gives NumPy arrays, or tensors of ``framework`` ("hookgrad" or "torch") when
+    one is given; torch tensors get back the dtype they were captured in (bfloat16 included)."""
+
+    def __init__(self, root: PathLike, framework: Optional[str] = None) -> None:
         self.root = Path(root)
+        self.framework = framework
+        self._backend = None if framework is None else backend(framework=framework)
         if not (self.root / INDEX).is_file():
             raise FileNotFoundError(f"{self.root} holds no capture: {INDEX} is missing")
         meta_path = self.root / META
@@ -162,10 +182,20 @@ class DiskRun(Reader):
     def _load(self, record: Record) -> np.ndarray:
         return read_array(self.root, record)
 
+    def __getitem__(self, key: str) -> List[Any]:
+        """One array (or tensor of ``framework``) per call, ordered by step, then call."""
+        if self._backend is None:
+            return super().__getitem__(key)
+        return [self._backend.from_numpy(self._load(record), record.source_dtype)
+                for record in self.records(key)]
+
     def __repr__(self) -> str:
         return f"<capture run {str(self.root)!r}: {len(self)} keys>"
 
 
-def load(path: PathLike) -> DiskRun:
-    """Read a capture directory written with ``capture(..., to=path)``."""
-    return DiskRun(path)
+def load(path: PathLike, *, framework: Optional[str] = None) -> DiskRun:
+    """Read a capture directory written with ``capture(..., to=path)``, by either framework.
+
+    ``framework=None`` reads NumPy arrays and never imports torch; ``"torch"`` or ``"hookgrad"``
+    reads tensors of that framework."""
+    return DiskRun(path, framework)

@@ -2,13 +2,13 @@
 
 A forward pre-hook (``where="input"``) or forward hook (``where="output"``) that returns
 ``fn(module, value)``: torch's rule that a hook's return value replaces, and ``None`` keeps.
+The same two hooks exist on PyTorch modules, so a torch model is patched by the same code.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
-from ..nn import Module
-from .recorder import Selector, select_modules
+from .recorder import Module, Selector, select_modules
 
 WHERE = ("input", "output")
 
@@ -20,6 +20,7 @@ class patch:
     positional argument when there is one, else the tuple of positional arguments (return a
     tuple then). Returning ``None`` keeps the value. ``layer`` selects modules like
     ``capture``'s ``layers`` (a name, glob, regex, type or module); every match is patched.
+    ``model`` is a hookgrad or a PyTorch module (``fn`` then gets torch tensors).
 
     Example (mix each sample's features with the next sample's)::
 

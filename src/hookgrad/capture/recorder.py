@@ -6,6 +6,10 @@ output that needs a gradient), and, for ``grad_input``, a full backward hook. Th
 hooks see ``grad_output`` and tell the full backward hook which call it belongs to: the engine
 runs nodes newest first, so a call's ``grad_input`` arrives right after its own ``grad_output``.
 A forward pre-hook on the root model advances the step. Every handle is removed on exit.
+
+The same code serves hookgrad and PyTorch models: both have these hooks under the same names, and
+what differs (which objects are tensors, how a tensor becomes a NumPy copy, DDP's wrapper) is
+asked of the backend chosen by the model's type (``_backend.py``).
 """
 from __future__ import annotations
 
@@ -16,12 +20,13 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 import numpy as np
 
-from ..nn import Module
-from ..tensor import Tensor
+from ._backend import Backend, module_backend
 from .disk import DiskWriter, PathLike, read_array, read_index
 from .disk import load as load_run
 from .storage import KINDS, CaptureKeyError, KeyStats, Reader, Record, Stats, close_names_error
 
+Module = Any  # an nn.Module of hookgrad or of torch
+Tensor = Any  # a Tensor of the same framework
 Selector = Union[str, "re.Pattern[str]", type, Module]
 Layers = Union[None, Selector, Sequence[Selector], Mapping]
 
@@ -38,21 +43,36 @@ def _matches(selector: Selector, name: str, module: Module) -> bool:
     return module is selector
 
 
+def _is_selector(selector: Any, backend: Backend) -> bool:
+    return isinstance(selector, (str, re.Pattern, type)) or backend.is_module(selector)
+
+
 def select_modules(model: Module, layers: Iterable[Selector]) -> List[Tuple[str, Module, Any]]:
     """``(name, module, selector)`` for every module a selector matches, first name first; a
-    selector that matches nothing is a ``KeyError`` listing the closest module names."""
-    named = list(model.named_modules(remove_duplicate=False))
+    selector that matches nothing is a ``KeyError`` listing the closest module names.
+
+    ``model`` is a hookgrad or torch ``nn.Module``. A model wrapped in torch's
+    ``DistributedDataParallel`` (or ``DataParallel``) is named as the model it wraps (``"fc"``,
+    not ``"module.fc"``); names written with the ``module.`` prefix are accepted too."""
+    backend = module_backend(model, "select_modules")
+    root = backend.naming_root(model)
+    prefix = backend.wrapper_prefix(model)
+    named = list(root.named_modules(remove_duplicate=False))
     chosen: Dict[int, Tuple[str, Module, Any]] = {}
     for selector in layers:
-        if not isinstance(selector, (str, re.Pattern, type, Module)):
+        if not _is_selector(selector, backend):
             raise TypeError("layers are module names (globs), compiled regexes, Module types or "
                             f"modules, got {type(selector).__name__}")
-        hits = [(name, module) for name, module in named if _matches(selector, name, module)]
+        target = root if selector is model else selector
+        hits = [(name, module) for name, module in named if _matches(target, name, module)]
+        if not hits and prefix and isinstance(selector, str) and selector.startswith(prefix):
+            target = selector[len(prefix):]
+            hits = [(name, module) for name, module in named if _matches(target, name, module)]
         if not hits:
             if isinstance(selector, type):
                 present = sorted({type(module).__name__ for _, module in named})
                 raise close_names_error("module type", selector.__name__, present)
-            if isinstance(selector, Module):
+            if backend.is_module(selector):
                 raise CaptureKeyError("the module given is not part of the model")
             wanted = selector if isinstance(selector, str) else selector.pattern
             raise close_names_error("module", wanted, [name for name, _ in named if name])
@@ -61,7 +81,8 @@ def select_modules(model: Module, layers: Iterable[Selector]) -> List[Tuple[str,
     return list(chosen.values())
 
 
-def _layers_and_kinds(layers: Layers, kinds: Sequence[str]) -> List[Tuple[Selector, tuple]]:
+def _layers_and_kinds(layers: Layers, kinds: Sequence[str],
+                      backend: Backend) -> List[Tuple[Selector, tuple]]:
     def check(values: Any) -> tuple:
         values = (values,) if isinstance(values, str) else tuple(values)
         for kind in values:
@@ -73,15 +94,15 @@ def _layers_and_kinds(layers: Layers, kinds: Sequence[str]) -> List[Tuple[Select
         return [("*", check(kinds))]
     if isinstance(layers, Mapping):
         return [(selector, check(value)) for selector, value in layers.items()]
-    if isinstance(layers, (str, re.Pattern, type, Module)):
+    if _is_selector(layers, backend):
         layers = [layers]
     return [(selector, check(kinds)) for selector in layers]
 
 
 # -- flattening module values --------------------------------------------------------------------
-def _tensors(value: Any, prefix: str = "") -> List[Tuple[str, Tensor]]:
+def _tensors(value: Any, backend: Backend, prefix: str = "") -> List[Tuple[str, Tensor]]:
     """``(position, tensor)`` for every tensor in a (nested) tuple/list/dict, in order."""
-    if isinstance(value, Tensor):
+    if backend.is_tensor(value):
         return [(prefix, value)]
     items: Iterable[Tuple[Any, Any]]
     if isinstance(value, (tuple, list)):
@@ -92,7 +113,7 @@ def _tensors(value: Any, prefix: str = "") -> List[Tuple[str, Tensor]]:
         return []
     found = []
     for index, item in items:
-        found += _tensors(item, f"{prefix}.{index}" if prefix else str(index))
+        found += _tensors(item, backend, f"{prefix}.{index}" if prefix else str(index))
     return found
 
 
@@ -101,11 +122,6 @@ def _positions(value: tuple) -> List[Tuple[str, Any]]:
     if len(value) == 1:
         return [("", value[0])]
     return [(str(index), item) for index, item in enumerate(value)]
-
-
-def _as_array(tensor: Tensor) -> np.ndarray:
-    # a copy: the module or the optimizer may change the tensor in place later
-    return np.array(tensor.detach().numpy(), copy=True, order="C")
 
 
 class _Selected:
@@ -140,6 +156,13 @@ class capture(Reader):
     tensors. ``to="run1/"`` streams each record to disk as it arrives and keeps no array in
     memory; read it back with ``capture.load``.
     Steps advance at each forward of ``model`` (``auto_step``) and with ``cap.step()``.
+
+    ``model`` may be a PyTorch ``nn.Module`` (also one wrapped in ``DistributedDataParallel``,
+    named as the model it wraps): the same torch hooks are used, and each tensor is detached and
+    copied to the CPU by torch before it becomes a NumPy array. bfloat16 (and float8, complex32),
+    which NumPy lacks, are stored upcast to float32 (complex64), exactly, with the tensor's dtype
+    kept in ``Record.source_dtype``; ``load(path, framework="torch")`` gives them back as torch
+    tensors of that dtype.
     """
 
     load = staticmethod(load_run)
@@ -148,14 +171,13 @@ class capture(Reader):
                  kinds: Sequence[str] = KINDS, to: Optional[PathLike] = None, *,
                  auto_step: bool = True, format: Optional[str] = None,  # noqa: A002
                  overwrite: bool = False) -> None:
-        if not isinstance(model, Module):
-            raise TypeError(f"capture needs an nn.Module, got {type(model).__name__}")
+        self._backend = module_backend(model, "capture")
         self.model = model
         self.auto_step = auto_step
         self._selected: List[_Selected] = []
         chosen: Dict[int, _Selected] = {}
         leaves_only = layers is None
-        for selector, selector_kinds in _layers_and_kinds(layers, kinds):
+        for selector, selector_kinds in _layers_and_kinds(layers, kinds, self._backend):
             for name, module, _ in select_modules(model, [selector]):
                 if leaves_only and next(module.children(), None) is not None:
                     continue
@@ -183,7 +205,8 @@ class capture(Reader):
         if self._active:
             raise RuntimeError("this capture is already active")
         if self._to is not None:
-            meta = {"modules": {entry.name: type(entry.module).__name__
+            meta = {"framework": self._backend.framework,
+                    "modules": {entry.name: type(entry.module).__name__
                                 for entry in self._selected},
                     "kinds": {entry.name: list(entry.kinds) for entry in self._selected}}
             self._writer = DiskWriter(self._to, meta, self._format, self._overwrite)
@@ -268,14 +291,14 @@ class capture(Reader):
         entry.open_calls.append(call)
         if "input" in entry.kinds:
             for position, value in _positions(args):
-                for inner, tensor in _tensors(value, position):
+                for inner, tensor in _tensors(value, self._backend, position):
                     self._add(entry, "input", inner, call, self._step, tensor)
 
     def _on_forward(self, entry: _Selected, output: Any) -> None:
         if not entry.open_calls:  # the pre-hook did not run (registered mid-call)
             return
         call = entry.open_calls.pop()
-        tensors = _tensors(output)
+        tensors = _tensors(output, self._backend)
         if len(tensors) == 1 and isinstance(output, (tuple, list)) and len(output) == 1:
             tensors = [("", tensors[0][1])]
         if "output" in entry.kinds:
@@ -304,21 +327,21 @@ class capture(Reader):
             return
         step, call = entry.backward_call or (self._step, -1)
         for position, grad in _positions(grad_input):
-            if isinstance(grad, Tensor):
+            if self._backend.is_tensor(grad):
                 self._add(entry, "grad_input", position, call, step, grad)
 
     # -- storing ---------------------------------------------------------------------------
     def _add(self, entry: _Selected, kind: str, position: str, call: int, step: int,
              tensor: Tensor) -> None:
-        array = _as_array(tensor)
+        array, source_dtype = self._backend.to_numpy(tensor)
         key = f"{entry.name}.{kind}" if entry.name else kind
         if position:
             key += "." + position
         record = Record(key, entry.name, kind, position, call, step, array.shape,
-                        array.dtype.name, Stats.of(array))
+                        array.dtype.name, Stats.of(array), source_dtype=source_dtype)
         stats = self._key_stats_live.get(key)
         if stats is None:
-            stats = self._key_stats_live[key] = KeyStats(record.dtype)
+            stats = self._key_stats_live[key] = KeyStats(record.dtype, record.source_dtype)
         stats.add(record)
         if self._writer is not None:
             self._writer.write(record, array)
@@ -354,6 +377,11 @@ class capture(Reader):
     @property
     def path(self) -> Optional[str]:
         return None if self._writer is None else str(self._writer.root)
+
+    @property
+    def framework(self) -> str:
+        """``"hookgrad"`` or ``"torch"``: the framework of the model captured."""
+        return self._backend.framework
 
     @property
     def modules(self) -> Dict[str, Module]:

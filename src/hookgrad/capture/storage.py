@@ -80,34 +80,42 @@ class Stats:
 
 
 class Record:
-    """One captured tensor: which module, which kind, which call of which step, and where."""
+    """One captured tensor: which module, which kind, which call of which step, and where.
+
+    ``dtype`` is the stored array's; ``source_dtype`` is the tensor's when storing changed it
+    (a torch bfloat16 tensor is stored as float32), else ``None``."""
 
     __slots__ = ("key", "module", "kind", "position", "call", "step", "shape", "dtype", "file",
-                 "stats")
+                 "stats", "source_dtype")
 
     def __init__(self, key: str, module: str, kind: str, position: str, call: int, step: int,
                  shape: Tuple[int, ...], dtype: str, stats: Stats,
-                 file: Optional[str] = None) -> None:
+                 file: Optional[str] = None, source_dtype: Optional[str] = None) -> None:
         self.key, self.module, self.kind, self.position = key, module, kind, position
         self.call, self.step, self.shape, self.dtype = call, step, shape, dtype
-        self.stats, self.file = stats, file
+        self.stats, self.file, self.source_dtype = stats, file, source_dtype
 
     def as_dict(self) -> dict:
         """The index line written to disk (JSON types only)."""
-        return {"key": self.key, "module": self.module, "kind": self.kind,
-                "position": self.position, "call": self.call, "step": self.step,
-                "shape": list(self.shape), "dtype": self.dtype, "file": self.file,
-                "stats": self.stats.as_dict()}
+        entry = {"key": self.key, "module": self.module, "kind": self.kind,
+                 "position": self.position, "call": self.call, "step": self.step,
+                 "shape": list(self.shape), "dtype": self.dtype, "file": self.file,
+                 "stats": self.stats.as_dict()}
+        if self.source_dtype is not None:
+            entry["source_dtype"] = self.source_dtype
+        return entry
 
     @classmethod
     def from_dict(cls, entry: Dict[str, Any]) -> "Record":
         return cls(entry["key"], entry["module"], entry["kind"], entry.get("position", ""),
                    int(entry["call"]), int(entry["step"]), tuple(entry["shape"]),
-                   entry["dtype"], Stats(**entry["stats"]), entry.get("file"))
+                   entry["dtype"], Stats(**entry["stats"]), entry.get("file"),
+                   entry.get("source_dtype"))
 
     def __repr__(self) -> str:
+        source = f" from {self.source_dtype}" if self.source_dtype else ""
         return (f"Record({self.key!r}, step={self.step}, call={self.call}, shape={self.shape}, "
-                f"dtype={self.dtype})")
+                f"dtype={self.dtype}{source})")
 
 
 class SummaryRow:
@@ -167,22 +175,27 @@ def _format_shapes(shapes: List[Tuple[int, ...]]) -> str:
     return text + (f" | ... ({len(shapes)} shapes)" if len(shapes) > 2 else "")
 
 
+def _shown_dtype(dtype: str, source_dtype: Optional[str]) -> str:
+    return f"{dtype} (from {source_dtype})" if source_dtype else dtype
+
+
 class KeyStats:
     """What a summary needs of one key, kept as records arrive: O(1) memory per key."""
 
     __slots__ = ("count", "shapes", "dtype", "stats")
 
-    def __init__(self, dtype: str) -> None:
+    def __init__(self, dtype: str, source_dtype: Optional[str] = None) -> None:
         self.count = 0
         self.shapes: List[Tuple[int, ...]] = []
-        self.dtype = dtype
+        self.dtype = _shown_dtype(dtype, source_dtype)
         self.stats = Stats()
 
     def add(self, record: Record) -> None:
         self.count += 1
         if record.shape not in self.shapes and len(self.shapes) < 8:
             self.shapes.append(record.shape)
-        if record.dtype != self.dtype and self.dtype != "mixed":
+        dtype = _shown_dtype(record.dtype, record.source_dtype)
+        if dtype != self.dtype and self.dtype != "mixed":
             self.dtype = "mixed"
         self.stats.merge(record.stats)
 
@@ -202,7 +215,7 @@ class Reader:
         for record in self._records():
             entry = stats.get(record.key)
             if entry is None:
-                entry = stats[record.key] = KeyStats(record.dtype)
+                entry = stats[record.key] = KeyStats(record.dtype, record.source_dtype)
             entry.add(record)
         return stats
 
