@@ -2,7 +2,9 @@
 repr, outputs and every gradient, for norm_first, activations, batch_first, masks and causality."""
 from __future__ import annotations
 
+import contextlib
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -189,3 +191,44 @@ def test_transformer_errors():
     assert_same_error(lambda lib: lib.nn.TransformerDecoderLayer(8, 2, activation="tanh"))
     assert_same_error(lambda lib: lib.nn.TransformerDecoderLayer(8, 2, 16, 0.0)(
         lib.randn(3, 1, 8), lib.randn(2, 1, 8), tgt_is_causal=True))
+
+
+@pytest.mark.parametrize("batch_first,padded_rows", [(True, [3, 5]), (True, [5, 5]),
+                                                     (False, [3, 5])])
+def test_encoder_inference_zeroes_padding_like_torch(batch_first, padded_rows):
+    """torch's inference path (nested tensors) returns zeros at padded positions before the
+    final norm; hookgrad reproduces the result, and not in training or when grad is needed."""
+    def build(lib):
+        layer = lib.nn.TransformerEncoderLayer(8, 2, 16, 0.0, batch_first=batch_first)
+        return lib.nn.TransformerEncoder(layer, 2, norm=lib.nn.LayerNorm(8))
+
+    with pytest.warns() if not batch_first else _no_warning():
+        ours, theirs = pair("TransformerEncoder", build=build)
+    ours.eval()
+    theirs.eval()
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 5, 8) if batch_first else (5, 2, 8))
+    padding = np.arange(5)[None, :] >= np.array(padded_rows)[:, None]
+    outputs = []
+    for lib, module in ((hookgrad, ours), (torch, theirs)):
+        with lib.no_grad():
+            outputs.append(module(lib.tensor(x), src_key_padding_mask=lib.tensor(padding)))
+    assert_close(outputs[0], outputs[1])
+    compare_modules(ours, theirs, [x, padding], lambda lib, m, t, p: m(
+        t, src_key_padding_mask=p), differentiable=1)
+
+
+@contextlib.contextmanager
+def _no_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+
+
+def test_encoder_warns_like_torch_when_nested_tensors_are_off():
+    for lib in (torch, hookgrad):
+        with pytest.warns(UserWarning, match="self.use_nested_tensor is False because "
+                                             "encoder_layer.norm_first was True"):
+            encoder = lib.nn.TransformerEncoder(
+                lib.nn.TransformerEncoderLayer(8, 2, batch_first=True, norm_first=True), 1)
+        assert encoder.use_nested_tensor is False

@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Optional, Union
 
-import hookgrad
 from hookgrad import Tensor
 
 from .. import functional as F
@@ -20,35 +19,10 @@ from .dropout import Dropout
 from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
-from .transformer import TransformerEncoder, TransformerEncoderLayer, _get_activation_fn
+from .transformer import (TransformerEncoder, TransformerEncoderLayer, _detect_is_causal_mask,
+                          _generate_square_subsequent_mask, _get_activation_fn, _get_seq_len)
 
 __all__ = ["TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
-
-
-def _generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
-    """-inf above the diagonal, 0 on and below: position i may attend to positions <= i."""
-    return hookgrad.triu(hookgrad.full((sz, sz), float("-inf"), dtype=dtype), diagonal=1)
-
-
-def _get_seq_len(src: Tensor, batch_first: bool) -> int:
-    if src.dim() == 2:
-        return src.shape[0]
-    return src.shape[1 if batch_first else 0]
-
-
-def _detect_is_causal_mask(mask: Optional[Tensor], is_causal: Optional[bool] = None,
-                           size: Optional[int] = None) -> bool:
-    """``is_causal`` when given; otherwise whether ``mask`` equals the square subsequent mask
-    of ``size`` (torch's rule, so the same attention path is taken)."""
-    make_causal = is_causal is True
-    if is_causal is None and mask is not None:
-        sz = size if size is not None else mask.shape[-2]
-        causal = _generate_square_subsequent_mask(sz, dtype=mask.dtype)
-        if tuple(mask.shape) == tuple(causal.shape):
-            make_causal = bool((mask == causal).all())
-        else:
-            make_causal = False
-    return make_causal
 
 
 class TransformerDecoderLayer(Module):
