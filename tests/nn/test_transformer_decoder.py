@@ -232,3 +232,21 @@ def test_encoder_warns_like_torch_when_nested_tensors_are_off():
             encoder = lib.nn.TransformerEncoder(
                 lib.nn.TransformerEncoderLayer(8, 2, batch_first=True, norm_first=True), 1)
         assert encoder.use_nested_tensor is False
+
+
+def test_default_init_equals_torch_when_generators_agree():
+    hookgrad.manual_seed(3)
+    torch.manual_seed(3)
+    if not np.array_equal(hookgrad.nn.init.xavier_uniform_(hookgrad.empty(6, 5)).numpy(),
+                          torch.nn.init.xavier_uniform_(torch.empty(6, 5)).numpy()):
+        pytest.skip("hookgrad's random stream does not reproduce torch's yet")
+    states = []
+    for lib in (hookgrad, torch):
+        lib.manual_seed(5)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = lib.nn.Transformer(8, 2, 1, 2, 16)
+        states.append({k: v.detach().numpy() for k, v in model.state_dict().items()})
+    assert list(states[0]) == list(states[1])
+    for name in states[1]:
+        assert np.array_equal(states[0][name], states[1][name]), name
