@@ -22,8 +22,9 @@ LENGTHS = [[4, 2, 2, 1], [2, 4, 1, 2], [3, 3, 3, 3]]
                          list(itertools.product(LENGTHS, [False, True], [True, False])))
 def test_pack_padded_sequence(lengths, batch_first, enforce_sorted):
     if enforce_sorted and lengths != sorted(lengths, reverse=True):
-        return assert_same_error(lambda lib: lib.nn.utils.rnn.pack_padded_sequence(
+        assert_same_error(lambda lib: lib.nn.utils.rnn.pack_padded_sequence(
             lib.randn(4, 4, 2), lengths, batch_first, enforce_sorted))
+        return
     x = np.random.default_rng(0).standard_normal((4, 4, 2))
     results = compare(lambda lib, t: lib.nn.utils.rnn.pack_padded_sequence(
         t, lengths, batch_first=batch_first, enforce_sorted=enforce_sorted).data, x)

@@ -258,6 +258,7 @@ class RNNBase(Module):
         return output, stacked
 
     def _step(self):
+        """The step over a tuple of states: RNN and GRU carry one, LSTM two."""
         single = _STEPS[self.mode]
         return lambda x, states, weight_hh, bias_hh: (single(x, states[0], weight_hh, bias_hh),)
 
@@ -394,7 +395,7 @@ class LSTM(RNNBase):
         return fn(hx[0]), fn(hx[1])
 
     def _step(self):
-        return lstm_step_states
+        return lstm_step  # already maps (h, c) to (h', c')
 
     def forward(self, input, hx: Optional[tuple] = None):
         orig_input = input
@@ -415,7 +416,3 @@ class LSTM(RNNBase):
             output = output.squeeze(0 if self.batch_first else 1)
             hidden = (hidden[0].squeeze(1), hidden[1].squeeze(1))
         return output, hidden
-
-
-def lstm_step_states(input_proj, states, weight_hh, bias_hh, weight_hr=None) -> tuple:
-    return lstm_step(input_proj, states, weight_hh, bias_hh, weight_hr)
