@@ -385,11 +385,29 @@ def test_cell_errors(name):
 
 
 def test_rnn_gradients_pass_gradcheck():
-    module = hookgrad.nn.GRU(2, 3, 2, bidirectional=True).double()
-    x = hookgrad.randn(3, 2, 2, dtype=hookgrad.float64, requires_grad=True)
-    h0 = hookgrad.randn(4, 2, 3, dtype=hookgrad.float64, requires_grad=True)
+    module = hookgrad.nn.GRU(2, 2, 2, bidirectional=True).double()
+    x = hookgrad.randn(2, 1, 2, dtype=hookgrad.float64, requires_grad=True)
+    h0 = hookgrad.randn(4, 1, 2, dtype=hookgrad.float64, requires_grad=True)
     assert hookgrad.autograd.gradcheck(lambda a, b: module(a, b)[0], (x, h0))
-    assert hookgrad.autograd.gradgradcheck(lambda a, b: module(a, b)[1], (x, h0))
+
+
+@pytest.mark.parametrize("kind", ["RNN", "GRU", "LSTM_proj"])
+def test_module_double_backward_matches_torch(kind):
+    """Second derivatives through a whole two-layer bidirectional module, w.r.t. its input
+    and initial states (weights fixed)."""
+    rng = np.random.default_rng(9)
+    ours, theirs = pair(kind, 3, 4, 2, bidirectional=True)
+    h0, c0 = initial_states(kind, 4, 2, rng=rng)
+    arrays = [rng.standard_normal((3, 2, 3)), h0] + ([c0] if c0 is not None else [])
+
+    def fn(lib, x, *states):
+        module = ours if lib is hookgrad else theirs
+        output, final = module(x, tuple(states) if len(states) == 2 else states[0])
+        return output.sum(-1) + states_of(kind, final)[0].sum()
+
+    for a, b in zip(second_derivatives(hookgrad, fn, arrays),
+                    second_derivatives(torch, fn, arrays)):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)
 
 
 def _generators_agree() -> bool:
@@ -415,3 +433,30 @@ def test_default_init_equals_torch_when_generators_agree(kind):
     assert list(states[0]) == list(states[1])
     for name in states[1]:
         assert np.array_equal(states[0][name], states[1][name]), name
+
+
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("lib", [hookgrad, torch], ids=["hookgrad", "torch"])
+def test_training_dropout_is_functional_dropout_on_each_inner_layer_output(kind, lib):
+    """With the same seed, a 3-layer module in training mode equals three 1-layer modules
+    with ``F.dropout(p)`` on the (both-direction) output of the first two: the same masks, in
+    the same order, at the same places — in torch and in hookgrad alike."""
+    p = 0.4
+    lib.manual_seed(0)
+    full = build(lib, kind, 3, 4, 3, dropout=p, bidirectional=True).double()
+    layers = [build(lib, kind, 3 if k == 0 else 8, 4, bidirectional=True).double()
+              for k in range(3)]
+    for k, layer in enumerate(layers):
+        for name, parameter in layer.named_parameters():
+            with lib.no_grad():
+                parameter.copy_(getattr(full, name.replace("_l0", f"_l{k}")))
+    x = lib.tensor(np.random.default_rng(10).standard_normal((5, 2, 3)))
+    lib.manual_seed(1)
+    expected = full(x)[0]
+    lib.manual_seed(1)
+    output = x
+    for k, layer in enumerate(layers):
+        output = layer(output)[0]
+        if k < 2:
+            output = lib.nn.functional.dropout(output, p, True)
+    np.testing.assert_array_equal(expected.detach().numpy(), output.detach().numpy())
