@@ -250,3 +250,14 @@ def test_default_init_equals_torch_when_generators_agree():
     assert list(states[0]) == list(states[1])
     for name in states[1]:
         assert np.array_equal(states[0][name], states[1][name]), name
+
+
+def test_encoder_layer_activation_flag_matches_torch():
+    def flags(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return [lib.nn.TransformerEncoderLayer(8, 2, activation=a).activation_relu_or_gelu
+                    for a in ("relu", "gelu", lib.nn.ReLU(), lib.nn.GELU(), lib.nn.Tanh(),
+                              lib.nn.functional.silu)]
+
+    assert flags(hookgrad) == flags(torch)

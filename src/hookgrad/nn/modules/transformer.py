@@ -9,7 +9,7 @@ from typing import Callable, Optional, Union
 import hookgrad
 from hookgrad import Tensor
 from .. import functional as F
-from .activation import MultiheadAttention
+from .activation import GELU, MultiheadAttention, ReLU
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
@@ -76,9 +76,9 @@ class TransformerEncoderLayer(Module):
             activation = _get_activation_fn(activation)
         # torch's flag for its fused inference kernel (1 relu, 2 gelu, 0 other); the encoder
         # reads it to decide whether padded positions come back zeroed
-        if activation is F.relu or type(activation).__name__ == "ReLU":
+        if activation is F.relu or isinstance(activation, ReLU):
             self.activation_relu_or_gelu = 1
-        elif activation is F.gelu or type(activation).__name__ == "GELU":
+        elif activation is F.gelu or isinstance(activation, GELU):
             self.activation_relu_or_gelu = 2
         else:
             self.activation_relu_or_gelu = 0
