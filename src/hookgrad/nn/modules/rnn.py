@@ -6,6 +6,10 @@ packed batch (:class:`~hookgrad.nn.utils.rnn.PackedSequence`) is run the way tor
 runs it: sequences are sorted longest first, so at each step the batch shrinks from the end (or,
 in the reverse direction, grows), and a sequence's final state is the one it had at its own last
 step. Parameters, their names, order, shapes and initial draws are torch's.
+
+Differs from torch: there is no fused kernel, so the graph is made of ordinary ops (torch's CPU
+LSTM output has ``MkldnnRnnLayerBackward0``, hookgrad's ``StackBackward0``, as torch's RNN and
+GRU); ``flatten_parameters`` does nothing.
 """
 from __future__ import annotations
 

@@ -32,7 +32,8 @@ class PackedSequence(_PackedFields):
     permutation that sorted the batch by length (``None`` when it came sorted).
 
     Build it with :func:`pack_padded_sequence` or :func:`pack_sequence`, not by hand. Like
-    torch's, it is a named tuple, so ``data, batch_sizes, *_ = packed`` works.
+    torch's, it is a named tuple, so ``data, batch_sizes, *_ = packed`` works. hookgrad runs on
+    the CPU only, so there is no ``cuda()`` or ``pin_memory()``.
     """
 
     def __new__(cls, data: Tensor, batch_sizes: Optional[Tensor] = None,
@@ -120,7 +121,9 @@ def pack_padded_sequence(input: Tensor, lengths: Union[Tensor, list],
                          ) -> PackedSequence:
     """Pack a padded batch ``(T, B, *)`` (``(B, T, *)`` if batch_first) whose sequence ``b``
     has ``lengths[b]`` real steps. With ``enforce_sorted`` the lengths must be decreasing;
-    otherwise the batch is sorted here and the permutation kept in the result."""
+    otherwise the batch is sorted here and the permutation kept in the result.
+
+    Differs from torch: a length longer than the padded input raises (torch reads past it)."""
     sizes = _lengths_list(lengths)
     if input.dim() < 2:
         raise IndexError(f"Dimension out of range (expected to be in range of "
