@@ -143,3 +143,9 @@ def test_pack_pad_double_backward():
 
     assert hookgrad.autograd.gradcheck(round_trip, (x,))
     assert hookgrad.autograd.gradgradcheck(round_trip, (x,))
+
+
+def test_length_beyond_the_padded_input_raises():
+    """torch reads past the input here (undefined values); hookgrad refuses."""
+    with pytest.raises(RuntimeError, match="exceeds the padded sequence length"):
+        hookgrad.nn.utils.rnn.pack_padded_sequence(hookgrad.zeros(4, 3, 2), [5, 2, 1])
