@@ -12,3 +12,7 @@ from .modules import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d
 from .modules import (CELU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LogSigmoid, Mish,
                       ReLU6, Softshrink, Softsign, Tanhshrink)
 from .parameter import Buffer, Parameter
+
+# recurrent layers and the transformer decoder
+from .modules import (GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell,  # noqa: E402
+                      RNNCellBase, Transformer, TransformerDecoder, TransformerDecoderLayer)

@@ -26,3 +26,12 @@ __all__ = ["Flatten", "Identity", "ModuleDict", "ModuleList", "Sequential", "Unf
            "BatchNorm2d", "GroupNorm", "LayerNorm", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
            "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d", "Embedding", "TransformerEncoder",
            "TransformerEncoderLayer"]
+
+# recurrent layers and the transformer decoder
+from .rnn import GRU, LSTM, RNN, RNNBase  # noqa: E402
+from .rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: E402
+from .transformer_decoder import (Transformer, TransformerDecoder,  # noqa: E402
+                                  TransformerDecoderLayer)
+
+__all__ += ["GRU", "LSTM", "RNN", "RNNBase", "GRUCell", "LSTMCell", "RNNCell", "RNNCellBase",
+            "Transformer", "TransformerDecoder", "TransformerDecoderLayer"]

@@ -1,12 +1,15 @@
-"""TransformerEncoderLayer (post- or pre-norm) and TransformerEncoder, composed like torch's."""
+"""TransformerEncoderLayer (post- or pre-norm) and TransformerEncoder, composed like torch's,
+and the mask helpers the decoder shares."""
 from __future__ import annotations
 
 import copy
+import warnings
 from typing import Callable, Optional, Union
 
-from ...tensor import Tensor
+import hookgrad
+from hookgrad import Tensor
 from .. import functional as F
-from .activation import MultiheadAttention
+from .activation import GELU, MultiheadAttention, ReLU
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
@@ -20,6 +23,32 @@ def _get_activation_fn(activation: str) -> Callable[[Tensor], Tensor]:
     if activation == "gelu":
         return F.gelu
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+
+
+def _generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
+    """-inf above the diagonal, 0 on and below: position i may attend to positions <= i."""
+    return hookgrad.triu(hookgrad.full((sz, sz), float("-inf"), dtype=dtype), diagonal=1)
+
+
+def _get_seq_len(src: Tensor, batch_first: bool) -> int:
+    if src.dim() == 2:
+        return src.shape[0]
+    return src.shape[1 if batch_first else 0]
+
+
+def _detect_is_causal_mask(mask: Optional[Tensor], is_causal: Optional[bool] = None,
+                           size: Optional[int] = None) -> bool:
+    """``is_causal`` when given; otherwise whether ``mask`` equals the square subsequent mask
+    of ``size`` (torch's rule, so the same attention path is taken)."""
+    make_causal = is_causal is True
+    if is_causal is None and mask is not None:
+        sz = size if size is not None else mask.shape[-2]
+        causal = _generate_square_subsequent_mask(sz, dtype=mask.dtype)
+        if tuple(mask.shape) == tuple(causal.shape):
+            make_causal = bool((mask == causal).all())
+        else:
+            make_causal = False
+    return make_causal
 
 
 class TransformerEncoderLayer(Module):
@@ -45,6 +74,14 @@ class TransformerEncoderLayer(Module):
         self.dropout2 = Dropout(dropout)
         if isinstance(activation, str):
             activation = _get_activation_fn(activation)
+        # torch's flag for its fused inference kernel (1 relu, 2 gelu, 0 other); the encoder
+        # reads it to decide whether padded positions come back zeroed
+        if activation is F.relu or isinstance(activation, ReLU):
+            self.activation_relu_or_gelu = 1
+        elif activation is F.gelu or isinstance(activation, GELU):
+            self.activation_relu_or_gelu = 2
+        else:
+            self.activation_relu_or_gelu = 0
         self.activation = activation
 
     def forward(self, src: Tensor, src_mask: Optional[Tensor] = None,
@@ -70,7 +107,13 @@ class TransformerEncoderLayer(Module):
 
 
 class TransformerEncoder(Module):
-    """num_layers deep copies of an encoder layer, then an optional norm."""
+    """num_layers deep copies of an encoder layer, then an optional norm.
+
+    hookgrad has no nested tensors, but it reproduces what torch's nested-tensor inference path
+    changes in the result: when that path would be taken (``use_nested_tensor``, eval mode, no
+    gradient needed, a batched input with a right-padded ``src_key_padding_mask`` and no
+    ``mask``), the padded positions come out as zeros before the final norm, as in torch.
+    """
 
     def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int,
                  norm: Optional[Module] = None, enable_nested_tensor: bool = True,
@@ -80,16 +123,78 @@ class TransformerEncoder(Module):
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = False  # hookgrad has no nested tensors
+        self.use_nested_tensor = enable_nested_tensor
         self.mask_check = mask_check
+        why_not = _why_no_sparsity_path(encoder_layer)
+        if enable_nested_tensor and why_not:
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
+                          f"because {why_not}", stacklevel=2)
+            self.use_nested_tensor = False
 
     def forward(self, src: Tensor, mask: Optional[Tensor] = None,
                 src_key_padding_mask: Optional[Tensor] = None,
                 is_causal: Optional[bool] = None) -> Tensor:
         output = src
+        first_layer = self.layers[0]
+        seq_len = _get_seq_len(src, first_layer.self_attn.batch_first)
+        is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
         for layer in self.layers:
-            output = layer(output, src_mask=mask, is_causal=bool(is_causal),
+            output = layer(output, src_mask=mask, is_causal=is_causal,
                            src_key_padding_mask=src_key_padding_mask)
+        if self._takes_sparsity_path(src, mask, src_key_padding_mask):
+            padded = _as_padding_bool(src_key_padding_mask)
+            output = output.masked_fill(padded.unsqueeze(-1), 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+    def _takes_sparsity_path(self, src: Tensor, mask, src_key_padding_mask) -> bool:
+        first_layer = self.layers[0]
+        if (not getattr(self, "use_nested_tensor", False) or first_layer.training
+                or src.dim() != 3 or src_key_padding_mask is None or mask is not None):
+            return False
+        padded = _as_padding_bool(src_key_padding_mask)
+        if getattr(self, "mask_check", True):
+            # left aligned: every row is real tokens then padding
+            kept = padded.logical_not().to(hookgrad.int64)
+            if bool((kept[:, 1:] > kept[:, :-1]).any()):
+                return False
+        attention = first_layer.self_attn
+        weights = (src, attention.in_proj_weight, attention.in_proj_bias,
+                   attention.out_proj.weight, attention.out_proj.bias, first_layer.norm1.weight,
+                   first_layer.norm1.bias, first_layer.norm2.weight, first_layer.norm2.bias,
+                   first_layer.linear1.weight, first_layer.linear1.bias,
+                   first_layer.linear2.weight, first_layer.linear2.bias)
+        return not (hookgrad.is_grad_enabled()
+                    and any(w is not None and w.requires_grad for w in weights))
+
+
+def _as_padding_bool(mask: Tensor) -> Tensor:
+    """A key padding mask as booleans (True = padding); a float mask pads wherever it is
+    non-zero, as torch's nested-tensor conversion reads it."""
+    if mask.dtype == hookgrad.bool:
+        return mask
+    return mask != 0
+
+
+def _why_no_sparsity_path(layer) -> str:
+    """torch's reasons (in its order) for not using nested tensors in an encoder."""
+    name = "encoder_layer"
+    if not isinstance(layer, TransformerEncoderLayer):
+        return f"{name} was not TransformerEncoderLayer"
+    if layer.norm_first:
+        return f"{name}.norm_first was True"
+    if not layer.self_attn.batch_first:
+        return (f"{name}.self_attn.batch_first was not True(use batch_first for better "
+                f"inference performance)")
+    if not layer.self_attn._qkv_same_embed_dim:
+        return f"{name}.self_attn._qkv_same_embed_dim was not True"
+    if layer.self_attn.in_proj_bias is None:
+        return f"{name}.self_attn was passed bias=False"
+    if not layer.activation_relu_or_gelu:
+        return f"{name}.activation_relu_or_gelu was not True"
+    if layer.norm1.eps != layer.norm2.eps:
+        return f"{name}.norm1.eps was not equal to {name}.norm2.eps"
+    if layer.self_attn.num_heads % 2 == 1:
+        return f"{name}.self_attn.num_heads is odd"
+    return ""

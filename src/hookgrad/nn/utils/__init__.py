@@ -5,3 +5,9 @@ from .convert_parameters import parameters_to_vector, vector_to_parameters
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
            "get_total_norm", "parameters_to_vector", "vector_to_parameters"]
+
+# recurrent-layer helpers (torch.nn.utils.rnn)
+from . import rnn  # noqa: E402
+from .rnn import PackedSequence  # noqa: E402
+
+__all__ += ["rnn", "PackedSequence"]

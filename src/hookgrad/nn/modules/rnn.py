@@ -1,0 +1,422 @@
+"""Multi-layer RNN, LSTM and GRU over whole sequences (padded or packed), as torch.nn's.
+
+Each layer and direction projects all its time steps with one matmul (``x W_ih^T + b_ih``) and
+then loops over time for the recurrent part only, with the step functions of ``rnn_cell``. A
+packed batch (:class:`~hookgrad.nn.utils.rnn.PackedSequence`) is run the way torch's CPU kernel
+runs it: sequences are sorted longest first, so at each step the batch shrinks from the end (or,
+in the reverse direction, grows), and a sequence's final state is the one it had at its own last
+step. Parameters, their names, order, shapes and initial draws are torch's.
+
+Differs from torch: there is no fused kernel, so the graph is made of ordinary ops (torch's CPU
+LSTM output has ``MkldnnRnnLayerBackward0``, hookgrad's ``StackBackward0``, as torch's RNN and
+GRU); ``flatten_parameters`` does nothing.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from typing import Optional
+
+import hookgrad
+from hookgrad import Tensor
+
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
+from .module import Module
+from .rnn_cell import (GRUCell, LSTMCell, RNNCell, RNNCellBase, gru_step, lstm_step,
+                       rnn_relu_step, rnn_tanh_step)
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+_STEPS = {"RNN_TANH": rnn_tanh_step, "RNN_RELU": rnn_relu_step, "GRU": gru_step}
+
+
+def _run_direction(step, projections: list, initial: tuple, reverse: bool) -> tuple:
+    """Run one layer in one direction over per-step input projections (batch sizes may shrink
+    over time, as in a packed batch). Returns (outputs in time order, final states)."""
+    outputs = [None] * len(projections)
+    if not reverse:
+        states, finished = initial, []
+        for t, projection in enumerate(projections):
+            size = projection.shape[0]
+            if size < states[0].shape[0]:  # sequences that ended at t-1 keep their state
+                finished.append(tuple(s[size:] for s in states))
+                states = tuple(s[:size] for s in states)
+            states = step(projection, states)
+            outputs[t] = states[0]
+        if finished:
+            finished.append(states)
+            states = tuple(hookgrad.cat([part[i] for part in reversed(finished)])
+                           for i in range(len(states)))
+        return outputs, states
+    size = projections[-1].shape[0]
+    states = tuple(s[:size] for s in initial) if size < initial[0].shape[0] else initial
+    for t in range(len(projections) - 1, -1, -1):
+        projection = projections[t]
+        grown = projection.shape[0]
+        if grown > size:  # longer sequences join at their last step
+            states = tuple(hookgrad.cat([s, start[size:grown]])
+                           for s, start in zip(states, initial))
+            size = grown
+        states = step(projection, states)
+        outputs[t] = states[0]
+    return outputs, states
+
+
+class RNNBase(Module):
+    """Shared construction, checks and layer loop of RNN, LSTM and GRU.
+
+    Parameters per layer ``k`` and direction (suffix ``_reverse`` for the backward one):
+    ``weight_ih_lk`` (gates*hidden, input), ``weight_hh_lk`` (gates*hidden, hidden or
+    proj_size), ``bias_ih_lk``, ``bias_hh_lk`` and, for an LSTM with ``proj_size``,
+    ``weight_hr_lk`` (proj_size, hidden). All start U(-1/sqrt(hidden), 1/sqrt(hidden)).
+    """
+
+    __constants__ = ["mode", "input_size", "hidden_size", "num_layers", "bias", "batch_first",
+                     "dropout", "bidirectional", "proj_size"]
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        _check_options(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                       proj_size)
+        gate_size = _GATES[mode] * hidden_size
+        real_hidden_size = proj_size if proj_size > 0 else hidden_size
+        num_directions = 2 if bidirectional else 1
+        self._flat_weights_names: list = []
+        self._all_weights: list = []
+        for layer in range(num_layers):
+            layer_input_size = input_size if layer == 0 else real_hidden_size * num_directions
+            for direction in range(num_directions):
+                shapes = [("weight_ih_l{}{}", (gate_size, layer_input_size)),
+                          ("weight_hh_l{}{}", (gate_size, real_hidden_size))]
+                if bias:
+                    shapes += [("bias_ih_l{}{}", (gate_size,)), ("bias_hh_l{}{}", (gate_size,))]
+                if proj_size > 0:
+                    shapes.append(("weight_hr_l{}{}", (proj_size, hidden_size)))
+                suffix = "_reverse" if direction == 1 else ""
+                names = []
+                for pattern, shape in shapes:
+                    name = pattern.format(layer, suffix)
+                    setattr(self, name, Parameter(hookgrad.empty(shape, dtype=dtype)))
+                    names.append(name)
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -bound, bound)
+
+    @property
+    def _flat_weights(self) -> list:
+        return [getattr(self, name, None) for name in self._flat_weights_names]
+
+    @property
+    def all_weights(self) -> list:
+        """The parameters grouped per layer and direction, in torch's order."""
+        return [[getattr(self, name) for name in names] for names in self._all_weights]
+
+    def flatten_parameters(self) -> None:
+        """A no-op kept for torch code: only cuDNN wants the weights in one buffer."""
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            text += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            text += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            text += f", bias={self.bias}"
+        if self.batch_first is not False:
+            text += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            text += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            text += f", bidirectional={self.bidirectional}"
+        return text
+
+    # -- checks (torch's messages) ---------------------------------------------------------
+
+    def check_input(self, input: Tensor, batch_sizes: Optional[list]) -> None:
+        weight_dtype = self.weight_ih_l0.dtype
+        if input.dtype != weight_dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
+                             f"({weight_dtype}). Convert input: input.to({weight_dtype}), or "
+                             f"convert model: model.to({input.dtype})")
+        expected_input_dim = 2 if batch_sizes is not None else 3
+        if input.dim() != expected_input_dim:
+            raise RuntimeError(f"input must have {expected_input_dim} dimensions, got "
+                               f"{input.dim()}")
+        if self.input_size != input.shape[-1]:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {input.shape[-1]}")
+
+    def get_expected_hidden_size(self, input: Tensor, batch_sizes: Optional[list]) -> tuple:
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.shape[0] if self.batch_first else input.shape[1]
+        num_directions = 2 if self.bidirectional else 1
+        size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        return (self.num_layers * num_directions, mini_batch, size)
+
+    def check_hidden_size(self, hx: Tensor, expected_hidden_size: tuple,
+                          msg: str = "Expected hidden size {}, got {}") -> None:
+        if tuple(hx.shape) != tuple(expected_hidden_size):
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.shape)))
+
+    def check_forward_args(self, input: Tensor, hidden: Tensor,
+                           batch_sizes: Optional[list]) -> None:
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx: Tensor, permutation: Optional[Tensor]) -> Tensor:
+        if permutation is None:
+            return hx
+        return hx.index_select(1, permutation)
+
+    # -- the shared forward ----------------------------------------------------------------
+
+    def _zeros(self, batch: int, size: int, like: Tensor) -> Tensor:
+        num_directions = 2 if self.bidirectional else 1
+        return hookgrad.zeros((self.num_layers * num_directions, batch, size), dtype=like.dtype)
+
+    def _unpack_input(self, input, hx, name: str, hidden_count: int):
+        """Normalise the input to time-major 3-D (or packed 2-D) and batched states.
+        Returns (input, hx, batch_sizes, sorted_indices, unsorted_indices, batched)."""
+        if isinstance(input, PackedSequence):
+            data, batch_sizes, sorted_indices, unsorted_indices = input
+            if hx is not None:
+                hx = self.permute_hidden(hx, sorted_indices)
+            return data, hx, [int(b) for b in batch_sizes.tolist()], sorted_indices, \
+                unsorted_indices, True
+        if input.dim() not in (2, 3):
+            tensor_word = " tensor" if name == "RNN" else ""
+            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D"
+                             f"{tensor_word} instead")
+        batched = input.dim() == 3
+        if not batched:
+            input = input.unsqueeze(0 if self.batch_first else 1)
+        if hx is not None:
+            _check_hidden_dims(hx, batched, hidden_count)
+            if not batched:
+                hx = self._map_hidden(hx, lambda h: h.unsqueeze(1))
+        return input, hx, None, None, None, batched
+
+    def _map_hidden(self, hx, fn):
+        return fn(hx)
+
+    def _run(self, input: Tensor, states: tuple, batch_sizes: Optional[list]) -> tuple:
+        """All layers and directions. ``input`` is packed data (N, I) with ``batch_sizes``, or
+        (T, B, I) / (B, T, I). Returns (output in the same layout, final states stacked)."""
+        if batch_sizes is None and self.batch_first:
+            input = input.transpose(0, 1)
+        num_directions = 2 if self.bidirectional else 1
+        step = self._step()
+        initial = [s.unbind(0) for s in states]
+        finals = []
+        layer_input = input
+        for layer in range(self.num_layers):
+            directions = []
+            for direction in range(num_directions):
+                index = layer * num_directions + direction
+                weights = [getattr(self, name) for name in self._all_weights[index]]
+                weight_ih, weight_hh = weights[0], weights[1]
+                bias_ih, bias_hh = (weights[2], weights[3]) if self.bias else (None, None)
+                extra = weights[-1:] if self.proj_size > 0 else []
+                projection = F.linear(layer_input, weight_ih, bias_ih)
+                if batch_sizes is None:
+                    projections = list(projection.unbind(0))
+                else:
+                    projections = list(projection.split(batch_sizes))
+                outputs, final = _run_direction(
+                    lambda x, s: step(x, s, weight_hh, bias_hh, *extra), projections,
+                    tuple(start[index] for start in initial), reverse=direction == 1)
+                finals.append(final)
+                directions.append(hookgrad.stack(outputs) if batch_sizes is None
+                                  else hookgrad.cat(outputs))
+            layer_input = directions[0] if num_directions == 1 else hookgrad.cat(directions, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                layer_input = F.dropout(layer_input, self.dropout, True)
+        output = layer_input
+        if batch_sizes is None and self.batch_first:
+            output = output.transpose(0, 1)
+        stacked = tuple(hookgrad.stack([final[i] for final in finals]) for i in range(len(states)))
+        return output, stacked
+
+    def _step(self):
+        """The step over a tuple of states: RNN and GRU carry one, LSTM two."""
+        single = _STEPS[self.mode]
+        return lambda x, states, weight_hh, bias_hh: (single(x, states[0], weight_hh, bias_hh),)
+
+    def _forward_single_state(self, input, hx, name: str):
+        """RNN and GRU: one state tensor ``h`` of shape (layers*directions, N, hidden)."""
+        orig_input = input
+        input, hx, batch_sizes, sorted_indices, unsorted_indices, batched = \
+            self._unpack_input(input, hx, name, 1)
+        if hx is None:
+            batch = batch_sizes[0] if batch_sizes is not None else \
+                input.shape[0 if self.batch_first else 1]
+            hx = self._zeros(batch, self.hidden_size, input)
+        self.check_forward_args(input, hx, batch_sizes)
+        output, (hidden,) = self._run(input, (hx,), batch_sizes)
+        if isinstance(orig_input, PackedSequence):
+            packed = PackedSequence(output, orig_input.batch_sizes, sorted_indices,
+                                    unsorted_indices)
+            return packed, self.permute_hidden(hidden, unsorted_indices)
+        if not batched:
+            output = output.squeeze(0 if self.batch_first else 1)
+            hidden = hidden.squeeze(1)
+        return output, hidden
+
+
+def _check_options(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                   proj_size) -> None:
+    if (not isinstance(dropout, numbers.Number) or isinstance(dropout, bool)
+            or not 0 <= dropout <= 1):
+        raise ValueError("dropout should be a number in range [0, 1] representing the "
+                         "probability of an element being zeroed")
+    if dropout > 0 and num_layers == 1:
+        warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
+                      "non-zero dropout expects num_layers greater than 1, but got "
+                      f"dropout={dropout} and num_layers={num_layers}", stacklevel=4)
+    if not isinstance(bias, bool):
+        raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
+    if not isinstance(batch_first, bool):
+        raise TypeError(f"batch_first should be of type bool, got: {type(batch_first).__name__}")
+    if not isinstance(input_size, int):
+        raise TypeError(f"input_size should be of type int, got: {type(input_size).__name__}")
+    if input_size <= 0:
+        raise ValueError("input_size must be greater than zero")
+    if not isinstance(hidden_size, int):
+        raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
+    if hidden_size <= 0:
+        raise ValueError("hidden_size must be greater than zero")
+    if num_layers <= 0:
+        raise ValueError("num_layers must be greater than zero")
+    if proj_size < 0:
+        raise ValueError("proj_size should be a positive integer or zero to disable projections")
+    if proj_size >= hidden_size:
+        raise ValueError("proj_size has to be smaller than hidden_size")
+    if mode not in _GATES:
+        raise ValueError("Unrecognized RNN mode: " + mode)
+
+
+def _check_hidden_dims(hx, batched: bool, count: int) -> None:
+    want = 3 if batched else 2
+    kind = "batched 3-D" if batched else "unbatched 2-D"
+    if count == 1:
+        if hx.dim() != want:
+            raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got "
+                               f"{hx.dim()}-D tensor")
+    elif hx[0].dim() != want or hx[1].dim() != want:
+        raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D but got "
+                           f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")
+
+
+class RNN(RNNBase):
+    """Elman RNN: h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh) (or relu), stacked
+    num_layers deep. ``forward(input, hx=None)`` returns (output, h_n); input (L, N, input_size)
+    ((N, L, ...) if batch_first), (L, input_size) unbatched, or a PackedSequence."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if len(args) > 3:
+            self.nonlinearity = args[3]
+            args = args[:3] + args[4:]
+        else:
+            self.nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        if self.nonlinearity == "tanh":
+            mode = "RNN_TANH"
+        elif self.nonlinearity == "relu":
+            mode = "RNN_RELU"
+        else:
+            raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' "
+                             f"or 'relu'.")
+        super().__init__(mode, *args, **kwargs)
+
+    def forward(self, input, hx: Optional[Tensor] = None):
+        return self._forward_single_state(input, hx, "RNN")
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit, stacked num_layers deep; ``forward(input, hx=None)`` returns
+    (output, h_n) with the layouts of :class:`RNN`."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        super().__init__("GRU", *args, **kwargs)
+
+    def forward(self, input, hx: Optional[Tensor] = None):
+        return self._forward_single_state(input, hx, "GRU")
+
+
+class LSTM(RNNBase):
+    """Long short-term memory, stacked num_layers deep, with an optional projection of h
+    (``proj_size``). ``forward(input, (h_0, c_0)=None)`` returns (output, (h_n, c_n)); h has
+    proj_size features when projecting, c always hidden_size."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__("LSTM", *args, **kwargs)
+
+    def get_expected_cell_size(self, input: Tensor, batch_sizes: Optional[list]) -> tuple:
+        layers, batch, _ = self.get_expected_hidden_size(input, batch_sizes)
+        return (layers, batch, self.hidden_size)
+
+    def check_forward_args(self, input: Tensor, hidden: tuple,
+                           batch_sizes: Optional[list]) -> None:
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def permute_hidden(self, hx: tuple, permutation: Optional[Tensor]) -> tuple:
+        if permutation is None:
+            return hx
+        return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
+
+    def _map_hidden(self, hx, fn):
+        return fn(hx[0]), fn(hx[1])
+
+    def _step(self):
+        return lstm_step  # already maps (h, c) to (h', c')
+
+    def forward(self, input, hx: Optional[tuple] = None):
+        orig_input = input
+        input, hx, batch_sizes, sorted_indices, unsorted_indices, batched = \
+            self._unpack_input(input, hx, "LSTM", 2)
+        if hx is None:
+            batch = batch_sizes[0] if batch_sizes is not None else \
+                input.shape[0 if self.batch_first else 1]
+            hx = (self._zeros(batch, self.proj_size or self.hidden_size, input),
+                  self._zeros(batch, self.hidden_size, input))
+        self.check_forward_args(input, hx, batch_sizes)
+        output, hidden = self._run(input, tuple(hx), batch_sizes)
+        if isinstance(orig_input, PackedSequence):
+            packed = PackedSequence(output, orig_input.batch_sizes, sorted_indices,
+                                    unsorted_indices)
+            return packed, self.permute_hidden(hidden, unsorted_indices)
+        if not batched:
+            output = output.squeeze(0 if self.batch_first else 1)
+            hidden = (hidden[0].squeeze(1), hidden[1].squeeze(1))
+        return output, hidden
