@@ -12,3 +12,6 @@ from .modules import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d
 from .modules import (CELU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LogSigmoid, Mish,
                       ReLU6, Softshrink, Softsign, Tanhshrink)
 from .parameter import Buffer, Parameter
+
+# -- vision, distance and container extras --------------------------------------------------------
+from .modules import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402

@@ -478,3 +478,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     classes = int(tensor._data.max()) + 1 if num_classes == -1 else num_classes
     return Tensor._make((tensor._data[..., None] == np.arange(classes)).astype(np.int64))
+
+
+# -- vision and distance ops (implemented in nn/ops; re-exported here) --------------------------
+from .ops.interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: E402,F401,E501

@@ -26,3 +26,8 @@ __all__ = ["Flatten", "Identity", "ModuleDict", "ModuleList", "Sequential", "Unf
            "BatchNorm2d", "GroupNorm", "LayerNorm", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
            "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d", "Embedding", "TransformerEncoder",
            "TransformerEncoderLayer"]
+
+# -- vision, distance and container extras --------------------------------------------------------
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
+
+__all__ += ["Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
