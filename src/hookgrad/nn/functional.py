@@ -482,3 +482,5 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
 
 # -- vision and distance ops (implemented in nn/ops; re-exported here) --------------------------
 from .ops.interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: E402,F401,E501
+from .ops.fold import fold, unfold  # noqa: E402,F401
+from .ops.pixelshuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401

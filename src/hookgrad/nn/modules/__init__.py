@@ -28,6 +28,9 @@ __all__ = ["Flatten", "Identity", "ModuleDict", "ModuleList", "Sequential", "Unf
            "TransformerEncoderLayer"]
 
 # -- vision, distance and container extras --------------------------------------------------------
+from .fold import Fold, Unfold  # noqa: E402
+from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: E402
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
 
-__all__ += ["Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
+__all__ += ["Fold", "Unfold", "PixelShuffle", "PixelUnshuffle", "Upsample",
+            "UpsamplingBilinear2d", "UpsamplingNearest2d"]
