@@ -14,5 +14,6 @@ from .modules import (CELU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, 
 from .parameter import Buffer, Parameter
 
 # -- vision, distance and container extras --------------------------------------------------------
+from .modules import (CosineSimilarity, PairwiseDistance)  # noqa: E402
 from .modules import (Fold, PixelShuffle, PixelUnshuffle, Unfold, Upsample,  # noqa: E402
                       UpsamplingBilinear2d, UpsamplingNearest2d)

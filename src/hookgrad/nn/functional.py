@@ -484,3 +484,4 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
 from .ops.interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: E402,F401,E501
 from .ops.fold import fold, unfold  # noqa: E402,F401
 from .ops.pixelshuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
+from .ops.distance import cosine_similarity, normalize, pairwise_distance  # noqa: E402,F401
