@@ -14,6 +14,7 @@ from .modules import (CELU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, 
 from .parameter import Buffer, Parameter
 
 # -- vision, distance and container extras --------------------------------------------------------
-from .modules import (CosineSimilarity, PairwiseDistance)  # noqa: E402
+from .modules import (CosineSimilarity, InstanceNorm1d, InstanceNorm2d,  # noqa: E402
+                      InstanceNorm3d, PairwiseDistance)
 from .modules import (Fold, PixelShuffle, PixelUnshuffle, Unfold, Upsample,  # noqa: E402
                       UpsamplingBilinear2d, UpsamplingNearest2d)

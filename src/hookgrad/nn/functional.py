@@ -485,3 +485,4 @@ from .ops.interpolate import interpolate, upsample, upsample_bilinear, upsample_
 from .ops.fold import fold, unfold  # noqa: E402,F401
 from .ops.pixelshuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
 from .ops.distance import cosine_similarity, normalize, pairwise_distance  # noqa: E402,F401
+from .ops.instancenorm import instance_norm  # noqa: E402,F401

@@ -30,8 +30,10 @@ __all__ = ["Flatten", "Identity", "ModuleDict", "ModuleList", "Sequential", "Unf
 # -- vision, distance and container extras --------------------------------------------------------
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
 from .fold import Fold, Unfold  # noqa: E402
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402
 from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: E402
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
 
-__all__ += ["CosineSimilarity", "PairwiseDistance", "Fold", "Unfold", "PixelShuffle", "PixelUnshuffle", "Upsample",
+__all__ += ["CosineSimilarity", "PairwiseDistance", "Fold", "Unfold", "InstanceNorm1d",
+            "InstanceNorm2d", "InstanceNorm3d", "PixelShuffle", "PixelUnshuffle", "Upsample",
             "UpsamplingBilinear2d", "UpsamplingNearest2d"]
