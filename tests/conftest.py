@@ -218,3 +218,34 @@ def double_backward(fn, *arrays, seed=0):
         else:
             assert ours is not None, "hookgrad has no second derivative, torch has one"
             assert_close(ours, theirs, what="second derivative")
+
+
+def init_draws(lib, build):
+    """The random draws ``build()`` makes while it runs, as (kind, shape, a, b) in order: every
+    ``uniform_`` (a, b = bounds) and ``normal_`` (a, b = mean, std), whether called through
+    ``nn.init`` or on a tensor. Two layers whose lists agree initialise the same way, draw for
+    draw, whatever the random stream."""
+    draws, depth = [], [0]
+
+    def recorder(kind, original):
+        def record(tensor, a=0.0, b=1.0, *args, **kwargs):
+            if depth[0] == 0:
+                draws.append((kind, tuple(tensor.shape), round(float(a), 12), round(float(b), 12)))
+            depth[0] += 1
+            try:
+                return original(tensor, a, b, *args, **kwargs)
+            finally:
+                depth[0] -= 1
+        return record
+
+    owners = [lib.Tensor] + ([lib.nn.init] if lib is hookgrad else [])
+    saved = [(owner, name, getattr(owner, name)) for owner in owners
+             for name in ("uniform_", "normal_")]
+    try:
+        for owner, name, original in saved:
+            setattr(owner, name, recorder(name, original))
+        module = build()
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)
+    return module, draws

@@ -14,6 +14,8 @@ from .modules import (CELU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, 
 from .parameter import Buffer, Parameter
 
 # -- vision, distance and container extras --------------------------------------------------------
+from .modules import (AdaptiveAvgPool3d, AvgPool3d, Conv3d, ConvTranspose3d,  # noqa: E402
+                      MaxPool3d)
 from .modules import (CosineSimilarity, InstanceNorm1d, InstanceNorm2d,  # noqa: E402
                       InstanceNorm3d, PairwiseDistance)
 from .modules import (Fold, PixelShuffle, PixelUnshuffle, Unfold, Upsample,  # noqa: E402

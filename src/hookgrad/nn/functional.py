@@ -486,3 +486,5 @@ from .ops.fold import fold, unfold  # noqa: E402,F401
 from .ops.pixelshuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
 from .ops.distance import cosine_similarity, normalize, pairwise_distance  # noqa: E402,F401
 from .ops.instancenorm import instance_norm  # noqa: E402,F401
+from .ops.pool3d import (adaptive_avg_pool3d, avg_pool3d, conv_transpose3d,  # noqa: E402,F401
+                         max_pool3d, max_pool3d_with_indices)
