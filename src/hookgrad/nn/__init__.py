@@ -14,7 +14,7 @@ from .modules import (CELU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, 
 from .parameter import Buffer, Parameter
 
 # -- vision, distance and container extras --------------------------------------------------------
-from .modules import Bilinear, ParameterDict, ParameterList  # noqa: E402
+from .modules import Bilinear, EmbeddingBag, ParameterDict, ParameterList  # noqa: E402
 from .modules import (AdaptiveAvgPool3d, AvgPool3d, Conv3d, ConvTranspose3d,  # noqa: E402
                       MaxPool3d)
 from .modules import (CosineSimilarity, InstanceNorm1d, InstanceNorm2d,  # noqa: E402

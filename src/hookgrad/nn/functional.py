@@ -489,3 +489,4 @@ from .ops.instancenorm import instance_norm  # noqa: E402,F401
 from .ops.pool3d import (adaptive_avg_pool3d, avg_pool3d, conv_transpose3d,  # noqa: E402,F401
                          max_pool3d, max_pool3d_with_indices)
 from .ops.bilinear import bilinear  # noqa: E402,F401
+from .ops.embedding_bag import embedding_bag  # noqa: E402,F401

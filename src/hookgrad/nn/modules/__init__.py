@@ -32,6 +32,7 @@ from .bilinear import Bilinear  # noqa: E402
 from .conv3d import (AdaptiveAvgPool3d, AvgPool3d, Conv3d, ConvTranspose3d,  # noqa: E402
                      MaxPool3d)
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
+from .embedding_bag import EmbeddingBag  # noqa: E402
 from .fold import Fold, Unfold  # noqa: E402
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402
 from .paramcontainers import ParameterDict, ParameterList  # noqa: E402
@@ -41,5 +42,5 @@ from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # n
 __all__ += ["AdaptiveAvgPool3d", "AvgPool3d", "Conv3d", "ConvTranspose3d", "MaxPool3d",
             "CosineSimilarity", "PairwiseDistance", "Fold", "Unfold", "InstanceNorm1d",
             "InstanceNorm2d", "InstanceNorm3d", "PixelShuffle", "PixelUnshuffle", "Upsample",
-            "UpsamplingBilinear2d", "UpsamplingNearest2d", "Bilinear", "ParameterDict",
-            "ParameterList"]
+            "UpsamplingBilinear2d", "UpsamplingNearest2d", "Bilinear", "EmbeddingBag",
+            "ParameterDict", "ParameterList"]
