@@ -490,3 +490,4 @@ from .ops.pool3d import (adaptive_avg_pool3d, avg_pool3d, conv_transpose3d,  # n
                          max_pool3d, max_pool3d_with_indices)
 from .ops.bilinear import bilinear  # noqa: E402,F401
 from .ops.embedding_bag import embedding_bag  # noqa: E402,F401
+from .ops.grid_sample import affine_grid, grid_sample  # noqa: E402,F401
