@@ -196,3 +196,56 @@ def compare_double_backward(fn, *arrays, seed=0):
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+def double_backward(fn, *arrays, seed=0):
+    """``compare_double_backward`` for ops whose second derivative in some input is zero: torch
+    may return a dense zero tensor where hookgrad returns None (an unused input)."""
+    results = []
+    for lib in (torch, hookgrad):
+        rng = np.random.default_rng(seed)
+        inputs = [lib.tensor(a.copy(), requires_grad=True) for a in arrays]
+        out = fn(lib, *inputs)
+        out = out[0] if isinstance(out, tuple) else out
+        weight = lib.tensor(rng.standard_normal(tuple(out.shape)), requires_grad=True)
+        firsts = lib.autograd.grad(out, inputs, weight, create_graph=True, allow_unused=True)
+        total = sum((g * lib.tensor(rng.standard_normal(a.shape))).sum()
+                    for g, a in zip(firsts, arrays) if g is not None)
+        results.append(lib.autograd.grad(total, inputs + [weight], allow_unused=True))
+    for ours, theirs in zip(results[1], results[0]):
+        if theirs is None or theirs._is_zerotensor() or not np.any(theirs.detach().numpy()):
+            assert ours is None or not np.any(ours.detach().numpy()), "torch's is zero"
+        else:
+            assert ours is not None, "hookgrad has no second derivative, torch has one"
+            assert_close(ours, theirs, what="second derivative")
+
+
+def init_draws(lib, build):
+    """The random draws ``build()`` makes while it runs, as (kind, shape, a, b) in order: every
+    ``uniform_`` (a, b = bounds) and ``normal_`` (a, b = mean, std), whether called through
+    ``nn.init`` or on a tensor. Two layers whose lists agree initialise the same way, draw for
+    draw, whatever the random stream."""
+    draws, depth = [], [0]
+
+    def recorder(kind, original):
+        def record(tensor, a=0.0, b=1.0, *args, **kwargs):
+            if depth[0] == 0:
+                draws.append((kind, tuple(tensor.shape), round(float(a), 12), round(float(b), 12)))
+            depth[0] += 1
+            try:
+                return original(tensor, a, b, *args, **kwargs)
+            finally:
+                depth[0] -= 1
+        return record
+
+    owners = [lib.Tensor] + ([lib.nn.init] if lib is hookgrad else [])
+    saved = [(owner, name, getattr(owner, name)) for owner in owners
+             for name in ("uniform_", "normal_")]
+    try:
+        for owner, name, original in saved:
+            setattr(owner, name, recorder(name, original))
+        module = build()
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)
+    return module, draws

@@ -16,3 +16,12 @@ from .parameter import Buffer, Parameter
 # recurrent layers and the transformer decoder
 from .modules import (GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell,  # noqa: E402
                       RNNCellBase, Transformer, TransformerDecoder, TransformerDecoderLayer)
+
+# -- vision, distance and container extras --------------------------------------------------------
+from .modules import Bilinear, EmbeddingBag, ParameterDict, ParameterList  # noqa: E402
+from .modules import (AdaptiveAvgPool3d, AvgPool3d, Conv3d, ConvTranspose3d,  # noqa: E402
+                      MaxPool3d)
+from .modules import (CosineSimilarity, InstanceNorm1d, InstanceNorm2d,  # noqa: E402
+                      InstanceNorm3d, PairwiseDistance)
+from .modules import (Fold, PixelShuffle, PixelUnshuffle, Unfold, Upsample,  # noqa: E402
+                      UpsamplingBilinear2d, UpsamplingNearest2d)

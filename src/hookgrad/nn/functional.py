@@ -478,3 +478,16 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     classes = int(tensor._data.max()) + 1 if num_classes == -1 else num_classes
     return Tensor._make((tensor._data[..., None] == np.arange(classes)).astype(np.int64))
+
+
+# -- vision and distance ops (implemented in nn/ops; re-exported here) --------------------------
+from .ops.interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: E402,F401,E501
+from .ops.fold import fold, unfold  # noqa: E402,F401
+from .ops.pixelshuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
+from .ops.distance import cosine_similarity, normalize, pairwise_distance  # noqa: E402,F401
+from .ops.instancenorm import instance_norm  # noqa: E402,F401
+from .ops.pool3d import (adaptive_avg_pool3d, avg_pool3d, conv_transpose3d,  # noqa: E402,F401
+                         max_pool3d, max_pool3d_with_indices)
+from .ops.bilinear import bilinear  # noqa: E402,F401
+from .ops.embedding_bag import embedding_bag  # noqa: E402,F401
+from .ops.grid_sample import affine_grid, grid_sample  # noqa: E402,F401

@@ -35,3 +35,21 @@ from .transformer_decoder import (Transformer, TransformerDecoder,  # noqa: E402
 
 __all__ += ["GRU", "LSTM", "RNN", "RNNBase", "GRUCell", "LSTMCell", "RNNCell", "RNNCellBase",
             "Transformer", "TransformerDecoder", "TransformerDecoderLayer"]
+
+# -- vision, distance and container extras --------------------------------------------------------
+from .bilinear import Bilinear  # noqa: E402
+from .conv3d import (AdaptiveAvgPool3d, AvgPool3d, Conv3d, ConvTranspose3d,  # noqa: E402
+                     MaxPool3d)
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
+from .embedding_bag import EmbeddingBag  # noqa: E402
+from .fold import Fold, Unfold  # noqa: E402
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402
+from .paramcontainers import ParameterDict, ParameterList  # noqa: E402
+from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: E402
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
+
+__all__ += ["AdaptiveAvgPool3d", "AvgPool3d", "Conv3d", "ConvTranspose3d", "MaxPool3d",
+            "CosineSimilarity", "PairwiseDistance", "Fold", "Unfold", "InstanceNorm1d",
+            "InstanceNorm2d", "InstanceNorm3d", "PixelShuffle", "PixelUnshuffle", "Upsample",
+            "UpsamplingBilinear2d", "UpsamplingNearest2d", "Bilinear", "EmbeddingBag",
+            "ParameterDict", "ParameterList"]
