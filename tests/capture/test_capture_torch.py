@@ -65,11 +65,12 @@ def test_records_equal_what_torch_computes_directly():
             assert_close(got, want, what=key)
 
 
+@on_both
 @pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
-def test_a_forward_without_grad_records_no_backward(mode):
-    model = _models.build(torch)
-    with capture(model, layers=NAMES, kinds=KINDS) as cap, getattr(torch, mode)():
-        model(*_models.inputs(torch))
+def test_a_forward_without_grad_records_no_backward(lib, mode):
+    model = _models.build(lib)
+    with capture(model, layers=NAMES, kinds=KINDS) as cap, getattr(lib, mode)():
+        model(*_models.inputs(lib))
     assert cap.keys() and all(record.kind in ("input", "output") for record in cap.records())
     assert cap._tensor_handles == []  # no hook was put on a tensor that needs no gradient
 

@@ -1,7 +1,9 @@
 """hookgrad.capture: record and export module inputs, outputs and gradients.
 
 Built only on public hook APIs (module forward pre/post hooks, full backward hooks, tensor
-hooks), so it doubles as a worked example::
+hooks), so it doubles as a worked example. The same calls take a PyTorch model (torch's own
+hooks are used then; records are NumPy copies made on the CPU by torch, and a model wrapped in
+``DistributedDataParallel`` is named as the model it wraps)::
 
     from hookgrad.capture import capture, patch
 
@@ -12,7 +14,7 @@ hooks), so it doubles as a worked example::
 
     with capture(model, layers="conv*", to="run1/"):   # stream to disk: safetensors or .npy
         ...
-    run = capture.load("run1/")     # same reading API
+    run = capture.load("run1/")     # same reading API; framework="torch" gives torch tensors
 
     with patch(model, "layer1", lambda module, h: h * 0):   # ablate a layer's output
         model(x)
