@@ -17,7 +17,7 @@ from typing import Optional
 
 import numpy as np
 
-from ...ops.elementwise import _Op, not_implemented
+from ...ops.elementwise import _Op
 from ...tensor import Tensor
 from . import pooling as _pool
 
@@ -285,7 +285,10 @@ def _check_dtype(input: Tensor, mode: str, nd: int) -> None:
     else:
         kernel = "compute_indices_weights_" + {"bicubic": "cubic", "linear": "linear",
                                                "trilinear": "linear"}.get(mode, "nearest")
-    raise not_implemented(kernel, dtype)
+    names = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+             "bool": "Bool"}
+    name = names.get(dtype.name, dtype.name)
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
 
 
 _WANTS = {"linear": 3, "bilinear": 4, "trilinear": 5}
