@@ -150,6 +150,20 @@ def test_interpolate_rank_errors(rng):
                                                      size=4, mode="bicubic"))
 
 
+@pytest.mark.parametrize("shape,mode", [((1, 0, 3), "nearest"), ((1, 0, 3, 3), "bilinear"),
+                                        ((1, 0, 3, 3, 3), "trilinear"), ((1, 0, 3, 3), "bicubic"),
+                                        ((1, 1, 0, 3), "nearest")])
+def test_interpolate_empty_planes(shape, mode):
+    assert_same_error(lambda lib: F(lib).interpolate(lib.ones(shape), size=2, mode=mode))
+
+
+def test_interpolate_empty_batch(rng):
+    compare(lambda lib, t: F(lib).interpolate(t, size=(3, 2), mode="bilinear"),
+            rng.standard_normal((0, 2, 4, 4)))
+    compare(lambda lib, t: F(lib).interpolate(t, size=2, mode="area"),
+            rng.standard_normal((1, 0, 4, 4)), grad=False)  # torch's backward refuses it
+
+
 def test_antialias_is_refused_clearly(rng):
     x = hookgrad.tensor(rng.standard_normal((1, 1, 4, 4)))
     with pytest.raises(NotImplementedError, match="antialias"):

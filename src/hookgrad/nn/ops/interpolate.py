@@ -329,6 +329,9 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if mode == "area":
         return _pool.AdaptiveAvgPool.apply(input, tuple(output))
     _check_sizes(list(input.shape[2:]), output)
+    if input.numel() == 0 and 0 in tuple(input.shape[1:]):
+        raise RuntimeError(f"Non-empty {input.ndim}D data tensor expected but got a tensor with "
+                           f"sizes [{', '.join(map(str, input.shape))}]")
     nearest = "nearest-2d" if nd == 2 else "nearest-floor"
     kernel_mode = {"bicubic": "cubic", "nearest": nearest}.get(mode, mode)
     plan = tuple((s, o, kernel_mode, bool(align_corners), f)
