@@ -257,6 +257,20 @@ def _output_geometry(input: Tensor, size, scale_factor, mode, recompute_scale_fa
     return output, scales
 
 
+def _area(input: Tensor, output: tuple) -> Tensor:
+    """Adaptive average pooling, reached the way torch reaches it for each rank (1-D through a
+    height-1 2-D pool, a (1, 1) output through a mean), so the nodes match too."""
+    if len(output) == 3:
+        from .pool3d import adaptive_avg_pool3d
+
+        return adaptive_avg_pool3d(input, output)
+    if len(output) == 1:
+        return _area(input.unsqueeze(-2), (1,) + output).squeeze(-2)
+    if output == (1, 1):
+        return input.mean((-1, -2), keepdim=True)
+    return _pool.AdaptiveAvgPool.apply(input, output)
+
+
 def _check_sizes(spatial: list, output: list) -> None:
     if all(s > 0 for s in spatial) and all(o > 0 for o in output):
         return
@@ -300,8 +314,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                 antialias: bool = False) -> Tensor:
     """Resize the spatial dims of an (N, C, *spatial) tensor, as torch.nn.functional.interpolate.
 
-    Differs from torch: ``antialias=True`` raises NotImplementedError; the backward of ``area``
-    is adaptive average pooling's (node named AdaptiveAvgPool2DBackward0 for every rank).
+    Differs from torch: ``antialias=True`` raises NotImplementedError (and uint8 input is
+    refused outside the nearest modes).
     """
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
@@ -327,7 +341,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             f"nearest-exact (got {mode})")
     _check_dtype(input, mode, nd)
     if mode == "area":
-        return _pool.AdaptiveAvgPool.apply(input, tuple(output))
+        return _area(input, tuple(output))
     _check_sizes(list(input.shape[2:]), output)
     if input.numel() == 0 and 0 in tuple(input.shape[1:]):
         raise RuntimeError(f"Non-empty {input.ndim}D data tensor expected but got a tensor with "
