@@ -133,11 +133,14 @@ def _scatter(values: np.ndarray, index: np.ndarray, axis: int, size: int) -> np.
     """result[.., k, ..] = sum of values[.., o, ..] over o with index[o] == k (index sorted)."""
     starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
     summed = np.add.reduceat(values, starts, axis=axis)
+    targets = index[starts]
+    if targets.size == size and targets[0] == 0 and targets[-1] == size - 1:
+        return summed  # every input position is hit, in order
     shape = list(values.shape)
     shape[axis] = size
     result = np.zeros(shape, values.dtype)
     target = [slice(None)] * values.ndim
-    target[axis] = index[starts]
+    target[axis] = targets
     result[tuple(target)] = summed
     return result
 
