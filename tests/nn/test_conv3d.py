@@ -132,6 +132,9 @@ def test_errors(rng, index):
 MODULES = [("Conv3d", (2, 4, 3), {}), ("Conv3d", (2, 4, (1, 2, 3)), dict(stride=2, padding=1,
                                                                          bias=False)),
            ("Conv3d", (4, 4, 2), dict(groups=2, dilation=(1, 2, 1), padding="same")),
+           ("Conv3d", (2, 2, 3), dict(padding=1, padding_mode="reflect")),
+           ("Conv3d", (2, 2, (3, 1, 2)), dict(padding=(1, 0, 1), padding_mode="replicate")),
+           ("Conv3d", (2, 2, 2), dict(padding="same", padding_mode="circular", dilation=2)),
            ("ConvTranspose3d", (2, 4, 2), dict(stride=2)),
            ("ConvTranspose3d", (4, 2, (2, 1, 3)), dict(groups=2, padding=1, output_padding=1,
                                                        stride=2))]

@@ -34,10 +34,9 @@ def test_grid_sample_2d(rng, mode, padding_mode, align_corners):
     def fn(lib, x, g):
         return F(lib).grid_sample(x, g, mode, padding_mode, align_corners)
 
-    flags = [True, mode != "nearest"]  # torch's grid gradient is zero for nearest
-    compare(fn, x, grid, requires_grad=flags)
+    compare(fn, x, grid)
     # float32 grid gradients of bicubic cancel to ~1e-6 where the true value is ~0
-    compare(fn, x.astype(np.float32), grid.astype(np.float32), requires_grad=flags, atol=1e-4)
+    compare(fn, x.astype(np.float32), grid.astype(np.float32), atol=1e-4)
     double_backward(fn, x, grid)
 
 
@@ -50,7 +49,7 @@ def test_grid_sample_3d(rng, mode, padding_mode, align_corners):
     def fn(lib, x, g):
         return F(lib).grid_sample(x, g, mode, padding_mode, align_corners)
 
-    compare(fn, x, grid, requires_grad=[True, mode != "nearest"])
+    compare(fn, x, grid)
     double_backward(fn, x, grid)
 
 
@@ -67,6 +66,21 @@ def test_grid_sample_exact_corners_and_size_one(rng):
     for padding_mode in PADDINGS:
         compare(lambda lib, x, g: F(lib).grid_sample(x, g, "bilinear", padding_mode, True),
                 single, _grid(rng, (1, 2, 3, 2)))
+
+
+def test_grid_sample_nearest_grid_gradient_is_zeros(rng):
+    grids = []
+    for lib in (hookgrad, torch):
+        grid = lib.tensor(_grid(rng, (1, 2, 2, 2)), requires_grad=True)
+        F(lib).grid_sample(lib.ones(1, 1, 3, 3, dtype=lib.float64), grid, "nearest",
+                           align_corners=True).sum().backward()
+        grids.append(grid.grad)
+    assert_close(grids[0], grids[1])
+    names = [F(lib).grid_sample(lib.ones(1, 1, 2, 2, 2), lib.zeros(1, 1, 1, 1, 3,
+                                                                  requires_grad=True),
+                                "nearest", align_corners=True).grad_fn.name()
+             for lib in (hookgrad, torch)]
+    assert names[0] == names[1]
 
 
 def test_grid_sample_default_align_corners_warns(rng):

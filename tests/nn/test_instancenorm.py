@@ -50,6 +50,10 @@ def test_instance_norm_errors(rng):
     assert_same_error(lambda lib: F(lib).instance_norm(lib.tensor(x)))
     assert_same_error(lambda lib: F(lib).instance_norm(lib.tensor(rng.standard_normal((2, 3, 4))),
                                                        use_input_stats=False))
+    for kwargs in (dict(weight=2), dict(bias=2), dict(weight=3, bias=4),
+                   dict(running_mean=2, running_var=3)):
+        assert_same_error(lambda lib: F(lib).instance_norm(
+            lib.ones(2, 3, 4), **{k: lib.ones(v) for k, v in kwargs.items()}))
 
 
 CONFIGS = [dict(), dict(affine=True), dict(track_running_stats=True),

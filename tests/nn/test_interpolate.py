@@ -80,14 +80,14 @@ def test_interpolate_double_backward(rng, nd, mode, align):
                                                       align_corners=align), x)
 
 
-@pytest.mark.parametrize("nd,mode,align", [(nd, m, a) for nd in SHAPES for m, a in _modes(nd)
-                                           if m != "area"])
-def test_interpolate_node_names(rng, nd, mode, align):
+@pytest.mark.parametrize("nd,mode,align", [(nd, m, a) for nd in SHAPES for m, a in _modes(nd)])
+@pytest.mark.parametrize("scale", [2, 0.1])
+def test_interpolate_node_names(rng, nd, mode, align, scale):
     names = []
     for lib in (hookgrad, torch):
         t = lib.tensor(rng.standard_normal(SHAPES[nd]), requires_grad=True)
-        names.append(F(lib).interpolate(t, scale_factor=2, mode=mode,
-                                        align_corners=align).grad_fn.name())
+        size = [max(int(s * scale), 1) for s in SHAPES[nd][2:]]
+        names.append(F(lib).interpolate(t, size, mode=mode, align_corners=align).grad_fn.name())
     assert names[0] == names[1]
 
 
@@ -148,6 +148,20 @@ def test_interpolate_rank_errors(rng):
                                                      size=4))
     assert_same_error(lambda lib: F(lib).interpolate(lib.tensor(rng.standard_normal((1, 2, 3))),
                                                      size=4, mode="bicubic"))
+
+
+@pytest.mark.parametrize("shape,mode", [((1, 0, 3), "nearest"), ((1, 0, 3, 3), "bilinear"),
+                                        ((1, 0, 3, 3, 3), "trilinear"), ((1, 0, 3, 3), "bicubic"),
+                                        ((1, 1, 0, 3), "nearest")])
+def test_interpolate_empty_planes(shape, mode):
+    assert_same_error(lambda lib: F(lib).interpolate(lib.ones(shape), size=2, mode=mode))
+
+
+def test_interpolate_empty_batch(rng):
+    compare(lambda lib, t: F(lib).interpolate(t, size=(3, 2), mode="bilinear"),
+            rng.standard_normal((0, 2, 4, 4)))
+    compare(lambda lib, t: F(lib).interpolate(t, size=2, mode="area"),
+            rng.standard_normal((1, 0, 4, 4)), grad=False)  # torch's backward refuses it
 
 
 def test_antialias_is_refused_clearly(rng):

@@ -13,8 +13,8 @@ __all__ = ["Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPo
 
 class Conv3d(_ConvNd):
     """3-D convolution over (N, C, D, H, W); weight (out, in / groups, kD, kH, kW), initialised
-    as torch does (kaiming_uniform_ with a = sqrt(5), then the bias). Differs from torch:
-    padding_mode other than 'zeros' raises NotImplementedError in forward."""
+    as torch does (kaiming_uniform_ with a = sqrt(5), then the bias); a padding_mode other
+    than 'zeros' pads with F.pad first, as torch does."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
@@ -24,10 +24,27 @@ class Conv3d(_ConvNd):
                          _tuple(dilation, 3), False, (0, 0, 0), groups, bias, padding_mode,
                          device, dtype)
 
+    def _reversed_padding(self) -> list:
+        """F.pad's widths (last dim first) for a non-zeros padding_mode; 'same' puts the odd
+        extra on the right, as torch does."""
+        widths = []
+        for k, d, p in reversed(list(zip(self.kernel_size, self.dilation,
+                                         (0, 0, 0) if self.padding == "valid"
+                                         else self.padding))):
+            if self.padding == "same":
+                total = d * (k - 1)
+                widths += [total // 2, total - total // 2]
+            else:
+                widths += [p, p]
+        return widths
+
     def forward(self, input: Tensor) -> Tensor:
         from .. import functional as F
 
-        self._check_padding_mode()
+        if self.padding_mode != "zeros":
+            padded = F.pad(input, self._reversed_padding(), mode=self.padding_mode)
+            return F.conv3d(padded, self.weight, self.bias, self.stride, 0, self.dilation,
+                            self.groups)
         return F.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
 

@@ -35,6 +35,10 @@ class Upsample(Module):
         return interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
                            recompute_scale_factor=self.recompute_scale_factor)
 
+    def __setstate__(self, state: dict) -> None:
+        state.setdefault("recompute_scale_factor", True)  # pickles from before the option
+        super().__setstate__(state)
+
     def extra_repr(self) -> str:
         if self.scale_factor is not None:
             text = f"scale_factor={self.scale_factor!r}"

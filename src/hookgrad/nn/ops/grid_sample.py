@@ -12,8 +12,7 @@ and double backward, follow from them:
   gradient in the grid).
 
 Clipping passes a gradient only strictly inside the range and mirroring flips its sign, as
-torch's kernels do. Differs from torch: the node names are those of the composing ops; with
-mode='nearest' the grid's gradient is None where torch gives zeros.
+torch's kernels do. Differs from torch: the node names are those of the composing ops.
 """
 from __future__ import annotations
 
@@ -24,6 +23,7 @@ from typing import Optional
 
 import numpy as np
 
+from ...ops.elementwise import _Op
 from ...tensor import Tensor
 
 _MODES = ("bilinear", "nearest", "bicubic")
@@ -171,6 +171,29 @@ def _bicubic(sampler: _Sampler, coords: list, padding_mode: str, align_corners: 
     return total
 
 
+class NearestGridLink(_Op):
+    """out = values; the grid's gradient is zero (nearest sampling is piecewise constant in the
+    grid), given as zeros rather than None, as torch gives it."""
+
+    node_name = "GridSampler2DBackward0"
+
+    @staticmethod
+    def forward(ctx, values, grid):
+        ctx.grid_shape, ctx.grid_dtype = grid.shape, grid.dtype
+        return values.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        import hookgrad
+
+        zeros = hookgrad.tensor(np.zeros(ctx.grid_shape, ctx.grid_dtype))
+        return grad, zeros
+
+
+class NearestGridLink3D(NearestGridLink):
+    node_name = "GridSampler3DBackward0"
+
+
 def _shape_text(tensor: Tensor) -> str:
     return "[" + ", ".join(str(s) for s in tensor.shape) + "]"
 
@@ -235,7 +258,8 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     coords = [_pad_coordinate(c, s, padding_mode, align_corners) for c, s in zip(coords, sizes)]
     if mode == "nearest":
         nearest = [np.rint(c.detach().numpy()).astype(np.int64) for c in coords]
-        return sampler.values(nearest)
+        link = NearestGridLink if nd == 2 else NearestGridLink3D
+        return link.apply(sampler.values(nearest), grid)
     return _linear(sampler, coords)
 
 

@@ -30,6 +30,11 @@ def instance_norm(input: Tensor, running_mean: Optional[Tensor] = None,
         raise RuntimeError("Expected running_mean and running_var to be defined when "
                            "use_input_stats is false")
     batch, channels = input.shape[:2]
+    for name, tensor in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
+                         ("running_var", running_var)):
+        if tensor is not None and tensor.numel() * batch != batch * channels:
+            raise RuntimeError(f"{name} should contain {batch * channels} elements not "
+                               f"{tensor.numel() * batch}")
     mean_copies = _repeat(running_mean, batch)
     var_copies = _repeat(running_var, batch)
     flat = input.contiguous().view((1, batch * channels) + tuple(input.shape[2:]))

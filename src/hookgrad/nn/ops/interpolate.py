@@ -17,7 +17,7 @@ from typing import Optional
 
 import numpy as np
 
-from ...ops.elementwise import _Op, not_implemented
+from ...ops.elementwise import _Op
 from ...tensor import Tensor
 from . import pooling as _pool
 
@@ -133,11 +133,14 @@ def _scatter(values: np.ndarray, index: np.ndarray, axis: int, size: int) -> np.
     """result[.., k, ..] = sum of values[.., o, ..] over o with index[o] == k (index sorted)."""
     starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
     summed = np.add.reduceat(values, starts, axis=axis)
+    targets = index[starts]
+    if targets.size == size and targets[0] == 0 and targets[-1] == size - 1:
+        return summed  # every input position is hit, in order
     shape = list(values.shape)
     shape[axis] = size
     result = np.zeros(shape, values.dtype)
     target = [slice(None)] * values.ndim
-    target[axis] = index[starts]
+    target[axis] = targets
     result[tuple(target)] = summed
     return result
 
@@ -257,6 +260,20 @@ def _output_geometry(input: Tensor, size, scale_factor, mode, recompute_scale_fa
     return output, scales
 
 
+def _area(input: Tensor, output: tuple) -> Tensor:
+    """Adaptive average pooling, reached the way torch reaches it for each rank (1-D through a
+    height-1 2-D pool, a (1, 1) output through a mean), so the nodes match too."""
+    if len(output) == 3:
+        from .pool3d import adaptive_avg_pool3d
+
+        return adaptive_avg_pool3d(input, output)
+    if len(output) == 1:
+        return _area(input.unsqueeze(-2), (1,) + output).squeeze(-2)
+    if output == (1, 1):
+        return input.mean((-1, -2), keepdim=True)
+    return _pool.AdaptiveAvgPool.apply(input, output)
+
+
 def _check_sizes(spatial: list, output: list) -> None:
     if all(s > 0 for s in spatial) and all(o > 0 for o in output):
         return
@@ -285,7 +302,10 @@ def _check_dtype(input: Tensor, mode: str, nd: int) -> None:
     else:
         kernel = "compute_indices_weights_" + {"bicubic": "cubic", "linear": "linear",
                                                "trilinear": "linear"}.get(mode, "nearest")
-    raise not_implemented(kernel, dtype)
+    names = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+             "bool": "Bool"}
+    name = names.get(dtype.name, dtype.name)
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
 
 
 _WANTS = {"linear": 3, "bilinear": 4, "trilinear": 5}
@@ -297,8 +317,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                 antialias: bool = False) -> Tensor:
     """Resize the spatial dims of an (N, C, *spatial) tensor, as torch.nn.functional.interpolate.
 
-    Differs from torch: ``antialias=True`` raises NotImplementedError; the backward of ``area``
-    is adaptive average pooling's (node named AdaptiveAvgPool2DBackward0 for every rank).
+    Differs from torch: ``antialias=True`` raises NotImplementedError (and uint8 input is
+    refused outside the nearest modes).
     """
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
@@ -324,8 +344,11 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             f"nearest-exact (got {mode})")
     _check_dtype(input, mode, nd)
     if mode == "area":
-        return _pool.AdaptiveAvgPool.apply(input, tuple(output))
+        return _area(input, tuple(output))
     _check_sizes(list(input.shape[2:]), output)
+    if input.numel() == 0 and 0 in tuple(input.shape[1:]):
+        raise RuntimeError(f"Non-empty {input.ndim}D data tensor expected but got a tensor with "
+                           f"sizes [{', '.join(map(str, input.shape))}]")
     nearest = "nearest-2d" if nd == 2 else "nearest-floor"
     kernel_mode = {"bicubic": "cubic", "nearest": nearest}.get(mode, mode)
     plan = tuple((s, o, kernel_mode, bool(align_corners), f)
