@@ -214,3 +214,18 @@ def test_corrupted_checkpoints_raise_errors_and_never_crash():
         except Exception:  # any ordinary error is fine; a crash or a hang is not
             outcomes.add("refused")
     assert outcomes == {"loaded", "refused"}
+
+
+def test_a_whole_module_loads_only_with_weights_only_false_as_in_torch():
+    for lib in (torch, hookgrad):
+        model = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.ReLU())
+        buffer = io.BytesIO()
+        lib.save(model, buffer)
+        buffer.seek(0)
+        with pytest.raises(pickle.UnpicklingError, match=r"GLOBAL \S*Sequential was not"):
+            lib.load(buffer)
+        buffer.seek(0)
+        loaded = lib.load(buffer, weights_only=False)  # trusted: our own file
+        inputs = lib.ones(1, 3)
+        assert lib.equal(loaded(inputs), model(inputs))
+        assert type(loaded[0].weight) is lib.nn.Parameter
