@@ -232,12 +232,14 @@ _OLD_MODULES = {"__builtin__": "builtins", "copy_reg": "copyreg"}
 
 
 def _refuse_global(path: str) -> UnpicklingError:
+    # torch names builtins without their module ("GLOBAL print"); so do we, so messages match
+    shown = path[len("builtins."):] if path.startswith("builtins.") else path
     return UnpicklingError(
-        f"Weights only load failed: unsupported global: GLOBAL {path} is not an allowed global "
-        "with weights_only=True (only tensors, storages, Parameters, OrderedDict, containers "
-        "and primitives load by default), and loading it could run code from the file. If you "
-        "trust the file, load it with weights_only=False, or allowlist the global with "
-        f"hookgrad.serialization.add_safe_globals([{path}]).")
+        f"Weights only load failed: Unsupported global: GLOBAL {shown} was not an allowed global "
+        "by default. weights_only=True admits only tensors, storages, Parameters, OrderedDict, "
+        "containers and primitives, and loading anything else could run code from the file. "
+        "If you trust the file, load it with weights_only=False, or allowlist the global with "
+        f"hookgrad.serialization.add_safe_globals([{shown}]).")
 
 
 def _unsupported_opcode(name: str) -> Callable:
