@@ -116,14 +116,16 @@ class Sequential(Module):
     def insert(self, index: int, module: Module) -> "Sequential":
         if not isinstance(module, Module):
             raise AssertionError(f"module should be of type: {Module}")
-        n = len(self._modules)
-        if not -n <= index <= n:
+        count = len(self._modules)
+        if index < -count or index > count:
             raise IndexError(f"Index out of range: {index}")
-        if index < 0:
-            index += n
-        for i in range(n, index, -1):
-            self._modules[str(i)] = self._modules[str(i - 1)]
-        self._modules[str(index)] = module
+        start = index + count if index < 0 else index
+        # Slots start..count each take the module one place to their left; the new key
+        # str(count) is the only one added, so it lands last in the dict.
+        slots = [str(position) for position in range(start, count + 1)]
+        shifted = [module] + [self._modules[slot] for slot in slots[:-1]]
+        for slot, layer in zip(slots, shifted):
+            self._modules[slot] = layer
         return self
 
     def extend(self, sequential: Iterable[Module]) -> "Sequential":
@@ -235,23 +237,26 @@ class ModuleDict(Module):
         if modules is not None:
             self.update(modules)
 
-    def __getitem__(self, key: str) -> Module:
-        return self._modules[key]
-
-    def __setitem__(self, key: str, module: Module) -> None:
-        self.add_module(key, module)
-
-    def __delitem__(self, key: str) -> None:
-        del self._modules[key]
+    # The mapping protocol goes straight to ``_modules``, so every entry is a registered child.
+    def __contains__(self, key: str) -> bool:
+        return key in self._modules
 
     def __len__(self) -> int:
         return len(self._modules)
 
     def __iter__(self) -> Iterator[str]:
+        """Keys in insertion order, as a dict gives them."""
         return iter(self._modules)
 
-    def __contains__(self, key: str) -> bool:
-        return key in self._modules
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        """Register ``module`` as the child ``key``; the name rules of ``add_module`` apply."""
+        self.add_module(key, module)
 
     def clear(self) -> None:
         self._modules.clear()
