@@ -84,15 +84,11 @@ class RNNBase(Module):
                  bidirectional: bool = False, proj_size: int = 0, device=None,
                  dtype=None) -> None:
         super().__init__()
-        self.mode = mode
-        self.input_size = input_size
-        self.hidden_size = hidden_size
-        self.num_layers = num_layers
-        self.bias = bias
-        self.batch_first = batch_first
+        self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
+        self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
+        # float() first, as torch does, so a non-number fails here before the option checks.
         self.dropout = float(dropout)
-        self.bidirectional = bidirectional
-        self.proj_size = proj_size
+        self.bidirectional, self.proj_size = bidirectional, proj_size
         _check_options(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout,
                        proj_size)
         gate_size = _GATES[mode] * hidden_size
@@ -339,18 +335,15 @@ class RNN(RNNBase):
     def __init__(self, *args, **kwargs) -> None:
         if "proj_size" in kwargs:
             raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
-        if len(args) > 3:
-            self.nonlinearity = args[3]
-            args = args[:3] + args[4:]
-        else:
-            self.nonlinearity = kwargs.pop("nonlinearity", "tanh")
-        if self.nonlinearity == "tanh":
-            mode = "RNN_TANH"
-        elif self.nonlinearity == "relu":
-            mode = "RNN_RELU"
-        else:
-            raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' "
+        # nonlinearity is RNN's own fourth positional argument; RNNBase takes everything else.
+        args = list(args)
+        nonlinearity = args.pop(3) if len(args) > 3 else kwargs.pop("nonlinearity", "tanh")
+        modes = (("tanh", "RNN_TANH"), ("relu", "RNN_RELU"))
+        mode = next((code for name, code in modes if nonlinearity == name), None)
+        if mode is None:
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' "
                              f"or 'relu'.")
+        self.nonlinearity = nonlinearity
         super().__init__(mode, *args, **kwargs)
 
     def forward(self, input, hx: Optional[Tensor] = None):
