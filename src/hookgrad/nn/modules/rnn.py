@@ -283,6 +283,11 @@ class RNNBase(Module):
         return output, hidden
 
 
+def _require_type(name: str, value, kind: type) -> None:
+    if not isinstance(value, kind):
+        raise TypeError(f"{name} should be of type {kind.__name__}, got: {type(value).__name__}")
+
+
 def _check_options(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout,
                    proj_size) -> None:
     if (not isinstance(dropout, numbers.Number) or isinstance(dropout, bool)
@@ -293,18 +298,12 @@ def _check_options(mode, input_size, hidden_size, num_layers, bias, batch_first,
         warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
                       "non-zero dropout expects num_layers greater than 1, but got "
                       f"dropout={dropout} and num_layers={num_layers}", stacklevel=4)
-    if not isinstance(bias, bool):
-        raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
-    if not isinstance(batch_first, bool):
-        raise TypeError(f"batch_first should be of type bool, got: {type(batch_first).__name__}")
-    if not isinstance(input_size, int):
-        raise TypeError(f"input_size should be of type int, got: {type(input_size).__name__}")
-    if input_size <= 0:
-        raise ValueError("input_size must be greater than zero")
-    if not isinstance(hidden_size, int):
-        raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
-    if hidden_size <= 0:
-        raise ValueError("hidden_size must be greater than zero")
+    _require_type("bias", bias, bool)
+    _require_type("batch_first", batch_first, bool)
+    for name, size in (("input_size", input_size), ("hidden_size", hidden_size)):
+        _require_type(name, size, int)
+        if size <= 0:
+            raise ValueError(f"{name} must be greater than zero")
     if num_layers <= 0:
         raise ValueError("num_layers must be greater than zero")
     if proj_size < 0:
