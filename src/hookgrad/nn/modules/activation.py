@@ -64,8 +64,7 @@ class Softplus(Module):
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
-        self.beta = beta
-        self.threshold = threshold
+        self.beta, self.threshold = beta, threshold
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softplus(input, self.beta, self.threshold)
@@ -79,8 +78,7 @@ class LeakyReLU(Module):
 
     def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
         super().__init__()
-        self.negative_slope = negative_slope
-        self.inplace = inplace
+        self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.leaky_relu(input, self.negative_slope, self.inplace)
@@ -94,8 +92,7 @@ class ELU(Module):
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
+        self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.elu(input, self.alpha, self.inplace)

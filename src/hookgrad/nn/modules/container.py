@@ -37,12 +37,12 @@ class Sequential(Module):
 
     def __init__(self, *args: Any) -> None:
         super().__init__()
-        if len(args) == 1 and isinstance(args[0], OrderedDict):
-            for key, module in args[0].items():
-                self.add_module(key, module)
-        else:
-            for index, module in enumerate(args):
-                self.add_module(str(index), module)
+        # One OrderedDict argument supplies the names; otherwise positions become names.
+        named = len(args) == 1 and isinstance(args[0], OrderedDict)
+        pairs = args[0].items() if named else ((str(index), layer)
+                                               for index, layer in enumerate(args))
+        for name, layer in pairs:
+            self.add_module(name, layer)
 
     def __getitem__(self, index: Union[int, slice]) -> Module:
         if isinstance(index, slice):
@@ -308,8 +308,7 @@ class Flatten(Module):
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()
-        self.start_dim = start_dim
-        self.end_dim = end_dim
+        self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, input: Tensor) -> Tensor:
         return input.flatten(self.start_dim, self.end_dim)

@@ -115,10 +115,10 @@ class Module(HooksMixin, StateDictMixin):
                             "(torch Tensor or None required)")
         tensor = _run_registration_hooks(_global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
-        if persistent:
-            self._non_persistent_buffers_set.discard(name)
-        else:
-            self._non_persistent_buffers_set.add(name)
+        # Only the names left out of state_dict are tracked; persistent is the default.
+        mark = self._non_persistent_buffers_set.discard if persistent else \
+            self._non_persistent_buffers_set.add
+        mark(name)
 
     def register_parameter(self, name: str, param: Optional[Parameter]) -> None:
         """Add a parameter under ``name``; ``None`` reserves the name (a missing bias)."""
