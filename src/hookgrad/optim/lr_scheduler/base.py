@@ -122,15 +122,15 @@ class LRScheduler:
 
     def _update_lr(self, epoch: Optional[int] = None) -> None:
         """Set the groups' lrs for the next epoch, or for ``epoch`` by the closed form."""
+        # Jumping to an explicit epoch needs the closed form where a schedule has one; the
+        # chainable get_lr only knows how to go one step from the current lrs.
+        compute = self.get_lr
+        if epoch is not None:
+            compute = getattr(self, "_get_closed_form_lr", None) or compute
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
         self._get_lr_called_within_step = True
         try:
-            if epoch is None:
-                self.last_epoch += 1
-                values = self.get_lr()
-            else:
-                self.last_epoch = epoch
-                closed_form = getattr(self, "_get_closed_form_lr", None)
-                values = closed_form() if closed_form is not None else self.get_lr()
+            values = compute()
         finally:
             self._get_lr_called_within_step = False
         if len(values) != len(self.optimizer.param_groups):

@@ -128,10 +128,9 @@ class ReduceLROnPlateau(LRScheduler):
                  cooldown: int = 0, min_lr: Any = 0, eps: float = 1e-8) -> None:
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
-        self.factor = factor
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
-        self.optimizer = optimizer
+        self.optimizer, self.factor = optimizer, factor
         if isinstance(min_lr, (list, tuple)):
             if len(min_lr) != len(optimizer.param_groups):
                 raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got "

@@ -43,10 +43,8 @@ class CyclicLR(LRScheduler):
         self.step_ratio = up / self.total_size
         if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
             raise ValueError("mode is invalid and scale_fn is None")
-        self.mode = mode
-        self.gamma = gamma
+        self.mode, self.gamma, self.scale_mode = mode, gamma, scale_mode
         self._scale_fn_custom = scale_fn
-        self.scale_mode = scale_mode
         self._init_scale_fn()
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
@@ -108,10 +106,11 @@ class CyclicLR(LRScheduler):
         return state
 
     def load_state_dict(self, state_dict: dict) -> None:
-        fn = state_dict.pop("_scale_fn_custom")
+        saved = state_dict.pop("_scale_fn_custom")
         super().load_state_dict(state_dict)
-        if fn is not None:
-            self._scale_fn_custom.__dict__.update(fn)
+        # Only a callable object's attributes were saved; a plain function stays as given.
+        if saved is not None:
+            self._scale_fn_custom.__dict__.update(saved)
         self._init_scale_fn()
 
 
