@@ -233,19 +233,24 @@ def _total_steps(total_steps: Optional[int], epochs: Optional[int],
     raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
 
 
+def _refuse(bad: bool, message: str) -> None:
+    if bad:
+        raise ValueError(message)
+
+
 class CosineAnnealingWarmRestarts(LRScheduler):
     """Cosine annealing from ``initial_lr`` to ``eta_min`` over ``T_i`` epochs, then a restart
     with ``T_i *= T_mult``. ``step(epoch)`` may take fractional epochs (per-batch stepping)."""
 
     def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
                  last_epoch: int = -1) -> None:
-        if T_0 <= 0 or not isinstance(T_0, int):
-            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
-        if T_mult < 1 or not isinstance(T_mult, int):
-            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
-        if not isinstance(eta_min, (float, int)):
-            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
-                             f"{type(eta_min)}")
+        # Checked one after another, in torch's order, so the first bad argument is named.
+        _refuse(T_0 <= 0 or not isinstance(T_0, int),
+                f"Expected positive integer T_0, but got {T_0}")
+        _refuse(T_mult < 1 or not isinstance(T_mult, int),
+                f"Expected integer T_mult >= 1, but got {T_mult}")
+        _refuse(not isinstance(eta_min, (float, int)),
+                f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}")
         self.T_0 = self.T_i = T_0
         self.T_mult, self.eta_min = T_mult, eta_min
         self.T_cur = last_epoch
