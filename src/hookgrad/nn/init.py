@@ -68,12 +68,12 @@ def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple:
 
 
 def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
-    mode = mode.lower()
-    valid_modes = ["fan_in", "fan_out"]
-    if mode not in valid_modes:
-        raise ValueError(f"Mode {mode} not supported, please use one of {valid_modes}")
-    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return fan_in if mode == "fan_in" else fan_out
+    # Kaiming init scales by the fan on the side (forward or backward) it should preserve;
+    # the mode is checked before the shape, as torch does.
+    sides = ["fan_in", "fan_out"]
+    if mode.lower() not in sides:
+        raise ValueError(f"Mode {mode.lower()} not supported, please use one of {sides}")
+    return _calculate_fan_in_and_fan_out(tensor)[sides.index(mode.lower())]
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:

@@ -93,9 +93,11 @@ def _step_as_tensor(state: Optional[dict]) -> None:
         state["step"] = Tensor._make(np.asarray(float(state["step"]), _scalar_dtype()))
 
 
-def _check_nonnegative(what: str, value: Any) -> None:
-    """torch's ``if not 0.0 <= value`` check (so NaN is refused too)."""
-    if not 0.0 <= value:
+def _check_nonnegative(what: str, value: Any, *, nan_ok: bool = False) -> None:
+    """torch's ``if not 0.0 <= value`` check, which refuses NaN too; ``nan_ok`` is the
+    ``value < 0.0`` form (SGD's), under which NaN passes."""
+    refused = value < 0.0 if nan_ok else not 0.0 <= value
+    if refused:
         raise ValueError(f"Invalid {what}: {value}")
 
 
@@ -163,13 +165,12 @@ class Optimizer:
                             "Tensors or dicts, but got " + legacy_type_name(params._data))
         self.state: defaultdict = defaultdict(dict)
         self.param_groups: list[dict] = []
-        param_groups = list(params)
-        if len(param_groups) == 0:
+        given = list(params)
+        if not given:
             raise ValueError("optimizer got an empty parameter list")
-        if not isinstance(param_groups[0], dict):
-            param_groups = [{"params": param_groups}]
-        for param_group in param_groups:
-            self.add_param_group(param_group)
+        # Tensors make up one group between them; dicts are a group each.
+        for group in given if isinstance(given[0], dict) else [{"params": given}]:
+            self.add_param_group(group)
 
     def _patch_step_function(self) -> None:
         # Like torch: the class's step is wrapped once, on first construction, so hooks run

@@ -6,8 +6,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import (Optimizer, ParamsT, _bump, _check_tensor_lr, _reject_differentiable,
-                        _value)
+from .optimizer import (Optimizer, ParamsT, _bump, _check_nonnegative, _check_tensor_lr,
+                        _reject_differentiable, _value)
 
 __all__ = ["SGD"]
 
@@ -21,12 +21,9 @@ class SGD(Optimizer):
                  maximize: bool = False, foreach: Optional[bool] = None,
                  differentiable: bool = False, fused: Optional[bool] = None) -> None:
         _check_tensor_lr(lr)
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        for what, value in (("learning rate", lr), ("momentum value", momentum),
+                            ("weight_decay value", weight_decay)):
+            _check_nonnegative(what, value, nan_ok=True)
         _reject_differentiable(differentiable)
         defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
                     "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,

@@ -149,11 +149,11 @@ class SequentialSampler(Sampler[int]):
     def __init__(self, data_source) -> None:
         self.data_source = data_source
 
-    def __iter__(self) -> Iterator[int]:
-        return iter(range(len(self.data_source)))
-
     def __len__(self) -> int:
         return len(self.data_source)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
 
 
 def _fresh_generator() -> creation.Generator:
@@ -168,10 +168,8 @@ class RandomSampler(Sampler[int]):
 
     def __init__(self, data_source, replacement: bool = False,
                  num_samples: Optional[int] = None, generator=None) -> None:
-        self.data_source = data_source
-        self.replacement = replacement
-        self._num_samples = num_samples
-        self.generator = generator
+        self.data_source, self.generator = data_source, generator
+        self.replacement, self._num_samples = replacement, num_samples
         if not isinstance(self.replacement, bool):
             raise TypeError("replacement should be a boolean value, but got "
                             f"replacement={self.replacement}")
@@ -338,6 +336,13 @@ def get_worker_info() -> None:
 
 
 # -- the loader ----------------------------------------------------------------------------------
+def _refuse_for_iterable(**options: Any) -> None:
+    for name, value in options.items():
+        if value is not None:
+            raise ValueError(f"DataLoader with IterableDataset: expected unspecified {name} "
+                             f"option, but got {name}={value}")
+
+
 class DataLoader(Generic[T]):
     """Iterates over ``dataset`` in batches of ``batch_size`` made by ``collate_fn``.
 
@@ -367,23 +372,14 @@ class DataLoader(Generic[T]):
             raise ValueError("prefetch_factor option should be non-negative")
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
-        self.dataset = dataset
-        self.num_workers = num_workers
-        self.pin_memory = pin_memory
-        self.timeout = timeout
-        self.worker_init_fn = worker_init_fn
-        self.generator = generator
+        self.dataset, self.generator = dataset, generator
+        self.num_workers, self.timeout = num_workers, timeout
+        self.pin_memory, self.worker_init_fn = pin_memory, worker_init_fn
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
-            if shuffle not in (False, None):
-                raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle "
-                                 f"option, but got shuffle={shuffle}")
-            if sampler is not None:
-                raise ValueError("DataLoader with IterableDataset: expected unspecified sampler "
-                                 f"option, but got sampler={sampler}")
-            if batch_sampler is not None:
-                raise ValueError("DataLoader with IterableDataset: expected unspecified "
-                                 f"batch_sampler option, but got batch_sampler={batch_sampler}")
+            # The dataset decides its own order, so nothing that picks indices may be given.
+            _refuse_for_iterable(shuffle=None if shuffle in (False, None) else shuffle,
+                                 sampler=sampler, batch_sampler=batch_sampler)
         shuffle = bool(shuffle)
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
@@ -396,19 +392,13 @@ class DataLoader(Generic[T]):
         elif batch_size is None and drop_last:
             raise ValueError("batch_size=None option disables auto-batching and is mutually "
                              "exclusive with drop_last")
-        if sampler is None:
-            if self._iterable:
-                sampler = None
-            elif shuffle:
-                sampler = RandomSampler(dataset, generator=generator)
-            else:
-                sampler = SequentialSampler(dataset)
+        if sampler is None and not self._iterable:
+            sampler = (RandomSampler(dataset, generator=generator) if shuffle
+                       else SequentialSampler(dataset))
         if batch_size is not None and batch_sampler is None and not self._iterable:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
-        self.batch_size = batch_size
-        self.drop_last = drop_last
-        self.sampler = sampler
-        self.batch_sampler = batch_sampler
+        self.sampler, self.batch_sampler = sampler, batch_sampler
+        self.batch_size, self.drop_last = batch_size, drop_last
         if collate_fn is None:
             collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn

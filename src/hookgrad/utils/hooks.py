@@ -1,6 +1,7 @@
 """RemovableHandle: the one way every hook in hookgrad is registered and removed."""
 from __future__ import annotations
 
+import itertools
 import weakref
 from collections import OrderedDict
 from typing import Any, Callable
@@ -13,25 +14,25 @@ class RemovableHandle:
     ``remove()`` may be called any number of times; ``with handle:`` removes on exit.
     """
 
-    next_id: int = 0
+    _counter = itertools.count()
 
     def __init__(self, hooks_dict: Any, *, extra_dict: Any = None) -> None:
+        # Ids only grow, so a removed hook's id is never handed out again.
+        self.id = next(RemovableHandle._counter)
         self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle.next_id
-        RemovableHandle.next_id += 1
-        self.extra_dict_ref: tuple = ()
-        if extra_dict is not None:
-            extras = extra_dict if isinstance(extra_dict, list) else [extra_dict]
-            self.extra_dict_ref = tuple(weakref.ref(d) for d in extras)
+        if extra_dict is None:
+            also_in = ()
+        elif isinstance(extra_dict, list):
+            also_in = extra_dict
+        else:
+            also_in = (extra_dict,)
+        self.extra_dict_ref: tuple = tuple(map(weakref.ref, also_in))
 
     def remove(self) -> None:
-        hooks_dict = self.hooks_dict_ref()
-        if hooks_dict is not None and self.id in hooks_dict:
-            del hooks_dict[self.id]
-        for ref in self.extra_dict_ref:
-            extra = ref()
-            if extra is not None and self.id in extra:
-                del extra[self.id]
+        for ref in (self.hooks_dict_ref, *self.extra_dict_ref):
+            store = ref()
+            if store is not None:
+                store.pop(self.id, None)
 
     def __enter__(self) -> "RemovableHandle":
         return self

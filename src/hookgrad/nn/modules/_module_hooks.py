@@ -50,10 +50,10 @@ def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool 
     handle = add_hook(_global_forward_hooks, hook,
                       extra_dict=[_global_forward_hooks_with_kwargs,
                                   _global_forward_hooks_always_called])
-    if with_kwargs:
-        _global_forward_hooks_with_kwargs[handle.id] = True
-    if always_call:
-        _global_forward_hooks_always_called[handle.id] = True
+    for wanted, flags in ((with_kwargs, _global_forward_hooks_with_kwargs),
+                          (always_call, _global_forward_hooks_always_called)):
+        if wanted:
+            flags[handle.id] = True
     return handle
 
 

@@ -20,14 +20,16 @@ _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns; prints a short all-clear when both lists are empty."""
+
     __slots__ = ()
 
-    def __repr__(self) -> str:
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
+    def __str__(self) -> str:
+        if self.missing_keys or self.unexpected_keys:
+            return super().__repr__()
+        return "<All keys matched successfully>"
 
-    __str__ = __repr__
+    __repr__ = __str__
 
 
 class StateDictMixin:

@@ -64,8 +64,7 @@ class Softplus(Module):
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
-        self.beta = beta
-        self.threshold = threshold
+        self.beta, self.threshold = beta, threshold
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softplus(input, self.beta, self.threshold)
@@ -79,8 +78,7 @@ class LeakyReLU(Module):
 
     def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
         super().__init__()
-        self.negative_slope = negative_slope
-        self.inplace = inplace
+        self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.leaky_relu(input, self.negative_slope, self.inplace)
@@ -94,8 +92,7 @@ class ELU(Module):
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
+        self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.elu(input, self.alpha, self.inplace)
@@ -219,54 +216,48 @@ class MultiheadAttention(Module):
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
                              f"embed_dim={embed_dim} and num_heads={num_heads} instead")
         super().__init__()
-        self.embed_dim = embed_dim
-        self.kdim = kdim if kdim is not None else embed_dim
-        self.vdim = vdim if vdim is not None else embed_dim
-        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
-        self.num_heads = num_heads
-        self.dropout = dropout
-        self.batch_first = batch_first
-        self.head_dim = embed_dim // num_heads
-        if self.head_dim * num_heads != self.embed_dim:
+        self.embed_dim, self.num_heads = embed_dim, num_heads
+        self.kdim = embed_dim if kdim is None else kdim
+        self.vdim = embed_dim if vdim is None else vdim
+        # One packed (3E, E) in-projection is possible only when q, k and v all have width E.
+        self._qkv_same_embed_dim = self.kdim == self.vdim == embed_dim
+        self.dropout, self.batch_first = dropout, batch_first
+        self.head_dim, spare = divmod(embed_dim, num_heads)
+        if spare:
             raise AssertionError("embed_dim must be divisible by num_heads")
-        if not self._qkv_same_embed_dim:
-            self.q_proj_weight = Parameter(empty((embed_dim, embed_dim), dtype=dtype))
-            self.k_proj_weight = Parameter(empty((embed_dim, self.kdim), dtype=dtype))
-            self.v_proj_weight = Parameter(empty((embed_dim, self.vdim), dtype=dtype))
-            self.register_parameter("in_proj_weight", None)
-        else:
-            self.in_proj_weight = Parameter(empty((3 * embed_dim, embed_dim), dtype=dtype))
-            self.register_parameter("q_proj_weight", None)
-            self.register_parameter("k_proj_weight", None)
-            self.register_parameter("v_proj_weight", None)
-        if bias:
-            self.in_proj_bias = Parameter(empty(3 * embed_dim, dtype=dtype))
-        else:
-            self.register_parameter("in_proj_bias", None)
+
+        def fresh(*shape: int) -> Parameter:
+            return Parameter(empty(shape, dtype=dtype))
+
+        packed = self._qkv_same_embed_dim
+        projections = {
+            "in_proj_weight": fresh(3 * embed_dim, embed_dim) if packed else None,
+            "q_proj_weight": None if packed else fresh(embed_dim, embed_dim),
+            "k_proj_weight": None if packed else fresh(embed_dim, self.kdim),
+            "v_proj_weight": None if packed else fresh(embed_dim, self.vdim),
+            "in_proj_bias": fresh(3 * embed_dim) if bias else None,
+        }
+        for name, weight in projections.items():
+            self.register_parameter(name, weight)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
                                                         dtype=dtype)
-        if add_bias_kv:
-            self.bias_k = Parameter(empty((1, 1, embed_dim), dtype=dtype))
-            self.bias_v = Parameter(empty((1, 1, embed_dim), dtype=dtype))
-        else:
-            self.bias_k = self.bias_v = None
+        self.bias_k, self.bias_v = ((fresh(1, 1, embed_dim), fresh(1, 1, embed_dim))
+                                    if add_bias_kv else (None, None))
         self.add_zero_attn = add_zero_attn
         self._reset_parameters()
 
     def _reset_parameters(self) -> None:
-        if self._qkv_same_embed_dim:
-            init.xavier_uniform_(self.in_proj_weight)
-        else:
-            init.xavier_uniform_(self.q_proj_weight)
-            init.xavier_uniform_(self.k_proj_weight)
-            init.xavier_uniform_(self.v_proj_weight)
+        # Only one of the two layouts exists; the other's names hold None.
+        for weight in (self.in_proj_weight, self.q_proj_weight, self.k_proj_weight,
+                       self.v_proj_weight):
+            if weight is not None:
+                init.xavier_uniform_(weight)
         if self.in_proj_bias is not None:
-            init.constant_(self.in_proj_bias, 0.0)
-            init.constant_(self.out_proj.bias, 0.0)
-        if self.bias_k is not None:
-            init.xavier_normal_(self.bias_k)
-        if self.bias_v is not None:
-            init.xavier_normal_(self.bias_v)
+            for bias in (self.in_proj_bias, self.out_proj.bias):
+                init.constant_(bias, 0.0)
+        for extra in (self.bias_k, self.bias_v):
+            if extra is not None:
+                init.xavier_normal_(extra)
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor,
                 key_padding_mask: Optional[Tensor] = None, need_weights: bool = True,
@@ -275,14 +266,14 @@ class MultiheadAttention(Module):
         """(attn_output, attn_weights or None); batch_first inputs are (N, L, E)."""
         batched = query.ndim == 3
         if self.batch_first and batched:
-            if key is value:
-                if query is key:
-                    query = key = value = query.transpose(1, 0)
-                else:
-                    query, key = (x.transpose(1, 0) for x in (query, key))
-                    value = key
-            else:
+            # Keep shared inputs shared after the swap to (L, N, E): the functional form
+            # recognises self-attention by identity.
+            if key is not value:
                 query, key, value = (x.transpose(1, 0) for x in (query, key, value))
+            else:
+                swapped = key.transpose(1, 0)
+                query = swapped if query is key else query.transpose(1, 0)
+                key = value = swapped
         separate = not self._qkv_same_embed_dim
         output, weights = F.multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,

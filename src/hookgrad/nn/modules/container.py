@@ -37,12 +37,12 @@ class Sequential(Module):
 
     def __init__(self, *args: Any) -> None:
         super().__init__()
-        if len(args) == 1 and isinstance(args[0], OrderedDict):
-            for key, module in args[0].items():
-                self.add_module(key, module)
-        else:
-            for index, module in enumerate(args):
-                self.add_module(str(index), module)
+        # One OrderedDict argument supplies the names; otherwise positions become names.
+        named = len(args) == 1 and isinstance(args[0], OrderedDict)
+        pairs = args[0].items() if named else ((str(index), layer)
+                                               for index, layer in enumerate(args))
+        for name, layer in pairs:
+            self.add_module(name, layer)
 
     def __getitem__(self, index: Union[int, slice]) -> Module:
         if isinstance(index, slice):
@@ -116,14 +116,16 @@ class Sequential(Module):
     def insert(self, index: int, module: Module) -> "Sequential":
         if not isinstance(module, Module):
             raise AssertionError(f"module should be of type: {Module}")
-        n = len(self._modules)
-        if not -n <= index <= n:
+        count = len(self._modules)
+        if index < -count or index > count:
             raise IndexError(f"Index out of range: {index}")
-        if index < 0:
-            index += n
-        for i in range(n, index, -1):
-            self._modules[str(i)] = self._modules[str(i - 1)]
-        self._modules[str(index)] = module
+        start = index + count if index < 0 else index
+        # Slots start..count each take the module one place to their left; the new key
+        # str(count) is the only one added, so it lands last in the dict.
+        slots = [str(position) for position in range(start, count + 1)]
+        shifted = [module] + [self._modules[slot] for slot in slots[:-1]]
+        for slot, layer in zip(slots, shifted):
+            self._modules[slot] = layer
         return self
 
     def extend(self, sequential: Iterable[Module]) -> "Sequential":
@@ -235,23 +237,26 @@ class ModuleDict(Module):
         if modules is not None:
             self.update(modules)
 
-    def __getitem__(self, key: str) -> Module:
-        return self._modules[key]
-
-    def __setitem__(self, key: str, module: Module) -> None:
-        self.add_module(key, module)
-
-    def __delitem__(self, key: str) -> None:
-        del self._modules[key]
+    # The mapping protocol goes straight to ``_modules``, so every entry is a registered child.
+    def __contains__(self, key: str) -> bool:
+        return key in self._modules
 
     def __len__(self) -> int:
         return len(self._modules)
 
     def __iter__(self) -> Iterator[str]:
+        """Keys in insertion order, as a dict gives them."""
         return iter(self._modules)
 
-    def __contains__(self, key: str) -> bool:
-        return key in self._modules
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        """Register ``module`` as the child ``key``; the name rules of ``add_module`` apply."""
+        self.add_module(key, module)
 
     def clear(self) -> None:
         self._modules.clear()
@@ -303,8 +308,7 @@ class Flatten(Module):
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()
-        self.start_dim = start_dim
-        self.end_dim = end_dim
+        self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, input: Tensor) -> Tensor:
         return input.flatten(self.start_dim, self.end_dim)

@@ -15,6 +15,29 @@ def _tuple(value, n: int) -> tuple:
     return (value,) * n
 
 
+_PADDING_STRINGS = {"same", "valid"}
+_PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
+
+
+def _check_conv_args(in_channels, out_channels, stride, padding, groups, padding_mode) -> None:
+    """Reject a bad layer configuration up front, in the order torch reports problems."""
+    if groups <= 0:
+        raise ValueError("groups must be a positive integer")
+    for label, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
+        if channels % groups:
+            raise ValueError(f"{label} must be divisible by groups")
+    if isinstance(padding, str):
+        if padding not in _PADDING_STRINGS:
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                             f"{_PADDING_STRINGS}")
+        # 'same' needs the output as long as the input, which a stride > 1 cannot give.
+        if padding == "same" and any(step != 1 for step in stride):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+    if padding_mode not in _PADDING_MODES:
+        raise ValueError(f"padding_mode must be one of {_PADDING_MODES}, but got "
+                         f"padding_mode='{padding_mode}'")
+
+
 class _ConvNd(Module):
     __constants__ = ["stride", "padding", "dilation", "groups", "padding_mode", "output_padding",
                      "in_channels", "out_channels", "kernel_size"]
@@ -23,32 +46,11 @@ class _ConvNd(Module):
                  transposed, output_padding, groups, bias, padding_mode, device=None,
                  dtype=None) -> None:
         super().__init__()
-        if groups <= 0:
-            raise ValueError("groups must be a positive integer")
-        if in_channels % groups != 0:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups != 0:
-            raise ValueError("out_channels must be divisible by groups")
-        valid = {"same", "valid"}
-        if isinstance(padding, str):
-            if padding not in valid:
-                raise ValueError(f"Invalid padding string {padding!r}, should be one of {valid}")
-            if padding == "same" and any(s != 1 for s in stride):
-                raise ValueError("padding='same' is not supported for strided convolutions")
-        modes = {"zeros", "reflect", "replicate", "circular"}
-        if padding_mode not in modes:
-            raise ValueError(f"padding_mode must be one of {modes}, but got "
-                             f"padding_mode='{padding_mode}'")
-        self.in_channels = in_channels
-        self.out_channels = out_channels
-        self.kernel_size = kernel_size
-        self.stride = stride
-        self.padding = padding
-        self.dilation = dilation
-        self.transposed = transposed
-        self.output_padding = output_padding
-        self.groups = groups
-        self.padding_mode = padding_mode
+        _check_conv_args(in_channels, out_channels, stride, padding, groups, padding_mode)
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size, self.stride, self.dilation = kernel_size, stride, dilation
+        self.padding, self.padding_mode = padding, padding_mode
+        self.transposed, self.output_padding = transposed, output_padding
         shape = ((in_channels, out_channels // groups) if transposed
                  else (out_channels, in_channels // groups)) + tuple(kernel_size)
         add_weight_and_bias(self, shape, out_channels if bias else None, dtype)

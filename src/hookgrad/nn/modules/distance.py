@@ -15,9 +15,7 @@ class PairwiseDistance(Module):
 
     def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
         super().__init__()
-        self.norm = p
-        self.eps = eps
-        self.keepdim = keepdim
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
 
     def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
         return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
@@ -30,8 +28,7 @@ class CosineSimilarity(Module):
 
     def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
         super().__init__()
-        self.dim = dim
-        self.eps = eps
+        self.dim, self.eps = dim, eps
 
     def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
         return cosine_similarity(x1, x2, self.dim, self.eps)

@@ -3,12 +3,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ...ops.creation import empty
 from ...tensor import Tensor
-from .. import init
 from ..ops.embedding_bag import embedding_bag
-from ..parameter import Parameter
 from .module import Module
+from .sparse import Embedding, _give_weight, _resolve_padding_idx
 
 __all__ = ["EmbeddingBag"]
 
@@ -27,40 +25,17 @@ class EmbeddingBag(Module):
                  _weight: Optional[Tensor] = None, include_last_offset: bool = False,
                  padding_idx: Optional[int] = None, device=None, dtype=None) -> None:
         super().__init__()
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
-        if padding_idx is not None:
-            if (padding_idx > 0 and padding_idx >= num_embeddings) or (
-                    padding_idx < 0 and padding_idx < -num_embeddings):
-                raise AssertionError("padding_idx must be within num_embeddings")
-            if padding_idx < 0:
-                padding_idx += num_embeddings
-        self.padding_idx = padding_idx
-        if _weight is None:
-            self.weight = Parameter(empty((num_embeddings, embedding_dim), dtype=dtype))
-            self.reset_parameters()
-        else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError("Shape of weight does not match num_embeddings and "
-                                     "embedding_dim")
-            self.weight = Parameter(_weight)
-        self.mode = mode
-        self.sparse = sparse
-        self.include_last_offset = include_last_offset
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        self.mode, self.include_last_offset = mode, include_last_offset
+        self.padding_idx = _resolve_padding_idx(padding_idx, num_embeddings,
+                                                "padding_idx must be within num_embeddings")
+        _give_weight(self, _weight, dtype)
 
-    def reset_parameters(self) -> None:
-        init.normal_(self.weight)
-        self._fill_padding_idx_with_zero()
-
-    def _fill_padding_idx_with_zero(self) -> None:
-        if self.padding_idx is not None:
-            import hookgrad
-
-            with hookgrad.no_grad():
-                self.weight[self.padding_idx].fill_(0)
+    # Same table and the same redraw as Embedding.
+    reset_parameters = Embedding.reset_parameters
+    _fill_padding_idx_with_zero = Embedding._fill_padding_idx_with_zero
 
     def forward(self, input: Tensor, offsets: Optional[Tensor] = None,
                 per_sample_weights: Optional[Tensor] = None) -> Tensor:

@@ -8,43 +8,45 @@ from .module import Module
 __all__ = ["Fold", "Unfold"]
 
 
-class Fold(Module):
+class _SlidingBlocks(Module):
+    """The block geometry that Fold and Unfold share, kept in torch's attribute names."""
+
+    def __init__(self, kernel_size, dilation, padding, stride) -> None:
+        super().__init__()
+        self.kernel_size, self.dilation = kernel_size, dilation
+        self.padding, self.stride = padding, stride
+
+    def _geometry(self) -> tuple:
+        return self.kernel_size, self.dilation, self.padding, self.stride
+
+    def extra_repr(self) -> str:
+        names = ("kernel_size", "dilation", "padding", "stride")
+        return ", ".join(f"{name}={value}" for name, value in zip(names, self._geometry()))
+
+
+class Fold(_SlidingBlocks):
     """Sum sliding-block columns (N, C * prod(kernel_size), L) into (N, C, *output_size)."""
 
     __constants__ = ["output_size", "kernel_size", "dilation", "padding", "stride"]
 
     def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1) -> None:
-        super().__init__()
+        super().__init__(kernel_size, dilation, padding, stride)
         self.output_size = output_size
-        self.kernel_size = kernel_size
-        self.dilation = dilation
-        self.padding = padding
-        self.stride = stride
 
     def forward(self, input: Tensor) -> Tensor:
-        return fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
-                    self.stride)
+        return fold(input, self.output_size, *self._geometry())
 
     def extra_repr(self) -> str:
-        return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
-                f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}")
+        return f"output_size={self.output_size}, {super().extra_repr()}"
 
 
-class Unfold(Module):
+class Unfold(_SlidingBlocks):
     """Extract sliding blocks of (N, C, H, W) as columns (N, C * prod(kernel_size), L)."""
 
     __constants__ = ["kernel_size", "dilation", "padding", "stride"]
 
     def __init__(self, kernel_size, dilation=1, padding=0, stride=1) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.dilation = dilation
-        self.padding = padding
-        self.stride = stride
+        super().__init__(kernel_size, dilation, padding, stride)
 
     def forward(self, input: Tensor) -> Tensor:
-        return unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
-
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
-                f"padding={self.padding}, stride={self.stride}")
+        return unfold(input, *self._geometry())

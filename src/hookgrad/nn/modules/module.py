@@ -115,10 +115,10 @@ class Module(HooksMixin, StateDictMixin):
                             "(torch Tensor or None required)")
         tensor = _run_registration_hooks(_global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
-        if persistent:
-            self._non_persistent_buffers_set.discard(name)
-        else:
-            self._non_persistent_buffers_set.add(name)
+        # Only the names left out of state_dict are tracked; persistent is the default.
+        mark = self._non_persistent_buffers_set.discard if persistent else \
+            self._non_persistent_buffers_set.add
+        mark(name)
 
     def register_parameter(self, name: str, param: Optional[Parameter]) -> None:
         """Add a parameter under ``name``; ``None`` reserves the name (a missing bias)."""
@@ -256,15 +256,15 @@ class Module(HooksMixin, StateDictMixin):
             object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
-        if name in self._parameters:
-            del self._parameters[name]
-        elif name in self._buffers:
-            del self._buffers[name]
-            self._non_persistent_buffers_set.discard(name)
-        elif name in self._modules:
-            del self._modules[name]
-        else:
+        # A registered name lives in exactly one of the three stores, never in __dict__.
+        stores = (self._parameters, self._buffers, self._modules)
+        owner = next((store for store in stores if name in store), None)
+        if owner is None:
             object.__delattr__(self, name)
+            return
+        del owner[name]
+        if owner is self._buffers:
+            self._non_persistent_buffers_set.discard(name)
 
     def __getstate__(self) -> dict:
         return self.__dict__.copy()
@@ -344,8 +344,9 @@ class Module(HooksMixin, StateDictMixin):
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         self.training = mode
-        for module in self.children():
-            module.train(mode)
+        # Each child gets its own train() call, so a subclass that overrides it still runs.
+        for child in self.children():
+            child.train(mode)
         return self
 
     def eval(self) -> "Module":

@@ -34,27 +34,24 @@ class _BatchNorm(Module):
                  affine: bool = True, track_running_stats: bool = True, device=None,
                  dtype=None, *, bias: bool = True) -> None:
         super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
         _affine_parameters(self, num_features, affine, bias, dtype)
-        if track_running_stats:
-            self.register_buffer("running_mean", zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype=_dtype.int64))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
+        # The three names exist either way (None when untracked), in torch's state_dict order.
+        tracked = track_running_stats
+        self.register_buffer("running_mean", zeros(num_features, dtype=dtype) if tracked else None)
+        self.register_buffer("running_var", ones(num_features, dtype=dtype) if tracked else None)
+        self.register_buffer("num_batches_tracked",
+                             tensor(0, dtype=_dtype.int64) if tracked else None)
         self.reset_parameters()
 
     def reset_running_stats(self) -> None:
-        if self.track_running_stats:
-            self.running_mean.zero_()
-            self.running_var.fill_(1)
-            self.num_batches_tracked.zero_()
+        if not self.track_running_stats:
+            return
+        # In place, so anything already holding these buffers sees the reset.
+        self.running_mean.zero_()
+        self.running_var.fill_(1)
+        self.num_batches_tracked.zero_()
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()

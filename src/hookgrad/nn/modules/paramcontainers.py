@@ -119,17 +119,19 @@ class ParameterDict(Module):
         del self._keys[key]
         delattr(self, self._attribute(key))
 
-    def __len__(self) -> int:
-        return len(self._keys)
+    # ``_keys`` is a dict used as an ordered set: it alone fixes order and membership.
+    def __contains__(self, key: str) -> bool:
+        return key in self._keys
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._keys)
 
     def __reversed__(self) -> Iterator[str]:
+        """Keys from the newest to the oldest."""
         return reversed(self._keys)
 
-    def __contains__(self, key: str) -> bool:
-        return key in self._keys
+    def __len__(self) -> int:
+        return len(self._keys)
 
     def copy(self) -> "ParameterDict":
         return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))

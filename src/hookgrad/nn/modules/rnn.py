@@ -84,15 +84,11 @@ class RNNBase(Module):
                  bidirectional: bool = False, proj_size: int = 0, device=None,
                  dtype=None) -> None:
         super().__init__()
-        self.mode = mode
-        self.input_size = input_size
-        self.hidden_size = hidden_size
-        self.num_layers = num_layers
-        self.bias = bias
-        self.batch_first = batch_first
+        self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
+        self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
+        # float() first, as torch does, so a non-number fails here before the option checks.
         self.dropout = float(dropout)
-        self.bidirectional = bidirectional
-        self.proj_size = proj_size
+        self.bidirectional, self.proj_size = bidirectional, proj_size
         _check_options(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout,
                        proj_size)
         gate_size = _GATES[mode] * hidden_size
@@ -287,6 +283,11 @@ class RNNBase(Module):
         return output, hidden
 
 
+def _require_type(name: str, value, kind: type) -> None:
+    if not isinstance(value, kind):
+        raise TypeError(f"{name} should be of type {kind.__name__}, got: {type(value).__name__}")
+
+
 def _check_options(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout,
                    proj_size) -> None:
     if (not isinstance(dropout, numbers.Number) or isinstance(dropout, bool)
@@ -297,18 +298,12 @@ def _check_options(mode, input_size, hidden_size, num_layers, bias, batch_first,
         warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
                       "non-zero dropout expects num_layers greater than 1, but got "
                       f"dropout={dropout} and num_layers={num_layers}", stacklevel=4)
-    if not isinstance(bias, bool):
-        raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
-    if not isinstance(batch_first, bool):
-        raise TypeError(f"batch_first should be of type bool, got: {type(batch_first).__name__}")
-    if not isinstance(input_size, int):
-        raise TypeError(f"input_size should be of type int, got: {type(input_size).__name__}")
-    if input_size <= 0:
-        raise ValueError("input_size must be greater than zero")
-    if not isinstance(hidden_size, int):
-        raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
-    if hidden_size <= 0:
-        raise ValueError("hidden_size must be greater than zero")
+    _require_type("bias", bias, bool)
+    _require_type("batch_first", batch_first, bool)
+    for name, size in (("input_size", input_size), ("hidden_size", hidden_size)):
+        _require_type(name, size, int)
+        if size <= 0:
+            raise ValueError(f"{name} must be greater than zero")
     if num_layers <= 0:
         raise ValueError("num_layers must be greater than zero")
     if proj_size < 0:
@@ -339,18 +334,15 @@ class RNN(RNNBase):
     def __init__(self, *args, **kwargs) -> None:
         if "proj_size" in kwargs:
             raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
-        if len(args) > 3:
-            self.nonlinearity = args[3]
-            args = args[:3] + args[4:]
-        else:
-            self.nonlinearity = kwargs.pop("nonlinearity", "tanh")
-        if self.nonlinearity == "tanh":
-            mode = "RNN_TANH"
-        elif self.nonlinearity == "relu":
-            mode = "RNN_RELU"
-        else:
-            raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' "
+        # nonlinearity is RNN's own fourth positional argument; RNNBase takes everything else.
+        args = list(args)
+        nonlinearity = args.pop(3) if len(args) > 3 else kwargs.pop("nonlinearity", "tanh")
+        modes = (("tanh", "RNN_TANH"), ("relu", "RNN_RELU"))
+        mode = next((code for name, code in modes if nonlinearity == name), None)
+        if mode is None:
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' "
                              f"or 'relu'.")
+        self.nonlinearity = nonlinearity
         super().__init__(mode, *args, **kwargs)
 
     def forward(self, input, hx: Optional[Tensor] = None):

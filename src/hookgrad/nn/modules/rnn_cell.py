@@ -75,12 +75,10 @@ class RNNCellBase(Module):
                                                   dtype=dtype))
         self.weight_hh = Parameter(hookgrad.empty((num_chunks * hidden_size, hidden_size),
                                                   dtype=dtype))
-        if bias:
-            self.bias_ih = Parameter(hookgrad.empty(num_chunks * hidden_size, dtype=dtype))
-            self.bias_hh = Parameter(hookgrad.empty(num_chunks * hidden_size, dtype=dtype))
-        else:
-            self.register_parameter("bias_ih", None)
-            self.register_parameter("bias_hh", None)
+        # Without bias the names still exist, holding None, as torch's cells have them.
+        for name in ("bias_ih", "bias_hh"):
+            self.register_parameter(name, Parameter(hookgrad.empty(num_chunks * hidden_size,
+                                                                   dtype=dtype)) if bias else None)
         self.reset_parameters()
 
     def extra_repr(self) -> str:

@@ -12,6 +12,33 @@ from ..parameter import Parameter
 from .module import Module
 
 
+def _resolve_padding_idx(padding_idx: Optional[int], num_embeddings: int,
+                         message: str) -> Optional[int]:
+    """Check ``padding_idx`` against the table and turn a negative one into its row number."""
+    if padding_idx is None:
+        return None
+    beyond_end = padding_idx > 0 and padding_idx >= num_embeddings
+    if beyond_end or padding_idx < -num_embeddings:
+        raise AssertionError(message)
+    return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
+
+
+def _give_weight(module: Module, _weight: Optional[Tensor], dtype,
+                 requires_grad: bool = True) -> None:
+    """Set ``module.weight`` to the given table, or to a fresh one drawn by reset_parameters.
+
+    Needs ``num_embeddings``, ``embedding_dim`` and ``padding_idx`` set on the module first.
+    """
+    shape = (module.num_embeddings, module.embedding_dim)
+    if _weight is None:
+        module.weight = Parameter(empty(shape, dtype=dtype), requires_grad=requires_grad)
+        module.reset_parameters()
+        return
+    if tuple(_weight.shape) != shape:
+        raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+    module.weight = Parameter(_weight, requires_grad=requires_grad)
+
+
 class Embedding(Module):
     __constants__ = ["num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type",
                      "scale_grad_by_freq", "sparse"]
@@ -22,31 +49,15 @@ class Embedding(Module):
                  _weight: Optional[Tensor] = None, _freeze: bool = False, device=None,
                  dtype=None) -> None:
         super().__init__()
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
-        if padding_idx is not None:
-            if padding_idx > 0:
-                assert padding_idx < num_embeddings, "Padding_idx must be within num_embeddings"
-            elif padding_idx < 0:
-                assert padding_idx >= -num_embeddings, \
-                    "Padding_idx must be within num_embeddings"
-                padding_idx = num_embeddings + padding_idx
-        self.padding_idx = padding_idx
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
-        if _weight is None:
-            self.weight = Parameter(empty((num_embeddings, embedding_dim), dtype=dtype),
-                                    requires_grad=not _freeze)
-            self.reset_parameters()
-        else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError("Shape of weight does not match num_embeddings and "
-                                     "embedding_dim")
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
-        self.sparse = sparse
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx = _resolve_padding_idx(padding_idx, num_embeddings,
+                                                "Padding_idx must be within num_embeddings")
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        _give_weight(self, _weight, dtype, requires_grad=not _freeze)
 
     def reset_parameters(self) -> None:
+        """Redraw the table from N(0, 1); the padding row goes back to zeros."""
         init.normal_(self.weight)
         self._fill_padding_idx_with_zero()
 

@@ -22,13 +22,11 @@ class Upsample(Module):
                  recompute_scale_factor: Optional[bool] = None) -> None:
         super().__init__()
         self.name = type(self).__name__
-        self.size = size
+        self.size, self.mode, self.align_corners = size, mode, align_corners
         if isinstance(scale_factor, tuple):
-            self.scale_factor = tuple(float(factor) for factor in scale_factor)
+            self.scale_factor = tuple(map(float, scale_factor))
         else:  # a zero factor reads as "not given", as in torch
             self.scale_factor = float(scale_factor) if scale_factor else None
-        self.mode = mode
-        self.align_corners = align_corners
         self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, input: Tensor) -> Tensor:

@@ -33,6 +33,26 @@ def _set_group_value(group: dict, key: str, value: Any) -> None:
         group[key] = value
 
 
+def _remember_initial_lrs(optimizer: Optimizer, resuming: bool) -> None:
+    """Give every group an ``initial_lr``, the base that schedules scale from.
+
+    A fresh schedule copies it from ``lr`` (a tensor lr is cloned so later steps cannot move
+    it); a resumed one must find it already restored with the optimizer's state.
+    """
+    for index, group in enumerate(optimizer.param_groups):
+        if not resuming:
+            start = group["lr"]
+            if "initial_lr" not in group:
+                group["initial_lr"] = start.clone() if isinstance(start, Tensor) else start
+        elif "initial_lr" not in group:
+            raise KeyError(
+                f"param 'initial_lr' is not specified in param_groups[{index}] when resuming "
+                "scheduler with last_epoch >= 0.\nThis typically happens when:\n"
+                "1. You're trying to resume training from a checkpoint but haven't "
+                "properly loaded the optimizer state\n2. You're using last_epoch >= 0 "
+                "for a fresh training run (not recommended)")
+
+
 class LRScheduler:
     """Sets each group's ``lr`` once per ``step()``; ``last_epoch`` counts the steps taken.
 
@@ -47,21 +67,7 @@ class LRScheduler:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
-        if last_epoch == -1:
-            for group in optimizer.param_groups:
-                initial_lr = group["lr"]
-                if isinstance(initial_lr, Tensor):
-                    initial_lr = initial_lr.clone()
-                group.setdefault("initial_lr", initial_lr)
-        else:
-            for i, group in enumerate(optimizer.param_groups):
-                if "initial_lr" not in group:
-                    raise KeyError(
-                        f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
-                        "scheduler with last_epoch >= 0.\nThis typically happens when:\n"
-                        "1. You're trying to resume training from a checkpoint but haven't "
-                        "properly loaded the optimizer state\n2. You're using last_epoch >= 0 "
-                        "for a fresh training run (not recommended)")
+        _remember_initial_lrs(optimizer, resuming=last_epoch != -1)
         self.base_lrs: list = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         _track_optimizer_step(optimizer)
@@ -116,15 +122,15 @@ class LRScheduler:
 
     def _update_lr(self, epoch: Optional[int] = None) -> None:
         """Set the groups' lrs for the next epoch, or for ``epoch`` by the closed form."""
+        # Jumping to an explicit epoch needs the closed form where a schedule has one; the
+        # chainable get_lr only knows how to go one step from the current lrs.
+        compute = self.get_lr
+        if epoch is not None:
+            compute = getattr(self, "_get_closed_form_lr", None) or compute
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
         self._get_lr_called_within_step = True
         try:
-            if epoch is None:
-                self.last_epoch += 1
-                values = self.get_lr()
-            else:
-                self.last_epoch = epoch
-                closed_form = getattr(self, "_get_closed_form_lr", None)
-                values = closed_form() if closed_form is not None else self.get_lr()
+            values = compute()
         finally:
             self._get_lr_called_within_step = False
         if len(values) != len(self.optimizer.param_groups):

@@ -128,10 +128,9 @@ class ReduceLROnPlateau(LRScheduler):
                  cooldown: int = 0, min_lr: Any = 0, eps: float = 1e-8) -> None:
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
-        self.factor = factor
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
-        self.optimizer = optimizer
+        self.optimizer, self.factor = optimizer, factor
         if isinstance(min_lr, (list, tuple)):
             if len(min_lr) != len(optimizer.param_groups):
                 raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got "
@@ -156,23 +155,20 @@ class ReduceLROnPlateau(LRScheduler):
 
     def step(self, metrics: Any, epoch: Optional[int] = None) -> None:  # type: ignore[override]
         current = float(metrics)
-        if epoch is None:
-            epoch = self.last_epoch + 1
-        else:
+        if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
-        self.last_epoch = epoch
-        if self._is_better(current, self.best):
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
+        improved = self._is_better(current, self.best)
+        if improved:
             self.best = current
-            self.num_bad_epochs = 0
-        else:
-            self.num_bad_epochs += 1
+        self.num_bad_epochs = 0 if improved else self.num_bad_epochs + 1
+        # While cooling down after a cut, no epoch counts against patience.
         if self.in_cooldown:
+            self.num_bad_epochs = 0
             self.cooldown_counter -= 1
-            self.num_bad_epochs = 0  # bad epochs during cooldown do not count
         if self.num_bad_epochs > self.patience:
             self._reduce_lr()
-            self.cooldown_counter = self.cooldown
-            self.num_bad_epochs = 0
+            self.num_bad_epochs, self.cooldown_counter = 0, self.cooldown
         self._last_lr = _group_values(self.optimizer, "lr")
 
     def _reduce_lr(self) -> None:

@@ -43,10 +43,8 @@ class CyclicLR(LRScheduler):
         self.step_ratio = up / self.total_size
         if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
             raise ValueError("mode is invalid and scale_fn is None")
-        self.mode = mode
-        self.gamma = gamma
+        self.mode, self.gamma, self.scale_mode = mode, gamma, scale_mode
         self._scale_fn_custom = scale_fn
-        self.scale_mode = scale_mode
         self._init_scale_fn()
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
@@ -55,26 +53,24 @@ class CyclicLR(LRScheduler):
             self.base_momentums = per_group("base_momentum", optimizer, base_momentum)
             self.max_momentums = per_group("max_momentum", optimizer, max_momentum)
             if last_epoch == -1:
-                for high, low, group in zip(self.max_momentums, self.base_momentums,
-                                            optimizer.param_groups):
+                # The lr starts low, so the momentum starts at the top of its range.
+                pairs = zip(self.base_momentums, self.max_momentums)
+                for group, (low, high) in zip(optimizer.param_groups, pairs):
                     set_momentum(optimizer, group, high)
-                    group["max_momentum"] = high
-                    group["base_momentum"] = low
+                    group.update(max_momentum=high, base_momentum=low)
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
 
     def _init_scale_fn(self) -> None:
+        # A custom scale_fn keeps the caller's scale_mode; each built-in shape fixes its own.
         if self._scale_fn_custom is not None:
             return
-        if self.mode == "triangular":
-            self._scale_fn_ref = _constant_scale
-            self.scale_mode = "cycle"
-        elif self.mode == "triangular2":
-            self._scale_fn_ref = _halving_scale
+        if self.mode in ("triangular", "triangular2"):
+            halving = self.mode == "triangular2"
+            self._scale_fn_ref = _halving_scale if halving else _constant_scale
             self.scale_mode = "cycle"
         elif self.mode == "exp_range":
-            self._scale_fn_ref = partial(_power_scale, self.gamma)
-            self.scale_mode = "iterations"
+            self._scale_fn_ref, self.scale_mode = partial(_power_scale, self.gamma), "iterations"
 
     def scale_fn(self, x: float) -> float:
         """The height factor for cycle (or iteration) ``x``."""
@@ -110,10 +106,11 @@ class CyclicLR(LRScheduler):
         return state
 
     def load_state_dict(self, state_dict: dict) -> None:
-        fn = state_dict.pop("_scale_fn_custom")
+        saved = state_dict.pop("_scale_fn_custom")
         super().load_state_dict(state_dict)
-        if fn is not None:
-            self._scale_fn_custom.__dict__.update(fn)
+        # Only a callable object's attributes were saved; a plain function stays as given.
+        if saved is not None:
+            self._scale_fn_custom.__dict__.update(saved)
         self._init_scale_fn()
 
 
@@ -236,23 +233,26 @@ def _total_steps(total_steps: Optional[int], epochs: Optional[int],
     raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
 
 
+def _refuse(bad: bool, message: str) -> None:
+    if bad:
+        raise ValueError(message)
+
+
 class CosineAnnealingWarmRestarts(LRScheduler):
     """Cosine annealing from ``initial_lr`` to ``eta_min`` over ``T_i`` epochs, then a restart
     with ``T_i *= T_mult``. ``step(epoch)`` may take fractional epochs (per-batch stepping)."""
 
     def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
                  last_epoch: int = -1) -> None:
-        if T_0 <= 0 or not isinstance(T_0, int):
-            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
-        if T_mult < 1 or not isinstance(T_mult, int):
-            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
-        if not isinstance(eta_min, (float, int)):
-            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
-                             f"{type(eta_min)}")
-        self.T_0 = T_0
-        self.T_i = T_0
-        self.T_mult = T_mult
-        self.eta_min = eta_min
+        # Checked one after another, in torch's order, so the first bad argument is named.
+        _refuse(T_0 <= 0 or not isinstance(T_0, int),
+                f"Expected positive integer T_0, but got {T_0}")
+        _refuse(T_mult < 1 or not isinstance(T_mult, int),
+                f"Expected integer T_mult >= 1, but got {T_mult}")
+        _refuse(not isinstance(eta_min, (float, int)),
+                f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}")
+        self.T_0 = self.T_i = T_0
+        self.T_mult, self.eta_min = T_mult, eta_min
         self.T_cur = last_epoch
         super().__init__(optimizer, last_epoch)
 
@@ -263,28 +263,16 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 for base_lr in self.base_lrs]
 
     def step(self, epoch: Any = None) -> None:  # type: ignore[override]
-        if epoch is None and self.last_epoch < 0:
-            epoch = 0
         if epoch is None:
-            epoch = self.last_epoch + 1
-            self.T_cur = self.T_cur + 1
-            if self.T_cur >= self.T_i:
-                self.T_cur = self.T_cur % self.T_i
-                self.T_i = self.T_i * self.T_mult
-        else:
-            if epoch < 0:
-                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
-            if epoch >= self.T_0:
-                if self.T_mult == 1:
-                    self.T_cur = epoch % self.T_0
-                else:
-                    # which restart ``epoch`` falls in: the periods grow geometrically
-                    n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
-                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
-                    self.T_i = self.T_0 * self.T_mult ** n
+            # The constructor's own step (last_epoch still -1) lands on epoch 0.
+            if self.last_epoch < 0:
+                epoch = 0
+                self._jump_to(0)
             else:
-                self.T_i = self.T_0
-                self.T_cur = epoch
+                epoch = self.last_epoch + 1
+                self._advance_one()
+        else:
+            self._jump_to(epoch)
         self.last_epoch = math.floor(epoch)
         self._get_lr_called_within_step = True
         try:
@@ -295,3 +283,23 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             _set_group_value(group, "lr", lr)
         self._last_lr = _group_values(self.optimizer, "lr")
 
+    def _advance_one(self) -> None:
+        # One epoch further into this period; running past its end restarts with a longer one.
+        self.T_cur += 1
+        if self.T_cur >= self.T_i:
+            self.T_cur %= self.T_i
+            self.T_i *= self.T_mult
+
+    def _jump_to(self, epoch: Any) -> None:
+        if epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        if epoch < self.T_0:
+            self.T_i, self.T_cur = self.T_0, epoch
+        elif self.T_mult == 1:
+            self.T_cur = epoch % self.T_0
+        else:
+            # Period k lasts T_0 * T_mult**k, so the first k periods end at
+            # T_0 * (T_mult**k - 1) / (T_mult - 1); solve that for the k holding ``epoch``.
+            restarts = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+            elapsed = self.T_0 * (self.T_mult ** restarts - 1) / (self.T_mult - 1)
+            self.T_cur, self.T_i = epoch - elapsed, self.T_0 * self.T_mult ** restarts
