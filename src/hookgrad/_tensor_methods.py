@@ -1,9 +1,15 @@
-"""Tensor methods and operators, bound in one table from the op modules (torch's method names)."""
+"""The one table that gives Tensor its methods, operators and computed properties.
+
+``tensor.py`` holds only state; everything that computes (the ops), records history (``grad_fn``)
+or registers hooks is bound here, by name, from the module that implements it.
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from . import _dtype
+from .autograd import engine, tensor_hooks
+from .autograd import views as autograd_views
 from .ops import creation, indexing, linalg, math, reduce, shape, views
 from .tensor import Tensor
 
@@ -37,9 +43,7 @@ def _caster(dtype):
 
 def _type(self: Tensor, dtype=None, **kwargs):
     if dtype is None:
-        from .autograd.graph import legacy_type_name
-
-        return legacy_type_name(self._data)
+        return _dtype.legacy_type_name(self._data)
     return _to(self, dtype)
 
 
@@ -55,7 +59,20 @@ def _size_args(self, args):
     return views._shape_args(args)
 
 
+def _init(self: Tensor, data=None, *, requires_grad: bool = False) -> None:
+    """``Tensor(data)``: a tensor owning a copy of ``data``; ``Tensor()`` is empty."""
+    array = np.zeros(0, _dtype.get_default_dtype().numpy) if data is None else \
+        creation._to_array(data)
+    self._init(array, requires_grad)
+
+
 METHODS = {
+    # construction, autograd and hooks
+    "__init__": _init, "backward": engine.tensor_backward,
+    "register_hook": tensor_hooks.register_hook, "retain_grad": tensor_hooks.retain_grad,
+    "register_post_accumulate_grad_hook": tensor_hooks.register_post_accumulate_grad_hook,
+    "_grad_accumulator": tensor_hooks.grad_accumulator,
+    "_ensure_hooks_attached": tensor_hooks.ensure_hooks_attached,
     # arithmetic
     "add": math.add, "sub": math.sub, "subtract": math.sub, "mul": math.mul,
     "multiply": math.mul, "div": math.div, "divide": math.div, "true_divide": math.div,
@@ -140,6 +157,7 @@ METHODS = {
 }
 
 PROPERTIES = {
+    "grad_fn": autograd_views.grad_fn, "device": lambda self: creation.device("cpu"),
     "T": views.numpy_T, "mT": views.matrix_T,
     "real": lambda self: self,
 }

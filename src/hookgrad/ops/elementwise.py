@@ -15,16 +15,13 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd import grad_mode
-from ..autograd.function import Function
-from ..autograd.graph import SavedTensor
+from ..autograd.function import BuiltinFunction
 from ..tensor import Tensor
 from ._util import broadcast_error, quiet, restore, silence
 
 
-class _Op(Function):
+class _Op(BuiltinFunction):
     """Built-in op: forward on NumPy arrays; non-tensor arguments stay Python values."""
-
-    _builtin = True
 
 
 _NUMBERS = (bool, int, float, np.bool_, np.integer, np.floating)
@@ -683,9 +680,9 @@ class MulInplace(_InplaceBinary):
         check_overlap(self, other)
         check_inplace_cast(dtype, self.dtype)
         ctx.number = number
-        Original.record(original, ctx)
         if number is None:
-            ctx.save_for_backward(other if ctx.needs_input_grad[0] else None, None)
+            ctx.save_for_backward(other if ctx.needs_input_grad[0] else None,
+                                  Original.saved(original))
         return MulInplace._write(ctx, self, arithmetic("mul_", np.multiply, self, other, dtype,
                                                        inplace=True))
 
@@ -701,10 +698,10 @@ class DivInplace(_InplaceBinary):
         check_overlap(self, other)
         check_inplace_cast(_true_dtype(dtype), self.dtype)
         ctx.number = number
-        Original.record(original, ctx)
         if number is None:
             need_self, need_other = ctx.needs_input_grad[:2]
-            ctx.save_for_backward(other if need_self or need_other else None, None)
+            ctx.save_for_backward(other if need_self or need_other else None,
+                                  Original.saved(original))
         return DivInplace._write(ctx, self, arithmetic("div_", np.true_divide, self, other,
                                                        _true_dtype(dtype), inplace=True))
 
@@ -715,14 +712,13 @@ class Original:
     """The old ``self`` of an in-place op whose derivative needs it (mul_, div_, clamp_).
 
     torch saves ``self.clone()`` taken before the update, with its CloneBackward0 history, so
-    double backward reaches self's past. A forward sees arrays only, so the caller clones,
-    forward records its node here and leaves a ``None`` slot, and ``save`` fills the slot."""
+    double backward reaches self's past. A forward sees arrays only, so the caller clones and
+    passes this holder (not a tensor: it takes no edge); forward saves the clone it holds."""
 
-    __slots__ = ("clone", "node")
+    __slots__ = ("clone",)
 
     def __init__(self, tensor: Tensor = None):
         self.clone = None if tensor is None else tensor.clone()
-        self.node = None
 
     @staticmethod
     def needed(*tensors) -> bool:
@@ -734,25 +730,9 @@ class Original:
         return False
 
     @staticmethod
-    def record(original, ctx) -> None:
-        if original is not None:
-            original.node = ctx
-
-    def save(self, index: int) -> None:
-        node = self.node
-        if node is None or not node._saved or self.clone is None:  # no graph was recorded
-            return
-        saved = list(node._saved)
-        saved[index] = SavedTensor(self.clone, node, is_output=False)
-        node._saved = tuple(saved)
-
-    def stale(self, index: int) -> None:
-        """``x.mul_(x)``: the saved ``other`` is self, which this op overwrote. torch saved it
-        before the update, so its backward fails the version check; make ours fail too."""
-        node = self.node
-        saved = node._saved[index] if node is not None and node._saved else None
-        if saved is not None:
-            saved._version -= 1
+    def saved(original) -> Tensor:
+        """What forward saves for the old self: the clone, or ``None``."""
+        return None if original is None else original.clone
 
 
 def inplace_binary(cls, op_name: str, self: Tensor, other, *extra) -> Tensor:
@@ -761,8 +741,4 @@ def inplace_binary(cls, op_name: str, self: Tensor, other, *extra) -> Tensor:
     if cls not in (MulInplace, DivInplace) or not Original.needed(self, other):
         return _binary_apply(cls, op_name, self, other, *extra)
     original = Original(self if Original.needed(other) else None)
-    result = _binary_apply(cls, op_name, self, other, original)
-    original.save(1)
-    if isinstance(other, Tensor) and np.shares_memory(self._data, other._data):
-        original.stale(0)
-    return result
+    return _binary_apply(cls, op_name, self, other, original)

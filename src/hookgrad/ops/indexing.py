@@ -174,7 +174,23 @@ def _advanced_key(shape: tuple, advanced: list):
     except ValueError:
         raise IndexError("shape mismatch: indexing tensors could not be broadcast together with "
                          "shapes " + ", ".join(str(list(a.shape)) for a in arrays)) from None
-    return tuple(key), tuple(originals)
+    return tuple(key), (tuple(dim for dim, _ in advanced), tuple(originals))
+
+
+def _key_from(dims: tuple, originals) -> tuple:
+    """The NumPy key again from the saved index arrays (what ``_advanced_key`` built): backward
+    reads the indices only through ``ctx.saved_tensors``, so a saver may have replaced them."""
+    key: list = []
+    for dim, array in zip(dims, originals):
+        key.extend([slice(None)] * (dim - len(key)))
+        key.extend(np.nonzero(array) if _is_mask(array) else (array,))
+    return tuple(key)
+
+
+def _saved_indices(ctx) -> tuple:
+    """(key, dims, originals) of an indexing node, from its saved index tensors."""
+    originals = tuple(saved._data for saved in ctx.saved_tensors)
+    return _key_from(ctx.dims, originals), ctx.dims, originals
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,31 +203,37 @@ class Index(_Op):
     saved_names = ("indices",)
 
     @staticmethod
-    def forward(ctx, self, key, originals):
-        ctx.key, ctx.self_shape = key, self.shape
+    def forward(ctx, self, key, indices):
+        dims, originals = indices
+        ctx.dims, ctx.self_shape = dims, self.shape
         ctx.save_for_backward(*originals)
         return self[key]
 
     @staticmethod
     def backward(ctx, grad):
-        return IndexPutImpl.apply(grad, ctx.self_shape, ctx.key), None, None
+        key, dims, originals = _saved_indices(ctx)
+        return IndexPutImpl.apply(grad, ctx.self_shape, key, (dims, originals)), None, None
 
 
 class IndexPutImpl(_Op):
     """zeros of ``shape`` with ``values`` added at ``key`` (index's backward)"""
 
     node_name = "IndexPutImplBackward0"
+    saved_names = ("indices",)
 
     @staticmethod
-    def forward(ctx, values, shape, key):
-        ctx.key = key
+    def forward(ctx, values, shape, key, indices):
+        dims, originals = indices
+        ctx.dims = dims
+        ctx.save_for_backward(*originals)
         out = np.zeros(shape, values.dtype)
         np.add.at(out, key, values)
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        return Index.apply(grad, ctx.key, ()), None, None
+        key, dims, originals = _saved_indices(ctx)
+        return Index.apply(grad, key, (dims, originals)), None, None, None
 
 
 def getitem(tensor: Tensor, key) -> Tensor:
@@ -220,8 +242,8 @@ def getitem(tensor: Tensor, key) -> Tensor:
         return Alias.apply(tensor)
     result, advanced = _apply_basic(tensor, items, lone_slice=isinstance(key, slice))
     if advanced:
-        index_key, originals = _advanced_key(result._data.shape, advanced)
-        return Index.apply(result, index_key, originals)
+        index_key, indices = _advanced_key(result._data.shape, advanced)
+        return Index.apply(result, index_key, indices)
     if result is tensor:
         return Alias.apply(tensor)
     return result
@@ -244,20 +266,23 @@ class IndexPut(_Op):
     _inplace = True
 
     @staticmethod
-    def forward(ctx, self, values, key, originals, accumulate=False):
+    def forward(ctx, self, values, key, indices, accumulate=False):
         _check_writable(self)
-        ctx.key, ctx.accumulate = key, accumulate
+        dims, originals = indices
+        ctx.dims, ctx.accumulate = dims, accumulate
         ctx.save_for_backward(*originals)
         _index_put(self, values, key, accumulate)
         return self
 
     @staticmethod
     def backward(ctx, grad):
-        grad_values = Index.apply(grad, ctx.key, ())
+        key, dims, originals = _saved_indices(ctx)
+        grad_values = Index.apply(grad, key, (dims, originals))
         if ctx.accumulate:
             return grad, grad_values, None, None, None
         zero = Tensor._make(np.zeros((), grad._data.dtype))
-        return IndexPutCopy.apply(grad, zero, ctx.key, (), False), grad_values, None, None, None
+        grad_self = IndexPutCopy.apply(grad, zero, key, (dims, originals), False)
+        return grad_self, grad_values, None, None, None
 
 
 class IndexPutCopy(IndexPut):
@@ -267,8 +292,9 @@ class IndexPutCopy(IndexPut):
     _inplace = False
 
     @staticmethod
-    def forward(ctx, self, values, key, originals, accumulate=False):
-        ctx.key, ctx.accumulate = key, accumulate
+    def forward(ctx, self, values, key, indices, accumulate=False):
+        dims, originals = indices
+        ctx.dims, ctx.accumulate = dims, accumulate
         ctx.save_for_backward(*originals)
         out = np.array(self, copy=True)
         _index_put(out, values, key, accumulate)
@@ -321,13 +347,13 @@ def _type_word(tensor: Tensor) -> str:
 
 
 def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
-    key, originals = _put_args(self, indices, values)
-    return IndexPut.apply(self, values, key, originals, accumulate)
+    key, saved_indices = _put_args(self, indices, values)
+    return IndexPut.apply(self, values, key, saved_indices, accumulate)
 
 
 def index_put(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
-    key, originals = _put_args(self, indices, values)
-    return IndexPutCopy.apply(self, values, key, originals, accumulate)
+    key, saved_indices = _put_args(self, indices, values)
+    return IndexPutCopy.apply(self, values, key, saved_indices, accumulate)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -460,6 +486,6 @@ def setitem(tensor: Tensor, key, value) -> None:
     if lone_bool:  # a lone ``True`` is a plain unsqueeze, no index
         _copy_to(target, value)
         return
-    index_key, originals = _advanced_key(target._data.shape, advanced)
+    index_key, indices = _advanced_key(target._data.shape, advanced)
     _check_dtype(target, value)
-    IndexPut.apply(target, value, index_key, originals, False)
+    IndexPut.apply(target, value, index_key, indices, False)

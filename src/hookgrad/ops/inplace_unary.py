@@ -18,7 +18,7 @@ from . import extra_math as X
 from . import math as M
 from . import selection as S
 from . import unary as U
-from .creation import _check_std, _rng
+from .random import _check_std, _rng
 from .elementwise import _Op, not_implemented
 
 _INPLACE: dict = {}
@@ -32,10 +32,9 @@ def _inplace_forward(cls, ctx, self, *args):
         E._check_inplace_shape(self.shape, result.shape)
     saved = ctx._to_save
     if saved is not None:  # result -> self after the update; self -> the clone taken before
-        ctx._original_slots = tuple(i for i, item in enumerate(saved) if item is self)
-        ctx._to_save = tuple(self if item is result else None if item is self else item
+        old_self = E.Original.saved(original)
+        ctx._to_save = tuple(self if item is result else old_self if item is self else item
                              for item in saved)
-        E.Original.record(original, ctx)
     np.copyto(self, result, casting="unsafe")
     return self
 
@@ -56,11 +55,7 @@ def inplace(cls, input: Tensor, *args) -> Tensor:
     tensors = [a for a in args if isinstance(a, Tensor)]
     wanted = "self" in cls.saved_names and E.Original.needed(input, *tensors)
     original = E.Original(input) if wanted else None
-    result = inplace_class(cls).apply(input, *args, original)
-    if original is not None and original.node is not None:
-        for slot in getattr(original.node, "_original_slots", ()):
-            original.save(slot)
-    return result
+    return inplace_class(cls).apply(input, *args, original)
 
 
 def _method(cls, name: str):

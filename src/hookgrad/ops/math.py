@@ -257,8 +257,6 @@ def clamp_(input: Tensor, min=None, max=None) -> Tensor:
                                             min is not None, max is not None, original)
     else:
         result = S.ClampInplace.apply(input, min, max, dtype, original)
-    if original is not None:
-        original.save(2 if tensor_bounds else 0)
     return result
 
 

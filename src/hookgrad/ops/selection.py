@@ -284,8 +284,7 @@ class ClampInplace(Clamp):
     def forward(ctx, self, min, max, dtype, original=None):
         _check_clamp_scalars(dtype, min, max)
         ctx.min, ctx.max = min, max
-        Original.record(original, ctx)
-        ctx.save_for_backward(None)
+        ctx.save_for_backward(Original.saved(original))
         np.copyto(self, _clamp_array(self, min, max, dtype), casting="unsafe")
         return self
 
@@ -332,8 +331,8 @@ class ClampTensorInplace(ClampTensor):
     @staticmethod
     def forward(ctx, self, min, max, dtype, has_min, has_max, original=None):
         ctx.has_min, ctx.has_max = has_min, has_max
-        Original.record(original, ctx)
-        ctx.save_for_backward(max if has_max else None, min if has_min else None, None)
+        ctx.save_for_backward(max if has_max else None, min if has_min else None,
+                              Original.saved(original))
         result = _clamp_array(self, min if has_min else None, max if has_max else None, dtype)
         _check_inplace_shape(self.shape, result.shape)
         np.copyto(self, result, casting="unsafe")

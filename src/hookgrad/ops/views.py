@@ -4,7 +4,7 @@ Every view op sets ``_view_of = 0`` so ``Tensor._make_view`` can replay it on th
 in-place op changes the base or a sibling view. The replay calls ``apply`` with the same
 positional arguments, so a view op's arguments are all positional and already normalised.
 Ops that return several views (split, chunk, unbind) live in ``split.py``; what an in-place op
-on a view does to its base (CopySlices) lives in ``copy_slices.py``.
+on a view does to its base (CopySlices) lives in ``autograd/views.py``.
 """
 from __future__ import annotations
 
@@ -513,4 +513,3 @@ class Alias(_View):
 
 # the ops that return several views, and CopySlices, keep their old import path
 from .split import Split, SplitWithSizes, Unbind, chunk, split, unbind  # noqa: E402,F401
-from .copy_slices import CopySlices, copy_slices  # noqa: E402,F401

@@ -14,6 +14,7 @@ import numpy as np
 from ...autograd import grad_mode
 from ...ops.elementwise import _Op
 from ...tensor import Tensor
+from .dropout import dropout
 
 
 def _causal(length: int, source: int) -> np.ndarray:
@@ -106,7 +107,6 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                  scale: Optional[float] = None, enable_gqa: bool = False
                                  ) -> Tensor:
     """softmax(q k^T / sqrt(E) + mask) v, with torch's choice of fused kernel or composite."""
-    from ..functional import dropout
 
     if enable_gqa:
         raise NotImplementedError("scaled_dot_product_attention: enable_gqa is not supported")

@@ -1,9 +1,13 @@
-"""addmm, the fused op behind ``F.linear`` for 2-D inputs (torch's AddmmBackward0)."""
+"""addmm, the fused op behind ``F.linear`` for 2-D inputs (torch's AddmmBackward0), and linear."""
 from __future__ import annotations
+
+import math
+from typing import Optional
 
 import numpy as np
 
 from ...ops.elementwise import _Op
+from ...ops.linalg import matmul
 from ...tensor import Tensor
 
 _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int"}
@@ -100,3 +104,17 @@ class Baddbmm(_Op):
         grad_batch2 = (_scaled(batch1.transpose(1, 2).bmm(grad), ctx.alpha)
                        if batch1 is not None else None)
         return grad_self, grad_batch1, grad_batch2
+
+
+# -- linear ---------------------------------------------------------------------------------------
+def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
+    """y = x W^T + b, composed as torch composes it: addmm for 2-D input, a flattened addmm for
+    other contiguous inputs with a bias, else matmul (+ bias)."""
+    if bias is not None and input.ndim == 2:
+        return Addmm.apply(bias, input, weight.t())
+    if bias is not None and input.ndim >= 1 and bias.ndim == 1 and input.is_contiguous():
+        flat = input.reshape(math.prod(input.shape[:-1]), input.shape[-1])
+        result = Addmm.apply(bias, flat, weight.t())
+        return result.view(tuple(input.shape[:-1]) + (result.shape[1],))
+    output = matmul(input, weight.t())
+    return output + bias if bias is not None else output
