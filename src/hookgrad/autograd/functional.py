@@ -74,7 +74,7 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
              vectorize: bool = False, strategy: str = "reverse-mode"):
     """The Jacobian, shaped ``output.shape + input.shape`` (nested tuples for several)."""
     from ..tensor import Tensor
-    from ..ops.shape import stack
+    from ..ops.join import stack
 
     inputs, single_in = _as_tuple(inputs)
     with grad_mode.enable_grad():

@@ -349,6 +349,15 @@ def _make_saved(array, version_counter, grad_fn, output_nr, leaf_accumulator=Fal
 # ---------------------------------------------------------------------------------------------
 # What a Function's forward asked to save, through the door
 # ---------------------------------------------------------------------------------------------
+def _saved_output(node, args, raw_outputs, results, item, version=None):
+    """A SavedTensor for ``item`` if it is one of the outputs (or its array), else ``None``."""
+    for raw, result in zip(raw_outputs, results):
+        if item is raw or item is result:
+            return SavedTensor(result, node, is_output=result._grad_fn is node,
+                               is_input=any(result is a for a in args), version=version)
+    return None
+
+
 def save_user(node, args, raw_outputs, results, to_save) -> tuple:
     """A custom Function saved tensors: outputs keep only their array (the node is their
     history), anything else is saved as the tensor it is."""
@@ -357,14 +366,10 @@ def save_user(node, args, raw_outputs, results, to_save) -> tuple:
         if item is None:
             saved.append(None)
             continue
-        for raw, result in zip(raw_outputs, results):
-            if item is raw or item is result:
-                saved.append(SavedTensor(result, node, is_output=result._grad_fn is node,
-                                         is_input=any(result is a for a in args)))
-                break
-        else:
-            is_input = any(item is a for a in args)
-            saved.append(SavedTensor(item, node, is_output=False, is_input=is_input))
+        entry = _saved_output(node, args, raw_outputs, results, item)
+        if entry is None:
+            entry = SavedTensor(item, node, is_output=False, is_input=any(item is a for a in args))
+        saved.append(entry)
     return tuple(saved)
 
 
@@ -381,27 +386,21 @@ def save_builtin(node, args, raw_outputs, results, to_save, inplace: bool) -> tu
         if item is None:
             saved.append(None)
             continue
-        for raw, result in zip(raw_outputs, results):
-            if item is raw or item is result:
-                version = None
-                if written is not None and any(
-                        isinstance(a, Tensor) and a._data is item for a in args[1:]):
-                    version = written[0] - 1  # an input the op overwrote
-                saved.append(SavedTensor(result, node, is_output=result._grad_fn is node,
-                                         is_input=any(result is a for a in args),
-                                         version=version))
-                break
-        else:
-            if isinstance(item, Tensor):  # a clone taken by the caller before an in-place write
-                saved.append(SavedTensor(item, node, is_output=False))
-                continue
-            for arg in args:
-                if isinstance(arg, Tensor) and arg._data is item:
-                    version = None
-                    if arg._version_counter is written:
-                        version = written[0] - 1
-                    saved.append(SavedTensor(arg, node, is_output=False, version=version))
-                    break
-            else:  # an intermediate array the op computed
-                saved.append(SavedTensor(Tensor._make(item), node, False, is_input=False))
+        overwritten = written is not None and any(
+            isinstance(a, Tensor) and a._data is item for a in args[1:])
+        entry = _saved_output(node, args, raw_outputs, results, item,
+                              written[0] - 1 if overwritten else None)
+        if entry is None:
+            entry = _saved_input(node, args, item, written)
+        saved.append(entry)
     return tuple(saved)
+
+
+def _saved_input(node, args, item, written) -> SavedTensor:
+    if isinstance(item, Tensor):  # a clone taken by the caller before an in-place write
+        return SavedTensor(item, node, is_output=False)
+    for arg in args:
+        if isinstance(arg, Tensor) and arg._data is item:
+            version = written[0] - 1 if arg._version_counter is written else None
+            return SavedTensor(arg, node, is_output=False, version=version)
+    return SavedTensor(Tensor._make(item), node, False, is_input=False)  # an intermediate

@@ -12,9 +12,10 @@ from typing import Optional
 import numpy as np
 
 from ..autograd import grad_mode
-from ..ops import math as _math
+from ..ops import activation as _activation
+from ..ops import pointwise as _pointwise
 from ..ops import reduce as _reduce
-from ..ops.shape import pad
+from ..ops.padding import pad
 from ..tensor import Tensor
 from .ops import conv as _conv
 from .ops import normalization as _norm
@@ -26,7 +27,7 @@ from .ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits,  
                        cross_entropy, huber_loss, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
 from .ops.multihead import multi_head_attention_forward  # noqa: F401
 from .ops.sparse import Embedding
-from ..ops.activations import (celu, celu_, hardshrink, hardsigmoid,  # noqa: F401,E402
+from ..ops.activation_extra import (celu, celu_, hardshrink, hardsigmoid,  # noqa: F401,E402
                                hardswish, hardtanh, hardtanh_, logsigmoid, mish, relu6, selu,
                                selu_, softshrink, softsign, tanhshrink)
 
@@ -46,41 +47,41 @@ def _ntuple(value, n: int, name: str = "") -> tuple:
 
 # -- activations (the core ops, under torch.nn.functional's names) ------------------------------
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    return _math.relu_(input) if inplace else _math.relu(input)
+    return _activation.relu_(input) if inplace else _activation.relu(input)
 
 
 def relu_(input: Tensor) -> Tensor:
-    return _math.relu_(input)
+    return _activation.relu_(input)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
-    return _math.gelu(input, approximate)
+    return _activation.gelu(input, approximate)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     if inplace:  # silu of a copy, written back: the core's in-place silu saves the input it
-        return input.copy_(_math.silu(input.clone()))  # then overwrites (version error)
-    return _math.silu(input)
+        return input.copy_(_activation.silu(input.clone()))  # then overwrites (version error)
+    return _activation.silu(input)
 
 
 def sigmoid(input: Tensor) -> Tensor:
-    return _math.sigmoid(input)
+    return _pointwise.sigmoid(input)
 
 
 def tanh(input: Tensor) -> Tensor:
-    return _math.tanh(input)
+    return _pointwise.tanh(input)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    return _math.softplus(input, beta, threshold)
+    return _activation.softplus(input, beta, threshold)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    return _math.leaky_relu(input, negative_slope, inplace)
+    return _activation.leaky_relu(input, negative_slope, inplace)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    return _math.elu(input, alpha, inplace)
+    return _activation.elu(input, alpha, inplace)
 
 
 def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:

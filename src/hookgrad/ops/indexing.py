@@ -14,8 +14,9 @@ import numpy as np
 
 from ..autograd.graph import legacy_type_name
 from ..tensor import Tensor
-from .elementwise import _Op
 from .views import Alias, Expand, Select, Slice, Unsqueeze, View
+from ._base import Op, _check_writable
+from .clone import copy_, fill_
 
 _INTEGER = (int, np.integer)
 _SCALAR = (bool, int, float, complex, np.number, np.bool_)
@@ -196,7 +197,7 @@ def _saved_indices(ctx) -> tuple:
 # ---------------------------------------------------------------------------------------------
 # index (advanced getitem) and index_put
 # ---------------------------------------------------------------------------------------------
-class Index(_Op):
+class Index(Op):
     """self[indices] (a copy); gradient: zeros with grad added at the indices"""
 
     node_name = "IndexBackward0"
@@ -215,7 +216,7 @@ class Index(_Op):
         return IndexPutImpl.apply(grad, ctx.self_shape, key, (dims, originals)), None, None
 
 
-class IndexPutImpl(_Op):
+class IndexPutImpl(Op):
     """zeros of ``shape`` with ``values`` added at ``key`` (index's backward)"""
 
     node_name = "IndexPutImplBackward0"
@@ -249,14 +250,7 @@ def getitem(tensor: Tensor, key) -> Tensor:
     return result
 
 
-def _check_writable(array: np.ndarray) -> None:
-    if not array.flags.writeable:
-        raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
-                           "refers to a single memory location. Please clone() the tensor before "
-                           "performing the operation.")
-
-
-class IndexPut(_Op):
+class IndexPut(Op):
     """self[indices] = values in place; with ``accumulate`` repeated indices add up.
     Gradient: self's grad with the written positions zeroed (kept whole if accumulating);
     values get grad[indices]."""
@@ -354,94 +348,6 @@ def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) 
 def index_put(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     key, saved_indices = _put_args(self, indices, values)
     return IndexPutCopy.apply(self, values, key, saved_indices, accumulate)
-
-
-# ---------------------------------------------------------------------------------------------
-# copy_ / fill_ / zero_
-# ---------------------------------------------------------------------------------------------
-def _zeros_like(grad: Tensor) -> Tensor:
-    return Tensor._make(np.zeros(grad._data.shape, grad._data.dtype))
-
-
-class Copy(_Op):
-    """self.copy_(src): self's old value gets no gradient; src gets grad (summed, cast)"""
-
-    node_name = "torch::autograd::CopyBackwards"
-    _inplace = True
-
-    @staticmethod
-    def forward(ctx, self, src):
-        _check_writable(self)
-        if np.shape(src) != self.shape:
-            _check_broadcast(self.shape, np.shape(src))
-        np.copyto(self, src, casting="unsafe")
-        return self
-
-    @staticmethod
-    def backward(ctx, grad):
-        return _zeros_like(grad), grad
-
-
-def _check_broadcast(target: tuple, shape: tuple) -> None:
-    """``shape`` must broadcast to ``target`` (torch's message names the first bad dim)."""
-    if len(shape) > len(target):
-        raise RuntimeError(f"output with shape {list(target)} doesn't match the broadcast shape "
-                           f"{list(np.broadcast_shapes(target, shape))}")
-    for i in range(1, len(shape) + 1):
-        if shape[-i] != 1 and shape[-i] != target[-i]:
-            dim = len(target) - i
-            raise RuntimeError(f"The size of tensor a ({target[-i]}) must match the size of "
-                               f"tensor b ({shape[-i]}) at non-singleton dimension {dim}")
-
-
-class Fill(_Op):
-    """self.fill_(number): no gradient for self's old value"""
-
-    node_name = "FillBackward2"
-    _inplace = True
-
-    @staticmethod
-    def forward(ctx, self, value):
-        _check_writable(self)
-        self[...] = value
-        return self
-
-    @staticmethod
-    def backward(ctx, grad):
-        return _zeros_like(grad), None
-
-
-class FillTensor(Fill):
-    """self.fill_(0-dim tensor): the value gets the sum of grad"""
-
-    node_name = "FillBackward3"
-
-    @staticmethod
-    def backward(ctx, grad):
-        return _zeros_like(grad), grad.sum()
-
-
-class Zero(Fill):
-    node_name = "ZeroBackward0"
-
-
-def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
-    if not isinstance(src, Tensor):
-        src = Tensor._make(np.asarray(src, dtype=self._data.dtype))
-    return Copy.apply(self, src)
-
-
-def fill_(self: Tensor, value) -> Tensor:
-    if isinstance(value, Tensor):
-        if value._data.ndim != 0:
-            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
-                               f"{value._data.ndim} dimensions.")
-        return FillTensor.apply(self, value)
-    return Fill.apply(self, value)
-
-
-def zero_(self: Tensor) -> Tensor:
-    return Zero.apply(self, 0)
 
 
 # ---------------------------------------------------------------------------------------------

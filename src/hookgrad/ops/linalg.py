@@ -14,8 +14,8 @@ import numpy as np
 from ..tensor import Tensor
 from ._reduce_util import _accumulator, _const, _restore, reduce_dims, torch_type_name
 from .einsum import Einsum, einsum  # noqa: F401  (torch.einsum sits with the products)
-from .elementwise import _Op
 from .views import UnsafeView
+from ._base import Op
 
 _CPP_NAME = {"float32": "float", "float64": "double", "float16": "c10::Half",
              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
@@ -51,7 +51,7 @@ def _product_forward(ctx, self: np.ndarray, other: np.ndarray, kernel: str,
 
 
 # -- mm, bmm, mv, dot ---------------------------------------------------------------------------
-class Mm(_Op):
+class Mm(Op):
     """d(A B) = grad B^T, A^T grad"""
 
     node_name = "MmBackward0"
@@ -78,7 +78,7 @@ class Mm(_Op):
                 self.t().mm(grad) if self is not None else None)
 
 
-class Bmm(_Op):
+class Bmm(Op):
     """batched mm: d(A B) = grad B^T, A^T grad per batch"""
 
     node_name = "BmmBackward0"
@@ -106,7 +106,7 @@ class Bmm(_Op):
                 self.transpose(1, 2).bmm(grad) if self is not None else None)
 
 
-class Mv(_Op):
+class Mv(Op):
     """d(A v) = outer(grad, v), A^T grad"""
 
     node_name = "MvBackward0"
@@ -133,7 +133,7 @@ class Mv(_Op):
                 self.t().mv(grad) if self is not None else None)
 
 
-class Dot(_Op):
+class Dot(Op):
     """d(a . b) = grad b, grad a"""
 
     node_name = "DotBackward0"
@@ -189,7 +189,7 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
 
 
 # -- matmul -------------------------------------------------------------------------------------
-class _SqueezeFirst(_Op):
+class _SqueezeFirst(Op):
     """torch's in-place ``squeeze_(0)`` on mm's fresh output (1D @ 2D): a new node, no view."""
 
     node_name = "SqueezeBackward4"
@@ -314,7 +314,7 @@ def _broadcast_batch(batch1: tuple, batch2: tuple) -> tuple:
 
 
 # -- vector norms -------------------------------------------------------------------------------
-class LinalgVectorNorm(_Op):
+class LinalgVectorNorm(Op):
     """||x||_ord over ``dim``; the gradient follows torch's case analysis on ``ord``"""
 
     node_name = "LinalgVectorNormBackward0"

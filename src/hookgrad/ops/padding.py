@@ -10,12 +10,12 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._args import _shape_args
-from .elementwise import _Op
-from .indexing import copy_
+from .clone import copy_
 from .views import narrow
+from ._base import Op
 
 
-class ConstantPadNd(_Op):
+class ConstantPadNd(Op):
     """gradient: grad with the negated padding (crops what was added, pads what was cut)"""
 
     node_name = "ConstantPadNdBackward0"
@@ -82,7 +82,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
 
 
 # reflect / replicate: every output position reads one input position along each padded dim
-class _IndexPad(_Op):
+class _IndexPad(Op):
     """gradient: grad added back onto the positions each output element was read from"""
 
     saved_names = ("self",)  # torch keeps the input (for its shape)
@@ -100,7 +100,7 @@ class _IndexPad(_Op):
         return _IndexPadBackward.apply(grad, ctx.pad, ctx.mode, ctx.self_shape), None, None
 
 
-class _IndexPadBackward(_Op):
+class _IndexPadBackward(Op):
     @staticmethod
     def forward(ctx, grad, pad, mode, shape):
         ctx.pad, ctx.mode = pad, mode

@@ -20,7 +20,7 @@ import numpy as np
 from .. import _dtype
 from ..ops import creation
 from ..ops import random as random_ops
-from ..ops.shape import stack
+from ..ops.join import stack
 from ..tensor import Tensor
 
 __all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",

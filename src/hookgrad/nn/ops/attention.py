@@ -12,9 +12,9 @@ from typing import Optional
 import numpy as np
 
 from ...autograd import grad_mode
-from ...ops.elementwise import _Op
 from ...tensor import Tensor
 from .dropout import dropout
+from ...ops._base import Op
 
 
 def _causal(length: int, source: int) -> np.ndarray:
@@ -31,7 +31,7 @@ def _scores(query: np.ndarray, key: np.ndarray, mask, is_causal: bool, scale: fl
     return scores
 
 
-class ScaledDotProductAttention(_Op):
+class ScaledDotProductAttention(Op):
     """out = softmax(q k^T scale + mask) v; a fully masked row gives 0 (torch's fused kernel)"""
 
     node_name = "ScaledDotProductFlashAttentionForCpuBackward0"

@@ -6,9 +6,9 @@ from typing import Optional
 
 import numpy as np
 
-from ...ops.elementwise import _Op
 from ...ops.linalg import matmul
 from ...tensor import Tensor
+from ...ops._base import Op
 
 _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int"}
 
@@ -41,7 +41,7 @@ def _scaled(grad: Tensor, factor) -> Tensor:
     return grad if factor == 1 else grad * factor
 
 
-class Addmm(_Op):
+class Addmm(Op):
     """out = beta self + alpha mat1 mat2;  d mat1 = alpha grad mat2^T, d mat2 = alpha mat1^T grad"""
 
     node_name = "AddmmBackward0"
@@ -70,7 +70,7 @@ class Addmm(_Op):
         return grad_self, grad_mat1, grad_mat2
 
 
-class Baddbmm(_Op):
+class Baddbmm(Op):
     """out = beta self + alpha (batch1 @ batch2), batched; self broadcasts"""
 
     node_name = "BaddbmmBackward0"

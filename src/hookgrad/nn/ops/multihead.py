@@ -9,7 +9,7 @@ from typing import Optional
 
 import numpy as np
 
-from ...ops.shape import cat
+from ...ops.join import cat
 from ...tensor import Tensor
 from .attention import scaled_dot_product_attention
 from .dropout import dropout

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ops.elementwise import _Op
 from ...tensor import Tensor
+from ...ops._base import Op
 
 
 def _row_scale(indices: np.ndarray, num_weights: int, padding_idx, scale_grad_by_freq: bool,
@@ -20,7 +20,7 @@ def _row_scale(indices: np.ndarray, num_weights: int, padding_idx, scale_grad_by
     return scale.astype(dtype, copy=False)
 
 
-class Embedding(_Op):
+class Embedding(Op):
     """out[...] = weight[indices[...]]"""
 
     node_name = "EmbeddingBackward0"
@@ -49,7 +49,7 @@ class Embedding(_Op):
                                         ctx.scale_grad_by_freq)
 
 
-class EmbeddingDenseGrad(_Op):
+class EmbeddingDenseGrad(Op):
     """grad_weight[r] = sum of grad rows whose index is r (scaled, padding row left at 0)"""
 
     node_name = "EmbeddingDenseBackwardBackward0"
