@@ -6,7 +6,8 @@ forward saved to the single door (``saved.py``). There are two paths:
 
 * user-defined ``Function``: forward runs on Tensors with grad mode off (``_apply_user``);
 * ``BuiltinFunction`` (the base of every op in ``ops/``): forward runs on NumPy arrays, and when
-  no input needs a gradient nothing is recorded at all (``_apply_builtin``).
+  no input needs a gradient nothing is recorded at all (``BuiltinFunction.apply``, then
+  ``_record_builtin``).
 """
 from __future__ import annotations
 
@@ -124,33 +125,36 @@ class BuiltinBackward(BackwardCFunction):
                 grad_outputs = self._materialized(grad_outputs)
             elif all(g is None for g in grad_outputs):
                 return (None,) * len(self.next_functions)
-        needs = self.needs_input_grad
-        task = tasks.stack[-1] if tasks.stack else None
-        if task is not None and task.executes is not None and task.running is self:
-            wanted = tuple(need and (child in task.executes)
-                           for need, (child, _) in zip(needs, self._edges_by_position()))
-            if wanted != needs:
-                self.needs_input_grad = wanted
-                try:
-                    return self._run_backward(grad_outputs)
-                finally:
-                    self.needs_input_grad = needs
-        return self._run_backward(grad_outputs)
-
-    def _edges_by_position(self) -> list:
-        """The edge of each forward argument (``(None, 0)`` for arguments without one)."""
-        edges = [(None, 0)] * len(self.needs_input_grad)
-        for edge, position in zip(self.next_functions, self._tensor_positions):
-            edges[position] = edge
-        return edges
-
-    def _run_backward(self, grad_outputs: tuple) -> tuple:
+        running = tasks.stack
+        if running:
+            task = running[-1]
+            if task.executes is not None and task.running is self:
+                return self._apply_wanted(grad_outputs, task.executes)
         grads = self._forward_cls.backward(self, *grad_outputs)
-        if not isinstance(grads, tuple):
+        if type(grads) is not tuple:
             grads = (grads,)
         needs = self.needs_input_grad
         count = len(grads)
         return tuple(grads[i] if i < count and needs[i] else None
+                     for i in self._tensor_positions)
+
+    def _apply_wanted(self, grad_outputs: tuple, executes) -> tuple:
+        """Backward when the engine runs only part of the graph: inputs whose edge leads
+        nowhere wanted are marked as not needed while the formula runs."""
+        needs = self.needs_input_grad
+        edges = [(None, 0)] * len(needs)
+        for edge, position in zip(self.next_functions, self._tensor_positions):
+            edges[position] = edge
+        self.needs_input_grad = tuple(need and (child in executes)
+                                      for need, (child, _) in zip(needs, edges))
+        try:
+            grads = self._forward_cls.backward(self, *grad_outputs)
+        finally:
+            wanted, self.needs_input_grad = self.needs_input_grad, needs
+        if type(grads) is not tuple:
+            grads = (grads,)
+        count = len(grads)
+        return tuple(grads[i] if i < count and wanted[i] else None
                      for i in self._tensor_positions)
 
 
@@ -219,7 +223,31 @@ class BuiltinFunction(Function):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        return _apply_builtin(cls, args, kwargs)
+        """The built-in path: forward on arrays; when no input needs a gradient, a throwaway
+        ctx and plain outputs (the cheap path every op takes under no_grad)."""
+        grad_on = _state.enabled
+        any_needs = False
+        if grad_on:
+            for arg in args:
+                if isinstance(arg, Tensor) and (arg._requires_grad or arg._grad_fn is not None or (
+                        arg._base is not None and arg.grad_fn is not None)):
+                    any_needs = True
+                    break
+        if cls._inplace:
+            target = args[0]
+            if not target._data.flags.writeable:
+                raise RuntimeError(_OVERLAP_ERROR)
+            if any_needs or (grad_on and target._base is not None):
+                check_inplace(target)
+        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        if not any_needs:
+            ctx = _UntrackedCtx()
+            ctx.needs_input_grad = _no_grads(len(args))
+            outputs = cls.forward(ctx, *arrays, **kwargs)
+            if type(outputs) is np.ndarray and cls._view_of is None and not cls._inplace:
+                return Tensor._make(outputs)  # the common case, inline
+            return _untracked_outputs(cls, args, outputs)
+        return _record_builtin(cls, args, arrays, kwargs)
 
 
 def _needs_grad(arg) -> bool:
@@ -235,7 +263,8 @@ def _input_needs(cls, args: tuple, any_needs: bool) -> tuple:
     for i, arg in enumerate(args):
         if isinstance(arg, Tensor):
             positions.append(i)
-            needs.append(any_needs and _needs_grad(arg))
+            needs.append(any_needs and (arg._requires_grad or arg._grad_fn is not None or (
+                arg._base is not None and arg.grad_fn is not None)))
         else:
             needs.append(False)
             if i in cls._wrapped_scalars:
@@ -244,30 +273,9 @@ def _input_needs(cls, args: tuple, any_needs: bool) -> tuple:
 
 
 # ---------------------------------------------------------------------------------------------
-# The built-in path
+# The built-in path, recorded
 # ---------------------------------------------------------------------------------------------
-def _apply_builtin(cls, args: tuple, kwargs: dict):
-    grad_on = _state.enabled
-    any_needs = False
-    if grad_on:
-        for arg in args:
-            if _needs_grad(arg):
-                any_needs = True
-                break
-    if cls._inplace:
-        target = args[0]
-        if not target._data.flags.writeable:
-            raise RuntimeError(_OVERLAP_ERROR)
-        if any_needs or (grad_on and target._base is not None):
-            check_inplace(target)
-    arrays = [a._data if isinstance(a, Tensor) else a for a in args]
-    if not any_needs:  # nothing to record: a throwaway ctx instead of a graph node
-        ctx = _UntrackedCtx()
-        ctx.needs_input_grad = _no_grads(len(args))
-        outputs = cls.forward(ctx, *arrays, **kwargs)
-        if type(outputs) is np.ndarray and cls._view_of is None and not cls._inplace:
-            return Tensor._make(outputs)  # the common case, inline
-        return _untracked_outputs(cls, args, outputs)
+def _record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
     node = cls._backward_cls()
     node.needs_input_grad, positions = _input_needs(cls, args, True)
     outputs = cls.forward(node, *arrays, **kwargs)
