@@ -12,6 +12,8 @@ import types
 import numpy as np
 
 from ..tensor import Tensor
+from ..autograd.grad_mode import is_grad_enabled
+from .._dtype import to_numpy_dtype
 from ._reduce_util import _accumulator, _const, _restore, reduce_dims, torch_type_name
 from .einsum import Einsum, einsum  # noqa: F401  (torch.einsum sits with the products)
 from .views import UnsafeView
@@ -382,8 +384,6 @@ def _vector_norm_grad(ctx, grad: Tensor) -> Tensor:
 
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """torch.linalg.vector_norm: (sum |x|^ord)^(1/ord) over ``dim`` (all dims by default)."""
-    from .._dtype import to_numpy_dtype
-
     ord = float(ord)
     dims = reduce_dims(dim, x._data.ndim)
     np_dtype = None if dtype is None else to_numpy_dtype(dtype)
@@ -428,6 +428,4 @@ def _into(out: Tensor, result: Tensor, op: str) -> Tensor:
 
 
 def _grad_enabled() -> bool:
-    from ..autograd.grad_mode import is_grad_enabled
-
     return is_grad_enabled()

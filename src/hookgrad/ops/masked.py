@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from .join import cat
 from ._util import broadcast_error, normalize_dim
 from .._dtype import scalar_type_name
 from ._base import cast, _check_inplace_shape, is_number, Op, python_number
@@ -85,8 +86,6 @@ class MaskedScatter(Op):
 
 
 def _cat(a: Tensor, b: Tensor) -> Tensor:
-    from .join import cat
-
     return cat([a, b])
 
 

@@ -7,6 +7,7 @@ import types
 import numpy as np
 
 from ..tensor import Tensor
+from . import pointwise as _math
 from ._reduce_util import _check_nonempty, _const, _restore, reduce_dims
 from ._util import normalize_dim
 from ._base import Op
@@ -121,8 +122,6 @@ class MinAll(_ExtremeAll):
 
 
 def _extreme(op: str, input: Tensor, dim, keepdim, other):
-    from . import pointwise as _math
-
     if isinstance(dim, Tensor) or other is not None:
         tensor = other if other is not None else dim
         return (_math.maximum if op == "max" else _math.minimum)(input, tensor)

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor
+from .join import cat
 from ._reduce_util import (_UNSET, _accumulator, _const, _numpy_dtype, _restore,
                            reduce_dims)
 from ._util import normalize_dim
@@ -152,8 +153,6 @@ def logcumsumexp(input: Tensor, dim: int, *, out=None) -> Tensor:
 
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
     """the n-th forward difference along dim (logical xor for bools), as torch composes it"""
-    from .join import cat
-
     if input._data.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:

@@ -16,6 +16,7 @@ import numpy as np
 from ..autograd import grad_mode
 from ..autograd.graph import legacy_type_name
 from ..tensor import Tensor
+from .._dtype import to_numpy_dtype
 from ._args import _shape_args, infer_shape
 from ._util import normalize_dim
 from .clone import Clone
@@ -103,8 +104,6 @@ def reshape(input: Tensor, *shape) -> Tensor:
 
 def view(input: Tensor, *shape) -> Tensor:
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list, Tensor)):
-        from .._dtype import to_numpy_dtype
-
         with grad_mode.no_grad():
             return ViewDtype.apply(input, np.dtype(to_numpy_dtype(shape[0])))
     return View.apply(input, _shape_args(shape))

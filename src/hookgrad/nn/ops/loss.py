@@ -13,6 +13,7 @@ import numpy as np
 
 from ...ops._util import broadcast_error
 from ...tensor import Tensor
+from ...ops.reduce import log_softmax
 from ...ops._base import Op
 
 REDUCTIONS = ("none", "mean", "sum")
@@ -408,8 +409,6 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """nll_loss(log_softmax(input)) for class indices; -sum(p log_softmax) for probabilities;
     label smoothing mixes in the uniform target, composed exactly as torch composes it."""
-    from ...ops.reduce import log_softmax
-
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...tensor import Tensor
+from ..._dtype import legacy_type_name
 from ...ops._base import Op
 
 
@@ -29,8 +30,6 @@ class Embedding(Op):
     @staticmethod
     def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
         if indices.dtype.kind not in "iu" or indices.dtype.itemsize < 4:
-            from ...autograd.graph import legacy_type_name
-
             raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                                "following scalar types: Long, Int; but got "
                                f"{legacy_type_name(indices)} instead (while checking arguments "
