@@ -7,7 +7,7 @@ this module is the public face tools are written against.
 from __future__ import annotations
 
 import threading
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Optional
 
 from .._dtype import legacy_type_name  # noqa: F401  (torch's Tensor.type() names, for messages)
 from .node import AccumulateGrad, GraphRoot, Node, current_graph_task  # noqa: F401
@@ -32,8 +32,12 @@ def get_gradient_edge(tensor):
 
 
 class GradientEdge(NamedTuple):
+    """Where a tensor's gradient flows: input ``output_nr`` of ``node`` (torch's fields; the
+    ownership token is torch's too and always ``None`` here)."""
+
     node: Node
     output_nr: int
+    ownership_token: Optional[Any] = None
 
 
 # ---------------------------------------------------------------------------------------------
