@@ -19,30 +19,34 @@ from .nn.ops.aten import (addmm, baddbmm, batch_norm,  # noqa: E402
                           group_norm, layer_norm, max_pool2d)
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
-from .ops.creation import (arange, as_tensor, bernoulli, default_generator, device, empty,
-                           empty_like, eye, from_numpy, full, full_like, Generator, get_rng_state,
-                           initial_seed, linspace, manual_seed, multinomial, normal, ones,
-                           ones_like, rand, rand_like, randint, randint_like, randn, randn_like,
-                           randperm, seed, set_rng_state, tensor, zeros, zeros_like)
+from .ops.creation import (arange, as_tensor, device, empty, empty_like, eye, from_numpy, full,
+                           full_like, linspace, ones, ones_like, tensor, zeros, zeros_like)
+from .ops.random import (bernoulli, default_generator, Generator, get_rng_state, initial_seed,
+                         manual_seed, multinomial, normal, rand, rand_like, randint, randint_like,
+                         randn, randn_like, randperm, seed, set_rng_state)
 from .ops.indexing import index_put
 from .ops.linalg import bmm, dot, einsum, matmul, mm, mv, norm
 from .ops.linalg import namespace as linalg
-from .ops.math import (abs, absolute, add, allclose, bitwise_and, bitwise_not, bitwise_or,
-                       bitwise_xor, ceil, clamp, clamp_max, clamp_min, clip, cos, div, divide, eq,
-                       equal, erf, exp, floor, floor_divide, ge, gelu, greater, greater_equal, gt,
-                       isclose, isfinite, isinf, isnan, le, less, less_equal, log, log1p,
-                       logical_and, logical_not, logical_or, logical_xor, lt, masked_fill,
-                       maximum, minimum, mul, multiply, ne, neg, negative, not_equal, pow,
-                       reciprocal, relu, remainder, round, rsqrt, rsub, sgn, sigmoid, sign, silu,
-                       sin, sqrt, square, sub, subtract, tanh, true_divide, trunc, where)
+from .ops.pointwise import (abs, absolute, add, allclose, bitwise_and, bitwise_not, bitwise_or,
+                            bitwise_xor, ceil, clamp, clamp_max, clamp_min, clip, cos, div,
+                            divide, eq, equal, erf, exp, floor, floor_divide, ge, greater,
+                            greater_equal, gt, isclose, isfinite, isinf, isnan, le, less,
+                            less_equal, log, log1p, logical_and, logical_not, logical_or,
+                            logical_xor, lt, masked_fill, maximum, minimum, mul, multiply, ne, neg,
+                            negative, not_equal, pow, reciprocal, remainder, round, rsqrt, rsub,
+                            sgn, sigmoid, sign, sin, sqrt, square, sub, subtract, tanh,
+                            true_divide, trunc, where)
 from .ops.reduce import (all, amax, amin, any, argmax, argmin, cumsum,  # noqa: A004
                          log_softmax, logsumexp, max, mean, min, prod, return_types, softmax,
                          std, sum, var)
-from .ops.shape import (cat, concat, concatenate, flip, gather, hstack, index_add, index_select,
-                        roll, scatter, scatter_add, stack, take_along_dim, vstack)
-from .ops.views import (chunk, flatten, moveaxis, movedim, narrow, permute, reshape, select, split,
-                        squeeze, swapaxes, swapdims, t, transpose, unbind, unflatten, unsqueeze)
-from .ops.activations import celu, celu_, hardshrink, selu, selu_
+from .ops.gather_scatter import (gather, index_add, index_select, scatter, scatter_add,
+                                 take_along_dim)
+from .ops.join import (cat, chunk, concat, concatenate, hstack, split, stack, unbind, vstack)
+from .ops.shape import flip, roll
+from .ops.views import (flatten, moveaxis, movedim, narrow, permute, reshape, select, squeeze,
+                        swapaxes, swapdims, t, transpose, unflatten, unsqueeze)
+from .ops.activation import gelu, relu, silu
+from .ops.activation_extra import celu, celu_, hardshrink, selu, selu_
 from .ops.binary_math import (addcdiv, addcmul, arctan2, atan2, copysign, fmod, hypot, lerp,
                               logaddexp, xlogy)
 from .ops.diagonal import diag, diag_embed, diagflat, diagonal, trace, tril, triu

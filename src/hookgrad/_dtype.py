@@ -166,3 +166,12 @@ def result_type(*operands) -> dtype:
         d = number_dtype(x)
         wrapped = d if wrapped is None else promote_types(wrapped, d)
     return _combine(dim, _combine(zero, wrapped))
+
+
+_LEGACY_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def legacy_type_name(array: np.ndarray) -> str:
+    """torch's ``Tensor.type()`` string, used in its error messages."""
+    return f"torch.{_LEGACY_TYPE.get(array.dtype.name, array.dtype.name)}Tensor"

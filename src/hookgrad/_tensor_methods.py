@@ -1,10 +1,31 @@
-"""Tensor methods and operators, bound in one table from the op modules (torch's method names)."""
+"""The one table that gives Tensor its methods, operators and computed properties.
+
+``tensor.py`` holds only state; everything that computes (the ops), records history (``grad_fn``)
+or registers hooks is bound here, by name, from the module that implements it.
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from . import _dtype
-from .ops import creation, indexing, linalg, math, reduce, shape, views
+from .autograd import engine, tensor_hooks
+from .autograd import views as autograd_views
+from .ops import (_base, activation, creation, gather_scatter, indexing, join, linalg, reduce,
+                  shape, views)
+from .ops import activation_extra as A
+from .ops import clone as copy_ops
+from .ops import binary_math as B
+from .ops import diagonal as D
+from .ops import extra_math as X
+from .ops import inplace as I
+from .ops import masked as K
+from .ops import pointwise as pw
+from .ops import scans as C
+from .ops import searching as Q
+from .ops import sorting as S
+from .ops import structure as T
+from .ops.axis_alias import NAMES as AXIS_NAMES
+from .ops.axis_alias import accept_axis
 from .tensor import Tensor
 
 
@@ -24,8 +45,8 @@ def _to(self: Tensor, *args, **kwargs) -> Tensor:
         elif isinstance(arg, Tensor):
             dtype = arg.dtype
     if dtype is None or dtype.numpy == self._data.dtype:
-        return views.Clone.apply(self) if copy else self
-    return views.ToCopy.apply(self, dtype.numpy)
+        return copy_ops.Clone.apply(self) if copy else self
+    return copy_ops.ToCopy.apply(self, dtype.numpy)
 
 
 def _caster(dtype):
@@ -37,16 +58,14 @@ def _caster(dtype):
 
 def _type(self: Tensor, dtype=None, **kwargs):
     if dtype is None:
-        from .autograd.graph import legacy_type_name
-
-        return legacy_type_name(self._data)
+        return _dtype.legacy_type_name(self._data)
     return _to(self, dtype)
 
 
 def _contiguous(self: Tensor, memory_format=None) -> Tensor:
     if self._data.flags.c_contiguous:
         return self
-    result = views.Clone.apply(self)
+    result = copy_ops.Clone.apply(self)
     result._data = np.ascontiguousarray(result._data)  # Clone keeps strides (preserve_format)
     return result
 
@@ -55,29 +74,43 @@ def _size_args(self, args):
     return views._shape_args(args)
 
 
+def _init(self: Tensor, data=None, *, requires_grad: bool = False) -> None:
+    """``Tensor(data)``: a tensor owning a copy of ``data``; ``Tensor()`` is empty."""
+    array = np.zeros(0, _dtype.get_default_dtype().numpy) if data is None else \
+        creation._to_array(data)
+    self._init(array, requires_grad)
+
+
 METHODS = {
+    # construction, autograd and hooks
+    "__init__": _init, "backward": engine.tensor_backward,
+    "register_hook": tensor_hooks.register_hook, "retain_grad": tensor_hooks.retain_grad,
+    "register_post_accumulate_grad_hook": tensor_hooks.register_post_accumulate_grad_hook,
+    "_grad_accumulator": tensor_hooks.grad_accumulator,
+    "_ensure_hooks_attached": tensor_hooks.ensure_hooks_attached,
     # arithmetic
-    "add": math.add, "sub": math.sub, "subtract": math.sub, "mul": math.mul,
-    "multiply": math.mul, "div": math.div, "divide": math.div, "true_divide": math.div,
-    "floor_divide": math.floor_divide, "remainder": math.remainder, "pow": math.pow,
-    "neg": math.neg, "negative": math.neg, "exp": math.exp, "log": math.log, "log1p": math.log1p,
-    "sqrt": math.sqrt, "rsqrt": math.rsqrt, "reciprocal": math.reciprocal, "abs": math.abs,
-    "absolute": math.abs, "sign": math.sign, "sgn": math.sign, "sin": math.sin, "cos": math.cos,
-    "tanh": math.tanh, "sigmoid": math.sigmoid, "relu": math.relu, "relu_": math.relu_,
-    "erf": math.erf, "square": math.square, "clamp": math.clamp, "clip": math.clamp,
-    "clamp_": math.clamp_, "clip_": math.clip_, "rsub": math.rsub, "fix": math.fix,
-    "clamp_min": math.clamp_min, "clamp_max": math.clamp_max,
-    "maximum": math.maximum, "minimum": math.minimum, "masked_fill": math.masked_fill,
-    "masked_fill_": math.masked_fill_, "where": lambda self, cond, other: math.where(
+    "add": pw.add, "sub": pw.sub, "subtract": pw.sub, "mul": pw.mul,
+    "multiply": pw.mul, "div": pw.div, "divide": pw.div, "true_divide": pw.div,
+    "floor_divide": pw.floor_divide, "remainder": pw.remainder, "pow": pw.pow,
+    "neg": pw.neg, "negative": pw.neg, "exp": pw.exp, "log": pw.log, "log1p": pw.log1p,
+    "sqrt": pw.sqrt, "rsqrt": pw.rsqrt, "reciprocal": pw.reciprocal, "abs": pw.abs,
+    "absolute": pw.abs, "sign": pw.sign, "sgn": pw.sign, "sin": pw.sin, "cos": pw.cos,
+    "tanh": pw.tanh, "sigmoid": pw.sigmoid, "relu": activation.relu, "relu_": activation.relu_,
+    "erf": pw.erf, "square": pw.square, "clamp": pw.clamp, "clip": pw.clamp,
+    "clamp_": pw.clamp_, "clip_": pw.clip_, "rsub": pw.rsub, "fix": pw.fix,
+    "clamp_min": pw.clamp_min, "clamp_max": pw.clamp_max, "clamp_min_": pw.clamp_min_,
+    "clamp_max_": pw.clamp_max_,
+    "maximum": pw.maximum, "minimum": pw.minimum, "masked_fill": pw.masked_fill,
+    "masked_fill_": pw.masked_fill_, "where": lambda self, cond, other: pw.where(
         cond, self, other),
-    "floor": math.floor, "ceil": math.ceil, "round": math.round, "trunc": math.trunc,
-    "add_": math.add_, "sub_": math.sub_, "mul_": math.mul_, "div_": math.div_,
+    "floor": pw.floor, "ceil": pw.ceil, "round": pw.round, "trunc": pw.trunc,
+    "add_": pw.add_, "sub_": pw.sub_, "mul_": pw.mul_, "div_": pw.div_,
     # comparison
-    "eq": math.eq, "ne": math.ne, "lt": math.lt, "le": math.le, "gt": math.gt, "ge": math.ge,
-    "logical_and": math.logical_and, "logical_or": math.logical_or,
-    "logical_not": math.logical_not, "logical_xor": math.logical_xor, "isnan": math.isnan,
-    "isinf": math.isinf, "isfinite": math.isfinite, "equal": math.equal,
-    "allclose": math.allclose, "isclose": math.isclose,
+    "eq": pw.eq, "ne": pw.ne, "lt": pw.lt, "le": pw.le, "gt": pw.gt, "ge": pw.ge,
+    "logical_and": pw.logical_and, "logical_or": pw.logical_or,
+    "logical_not": pw.logical_not, "logical_xor": pw.logical_xor, "isnan": pw.isnan,
+    "isinf": pw.isinf, "isfinite": pw.isfinite, "equal": pw.equal,
+    "allclose": pw.allclose, "isclose": pw.isclose,
     # reductions
     "sum": reduce.sum, "mean": reduce.mean, "sum_to_size": reduce.sum_to_size,
     "prod": reduce.prod, "var": reduce.var, "std": reduce.std, "max": reduce.max,
@@ -94,17 +127,18 @@ METHODS = {
     "swapdims": views.transpose, "permute": views.permute, "movedim": views.movedim,
     "moveaxis": views.moveaxis, "expand": views.expand, "t": views.t,
     "flatten": views.flatten, "unflatten": views.unflatten, "narrow": views.narrow,
-    "select": views.select, "split": views.split, "chunk": views.chunk, "unbind": views.unbind,
+    "select": views.select, "split": join.split, "chunk": join.chunk, "unbind": join.unbind,
     "unsafe_view": views.UnsafeView.apply, "view_as": views.view_as,
     "reshape_as": views.reshape_as, "expand_as": views.expand_as,
     "repeat": shape.repeat, "flip": shape.flip, "roll": shape.roll,
-    "gather": shape.gather, "take_along_dim": shape.take_along_dim,
-    "scatter_add": shape.scatter_add, "scatter_add_": shape.scatter_add_,
-    "scatter": shape.scatter, "scatter_": shape.scatter_, "index_select": shape.index_select,
-    "index_add": shape.index_add, "index_add_": shape.index_add_,
-    "clone": lambda self, memory_format=None: views.Clone.apply(self),
+    "gather": gather_scatter.gather, "take_along_dim": gather_scatter.take_along_dim,
+    "scatter_add": gather_scatter.scatter_add, "scatter_add_": gather_scatter.scatter_add_,
+    "scatter": gather_scatter.scatter, "scatter_": gather_scatter.scatter_,
+    "index_select": gather_scatter.index_select, "index_add": gather_scatter.index_add,
+    "index_add_": gather_scatter.index_add_,
+    "clone": lambda self, memory_format=None: copy_ops.Clone.apply(self),
     "contiguous": _contiguous,
-    "copy_": indexing.copy_, "fill_": indexing.fill_, "zero_": indexing.zero_,
+    "copy_": copy_ops.copy_, "fill_": copy_ops.fill_, "zero_": copy_ops.zero_,
     "index_put_": indexing.index_put_, "index_put": indexing.index_put,
     # types
     "to": _to, "type": _type, "float": _caster(_dtype.float32), "double": _caster(_dtype.float64),
@@ -121,40 +155,87 @@ METHODS = {
     "new_tensor": lambda self, data, dtype=None, **kw: creation.tensor(
         data, dtype=dtype or self.dtype),
     # operators
-    "__add__": math.add, "__radd__": math.radd, "__iadd__": math.add_,
-    "__sub__": math.sub, "__rsub__": math.rsub_operator, "__isub__": math.sub_,
-    "__mul__": math.mul, "__rmul__": math.rmul, "__imul__": math.mul_,
-    "__truediv__": math.div, "__rtruediv__": math.rtruediv, "__itruediv__": math.div_,
-    "__floordiv__": math.floor_divide, "__rfloordiv__": math.rfloordiv,
-    "__mod__": math.remainder, "__rmod__": math.rmod,
-    "__pow__": math.pow, "__rpow__": math.rpow,
+    "__add__": pw.add, "__radd__": pw.radd, "__iadd__": pw.add_,
+    "__sub__": pw.sub, "__rsub__": pw.rsub_operator, "__isub__": pw.sub_,
+    "__mul__": pw.mul, "__rmul__": pw.rmul, "__imul__": pw.mul_,
+    "__truediv__": pw.div, "__rtruediv__": pw.rtruediv, "__itruediv__": pw.div_,
+    "__floordiv__": pw.floor_divide, "__rfloordiv__": pw.rfloordiv,
+    "__mod__": pw.remainder, "__rmod__": pw.rmod,
+    "__pow__": pw.pow, "__rpow__": pw.rpow,
     "__matmul__": linalg.matmul, "__rmatmul__": _reflect(linalg.matmul),
-    "__neg__": math.neg, "__pos__": lambda self: self, "__abs__": math.abs,
-    "__eq__": math.eq, "__ne__": math.ne, "__lt__": math.lt, "__le__": math.le,
-    "__gt__": math.gt, "__ge__": math.ge,
-    "__and__": math.bitwise_and, "__or__": math.bitwise_or, "__xor__": math.bitwise_xor,
-    "__rand__": _reflect(math.bitwise_and), "__ror__": _reflect(math.bitwise_or),
-    "__rxor__": _reflect(math.bitwise_xor),
-    "__invert__": math.bitwise_not,
+    "__neg__": pw.neg, "__pos__": lambda self: self, "__abs__": pw.abs,
+    "__eq__": pw.eq, "__ne__": pw.ne, "__lt__": pw.lt, "__le__": pw.le,
+    "__gt__": pw.gt, "__ge__": pw.ge,
+    "__and__": pw.bitwise_and, "__or__": pw.bitwise_or, "__xor__": pw.bitwise_xor,
+    "__rand__": _reflect(pw.bitwise_and), "__ror__": _reflect(pw.bitwise_or),
+    "__rxor__": _reflect(pw.bitwise_xor),
+    "__invert__": pw.bitwise_not,
     "__getitem__": indexing.getitem, "__setitem__": indexing.setitem,
 }
 
 PROPERTIES = {
+    "grad_fn": autograd_views.grad_fn, "device": lambda self: creation.device("cpu"),
     "T": views.numpy_T, "mT": views.matrix_T,
     "real": lambda self: self,
 }
 
 
+def _inplace_binary(cls, name: str):
+    def op(self, other):
+        other = _base.as_operand(other, name)
+        if not isinstance(other, Tensor):
+            raise TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not "
+                            f"{type(other).__name__}")
+        return I.inplace(cls, self, other, _base.promote(self, other), None)
+
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+MORE_METHODS = {
+    # sorting and searching
+    "sort": S.sort, "argsort": S.argsort, "msort": S.msort, "topk": S.topk,
+    "kthvalue": S.kthvalue, "median": S.median, "nanmedian": S.nanmedian, "mode": S.mode,
+    "unique": Q.unique, "unique_consecutive": Q.unique_consecutive, "nonzero": Q.nonzero,
+    "argwhere": Q.argwhere, "count_nonzero": Q.count_nonzero, "bincount": Q.bincount,
+    # structure
+    "tril": D.tril, "triu": D.triu, "tril_": D.tril_, "triu_": D.triu_, "diag": D.diag,
+    "diagonal": D.diagonal, "diag_embed": D.diag_embed, "diagflat": D.diagflat,
+    "trace": D.trace, "fill_diagonal_": D.fill_diagonal_, "outer": T.outer, "ger": T.ger,
+    "kron": T.kron, "cross": T.cross, "tensor_split": T.tensor_split,
+    "repeat_interleave": T.repeat_interleave, "tile": T.tile, "rot90": T.rot90,
+    "broadcast_to": T.broadcast_to, "ravel": T.ravel, "take": T.take,
+    # math
+    "log2": X.log2, "log10": X.log10, "exp2": X.exp2, "expm1": X.expm1, "tan": X.tan,
+    "asin": X.asin, "acos": X.acos, "atan": X.atan, "arcsin": X.asin, "arccos": X.acos,
+    "arctan": X.atan, "sinh": X.sinh, "cosh": X.cosh, "asinh": X.asinh, "acosh": X.acosh,
+    "atanh": X.atanh, "arcsinh": X.asinh, "arccosh": X.acosh, "arctanh": X.atanh,
+    "sinc": X.sinc, "frac": X.frac, "deg2rad": X.deg2rad, "rad2deg": X.rad2deg,
+    "logit": X.logit, "nan_to_num": X.nan_to_num, "positive": X.positive,
+    "atan2": B.atan2, "arctan2": B.atan2, "hypot": B.hypot, "logaddexp": B.logaddexp,
+    "copysign": B.copysign, "fmod": B.fmod, "xlogy": B.xlogy, "lerp": B.lerp,
+    "addcmul": B.addcmul, "addcdiv": B.addcdiv, "hardshrink": A.hardshrink,
+    # scans and fused reductions
+    "cumprod": C.cumprod, "cummax": C.cummax, "cummin": C.cummin,
+    "logcumsumexp": C.logcumsumexp, "diff": C.diff, "aminmax": C.aminmax, "nansum": C.nansum,
+    "nanmean": C.nanmean,
+    # masked and indexed updates
+    "masked_select": K.masked_select, "masked_scatter": K.masked_scatter,
+    "masked_scatter_": K.masked_scatter_, "index_fill": K.index_fill,
+    "index_fill_": K.index_fill_,
+    # in place
+    **I.METHODS,
+    "atan2_": _inplace_binary(B.Atan2, "atan2_"), "hypot_": _inplace_binary(B.Hypot, "hypot_"),
+}
+
+
 def install(methods: dict, properties: dict = None) -> None:
-    """Bind functions as Tensor methods. Op modules added later call this with their own table."""
+    """Bind functions as Tensor methods and properties; those with a ``dim`` argument also take
+    NumPy's ``axis=`` (``x.sum(axis=1)``), as torch's argument parser allows."""
     for name, fn in methods.items():
-        setattr(Tensor, name, fn)
+        setattr(Tensor, name, accept_axis(fn) if name in AXIS_NAMES else fn)
     for name, fn in (properties or {}).items():
         setattr(Tensor, name, property(fn))
 
 
-install(METHODS, PROPERTIES)
-
-from .ops import extra_methods  # noqa: E402  (sorting, structure, extra math, in-place unary)
-
-install(extra_methods.METHODS)
+install({**METHODS, **MORE_METHODS}, PROPERTIES)

@@ -283,3 +283,23 @@ def test_multiple_roots():
 
     theirs, ours = both(program)
     assert_close(ours, theirs)
+
+
+@pytest.mark.parametrize("pick", [lambda x, y, b: x, lambda x, y, b: y, lambda x, y, b: b],
+                         ids=["leaf", "non_leaf", "second_split_output"])
+def test_get_gradient_edge_matches_torch(pick):
+    edges = []
+    for lib in (hookgrad, torch):
+        x = lib.ones(3, requires_grad=True)
+        y = x * 2
+        _, b = y.split(2)
+        edge = lib.autograd.graph.get_gradient_edge(pick(x, y, b))
+        edges.append((type(edge).__name__, edge.node.name(), edge.output_nr,
+                      edge.ownership_token))
+    assert edges[0] == edges[1]
+
+
+def test_get_gradient_edge_refuses_a_tensor_without_grad():
+    for lib in (hookgrad, torch):
+        with pytest.raises(RuntimeError, match="not possible to get the gradient edge"):
+            lib.autograd.graph.get_gradient_edge(lib.ones(2))

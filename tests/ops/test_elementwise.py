@@ -3,6 +3,7 @@ next_functions, what pack hooks see, and half precision. One table drives most t
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 import pytest
@@ -10,11 +11,14 @@ import torch
 from conftest import assert_close, compare, saved_log
 
 import hookgrad
-import hookgrad.ops.math as hg_functional
+import hookgrad.ops.activation as hg_activation
+import hookgrad.ops.pointwise as hg_pointwise
+
+hg_functional = types.SimpleNamespace(**{**vars(hg_pointwise), **vars(hg_activation)})
 
 
 def F(lib):
-    """torch.nn.functional, or the same functions in hookgrad's math module."""
+    """torch.nn.functional, or the same functions in hookgrad's pointwise and activation ops."""
     return torch.nn.functional if lib is torch else hg_functional
 
 

@@ -27,7 +27,7 @@ def _index(lib, array, dtype=None):
 def _pad(lib, x, pad, value=None, mode="constant"):
     if lib is torch:
         return torch.nn.functional.pad(x, pad, mode=mode, value=value)
-    from hookgrad.ops.shape import pad as hg_pad
+    from hookgrad.ops.padding import pad as hg_pad
 
     return hg_pad(x, pad, mode=mode, value=value)
 
@@ -424,7 +424,7 @@ def test_errors_match_torch(name, fn):
 
 
 def test_unknown_pad_mode():
-    from hookgrad.ops.shape import pad
+    from hookgrad.ops.padding import pad
 
     with pytest.raises(NotImplementedError, match="Unrecognised padding mode foo"):
         pad(hookgrad.zeros(2, 2), (1, 1), mode="foo")

@@ -16,38 +16,17 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import threading
 from typing import Optional, Sequence
 
 import numpy as np
 
-from . import grad_mode
-from .graph import AccumulateGrad, _grad_edge, legacy_type_name
+from .._dtype import legacy_type_name
+from ..tensor import Tensor
+from .grad_mode import _state
+from .node import AccumulateGrad, GraphTask, accumulate_grad, current_graph_task, tasks
+from .tensor_hooks import grad_accumulator, grad_edge
 
-_state = grad_mode._state
-
-
-class _Tasks(threading.local):
-    def __init__(self):
-        self.stack: list = []
-
-
-_tasks = _Tasks()
-_task_ids = itertools.count()
-
-
-class GraphTask:
-    """What one backward call will run; visible to hooks (multi-grad hooks need it)."""
-
-    __slots__ = ("id", "nodes")
-
-    def __init__(self, nodes):
-        self.id = next(_task_ids)
-        self.nodes = nodes
-
-
-def current_graph_task() -> Optional[GraphTask]:
-    return _tasks.stack[-1] if _tasks.stack else None
+__all__ = ["backward", "grad", "run", "current_graph_task", "will_execute_node", "GraphTask"]
 
 
 def will_execute_node(node) -> bool:
@@ -61,16 +40,12 @@ def will_execute_node(node) -> bool:
 
 
 def _as_tuple(tensors) -> tuple:
-    from ..tensor import Tensor
-
     if isinstance(tensors, Tensor):
         return (tensors,)
     return tuple(tensors)
 
 
 def _make_grads(outputs: tuple, grad_outputs: tuple) -> list:
-    from ..tensor import Tensor
-
     grads = []
     for i, (output, grad) in enumerate(zip(outputs, grad_outputs)):
         if grad is None:
@@ -93,7 +68,7 @@ def _make_grads(outputs: tuple, grad_outputs: tuple) -> list:
 def _root_edges(outputs: tuple) -> list:
     edges = []
     for i, output in enumerate(outputs):
-        edge = _grad_edge(output)
+        edge = grad_edge(output)
         if edge is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
                                "a grad_fn")
@@ -108,7 +83,7 @@ def _input_edges(inputs: tuple) -> list:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         node = tensor.grad_fn
         edges.append((node, tensor._output_nr) if node is not None
-                     else (tensor._grad_accumulator(), 0))
+                     else (grad_accumulator(tensor), 0))
     return edges
 
 
@@ -135,15 +110,20 @@ def backward(tensors, grad_tensors=None, retain_graph: Optional[bool] = None,
     if inputs is not None:
         for tensor, grad in zip(inputs, captured):
             if grad is not None and tensor.grad_fn is not None:
-                tensor._accumulate_grad(grad)
+                accumulate_grad(tensor, grad)
+
+
+def tensor_backward(self: Tensor, gradient: Optional[Tensor] = None,
+                    retain_graph: Optional[bool] = None, create_graph: bool = False,
+                    inputs=None) -> None:
+    """``Tensor.backward``: accumulate the gradient of this tensor into the leaves' ``.grad``."""
+    backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: Optional[bool] = None,
          create_graph: bool = False, only_inputs: bool = True, allow_unused: Optional[bool] = None,
          is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
     """The gradients of ``outputs`` w.r.t. ``inputs``, without touching any ``.grad``."""
-    from ..tensor import Tensor
-
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
@@ -242,24 +222,17 @@ def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
 
     previous_mode = _state.enabled
     _state.enabled = create_graph
-    _tasks.stack.append(GraphTask(executes if executes is not None else parents))
+    task = GraphTask(executes if executes is not None else parents, executes)
+    tasks.stack.append(task)
     try:
         while ready:
             node = heapq.heappop(ready)[2]
             grads = buffers.pop(node)
-            grads = _call_tensor_pre_hooks(node, grads)  # steps 1 and 2
-            if node in captures:  # step 3
-                for nr, index in captures[node]:
-                    captured[index] = grads[nr]
-                if isinstance(node, AccumulateGrad):
-                    if not accumulate:  # autograd.grad never touches .grad
-                        continue
-                elif not any(child in executes for child, _ in node.next_functions):
-                    continue  # only a capture point: its own backward is not needed
-            if executes is not None:
-                outputs = _call_node_for(node, grads, keep_graph, executes)
-            else:
-                outputs = _call_node(node, grads, keep_graph)  # steps 4 to 8
+            task.running = node
+            outputs = _run_node(node, grads, task, captures.get(node), captured, accumulate,
+                                keep_graph)
+            if outputs is None:
+                continue
             for (child, nr), grad in zip(node.next_functions, outputs):
                 if child is None or (executes is not None and child not in executes):
                     continue
@@ -273,8 +246,62 @@ def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
                     heapq.heappush(ready, (-child._sequence_nr, next(tie), child))
     finally:
         _state.enabled = previous_mode
-        _tasks.stack.pop()
+        tasks.stack.pop()
     return captured
+
+
+def _run_node(node, grads: list, task: GraphTask, captures, captured: list, accumulate: bool,
+              keep_graph: bool):
+    """One node's turn, in torch's order. Returns its gradients for its inputs, or ``None``
+    when the node itself does not run (a capture point of ``autograd.grad``)."""
+    # 1. tensor pre-hooks (Tensor.register_hook), in registration order, per incoming gradient
+    tensor_hooks = node._tensor_pre_hooks
+    if tensor_hooks:
+        for nr, hooks in tensor_hooks.items():
+            if nr >= len(grads) or grads[nr] is None or not hooks:
+                continue
+            value = grads[nr]
+            for hook in tuple(hooks.values()):  # a copy: a hook may remove itself
+                result = hook(value)
+                if result is not None:
+                    value = _check_hook_result(hook, value, result)
+            grads[nr] = value
+    # 2. retain_grad, so a non-leaf's .grad sees what its own hooks returned
+    retains = node._retains_grad_hooks
+    if retains:
+        for nr, hook in retains.items():
+            if nr < len(grads) and grads[nr] is not None:
+                hook(grads[nr])
+    # 3. capture for autograd.grad / backward(inputs=...)
+    if captures is not None:
+        for nr, index in captures:
+            captured[index] = grads[nr]
+        if isinstance(node, AccumulateGrad):
+            if not accumulate:  # autograd.grad never touches .grad
+                return None
+        elif not any(child in task.executes for child, _ in node.next_functions):
+            return None  # only a capture point: its own backward is not needed
+    grad_outputs = tuple(grads)
+    # 4. node pre-hooks (grad_fn.register_prehook)
+    if node._pre_hooks:
+        for hook in tuple(node._pre_hooks.values()):
+            result = hook(grad_outputs)
+            if result is not None:
+                grad_outputs = _check_hook_tuple(hook, grad_outputs, result)
+    # 5. the node itself (AccumulateGrad: add into .grad, then post-accumulate-grad hooks)
+    outputs = node.apply(grad_outputs)
+    # 6. its gradients checked against its inputs' shapes and dtypes (sum broadcast, cast)
+    outputs = _validate(node, outputs)
+    # 7. node post-hooks (grad_fn.register_hook)
+    if node._post_hooks:
+        for hook in tuple(node._post_hooks.values()):
+            result = hook(outputs, grad_outputs)
+            if result is not None:
+                outputs = _check_hook_tuple(hook, outputs, result)
+    # 8. free the node's saved tensors unless the graph is kept
+    if not keep_graph:
+        node.release_variables()
+    return outputs
 
 
 def _num_inputs(node) -> int:
@@ -295,8 +322,6 @@ def _add_to_buffer(buffers: dict, node, nr: int, grad) -> None:
 
 
 def _check_hook_result(hook, old, new):
-    from ..tensor import Tensor
-
     if not isinstance(new, Tensor):
         raise TypeError(f"hook '{_name(hook)}' returned {type(new).__name__}, expected a Tensor "
                         "or None")
@@ -310,65 +335,6 @@ def _check_hook_result(hook, old, new):
 
 def _name(hook) -> str:
     return getattr(hook, "__name__", type(hook).__name__)
-
-
-def _call_tensor_pre_hooks(node, grads: list) -> list:
-    tensor_hooks = node._tensor_pre_hooks
-    if tensor_hooks:
-        for nr, hooks in tensor_hooks.items():
-            if nr >= len(grads) or grads[nr] is None or not hooks:
-                continue
-            value = grads[nr]
-            for hook in tuple(hooks.values()):  # a copy: a hook may remove itself
-                result = hook(value)
-                if result is not None:
-                    value = _check_hook_result(hook, value, result)
-            grads[nr] = value
-    retains = node._retains_grad_hooks
-    if retains:
-        for nr, hook in retains.items():
-            if nr < len(grads) and grads[nr] is not None:
-                hook(grads[nr])
-    return grads
-
-
-def _call_node(node, grads: list, keep_graph: bool) -> tuple:
-    grad_outputs = tuple(grads)
-    if node._pre_hooks:  # step 4
-        for hook in tuple(node._pre_hooks.values()):
-            result = hook(grad_outputs)
-            if result is not None:
-                grad_outputs = _check_hook_tuple(hook, grad_outputs, result)
-    outputs = node.apply(grad_outputs)  # step 5
-    outputs = _validate(node, outputs)  # step 6
-    if node._post_hooks:  # step 7
-        for hook in tuple(node._post_hooks.values()):
-            result = hook(outputs, grad_outputs)
-            if result is not None:
-                outputs = _check_hook_tuple(hook, outputs, result)
-    if not keep_graph:  # step 8
-        node.release_variables()
-    return outputs
-
-
-def _call_node_for(node, grads: list, keep_graph: bool, executes: set) -> tuple:
-    """Run a node when only some inputs are wanted (autograd.grad, backward(inputs=...)): a
-    built-in op is told not to compute gradients that lead nowhere, as torch's are."""
-    forward_cls = getattr(node, "_forward_cls", None)
-    if forward_cls is None or not forward_cls._builtin:
-        return _call_node(node, grads, keep_graph)
-    needs = node.needs_input_grad
-    masked = list(needs)
-    for (child, _), position in zip(node.next_functions, node._tensor_positions):
-        if needs[position] and child not in executes:
-            masked[position] = False
-    if masked == list(needs):
-        return _call_node(node, grads, keep_graph)
-    node.needs_input_grad = tuple(masked)
-    try:
-        return _call_node(node, grads, keep_graph)
-    finally:
-        node.needs_input_grad = needs
 
 
 def _check_hook_tuple(hook, old: tuple, new) -> tuple:

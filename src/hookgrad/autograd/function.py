@@ -1,8 +1,13 @@
 """Function: the one contract for built-in ops and user-defined autograd functions.
 
-``Function.apply`` is the one place a node is created and connected, so it is where
-``needs_input_grad`` is computed, outputs get their ``grad_fn``, in-place outputs bump versions and
-saved tensors pass through ``SavedTensor`` (the single door of ``graph.py``).
+``apply`` is the one place a node is created and connected: it computes ``needs_input_grad``,
+gives outputs their ``grad_fn``, bumps the versions of tensors changed in place, and hands what
+forward saved to the single door (``saved.py``). There are two paths:
+
+* user-defined ``Function``: forward runs on Tensors with grad mode off (``_apply_user``);
+* ``BuiltinFunction`` (the base of every op in ``ops/``): forward runs on NumPy arrays, and when
+  no input needs a gradient nothing is recorded at all (``BuiltinFunction.apply``, then
+  ``_record_builtin``).
 """
 from __future__ import annotations
 
@@ -11,11 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from ..tensor import Tensor
 from . import grad_mode
-from .graph import Node, SavedTensor, _grad_edge
-
-_state = grad_mode._state
-Tensor: Any = None  # set by tensor.py (circular import)
+from .grad_mode import _state
+from .node import Node, tasks
+from .saved import save_builtin, save_user
+from .tensor_hooks import grad_edge, history_moved
+from .views import alias, check_inplace, make_view, rebase_history
 
 
 class FunctionCtx:
@@ -55,7 +62,7 @@ class FunctionCtx:
 
 
 class BackwardCFunction(Node, FunctionCtx):
-    """Base of every Function's node class (``MulBackward0``, ``MyFnBackward``)."""
+    """Base of every user Function's node class (``MyFnBackward``)."""
 
     _forward_cls: Any = None
     _tensor_positions: tuple = ()
@@ -65,8 +72,6 @@ class BackwardCFunction(Node, FunctionCtx):
         self._init_node()
 
     def __repr__(self) -> str:
-        if self._forward_cls._builtin:
-            return f"<{self.name()} object at {hex(id(self))}>"
         return f"<torch.autograd.function.{self.name()} object at {hex(id(self))}>"
 
     def __getattr__(self, name: str):
@@ -80,36 +85,77 @@ class BackwardCFunction(Node, FunctionCtx):
                 return saved.unpack(self)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
+    def _materialized(self, grad_outputs: tuple) -> tuple:
+        return tuple(Tensor._make(np.zeros(shape, dtype)) if g is None else g
+                     for g, (shape, dtype) in zip(grad_outputs, self._output_meta))
+
     def apply(self, grad_outputs: tuple) -> tuple:
-        fn = self._forward_cls
-        if any(g is None for g in grad_outputs):
-            if self._materialize_grads:
-                grad_outputs = tuple(
-                    Tensor._make(np.zeros(shape, dtype)) if g is None else g
-                    for g, (shape, dtype) in zip(grad_outputs, self._output_meta))
-            elif fn._builtin and all(g is None for g in grad_outputs):
-                return (None,) * len(self.next_functions)
-        grads = fn.backward(self, *grad_outputs)
+        if self._materialize_grads and any(g is None for g in grad_outputs):
+            grad_outputs = self._materialized(grad_outputs)
+        grads = self._forward_cls.backward(self, *grad_outputs)
         if not isinstance(grads, tuple):
             grads = (grads,)
         expected = len(self.needs_input_grad)
         if len(grads) != expected:
             if len(grads) > expected and all(g is None for g in grads[expected:]):
                 grads = grads[:expected]
-            elif not fn._builtin:
+            else:
                 raise RuntimeError(f"function {self.name()} returned an incorrect number of "
                                    f"gradients (expected {expected}, got {len(grads)})")
         positions = self._tensor_positions
-        if not fn._builtin:
-            for i, grad in enumerate(grads):
-                if grad is not None and i not in positions:
-                    raise RuntimeError(
-                        f"function {self.name()} returned a gradient different than None at "
-                        f"position {i + 1}, but the corresponding forward input was not a Variable")
-        if fn._builtin:  # built-in formulas compute only what is needed, like torch's
-            needs = self.needs_input_grad
-            return tuple(grads[i] if i < len(grads) and needs[i] else None for i in positions)
+        for i, grad in enumerate(grads):
+            if grad is not None and i not in positions:
+                raise RuntimeError(
+                    f"function {self.name()} returned a gradient different than None at "
+                    f"position {i + 1}, but the corresponding forward input was not a Variable")
         return tuple(grads[i] if i < len(grads) else None for i in positions)
+
+
+class BuiltinBackward(BackwardCFunction):
+    """Base of every built-in op's node class (``MulBackward0``). Its formulas compute only the
+    gradients that are needed, like torch's: when the running backward call wants only some
+    inputs (``autograd.grad``), the others are marked as not needed while it runs."""
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    def apply(self, grad_outputs: tuple) -> tuple:
+        if any(g is None for g in grad_outputs):
+            if self._materialize_grads:
+                grad_outputs = self._materialized(grad_outputs)
+            elif all(g is None for g in grad_outputs):
+                return (None,) * len(self.next_functions)
+        running = tasks.stack
+        if running:
+            task = running[-1]
+            if task.executes is not None and task.running is self:
+                return self._apply_wanted(grad_outputs, task.executes)
+        grads = self._forward_cls.backward(self, *grad_outputs)
+        if type(grads) is not tuple:
+            grads = (grads,)
+        needs = self.needs_input_grad
+        count = len(grads)
+        return tuple(grads[i] if i < count and needs[i] else None
+                     for i in self._tensor_positions)
+
+    def _apply_wanted(self, grad_outputs: tuple, executes) -> tuple:
+        """Backward when the engine runs only part of the graph: inputs whose edge leads
+        nowhere wanted are marked as not needed while the formula runs."""
+        needs = self.needs_input_grad
+        edges = [(None, 0)] * len(needs)
+        for edge, position in zip(self.next_functions, self._tensor_positions):
+            edges[position] = edge
+        self.needs_input_grad = tuple(need and (child in executes)
+                                      for need, (child, _) in zip(needs, edges))
+        try:
+            grads = self._forward_cls.backward(self, *grad_outputs)
+        finally:
+            wanted, self.needs_input_grad = self.needs_input_grad, needs
+        if type(grads) is not tuple:
+            grads = (grads,)
+        count = len(grads)
+        return tuple(grads[i] if i < count and wanted[i] else None
+                     for i in self._tensor_positions)
 
 
 class Function:
@@ -132,7 +178,6 @@ class Function:
 
     _backward_cls: Any = BackwardCFunction
     _ctx_base: Any = BackwardCFunction  # the node class each subclass's ctx derives from
-    _builtin = False  # built-in ops: forward takes and returns NumPy arrays
     _view_of: Any = None  # built-in view ops: index of the input the output views
     _inplace = False  # built-in in-place ops: input 0 is modified and returned
     _multi_view = False  # outputs are several views (split): in-place on them is refused
@@ -167,65 +212,81 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        return _apply_user(cls, args, kwargs)
+
+
+class BuiltinFunction(Function):
+    """A Function whose ``forward`` takes and returns NumPy arrays (non-tensor arguments stay
+    Python values) and whose ``backward`` is written with Tensor ops. The base of ``ops.Op``."""
+
+    _ctx_base = BuiltinBackward
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """The built-in path: forward on arrays; when no input needs a gradient, a throwaway
+        ctx and plain outputs (the cheap path every op takes under no_grad)."""
         grad_on = _state.enabled
         any_needs = False
         if grad_on:
             for arg in args:
-                if isinstance(arg, Tensor) and (arg._requires_grad or arg._grad_fn is not None or
-                                                (arg._base is not None and
-                                                 arg.grad_fn is not None)):
+                if isinstance(arg, Tensor) and (arg._requires_grad or arg._grad_fn is not None or (
+                        arg._base is not None and arg.grad_fn is not None)):
                     any_needs = True
                     break
-        if cls._builtin and not any_needs:
-            # nothing to record: a throwaway ctx instead of a graph node (the cheap path)
-            if cls._inplace:
-                target = args[0]
-                if not target._data.flags.writeable:
-                    raise RuntimeError(_OVERLAP_ERROR)
-                if grad_on and target._base is not None:
-                    _check_inplace(target, False)
+        if cls._inplace:
+            target = args[0]
+            if not target._data.flags.writeable:
+                raise RuntimeError(_OVERLAP_ERROR)
+            if any_needs or (grad_on and target._base is not None):
+                check_inplace(target)
+        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        if not any_needs:
             ctx = _UntrackedCtx()
             ctx.needs_input_grad = _no_grads(len(args))
-            outputs = cls.forward(ctx, *[a._data if isinstance(a, Tensor) else a for a in args],
-                                  **kwargs)
+            outputs = cls.forward(ctx, *arrays, **kwargs)
             if type(outputs) is np.ndarray and cls._view_of is None and not cls._inplace:
                 return Tensor._make(outputs)  # the common case, inline
-            return _wrap_untracked(cls, ctx, args, outputs)
+            return _untracked_outputs(cls, args, outputs)
+        return _record_builtin(cls, args, arrays, kwargs)
 
-        node = cls._backward_cls()
-        needs = []
-        positions = []
-        for i, arg in enumerate(args):
-            if isinstance(arg, Tensor):
-                positions.append(i)
-                needs.append(any_needs and (arg._requires_grad or arg._grad_fn is not None or (
-                    arg._base is not None and arg.grad_fn is not None)))
-            else:
-                needs.append(False)
-                if i in cls._wrapped_scalars:
-                    positions.append(i)
-        node.needs_input_grad = tuple(needs)
 
-        if cls._builtin:
-            if cls._inplace:
-                if not args[0]._data.flags.writeable:
-                    raise RuntimeError(_OVERLAP_ERROR)
-                _check_inplace(args[0], any_needs)
-            outputs = cls.forward(node, *[a._data if isinstance(a, Tensor) else a for a in args],
-                                  **kwargs)
+def _needs_grad(arg) -> bool:
+    return isinstance(arg, Tensor) and (arg._requires_grad or arg._grad_fn is not None or (
+        arg._base is not None and arg.grad_fn is not None))
+
+
+def _input_needs(cls, args: tuple, any_needs: bool) -> tuple:
+    """``needs_input_grad`` per argument, and the positions that get an edge (tensors, and
+    numbers torch wraps as tensors)."""
+    needs = []
+    positions = []
+    for i, arg in enumerate(args):
+        if isinstance(arg, Tensor):
+            positions.append(i)
+            needs.append(any_needs and (arg._requires_grad or arg._grad_fn is not None or (
+                arg._base is not None and arg.grad_fn is not None)))
         else:
-            _state.enabled = False
-            try:
-                if cls._uses_setup_context:
-                    outputs = cls.forward(*args, **kwargs)
-                    cls.setup_context(node, args, outputs)
-                else:
-                    outputs = cls.forward(node, *args, **kwargs)
-            finally:
-                _state.enabled = grad_on
-        if not any_needs:
-            return _wrap_untracked(cls, node, args, outputs)
-        return _connect(cls, node, args, positions, outputs)
+            needs.append(False)
+            if i in cls._wrapped_scalars:
+                positions.append(i)
+    return tuple(needs), tuple(positions)
+
+
+# ---------------------------------------------------------------------------------------------
+# The built-in path, recorded
+# ---------------------------------------------------------------------------------------------
+def _record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
+    node = cls._backward_cls()
+    node.needs_input_grad, positions = _input_needs(cls, args, True)
+    outputs = cls.forward(node, *arrays, **kwargs)
+    _connect(node, args, positions)  # before the outputs: an in-place op rewrites args[0]'s edge
+    raw_outputs = outputs if type(outputs) is tuple else (outputs,)
+    results = _builtin_outputs(cls, node, args, raw_outputs)
+    _set_output_meta(node, results)
+    if node._to_save is not None:
+        node._saved = save_builtin(node, args, raw_outputs, results, node._to_save, cls._inplace)
+        node._to_save = None
+    return tuple(results) if type(outputs) is tuple else results[0]
 
 
 _OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor refers to "
@@ -247,34 +308,15 @@ def _no_grads(count: int) -> tuple:
     return _NO_GRADS[count] if count < 16 else (False,) * count
 
 
-def _check_inplace(tensor, any_needs: bool, tense: str = "is being") -> None:
-    if _state.enabled and tensor._requires_grad and tensor._grad_fn is None:
-        if tensor._base is None:
-            raise RuntimeError(f"a leaf Variable that requires grad {tense} used in an in-place "
-                               "operation.")
-    base = tensor._base
-    if base is not None and _state.enabled and tensor._extra and base.requires_grad:
-        error = tensor._extra.get("view_error")
-        if error is not None and error.startswith("A view was created in no_grad mode"):
-            raise RuntimeError(error)
-    if base is not None and _state.enabled and base._requires_grad and base._grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
-
-
-def _wrap_untracked(cls, node, args, outputs):
-    """No input needs grad: make plain tensors (views and in-place still share versions)."""
-    if cls._builtin:
-        if cls._inplace:
-            target = args[0]
-            target._version_counter[0] += 1
-            return target
-        if isinstance(outputs, tuple):
-            return tuple(_plain_output(cls, args, out, i) for i, out in enumerate(outputs))
-        return _plain_output(cls, args, outputs, 0)
-    for dirty in node._dirty or ():
-        dirty._version_counter[0] += 1
-    return outputs
+def _untracked_outputs(cls, args, outputs):
+    """No input needs grad: plain tensors (views and in-place still share versions)."""
+    if cls._inplace:
+        target = args[0]
+        target._version_counter[0] += 1
+        return target
+    if isinstance(outputs, tuple):
+        return tuple(_plain_output(cls, args, out, i) for i, out in enumerate(outputs))
+    return _plain_output(cls, args, outputs, 0)
 
 
 def _plain_output(cls, args, array, index):
@@ -282,42 +324,7 @@ def _plain_output(cls, args, array, index):
         array = np.asarray(array)
     if cls._view_of is None:
         return Tensor._make(array)
-    return Tensor._make_view(array, args[cls._view_of], cls, args, index)
-
-
-_NO_EDGE = (None, 0)
-
-
-def _connect(cls, node, args, positions, outputs):
-    """Give outputs their grad_fn, bump versions of dirty inputs and save what forward kept."""
-    needs = node.needs_input_grad
-    edges = []
-    meta = []
-    for i in positions:
-        if needs[i]:
-            tensor = args[i]
-            edges.append(_grad_edge(tensor))
-            meta.append((tensor._data.shape, tensor._data.dtype))
-        else:
-            edges.append(_NO_EDGE)
-            meta.append(None)
-    node.next_functions = tuple(edges)
-    node._input_meta = tuple(meta)
-    node._tensor_positions = tuple(positions)
-
-    is_tuple = type(outputs) is tuple
-    raw_outputs = outputs if is_tuple else (outputs,)
-    if cls._builtin:
-        results = _builtin_outputs(cls, node, args, raw_outputs)
-    else:
-        results = _user_outputs(node, args, raw_outputs)
-    node._output_meta = tuple((r._data.shape, r._data.dtype) if isinstance(r, Tensor) else None
-                              for r in results)
-    to_save = node._to_save
-    if to_save is not None:
-        node._saved = _save(cls, node, args, raw_outputs, results, to_save)
-        node._to_save = None
-    return tuple(results) if is_tuple else results[0]
+    return make_view(array, args[cls._view_of], cls, args, index)
 
 
 def _builtin_outputs(cls, node, args, raw_outputs) -> list:
@@ -327,13 +334,13 @@ def _builtin_outputs(cls, node, args, raw_outputs) -> list:
         if tensor._data.dtype.kind not in "fc":
             tensor._grad_fn = None
         elif tensor._base is not None:
-            tensor._rebase_history(node, 0)
+            rebase_history(tensor, node, 0)
         else:
             old_node, old_nr = tensor._grad_fn, tensor._output_nr
             tensor._grad_fn = node
             tensor._output_nr = 0
             if tensor._hooks is not None or tensor._extra is not None:
-                tensor._history_moved(old_node, old_nr)
+                history_moved(tensor, old_node, old_nr)
         return [tensor]
     results = []
     view_of = cls._view_of
@@ -341,7 +348,7 @@ def _builtin_outputs(cls, node, args, raw_outputs) -> list:
         if type(out) is not np.ndarray:  # NumPy hands back scalars for 0-dim results
             out = np.asarray(out)
         if view_of is not None:
-            tensor = Tensor._make_view(out, args[view_of], cls, args, index)
+            tensor = make_view(out, args[view_of], cls, args, index)
         else:
             tensor = Tensor._make(out)
         if out.dtype.kind in "fc":
@@ -349,6 +356,37 @@ def _builtin_outputs(cls, node, args, raw_outputs) -> list:
             tensor._output_nr = index
         results.append(tensor)
     return results
+
+
+# ---------------------------------------------------------------------------------------------
+# The user-defined path
+# ---------------------------------------------------------------------------------------------
+def _apply_user(cls, args: tuple, kwargs: dict):
+    grad_on = _state.enabled
+    any_needs = grad_on and any(_needs_grad(arg) for arg in args)
+    node = cls._backward_cls()
+    node.needs_input_grad, positions = _input_needs(cls, args, any_needs)
+    _state.enabled = False
+    try:
+        if cls._uses_setup_context:
+            outputs = cls.forward(*args, **kwargs)
+            cls.setup_context(node, args, outputs)
+        else:
+            outputs = cls.forward(node, *args, **kwargs)
+    finally:
+        _state.enabled = grad_on
+    if not any_needs:
+        for dirty in node._dirty or ():
+            dirty._version_counter[0] += 1
+        return outputs
+    _connect(node, args, positions)
+    raw_outputs = outputs if type(outputs) is tuple else (outputs,)
+    results = _user_outputs(node, args, raw_outputs)
+    _set_output_meta(node, results)
+    if node._to_save is not None:
+        node._saved = save_user(node, args, raw_outputs, results, node._to_save)
+        node._to_save = None
+    return tuple(results) if type(outputs) is tuple else results[0]
 
 
 def _user_outputs(node, args, raw_outputs) -> list:
@@ -362,49 +400,50 @@ def _user_outputs(node, args, raw_outputs) -> list:
         is_dirty = any(out is d for d in dirty)
         if is_dirty:
             tensor = out
-            _check_inplace(tensor, True, "has been")
+            check_inplace(tensor, "has been")
             tensor._version_counter[0] += 1
         elif any(out is a for a in args):
-            tensor = out._alias(node._forward_cls.__name__)  # an input returned as-is
+            tensor = alias(out, node._forward_cls.__name__)  # an input returned as-is
         else:
             tensor = out
         if any(out is n for n in non_diff) or tensor._data.dtype.kind not in "fc":
             tensor._grad_fn = None
         elif is_dirty and tensor._base is not None:
-            tensor._rebase_history(node, index)
+            rebase_history(tensor, node, index)
         else:
             old_node, old_nr = tensor._grad_fn, tensor._output_nr
             tensor._grad_fn = node
             tensor._output_nr = index
             if is_dirty:
-                tensor._history_moved(old_node, old_nr)
+                history_moved(tensor, old_node, old_nr)
         results.append(tensor)
     return results
 
 
-def _save(cls, node, args, raw_outputs, results, to_save) -> tuple:
-    saved = []
-    for item in to_save:
-        if item is None:
-            saved.append(None)
-            continue
-        for raw, result in zip(raw_outputs, results):
-            if item is raw or item is result:
-                saved.append(SavedTensor(result, node, is_output=result._grad_fn is node,
-                                         is_input=any(result is a for a in args)))
-                break
+_NO_EDGE = (None, 0)
+
+
+def _connect(node, args, positions) -> None:
+    """The node's edges to its inputs' histories, and what backward checks gradients against."""
+    needs = node.needs_input_grad
+    edges = []
+    meta = []
+    for i in positions:
+        if needs[i]:
+            tensor = args[i]
+            edges.append(grad_edge(tensor))
+            meta.append((tensor._data.shape, tensor._data.dtype))
         else:
-            if cls._builtin:
-                for arg in args:
-                    if isinstance(arg, Tensor) and arg._data is item:
-                        saved.append(SavedTensor(arg, node, is_output=False))
-                        break
-                else:  # an intermediate array the op computed
-                    saved.append(SavedTensor(Tensor._make(item), node, False, is_input=False))
-            else:
-                is_input = any(item is a for a in args)
-                saved.append(SavedTensor(item, node, is_output=False, is_input=is_input))
-    return tuple(saved)
+            edges.append(_NO_EDGE)
+            meta.append(None)
+    node.next_functions = tuple(edges)
+    node._input_meta = tuple(meta)
+    node._tensor_positions = positions
+
+
+def _set_output_meta(node, results) -> None:
+    node._output_meta = tuple((r._data.shape, r._data.dtype) if isinstance(r, Tensor) else None
+                              for r in results)
 
 
 def once_differentiable(backward):

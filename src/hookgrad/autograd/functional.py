@@ -5,13 +5,12 @@ from typing import Callable
 
 import numpy as np
 
+from ..tensor import Tensor
 from . import grad_mode
 from .engine import grad as autograd_grad
 
 
 def _as_tuple(value):
-    from ..tensor import Tensor
-
     if isinstance(value, Tensor):
         return (value,), True
     return tuple(value), False
@@ -24,8 +23,6 @@ def _prepare(inputs, create_graph: bool) -> tuple:
 
 
 def _fill(grads, like) -> tuple:
-    from ..tensor import Tensor
-
     return tuple(Tensor._make(np.zeros_like(x._data)) if g is None else g
                  for g, x in zip(grads, like))
 
@@ -50,8 +47,6 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 
 def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), J v), by the double-vjp trick: differentiate u -> u^T J w.r.t. u."""
-    from ..tensor import Tensor
-
     inputs, single_in = _as_tuple(inputs)
     with grad_mode.enable_grad():
         inputs = _prepare(inputs, create_graph)
@@ -73,8 +68,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = False,
              vectorize: bool = False, strategy: str = "reverse-mode"):
     """The Jacobian, shaped ``output.shape + input.shape`` (nested tuples for several)."""
-    from ..tensor import Tensor
-    from ..ops.shape import stack
+    from ..ops.join import stack
 
     inputs, single_in = _as_tuple(inputs)
     with grad_mode.enable_grad():

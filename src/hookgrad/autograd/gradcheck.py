@@ -5,6 +5,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..tensor import Tensor
 from .engine import grad as autograd_grad
 
 
@@ -13,14 +14,10 @@ class GradcheckError(RuntimeError):
 
 
 def _tensors(inputs) -> tuple:
-    from ..tensor import Tensor
-
     return (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
 
 
 def _outputs(fn: Callable, inputs: tuple) -> tuple:
-    from ..tensor import Tensor
-
     result = fn(*inputs)
     return (result,) if isinstance(result, Tensor) else tuple(r for r in result
                                                                if isinstance(r, Tensor))
@@ -43,8 +40,6 @@ def _numerical_jacobian(fn, inputs, index, eps) -> list:
 
 
 def _analytical_jacobian(fn, inputs, index) -> list:
-    from ..tensor import Tensor
-
     outputs = _outputs(fn, inputs)
     rows = []
     for out_index, output in enumerate(outputs):
@@ -87,8 +82,6 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
                   atol: float = 1e-5, rtol: float = 1e-3, raise_exception: bool = True,
                   **kwargs) -> bool:
     """gradcheck of the function that maps inputs to their gradients (second derivatives)."""
-    from ..tensor import Tensor
-
     inputs = _tensors(inputs)
     rng = np.random.default_rng(0)
     outputs = _outputs(func, inputs)

@@ -6,28 +6,28 @@ where torch composes them too, so grad_fn names and saved tensors match torch's.
 """
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Optional
 
 import numpy as np
 
 from ..autograd import grad_mode
-from ..ops import math as _math
+from ..ops import activation as _activation
+from ..ops import pointwise as _pointwise
 from ..ops import reduce as _reduce
-from ..ops.linalg import matmul
-from ..ops.shape import pad
+from ..ops.padding import pad
 from ..tensor import Tensor
 from .ops import conv as _conv
 from .ops import normalization as _norm
 from .ops import pooling as _pool
 from .ops.attention import scaled_dot_product_attention  # noqa: F401
-from .ops.linear import Addmm
+from .ops.dropout import dropout, dropout1d, dropout2d  # noqa: F401
+from .ops.linear import Addmm, linear  # noqa: F401
 from .ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
                        cross_entropy, huber_loss, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
 from .ops.multihead import multi_head_attention_forward  # noqa: F401
 from .ops.sparse import Embedding
-from ..ops.activations import (celu, celu_, hardshrink, hardsigmoid,  # noqa: F401,E402
+from ..ops.activation_extra import (celu, celu_, hardshrink, hardsigmoid,  # noqa: F401,E402
                                hardswish, hardtanh, hardtanh_, logsigmoid, mish, relu6, selu,
                                selu_, softshrink, softsign, tanhshrink)
 
@@ -47,41 +47,41 @@ def _ntuple(value, n: int, name: str = "") -> tuple:
 
 # -- activations (the core ops, under torch.nn.functional's names) ------------------------------
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    return _math.relu_(input) if inplace else _math.relu(input)
+    return _activation.relu_(input) if inplace else _activation.relu(input)
 
 
 def relu_(input: Tensor) -> Tensor:
-    return _math.relu_(input)
+    return _activation.relu_(input)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
-    return _math.gelu(input, approximate)
+    return _activation.gelu(input, approximate)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     if inplace:  # silu of a copy, written back: the core's in-place silu saves the input it
-        return input.copy_(_math.silu(input.clone()))  # then overwrites (version error)
-    return _math.silu(input)
+        return input.copy_(_activation.silu(input.clone()))  # then overwrites (version error)
+    return _activation.silu(input)
 
 
 def sigmoid(input: Tensor) -> Tensor:
-    return _math.sigmoid(input)
+    return _pointwise.sigmoid(input)
 
 
 def tanh(input: Tensor) -> Tensor:
-    return _math.tanh(input)
+    return _pointwise.tanh(input)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    return _math.softplus(input, beta, threshold)
+    return _activation.softplus(input, beta, threshold)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    return _math.leaky_relu(input, negative_slope, inplace)
+    return _activation.leaky_relu(input, negative_slope, inplace)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    return _math.elu(input, alpha, inplace)
+    return _activation.elu(input, alpha, inplace)
 
 
 def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
@@ -102,20 +102,6 @@ def log_softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,
     if dim is None:
         dim = _softmax_dim("log_softmax", input.ndim, _stacklevel)
     return _reduce.log_softmax(input, dim, dtype=dtype)
-
-
-# -- linear ---------------------------------------------------------------------------------------
-def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
-    """y = x W^T + b, composed as torch composes it: addmm for 2-D input, a flattened addmm for
-    other contiguous inputs with a bias, else matmul (+ bias)."""
-    if bias is not None and input.ndim == 2:
-        return Addmm.apply(bias, input, weight.t())
-    if bias is not None and input.ndim >= 1 and bias.ndim == 1 and input.is_contiguous():
-        flat = input.reshape(math.prod(input.shape[:-1]), input.shape[-1])
-        result = Addmm.apply(bias, flat, weight.t())
-        return result.view(tuple(input.shape[:-1]) + (result.shape[1],))
-    output = matmul(input, weight.t())
-    return output + bias if bias is not None else output
 
 
 # -- convolution ----------------------------------------------------------------------------------
@@ -404,50 +390,6 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5) -> Tensor:
 
 
 # -- dropout and embedding ------------------------------------------------------------------------
-def _noise(shape: tuple, p: float, dtype: np.dtype) -> Tensor:
-    """Bernoulli(1 - p) keep-mask scaled by 1 / (1 - p), from hookgrad's generator."""
-    from .. import _dtype
-    from ..ops.creation import rand
-
-    keep = rand(shape, dtype=_dtype.float64)._data < (1 - p)
-    return Tensor._make((keep / (1 - p)).astype(dtype))
-
-
-def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
-            ) -> Tensor:
-    """Zero each element with probability p and scale the rest by 1 / (1 - p); the saved mask
-    is that scaled noise (torch saves it for MulBackward0)."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0 or input.numel() == 0:
-        return input
-    if p == 1.0:
-        noise = Tensor._make(np.zeros((), input._data.dtype))
-    else:
-        noise = _noise(tuple(input.shape), p, input._data.dtype)
-    return input.mul_(noise) if inplace else input * noise
-
-
-def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, nd: int) -> Tensor:
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0 or input.numel() == 0:
-        return input
-    batched = input.ndim == nd + 2
-    shape = tuple(input.shape[:2] if batched else input.shape[:1]) + (1,) * nd
-    noise = (Tensor._make(np.zeros(shape, input._data.dtype)) if p == 1.0
-             else _noise(shape, p, input._data.dtype))
-    return input.mul_(noise) if inplace else input * noise
-
-
-def dropout1d(input, p=0.5, training=True, inplace=False) -> Tensor:
-    return _feature_dropout(input, p, training, inplace, 1)
-
-
-def dropout2d(input, p=0.5, training=True, inplace=False) -> Tensor:
-    return _feature_dropout(input, p, training, inplace, 2)
-
-
 def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None,
               max_norm: Optional[float] = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.grad_mode import no_grad
-from ..ops.creation import rand, randn
+from ..ops.random import rand, randn
 from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",

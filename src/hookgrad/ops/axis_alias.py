@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 
-from ..tensor import Tensor
 
 # the public functions / methods whose first dim-like argument is called ``dim``
 NAMES = ("sum", "mean", "std", "var", "prod", "amax", "amin", "max", "min", "argmax", "argmin",
@@ -34,10 +33,8 @@ def accept_axis(fn):
 
 
 def install(namespace: dict) -> None:
-    """Wrap the listed functions of a module namespace and the Tensor methods of those names."""
+    """Wrap the listed functions of a module namespace (``hookgrad``'s); the Tensor methods of
+    those names are wrapped where the method table binds them."""
     for name in NAMES:
         if name in namespace:
             namespace[name] = accept_axis(namespace[name])
-        method = Tensor.__dict__.get(name)
-        if method is not None:
-            setattr(Tensor, name, accept_axis(method))

@@ -1,5 +1,5 @@
 """Binary and ternary elementwise math: atan2, hypot, logaddexp, copysign, fmod, xlogy, lerp,
-addcmul, addcdiv. Operands are promoted as torch promotes them (``elementwise._binary_apply``);
+addcmul, addcdiv. Operands are promoted as torch promotes them (``_base._binary_apply``);
 each op saves what torch saves, conditionally where torch does.
 """
 from __future__ import annotations
@@ -10,8 +10,9 @@ from .. import _dtype
 from ..tensor import Tensor
 from ._util import broadcast_error, restore, silence
 from .selection import _C_TYPE
-from .elementwise import (_binary_apply, _check_alpha, _Op, _true_dtype, arithmetic, as_operand,
-                          cast, compute, finish, not_implemented, promote, work_dtype)
+from ._base import (arithmetic, as_operand, _binary_apply, cast, _check_alpha, compute, finish,
+                    not_implemented, Op, promote, work_dtype)
+from .arithmetic import _true_dtype
 
 
 def _float_pair(self, other, dtype):
@@ -20,7 +21,7 @@ def _float_pair(self, other, dtype):
     return cast(self, work), cast(other, work), _true_dtype(dtype)
 
 
-class Atan2(_Op):
+class Atan2(Op):
     """d self = other / (self^2 + other^2), d other = -self / (self^2 + other^2)"""
 
     node_name = "Atan2Backward0"
@@ -40,7 +41,7 @@ class Atan2(_Op):
                 scale * -self if ctx.needs_input_grad[1] else None)
 
 
-class Hypot(_Op):
+class Hypot(Op):
     """d self = self / result, d other = other / result"""
 
     node_name = "HypotBackward0"
@@ -63,7 +64,7 @@ class Hypot(_Op):
                 None if other is None else grad * other / result)
 
 
-class Logaddexp(_Op):
+class Logaddexp(Op):
     """log(e^self + e^other);  d self = sigmoid(self - other)"""
 
     node_name = "LogaddexpBackward0"
@@ -84,7 +85,7 @@ class Logaddexp(_Op):
         return grad * share, grad * (1 - share)
 
 
-class Copysign(_Op):
+class Copysign(Op):
     """|self| with other's sign;  d self = grad * sign agreement (0 where self is 0)"""
 
     node_name = "CopysignBackward0"
@@ -105,7 +106,7 @@ class Copysign(_Op):
                               if ctx.needs_input_grad[1] else None)
 
 
-class Fmod(_Op):
+class Fmod(Op):
     """self - trunc(self / other) * other (the sign of self, as C's fmod)"""
 
     node_name = "FmodBackward1"
@@ -184,7 +185,7 @@ def _xlogy(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where((a == 0) & ~np.isnan(b), np.zeros((), a.dtype), a * np.log(b))
 
 
-class Xlogy(_Op):
+class Xlogy(Op):
     node_name = "XlogyBackward0"
     saved_names = ("other", "self")
 
@@ -206,7 +207,7 @@ class Xlogy(_Op):
         return grad_self, grad_other
 
 
-class XlogyNumberOther(_Op):
+class XlogyNumberOther(Op):
     """xlogy(tensor, number)"""
 
     node_name = "XlogyBackward2"
@@ -232,7 +233,7 @@ class XlogyNumberOther(_Op):
         return (result.masked_fill(self._data == 0, 0.0) if other <= 0 else result), None, None
 
 
-class XlogyNumberSelf(_Op):
+class XlogyNumberSelf(Op):
     """xlogy(number, tensor)"""
 
     node_name = "XlogyBackward1"
@@ -274,7 +275,7 @@ def _broadcast3(op: str, *arrays) -> None:
         raise broadcast_error(op, shapes[0], shapes[-1]) from None
 
 
-class Lerp(_Op):
+class Lerp(Op):
     """self + weight (end - self) for a number weight"""
 
     node_name = "LerpBackward0"
@@ -296,7 +297,7 @@ class Lerp(_Op):
         return grad * (1 - weight), grad * weight, None
 
 
-class LerpTensor(_Op):
+class LerpTensor(Op):
     """self + weight (end - self);  d weight = grad (end - self)"""
 
     node_name = "LerpBackward1"
@@ -338,7 +339,7 @@ def lerp(input: Tensor, end: Tensor, weight, *, out=None) -> Tensor:
     return Lerp.apply(input, end, float(weight))
 
 
-class Addcmul(_Op):
+class Addcmul(Op):
     """self + value * tensor1 * tensor2"""
 
     node_name = "AddcmulBackward0"
@@ -364,7 +365,7 @@ class Addcmul(_Op):
                 None if tensor1 is None else grad * tensor1 * value, None, None)
 
 
-class Addcdiv(_Op):
+class Addcdiv(Op):
     """self + value * tensor1 / tensor2"""
 
     node_name = "AddcdivBackward0"

@@ -6,10 +6,10 @@ import numpy as np
 from ..tensor import Tensor
 from ._reduce_util import _accumulator, _numpy_dtype
 from ._util import normalize_dim
-from .elementwise import _Op
+from ._base import Op
 
 
-class Cumsum(_Op):
+class Cumsum(Op):
     """d cumsum = the reversed cumulative sum of grad"""
 
     node_name = "CumsumBackward0"
@@ -30,7 +30,7 @@ class Cumsum(_Op):
         return ReversedCumsum.apply(grad, ctx._saved_dim), None, None
 
 
-class ReversedCumsum(_Op):
+class ReversedCumsum(Op):
     """Sum from each position to the end (cumsum's gradient; its own gradient is cumsum)."""
 
     node_name = "ReversedCumsumBackward0"

@@ -10,8 +10,8 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._util import normalize_dim
-from .elementwise import _Op, is_number
 from .reduce import _const
+from ._base import is_number, Op
 
 
 def _triangle_mask(shape: tuple, diagonal: int, lower: bool) -> np.ndarray:
@@ -25,7 +25,7 @@ def _check_matrix(self: np.ndarray, op: str) -> None:
         raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
 
 
-class Tril(_Op):
+class Tril(Op):
     """the lower triangle (from ``diagonal``); its gradient is grad's lower triangle"""
 
     node_name = "TrilBackward0"
@@ -106,7 +106,7 @@ def _diagonal_view(x: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarr
                                            writeable=x.flags.writeable)
 
 
-class Diagonal(_Op):
+class Diagonal(Op):
     """a view of the diagonal between dim1 and dim2, shifted by ``offset``"""
 
     node_name = "DiagonalBackward0"
@@ -135,7 +135,7 @@ class DiagonalCopy(Diagonal):
         return Diagonal.forward(ctx, self, offset, dim1, dim2).copy()
 
 
-class DiagonalBackward(_Op):
+class DiagonalBackward(Op):
     """grad written onto the diagonal of zeros of the input's shape"""
 
     node_name = "DiagonalBackwardBackward0"
@@ -165,7 +165,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     return Diagonal.apply(input, int(offset), dim1, dim2)
 
 
-class DiagEmbed(_Op):
+class DiagEmbed(Op):
     """the last dim of self placed on the diagonal of new dims dim1, dim2"""
 
     node_name = "DiagEmbedBackward0"
@@ -208,7 +208,7 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     return DiagEmbed.apply(input.reshape(-1), int(offset), 0, 1)
 
 
-class Trace(_Op):
+class Trace(Op):
     """the sum of the main diagonal; its gradient is grad on the diagonal"""
 
     node_name = "TraceBackward0"
@@ -234,7 +234,7 @@ def trace(input: Tensor) -> Tensor:
 # ---------------------------------------------------------------------------------------------
 # fill_diagonal_: a fill on a strided view, so the input's history becomes CopySlices as in torch
 # ---------------------------------------------------------------------------------------------
-class DiagonalStrided(_Op):
+class DiagonalStrided(Op):
     """elements ``0, step, 2 step ...`` of a contiguous tensor's memory, as a view"""
 
     node_name = "AsStridedBackward0"

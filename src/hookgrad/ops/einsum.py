@@ -9,12 +9,12 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._reduce_util import _accumulator, _const, torch_type_name
-from .elementwise import _Op
+from ._base import Op
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase
 
 
-class Einsum(_Op):
+class Einsum(Op):
     """einsum on an explicit equation (no ellipsis, no broadcasting): the gradient of an operand
     is the einsum of the output gradient with the other operands, written to its subscripts."""
 

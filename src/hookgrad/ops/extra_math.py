@@ -4,7 +4,7 @@ functions, logit, frac, nan_to_num, sinc, deg2rad / rad2deg.
 Each op saves what torch saves (``self`` or ``result``) and writes its derivative with tensor
 ops, so double backward comes free. Integers give the default float dtype and half precision is
 computed in float32 (``unary._apply_float``). The in-place forms are made from these classes in
-``inplace_unary.py``.
+``inplace.py``.
 """
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ import math
 import numpy as np
 
 from ..tensor import Tensor
-from .elementwise import _Op, finish
 from .unary import _apply_float
+from ._base import finish, not_implemented, Op
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
 
-class _SavesSelf(_Op):
+class _SavesSelf(Op):
     """f(self), saving self; subclasses give ``_fn`` (on arrays) and ``_derivative``"""
 
     saved_names = ("self",)
@@ -37,7 +37,7 @@ class _SavesSelf(_Op):
         return cls._derivative(grad, self)
 
 
-class _SavesResult(_Op):
+class _SavesResult(Op):
     """f(self), saving the result"""
 
     saved_names = ("result",)
@@ -215,7 +215,7 @@ class Sinc(_SavesSelf):
         return grad * slope.masked_fill(self._data == 0, 0.0)
 
 
-class Frac(_Op):
+class Frac(Op):
     """x - trunc(x): the gradient passes unchanged"""
 
     node_name = "FracBackward0"
@@ -223,8 +223,6 @@ class Frac(_Op):
     @staticmethod
     def forward(ctx, self):
         if self.dtype.kind != "f":
-            from .elementwise import not_implemented
-
             raise not_implemented("frac_cpu", self.dtype)
         return finish(self - np.trunc(self), self.dtype)
 
@@ -233,7 +231,7 @@ class Frac(_Op):
         return grad
 
 
-class _Scale(_Op):
+class _Scale(Op):
     """x times a constant (deg2rad, rad2deg)"""
 
     _factor = 1.0
@@ -241,8 +239,6 @@ class _Scale(_Op):
     @classmethod
     def forward(cls, ctx, self):
         if self.dtype.kind == "b":
-            from .elementwise import not_implemented
-
             raise not_implemented(cls.__name__.lower(), self.dtype)
         return _apply_float(lambda x: x * x.dtype.type(cls._factor), self)
 
@@ -261,7 +257,7 @@ class Rad2Deg(_Scale):
     _factor = 180 / math.pi
 
 
-class Logit(_Op):
+class Logit(Op):
     """log(p / (1 - p)), p clamped to [eps, 1 - eps] when eps is given"""
 
     node_name = "LogitBackward0"
@@ -291,7 +287,7 @@ class Logit(_Op):
         return result.masked_fill(outside, 0.0), None
 
 
-class NanToNum(_Op):
+class NanToNum(Op):
     """NaN, +inf and -inf replaced; the gradient passes only where self was finite"""
 
     node_name = "NanToNumBackward0"

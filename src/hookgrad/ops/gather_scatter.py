@@ -11,9 +11,9 @@ import numpy as np
 from ..tensor import Tensor
 from ._args import _to_out
 from ._util import normalize_dim
-from .elementwise import _Op
-from .indexing import _check_writable
+
 from .views import expand
+from ._base import Op, _check_writable
 
 
 def _index_data(index, op: str, allow_int32: bool = True) -> np.ndarray:
@@ -55,7 +55,7 @@ def _check_index(self_shape: tuple, index: np.ndarray, dim: int, other=None) -> 
                            f"{dim} with size {size}")
 
 
-class Gather(_Op):
+class Gather(Op):
     """out[i][j][k] = self[i][index[i][j][k]][k] (dim 1); gradient: scatter_add into zeros"""
 
     node_name = "GatherBackward0"
@@ -99,7 +99,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
     return gather(input, dim, expand(indices, shape))
 
 
-class ScatterAdd(_Op):
+class ScatterAdd(Op):
     """self with src added at index along dim; gradient: grad for self, grad gathered for src"""
 
     node_name = "ScatterAddBackward0"
@@ -174,7 +174,7 @@ def scatter_add_(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return ScatterAddInplace.apply(input, dim, _index_data(index, "scatter_add_", False), src)
 
 
-class Scatter(_Op):
+class Scatter(Op):
     """self with src written at index; gradient: grad with those positions zeroed for self,
     grad gathered at index for src"""
 
@@ -193,7 +193,7 @@ class Scatter(_Op):
         return grad_self, None, None, Gather.apply(grad, ctx.dim, index._data)
 
 
-class ScatterValue(_Op):
+class ScatterValue(Op):
     """self with a number written at index; gradient: grad with those positions zeroed"""
 
     node_name = "ScatterBackward1"
@@ -248,7 +248,7 @@ def _scatter(op: str, tensor_op, value_op, input: Tensor, dim: int, index: Tenso
     return value_op.apply(input, dim, index, fill)
 
 
-class IndexSelect(_Op):
+class IndexSelect(Op):
     """self's slices at index along dim; gradient: index_add of grad into zeros"""
 
     node_name = "IndexSelectBackward0"
@@ -286,7 +286,7 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     return _to_out(IndexSelect.apply(input, dim, index._data), out)
 
 
-class IndexAdd(_Op):
+class IndexAdd(Op):
     """self + alpha * source added at index along dim; gradient: grad for self,
     alpha * grad.index_select(dim, index) for source"""
 

@@ -14,8 +14,9 @@ import numpy as np
 
 from ..autograd.graph import legacy_type_name
 from ..tensor import Tensor
-from .elementwise import _Op
 from .views import Alias, Expand, Select, Slice, Unsqueeze, View
+from ._base import Op, _check_writable
+from .clone import copy_, fill_
 
 _INTEGER = (int, np.integer)
 _SCALAR = (bool, int, float, complex, np.number, np.bool_)
@@ -174,44 +175,66 @@ def _advanced_key(shape: tuple, advanced: list):
     except ValueError:
         raise IndexError("shape mismatch: indexing tensors could not be broadcast together with "
                          "shapes " + ", ".join(str(list(a.shape)) for a in arrays)) from None
-    return tuple(key), tuple(originals)
+    return tuple(key), (tuple(dim for dim, _ in advanced), tuple(originals))
+
+
+def _key_from(dims: tuple, originals) -> tuple:
+    """The NumPy key again from the saved index arrays (what ``_advanced_key`` built): backward
+    reads the indices only through ``ctx.saved_tensors``, so a saver may have replaced them."""
+    key: list = []
+    for dim, array in zip(dims, originals):
+        key.extend([slice(None)] * (dim - len(key)))
+        key.extend(np.nonzero(array) if _is_mask(array) else (array,))
+    return tuple(key)
+
+
+def _saved_indices(ctx) -> tuple:
+    """(key, dims, originals) of an indexing node, from its saved index tensors."""
+    originals = tuple(saved._data for saved in ctx.saved_tensors)
+    return _key_from(ctx.dims, originals), ctx.dims, originals
 
 
 # ---------------------------------------------------------------------------------------------
 # index (advanced getitem) and index_put
 # ---------------------------------------------------------------------------------------------
-class Index(_Op):
+class Index(Op):
     """self[indices] (a copy); gradient: zeros with grad added at the indices"""
 
     node_name = "IndexBackward0"
     saved_names = ("indices",)
 
     @staticmethod
-    def forward(ctx, self, key, originals):
-        ctx.key, ctx.self_shape = key, self.shape
+    def forward(ctx, self, key, indices):
+        dims, originals = indices
+        ctx.dims, ctx.self_shape = dims, self.shape
         ctx.save_for_backward(*originals)
         return self[key]
 
     @staticmethod
     def backward(ctx, grad):
-        return IndexPutImpl.apply(grad, ctx.self_shape, ctx.key), None, None
+        key, dims, originals = _saved_indices(ctx)
+        return IndexPutImpl.apply(grad, ctx.self_shape, key, (dims, originals)), None, None
 
 
-class IndexPutImpl(_Op):
+class IndexPutImpl(Op):
     """zeros of ``shape`` with ``values`` added at ``key`` (index's backward)"""
 
     node_name = "IndexPutImplBackward0"
+    saved_names = ("indices",)
 
     @staticmethod
-    def forward(ctx, values, shape, key):
-        ctx.key = key
+    def forward(ctx, values, shape, key, indices):
+        dims, originals = indices
+        ctx.dims = dims
+        ctx.save_for_backward(*originals)
         out = np.zeros(shape, values.dtype)
         np.add.at(out, key, values)
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        return Index.apply(grad, ctx.key, ()), None, None
+        key, dims, originals = _saved_indices(ctx)
+        return Index.apply(grad, key, (dims, originals)), None, None, None
 
 
 def getitem(tensor: Tensor, key) -> Tensor:
@@ -220,21 +243,14 @@ def getitem(tensor: Tensor, key) -> Tensor:
         return Alias.apply(tensor)
     result, advanced = _apply_basic(tensor, items, lone_slice=isinstance(key, slice))
     if advanced:
-        index_key, originals = _advanced_key(result._data.shape, advanced)
-        return Index.apply(result, index_key, originals)
+        index_key, indices = _advanced_key(result._data.shape, advanced)
+        return Index.apply(result, index_key, indices)
     if result is tensor:
         return Alias.apply(tensor)
     return result
 
 
-def _check_writable(array: np.ndarray) -> None:
-    if not array.flags.writeable:
-        raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
-                           "refers to a single memory location. Please clone() the tensor before "
-                           "performing the operation.")
-
-
-class IndexPut(_Op):
+class IndexPut(Op):
     """self[indices] = values in place; with ``accumulate`` repeated indices add up.
     Gradient: self's grad with the written positions zeroed (kept whole if accumulating);
     values get grad[indices]."""
@@ -244,20 +260,23 @@ class IndexPut(_Op):
     _inplace = True
 
     @staticmethod
-    def forward(ctx, self, values, key, originals, accumulate=False):
+    def forward(ctx, self, values, key, indices, accumulate=False):
         _check_writable(self)
-        ctx.key, ctx.accumulate = key, accumulate
+        dims, originals = indices
+        ctx.dims, ctx.accumulate = dims, accumulate
         ctx.save_for_backward(*originals)
         _index_put(self, values, key, accumulate)
         return self
 
     @staticmethod
     def backward(ctx, grad):
-        grad_values = Index.apply(grad, ctx.key, ())
+        key, dims, originals = _saved_indices(ctx)
+        grad_values = Index.apply(grad, key, (dims, originals))
         if ctx.accumulate:
             return grad, grad_values, None, None, None
         zero = Tensor._make(np.zeros((), grad._data.dtype))
-        return IndexPutCopy.apply(grad, zero, ctx.key, (), False), grad_values, None, None, None
+        grad_self = IndexPutCopy.apply(grad, zero, key, (dims, originals), False)
+        return grad_self, grad_values, None, None, None
 
 
 class IndexPutCopy(IndexPut):
@@ -267,8 +286,9 @@ class IndexPutCopy(IndexPut):
     _inplace = False
 
     @staticmethod
-    def forward(ctx, self, values, key, originals, accumulate=False):
-        ctx.key, ctx.accumulate = key, accumulate
+    def forward(ctx, self, values, key, indices, accumulate=False):
+        dims, originals = indices
+        ctx.dims, ctx.accumulate = dims, accumulate
         ctx.save_for_backward(*originals)
         out = np.array(self, copy=True)
         _index_put(out, values, key, accumulate)
@@ -321,101 +341,13 @@ def _type_word(tensor: Tensor) -> str:
 
 
 def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
-    key, originals = _put_args(self, indices, values)
-    return IndexPut.apply(self, values, key, originals, accumulate)
+    key, saved_indices = _put_args(self, indices, values)
+    return IndexPut.apply(self, values, key, saved_indices, accumulate)
 
 
 def index_put(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
-    key, originals = _put_args(self, indices, values)
-    return IndexPutCopy.apply(self, values, key, originals, accumulate)
-
-
-# ---------------------------------------------------------------------------------------------
-# copy_ / fill_ / zero_
-# ---------------------------------------------------------------------------------------------
-def _zeros_like(grad: Tensor) -> Tensor:
-    return Tensor._make(np.zeros(grad._data.shape, grad._data.dtype))
-
-
-class Copy(_Op):
-    """self.copy_(src): self's old value gets no gradient; src gets grad (summed, cast)"""
-
-    node_name = "torch::autograd::CopyBackwards"
-    _inplace = True
-
-    @staticmethod
-    def forward(ctx, self, src):
-        _check_writable(self)
-        if np.shape(src) != self.shape:
-            _check_broadcast(self.shape, np.shape(src))
-        np.copyto(self, src, casting="unsafe")
-        return self
-
-    @staticmethod
-    def backward(ctx, grad):
-        return _zeros_like(grad), grad
-
-
-def _check_broadcast(target: tuple, shape: tuple) -> None:
-    """``shape`` must broadcast to ``target`` (torch's message names the first bad dim)."""
-    if len(shape) > len(target):
-        raise RuntimeError(f"output with shape {list(target)} doesn't match the broadcast shape "
-                           f"{list(np.broadcast_shapes(target, shape))}")
-    for i in range(1, len(shape) + 1):
-        if shape[-i] != 1 and shape[-i] != target[-i]:
-            dim = len(target) - i
-            raise RuntimeError(f"The size of tensor a ({target[-i]}) must match the size of "
-                               f"tensor b ({shape[-i]}) at non-singleton dimension {dim}")
-
-
-class Fill(_Op):
-    """self.fill_(number): no gradient for self's old value"""
-
-    node_name = "FillBackward2"
-    _inplace = True
-
-    @staticmethod
-    def forward(ctx, self, value):
-        _check_writable(self)
-        self[...] = value
-        return self
-
-    @staticmethod
-    def backward(ctx, grad):
-        return _zeros_like(grad), None
-
-
-class FillTensor(Fill):
-    """self.fill_(0-dim tensor): the value gets the sum of grad"""
-
-    node_name = "FillBackward3"
-
-    @staticmethod
-    def backward(ctx, grad):
-        return _zeros_like(grad), grad.sum()
-
-
-class Zero(Fill):
-    node_name = "ZeroBackward0"
-
-
-def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
-    if not isinstance(src, Tensor):
-        src = Tensor._make(np.asarray(src, dtype=self._data.dtype))
-    return Copy.apply(self, src)
-
-
-def fill_(self: Tensor, value) -> Tensor:
-    if isinstance(value, Tensor):
-        if value._data.ndim != 0:
-            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
-                               f"{value._data.ndim} dimensions.")
-        return FillTensor.apply(self, value)
-    return Fill.apply(self, value)
-
-
-def zero_(self: Tensor) -> Tensor:
-    return Zero.apply(self, 0)
+    key, saved_indices = _put_args(self, indices, values)
+    return IndexPutCopy.apply(self, values, key, saved_indices, accumulate)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -460,6 +392,6 @@ def setitem(tensor: Tensor, key, value) -> None:
     if lone_bool:  # a lone ``True`` is a plain unsqueeze, no index
         _copy_to(target, value)
         return
-    index_key, originals = _advanced_key(target._data.shape, advanced)
+    index_key, indices = _advanced_key(target._data.shape, advanced)
     _check_dtype(target, value)
-    IndexPut.apply(target, value, index_key, originals, False)
+    IndexPut.apply(target, value, index_key, indices, False)

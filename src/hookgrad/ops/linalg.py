@@ -12,10 +12,12 @@ import types
 import numpy as np
 
 from ..tensor import Tensor
+from ..autograd.grad_mode import is_grad_enabled
+from .._dtype import to_numpy_dtype
 from ._reduce_util import _accumulator, _const, _restore, reduce_dims, torch_type_name
 from .einsum import Einsum, einsum  # noqa: F401  (torch.einsum sits with the products)
-from .elementwise import _Op
 from .views import UnsafeView
+from ._base import Op
 
 _CPP_NAME = {"float32": "float", "float64": "double", "float16": "c10::Half",
              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
@@ -51,7 +53,7 @@ def _product_forward(ctx, self: np.ndarray, other: np.ndarray, kernel: str,
 
 
 # -- mm, bmm, mv, dot ---------------------------------------------------------------------------
-class Mm(_Op):
+class Mm(Op):
     """d(A B) = grad B^T, A^T grad"""
 
     node_name = "MmBackward0"
@@ -78,7 +80,7 @@ class Mm(_Op):
                 self.t().mm(grad) if self is not None else None)
 
 
-class Bmm(_Op):
+class Bmm(Op):
     """batched mm: d(A B) = grad B^T, A^T grad per batch"""
 
     node_name = "BmmBackward0"
@@ -106,7 +108,7 @@ class Bmm(_Op):
                 self.transpose(1, 2).bmm(grad) if self is not None else None)
 
 
-class Mv(_Op):
+class Mv(Op):
     """d(A v) = outer(grad, v), A^T grad"""
 
     node_name = "MvBackward0"
@@ -133,7 +135,7 @@ class Mv(_Op):
                 self.t().mv(grad) if self is not None else None)
 
 
-class Dot(_Op):
+class Dot(Op):
     """d(a . b) = grad b, grad a"""
 
     node_name = "DotBackward0"
@@ -189,7 +191,7 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
 
 
 # -- matmul -------------------------------------------------------------------------------------
-class _SqueezeFirst(_Op):
+class _SqueezeFirst(Op):
     """torch's in-place ``squeeze_(0)`` on mm's fresh output (1D @ 2D): a new node, no view."""
 
     node_name = "SqueezeBackward4"
@@ -314,7 +316,7 @@ def _broadcast_batch(batch1: tuple, batch2: tuple) -> tuple:
 
 
 # -- vector norms -------------------------------------------------------------------------------
-class LinalgVectorNorm(_Op):
+class LinalgVectorNorm(Op):
     """||x||_ord over ``dim``; the gradient follows torch's case analysis on ``ord``"""
 
     node_name = "LinalgVectorNormBackward0"
@@ -382,8 +384,6 @@ def _vector_norm_grad(ctx, grad: Tensor) -> Tensor:
 
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """torch.linalg.vector_norm: (sum |x|^ord)^(1/ord) over ``dim`` (all dims by default)."""
-    from .._dtype import to_numpy_dtype
-
     ord = float(ord)
     dims = reduce_dims(dim, x._data.ndim)
     np_dtype = None if dtype is None else to_numpy_dtype(dtype)
@@ -428,6 +428,4 @@ def _into(out: Tensor, result: Tensor, op: str) -> Tensor:
 
 
 def _grad_enabled() -> bool:
-    from ..autograd.grad_mode import is_grad_enabled
-
     return is_grad_enabled()

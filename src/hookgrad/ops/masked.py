@@ -8,9 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from .join import cat
 from ._util import broadcast_error, normalize_dim
-from .elementwise import _check_inplace_shape, _Op, cast, is_number, python_number
 from .._dtype import scalar_type_name
+from ._base import cast, _check_inplace_shape, is_number, Op, python_number
 
 
 def _mask(mask, op: str) -> np.ndarray:
@@ -21,7 +22,7 @@ def _mask(mask, op: str) -> np.ndarray:
     return array
 
 
-class MaskedSelect(_Op):
+class MaskedSelect(Op):
     """the elements where mask is set (both broadcast), as a 1-D tensor"""
 
     node_name = "MaskedSelectBackward0"
@@ -50,7 +51,7 @@ def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
     return MaskedSelect.apply(input, mask._data)
 
 
-class MaskedScatter(_Op):
+class MaskedScatter(Op):
     """source's leading elements written, in order, where mask is set"""
 
     node_name = "MaskedScatterBackward0"
@@ -85,8 +86,6 @@ class MaskedScatter(_Op):
 
 
 def _cat(a: Tensor, b: Tensor) -> Tensor:
-    from .shape import cat
-
     return cat([a, b])
 
 
@@ -136,7 +135,7 @@ def masked_scatter_(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
 # ---------------------------------------------------------------------------------------------
 # index_fill: a number (or 0-dim tensor) written at index along dim
 # ---------------------------------------------------------------------------------------------
-class IndexFill(_Op):
+class IndexFill(Op):
     """d self = grad with the filled slices zeroed"""
 
     node_name = "IndexFillBackward0"

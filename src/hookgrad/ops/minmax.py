@@ -7,9 +7,10 @@ import types
 import numpy as np
 
 from ..tensor import Tensor
+from . import pointwise as _math
 from ._reduce_util import _check_nonempty, _const, _restore, reduce_dims
 from ._util import normalize_dim
-from .elementwise import _Op
+from ._base import Op
 
 
 class _ValuesIndices(tuple):
@@ -47,7 +48,7 @@ return_types = types.ModuleType("hookgrad.return_types", "Named results of reduc
 return_types.max, return_types.min = MaxResult, MinResult
 
 
-class _Extreme(_Op):
+class _Extreme(Op):
     """max(dim) / min(dim): values and int64 indices; the gradient goes to the index torch
     picks (the first extreme, or the first NaN)."""
 
@@ -90,7 +91,7 @@ class MinDim(_Extreme):
     node_name = "MinBackward0"
 
 
-class _ExtremeAll(_Op):
+class _ExtremeAll(Op):
     """max() / min(): ties share the gradient evenly (torch's evenly_distribute_backward)."""
 
     saved_names = ("self", "result")
@@ -121,8 +122,6 @@ class MinAll(_ExtremeAll):
 
 
 def _extreme(op: str, input: Tensor, dim, keepdim, other):
-    from . import math as _math
-
     if isinstance(dim, Tensor) or other is not None:
         tensor = other if other is not None else dim
         return (_math.maximum if op == "max" else _math.minimum)(input, tensor)
@@ -149,7 +148,7 @@ def min(input: Tensor, dim=None, keepdim: bool = False, *, other: Tensor | None 
     return _extreme("min", input, dim, keepdim, other)
 
 
-class _Amax(_Op):
+class _Amax(Op):
     """amax/amin: the gradient is shared equally among the elements equal to the result"""
 
     saved_names = ("self", "result")

@@ -10,12 +10,12 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._args import _shape_args
-from .elementwise import _Op
-from .indexing import copy_
+from .clone import copy_
 from .views import narrow
+from ._base import Op
 
 
-class ConstantPadNd(_Op):
+class ConstantPadNd(Op):
     """gradient: grad with the negated padding (crops what was added, pads what was cut)"""
 
     node_name = "ConstantPadNdBackward0"
@@ -82,29 +82,29 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
 
 
 # reflect / replicate: every output position reads one input position along each padded dim
-class _IndexPad(_Op):
+class _IndexPad(Op):
     """gradient: grad added back onto the positions each output element was read from"""
 
     saved_names = ("self",)  # torch keeps the input (for its shape)
 
     @staticmethod
-    def forward(ctx, self, reads):
-        ctx.reads, ctx.self_shape = reads, self.shape
+    def forward(ctx, self, pad, mode):
+        ctx.pad, ctx.mode, ctx.self_shape = pad, mode, self.shape
         ctx.save_for_backward(self)
-        for dim, index in reads:
+        for dim, index in _reads(self.shape, pad, mode):
             self = np.take(self, index, axis=dim)
         return self
 
     @staticmethod
     def backward(ctx, grad):
-        return _IndexPadBackward.apply(grad, ctx.reads, ctx.self_shape), None
+        return _IndexPadBackward.apply(grad, ctx.pad, ctx.mode, ctx.self_shape), None, None
 
 
-class _IndexPadBackward(_Op):
+class _IndexPadBackward(Op):
     @staticmethod
-    def forward(ctx, grad, reads, shape):
-        ctx.reads = reads
-        for dim, index in reversed(reads):
+    def forward(ctx, grad, pad, mode, shape):
+        ctx.pad, ctx.mode = pad, mode
+        for dim, index in reversed(_reads(shape, pad, mode)):
             out = np.zeros(grad.shape[:dim] + (shape[dim],) + grad.shape[dim + 1:], grad.dtype)
             np.add.at(out, (slice(None),) * dim + (index,), grad)
             grad = out
@@ -112,7 +112,24 @@ class _IndexPadBackward(_Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return _IndexPad.apply(grad, ctx.reads), None, None
+        return _IndexPad.apply(grad, ctx.pad, ctx.mode), None, None, None
+
+
+def _reads(shape: tuple, pad: tuple, mode: str) -> list:
+    """(dim, input positions) that each padded dim's output reads, last dim first; made from
+    the padding again in backward rather than kept on ctx."""
+    reads = []
+    for i in range(len(pad) // 2):
+        dim = len(shape) - 1 - i
+        before, after, size = pad[2 * i], pad[2 * i + 1], shape[dim]
+        positions = np.arange(-before, size + after)
+        if mode == "reflect":
+            positions = np.abs(positions)
+            positions = np.where(positions >= size, 2 * (size - 1) - positions, positions)
+        else:
+            positions = np.clip(positions, 0, size - 1)
+        reads.append((dim, positions))
+    return reads
 
 
 _PAD_OPS: dict = {}
@@ -135,7 +152,6 @@ def _pad_by_index(input: Tensor, pad: tuple, mode: str) -> Tensor:
         raise RuntimeError(f"Expected {count + 1}D or {count + 2}D (batch mode) tensor with "
                            f"possibly 0 batch size and other non-zero dimensions for input, but "
                            f"got: {list(shape)}")
-    reads = []
     for i in range(count):
         dim = len(shape) - 1 - i
         before, after = pad[2 * i], pad[2 * i + 1]
@@ -151,15 +167,8 @@ def _pad_by_index(input: Tensor, pad: tuple, mode: str) -> Tensor:
             bad = list(shape[:dim]) + [size + before + after] + list(shape[dim + 1:])
             raise RuntimeError(f"Trying to create tensor with negative dimension "
                                f"{size + before + after}: {bad}")
-        positions = np.arange(-before, size + after)
-        if mode == "reflect":
-            positions = np.abs(positions)
-            positions = np.where(positions >= size, 2 * (size - 1) - positions, positions)
-        else:
-            positions = np.clip(positions, 0, size - 1)
-        reads.append((dim, positions))
     kind = "Reflection" if mode == "reflect" else "Replication"
-    return _pad_op(kind, count).apply(input, tuple(reads))
+    return _pad_op(kind, count).apply(input, tuple(pad), mode)
 
 
 def _pad_circular(input: Tensor, pad: tuple) -> Tensor:

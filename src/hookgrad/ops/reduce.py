@@ -19,11 +19,11 @@ from ._reduce_util import (_UNSET, _accumulator, _check_float, _const, _kept_sha
                            _restore, as_dtype, reduce_dims)
 from ._reduce_util import torch_type_name  # noqa: F401  (its old import path)
 from ._util import quiet, normalize_dim
-from .elementwise import _Op
+from ._base import Op
 
 
 # -- sum and mean ---------------------------------------------------------------------------------
-class Sum(_Op):
+class Sum(Op):
     """d sum = grad broadcast over the reduced dims"""
 
     node_name = "SumBackward1"
@@ -50,7 +50,7 @@ def sum(input: Tensor, dim=_UNSET, keepdim: bool = False, *, dtype=None) -> Tens
     return _sum_or_mean(Sum, SumAll, input, dim, keepdim, dtype)
 
 
-class Mean(_Op):
+class Mean(Op):
     """d mean = grad broadcast over the reduced dims / their element count"""
 
     node_name = "MeanBackward1"
@@ -148,7 +148,7 @@ def _var_context(ctx, self, dims, correction, keepdim, all_dims, saved_correctio
     ctx._saved_keepdim, ctx._saved_correction = keepdim, saved_correction
 
 
-class Var(_Op):
+class Var(Op):
     """d var = 2 (x - mean) / (N - correction)"""
 
     node_name = "VarBackward0"
@@ -166,7 +166,7 @@ class Var(_Op):
         return _var_backward(ctx, grad, self)
 
 
-class Std(_Op):
+class Std(Op):
     """d std = d var / (2 std), zero where std is zero"""
 
     node_name = "StdBackward0"
@@ -256,7 +256,7 @@ def _prod_backward(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> Tens
     return grad * _others_product_graph(self, dim)
 
 
-class Prod(_Op):
+class Prod(Op):
     node_name = "ProdBackward1"
     saved_names = ("self", "result")
 

@@ -11,20 +11,21 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor
+from .join import cat
 from ._reduce_util import (_UNSET, _accumulator, _const, _numpy_dtype, _restore,
                            reduce_dims)
 from ._util import normalize_dim
-from .elementwise import _Op, not_implemented
 from .minmax import _ValuesIndices, return_types
 from .reduce import _var_args, _var_backward, _var_context, _variance
 from .sorting import _result_type
+from ._base import not_implemented, Op
 
 
 def _reversed_cumsum(tensor: Tensor, dim: int) -> Tensor:
     return tensor.flip(dim).cumsum(dim).flip(dim)
 
 
-class Cumprod(_Op):
+class Cumprod(Op):
     """d x_i = sum over j >= i of grad_j * result_j / x_i (without dividing where x has zeros)"""
 
     node_name = "CumprodBackward0"
@@ -69,7 +70,7 @@ CummaxResult = _result_type("cummax")
 CumminResult = _result_type("cummin")
 
 
-class Cummax(_Op):
+class Cummax(Op):
     """running max and the index of its latest occurrence (a NaN stays the max)"""
 
     node_name = "CummaxBackward0"
@@ -114,7 +115,7 @@ def cummin(input: Tensor, dim: int) -> CumminResult:
     return CumminResult(*Cummin.apply(input, normalize_dim(dim, input._data.ndim)))
 
 
-class Logcumsumexp(_Op):
+class Logcumsumexp(Op):
     """log of the running sum of exp;  d x_i = sum over j >= i of grad_j exp(x_i - result_j),
     summed in log space for the positive and the negative parts of grad (no overflow)"""
 
@@ -152,8 +153,6 @@ def logcumsumexp(input: Tensor, dim: int, *, out=None) -> Tensor:
 
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
     """the n-th forward difference along dim (logical xor for bools), as torch composes it"""
-    from .shape import cat
-
     if input._data.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
@@ -191,7 +190,7 @@ def _mean_backward(ctx, grad: Tensor, self: Tensor) -> Tensor:
     return _restore(grad, shape, ctx.dims, ctx._saved_keepdim).expand(shape) / count
 
 
-class VarMean(_Op):
+class VarMean(Op):
     node_name = "VarMeanBackward0"
     saved_names = ("self",)
 
@@ -207,7 +206,7 @@ class VarMean(_Op):
         return _var_backward(ctx, grad_var, self) + _mean_backward(ctx, grad_mean, self)
 
 
-class StdMean(_Op):
+class StdMean(Op):
     node_name = "StdMeanBackward0"
     saved_names = ("self", "result0")
 
@@ -260,7 +259,7 @@ class AminmaxResult(_ValuesIndices):
 return_types.aminmax = AminmaxResult
 
 
-class Aminmax(_Op):
+class Aminmax(Op):
     """ties share each gradient evenly, as amin and amax do"""
 
     node_name = "AminmaxBackward0"
@@ -301,7 +300,7 @@ def aminmax(input: Tensor, *, dim=None, keepdim: bool = False) -> AminmaxResult:
     return AminmaxResult(*Aminmax.apply(input, dims, keepdim, dim))
 
 
-class Nansum(_Op):
+class Nansum(Op):
     """the sum treating NaN as 0;  d = grad where self is not NaN"""
 
     node_name = "NansumBackward0"

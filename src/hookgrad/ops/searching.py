@@ -9,10 +9,10 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor
 from ._util import normalize_dim
-from .elementwise import _Op, is_number
+from ._base import is_number, Op
 
 
-class _NotDifferentiable(_Op):
+class _NotDifferentiable(Op):
     """The output has a grad_fn (as in torch) whose backward raises torch's error."""
 
     _derivative = ""

@@ -1,29 +1,19 @@
 """Selection ops: maximum/minimum (ties split the gradient), where, masked_fill and clamp
 with number or tensor bounds, with their in-place forms. Operands arrive promoted by
-``elementwise._binary_apply`` or ``math.clamp``."""
+``_base._binary_apply`` or ``math.clamp``."""
 from __future__ import annotations
 
 import numpy as np
 
 from ._util import broadcast_error, quiet, restore, silence
-from .elementwise import (
-    Original,
-    _check_inplace_shape,
-    _Op,
-    _pair,
-    arithmetic,
-    cast,
-    finish,
-    not_implemented,
-    to_work,
-    work_dtype,
-)
+from ._base import (arithmetic, cast, _check_inplace_shape, finish, not_implemented, Op, Original,
+                    _pair, to_work, work_dtype)
 
 
 # ---------------------------------------------------------------------------------------------
 # Selection
 # ---------------------------------------------------------------------------------------------
-class Maximum(_Op):
+class Maximum(Op):
     """ties split the gradient in half between the two inputs"""
 
     node_name = "MaximumBackward0"
@@ -59,7 +49,7 @@ def _extremum_backward(ctx, grad, self_loses, other_loses, ties):
             shared.masked_fill(other_loses, 0.0) if ctx.needs_input_grad[1] else None)
 
 
-class Where(_Op):
+class Where(Op):
     """out = self where condition else other (condition is an array: it takes no edge)"""
 
     node_name = "WhereBackward0"
@@ -117,7 +107,7 @@ def _select_bits(mask: np.ndarray, value: np.ndarray, array: np.ndarray) -> np.n
     return result.view(array.dtype)
 
 
-class MaskedFill(_Op):
+class MaskedFill(Op):
     """out = value where mask else self;  d self = grad where not mask"""
 
     node_name = "MaskedFillBackward0"
@@ -141,7 +131,7 @@ class MaskedFill(_Op):
         return grad.masked_fill(mask._data, 0.0), None, None
 
 
-class MaskedFillTensor(_Op):
+class MaskedFillTensor(Op):
     """masked_fill with a 0-dim tensor value: d value = sum of grad where mask"""
 
     node_name = "MaskedFillBackward1"
@@ -207,7 +197,7 @@ def _clamp_array(x: np.ndarray, low, high, dtype: np.dtype) -> np.ndarray:
         restore(token)
 
 
-class Clamp(_Op):
+class Clamp(Op):
     """gradient passes where min <= self <= max"""
 
     node_name = "ClampBackward1"
@@ -246,7 +236,7 @@ class ClampMax(Clamp):
     node_name = "ClampMaxBackward0"
 
 
-class ClampMinTensor(_Op):
+class ClampMinTensor(Op):
     """clamp_min with a tensor bound: d self where self >= min, d min where self < min"""
 
     node_name = "ClampMinBackward1"
@@ -284,13 +274,12 @@ class ClampInplace(Clamp):
     def forward(ctx, self, min, max, dtype, original=None):
         _check_clamp_scalars(dtype, min, max)
         ctx.min, ctx.max = min, max
-        Original.record(original, ctx)
-        ctx.save_for_backward(None)
+        ctx.save_for_backward(Original.saved(original))
         np.copyto(self, _clamp_array(self, min, max, dtype), casting="unsafe")
         return self
 
 
-class ClampTensor(_Op):
+class ClampTensor(Op):
     """tensor bounds; an absent bound is passed as an empty array (an edge without grad)"""
 
     node_name = "ClampBackward0"
@@ -332,8 +321,8 @@ class ClampTensorInplace(ClampTensor):
     @staticmethod
     def forward(ctx, self, min, max, dtype, has_min, has_max, original=None):
         ctx.has_min, ctx.has_max = has_min, has_max
-        Original.record(original, ctx)
-        ctx.save_for_backward(max if has_max else None, min if has_min else None, None)
+        ctx.save_for_backward(max if has_max else None, min if has_min else None,
+                              Original.saved(original))
         result = _clamp_array(self, min if has_min else None, max if has_max else None, dtype)
         _check_inplace_shape(self.shape, result.shape)
         np.copyto(self, result, casting="unsafe")

@@ -1,148 +1,19 @@
-"""Shape ops that copy: cat, stack, hstack, vstack, repeat, flip, roll.
-
-Padding lives in ``padding.py`` and the index ops along one dim (gather, scatter, index_select,
-index_add) in ``gather_scatter.py``; both are importable from here, their old home.
-"""
+"""Shape ops that copy: repeat, flip, roll (joining and splitting: ``join.py``; padding:
+``padding.py``; index ops along one dim: ``gather_scatter.py``)."""
 from __future__ import annotations
-
-import operator
 
 import numpy as np
 
-from .. import _dtype
 from ..tensor import Tensor
-from ._args import _shape_args, _to_out
+from ._args import _shape_args
+from ._base import Op
 from ._util import normalize_dim
-from .elementwise import _Op
-from .split import unbind
-from .views import Slice
-
-_SKIPPED = (0,)  # torch's legacy rule: 1-D empty tensors are left out of cat
-
-
-def _promoted(tensors) -> np.dtype:
-    for position, tensor in enumerate(tensors):
-        if not isinstance(tensor, Tensor):
-            raise TypeError(f"expected Tensor as element {position} in argument 0, but got "
-                            f"{type(tensor).__name__}")
-    dtype = tensors[0]._data.dtype
-    for tensor in tensors[1:]:
-        if tensor._data.dtype != dtype:
-            dtype = _dtype.promote_types(_dtype.from_numpy_dtype(dtype), tensor.dtype).numpy
-    return dtype
-
-
-# ---------------------------------------------------------------------------------------------
-# cat / stack
-# ---------------------------------------------------------------------------------------------
-class Cat(_Op):
-    """gradient: the slice of grad that each input filled"""
-
-    node_name = "CatBackward0"
-
-    @staticmethod
-    def forward(ctx, dim, dtype, *tensors):
-        for position, t in enumerate(tensors):
-            if t.ndim == 0:
-                raise RuntimeError(f"zero-dimensional tensor (at position {position}) cannot be "
-                                   "concatenated")
-        kept = [(i, t) for i, t in enumerate(tensors) if t.shape != _SKIPPED]
-        ctx.shapes = [t.shape for t in tensors]
-        if not kept:
-            ctx.dim = 0
-            return np.zeros(_SKIPPED, dtype)
-        first = kept[0][1]
-        dim = normalize_dim(dim, first.ndim)
-        ctx.dim = dim
-        for position, t in kept[1:]:
-            if t.ndim != first.ndim:
-                raise RuntimeError(f"Tensors must have same number of dimensions: got "
-                                   f"{first.ndim} and {t.ndim}")
-            for d in range(first.ndim):
-                if d != dim and t.shape[d] != first.shape[d]:
-                    raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}. "
-                                       f"Expected size {first.shape[d]} but got size "
-                                       f"{t.shape[d]} for tensor number {position} in the list.")
-        return np.concatenate([t for _, t in kept], axis=dim, dtype=dtype)
-
-    @staticmethod
-    def backward(ctx, grad):
-        grads = []
-        offset = 0
-        for shape in ctx.shapes:
-            if shape == _SKIPPED:
-                grads.append(Tensor._make(np.zeros(_SKIPPED, grad._data.dtype)))
-                continue
-            size = shape[ctx.dim]
-            grads.append(Slice.apply(grad, ctx.dim, offset, offset + size, 1))
-            offset += size
-        return (None, None, *grads)
-
-
-def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
-    tensors = tuple(tensors)
-    if not tensors:
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    result = Cat.apply(operator.index(dim), _promoted(tensors), *tensors)
-    return _to_out(result, out)
-
-
-def concatenate(tensors, dim: int = 0, *, axis=None, out=None) -> Tensor:
-    return cat(tensors, dim if axis is None else axis, out=out)
-
-
-concat = cat
-
-
-class Stack(_Op):
-    """gradient: grad unbound along the new dim"""
-
-    node_name = "StackBackward0"
-
-    @staticmethod
-    def forward(ctx, dim, dtype, *tensors):
-        shape = tensors[0].shape
-        for i, t in enumerate(tensors):
-            if t.shape != shape:
-                raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                                   f"{list(shape)} at entry 0 and {list(t.shape)} at entry {i}")
-        ctx.dim = normalize_dim(dim, len(shape) + 1)
-        return np.stack(tensors, axis=ctx.dim, dtype=dtype)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return (None, None, *unbind(grad, ctx.dim))
-
-
-def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
-    tensors = tuple(tensors)
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    result = Stack.apply(operator.index(dim), _promoted(tensors), *tensors)
-    return _to_out(result, out)
-
-
-def _atleast(tensor: Tensor, ndim: int) -> Tensor:
-    if tensor._data.ndim >= ndim:
-        return tensor
-    if tensor._data.ndim == 0:
-        return tensor.reshape((1,) * ndim)
-    return tensor.unsqueeze(0)
-
-
-def hstack(tensors, *, out=None) -> Tensor:
-    tensors = [_atleast(t, 1) for t in tensors]
-    return cat(tensors, 0 if tensors[0].ndim == 1 else 1, out=out)
-
-
-def vstack(tensors, *, out=None) -> Tensor:
-    return cat([_atleast(t, 2) for t in tensors], 0, out=out)
 
 
 # ---------------------------------------------------------------------------------------------
 # repeat / flip / roll
 # ---------------------------------------------------------------------------------------------
-class Repeat(_Op):
+class Repeat(Op):
     """gradient: grad split into (repeat, size) pairs per dim, summed over the repeats"""
 
     node_name = "RepeatBackward0"
@@ -173,7 +44,7 @@ def repeat(input: Tensor, *repeats) -> Tensor:
     return Repeat.apply(input, _shape_args(repeats, "repeat"))
 
 
-class Flip(_Op):
+class Flip(Op):
     """gradient: grad flipped back (a copy; np.flip alone would be a view)"""
 
     node_name = "FlipBackward0"
@@ -197,7 +68,7 @@ def flip(input: Tensor, *dims) -> Tensor:
     return Flip.apply(input, normalized if input._data.ndim else ())
 
 
-class Roll(_Op):
+class Roll(Op):
     """gradient: grad rolled back"""
 
     node_name = "RollBackward0"
@@ -226,11 +97,3 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
                            f"dims:{len(dims)}")
     dims = tuple(normalize_dim(d, input._data.ndim) for d in dims)
     return Roll.apply(input, tuple(int(s) for s in shifts), dims)
-
-
-# padding and the index ops along one dim keep their old import path
-from .padding import ConstantPadNd, pad  # noqa: E402,F401
-from .gather_scatter import (Gather, IndexAdd, IndexAddInplace, IndexSelect,  # noqa: E402,F401
-                             Scatter, ScatterAdd, ScatterAddInplace, ScatterInplace, ScatterValue,
-                             ScatterValueInplace, gather, index_add, index_add_, index_select,
-                             scatter, scatter_, scatter_add, scatter_add_, take_along_dim)

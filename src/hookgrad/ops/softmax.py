@@ -9,10 +9,10 @@ from ..tensor import Tensor
 from ._reduce_util import (_UNSET, _accumulator, _kept_shape, _restore, reduce_dims,
                            torch_type_name)
 from ._util import normalize_dim
-from .elementwise import _Op
+from ._base import Op
 
 
-class Logsumexp(_Op):
+class Logsumexp(Op):
     """d logsumexp = grad * exp(self - result)"""
 
     node_name = "LogsumexpBackward0"
@@ -64,7 +64,7 @@ def _softmax_input(ctx, self: np.ndarray, dim: int, op: str) -> tuple:
     return self.astype(_accumulator(self.dtype), copy=False), dim if self.ndim else None
 
 
-class Softmax(_Op):
+class Softmax(Op):
     """d softmax = result * (grad - sum(grad * result))"""
 
     node_name = "SoftmaxBackward0"
@@ -86,7 +86,7 @@ class Softmax(_Op):
         return result * (grad - (grad * result).sum(dim, keepdim=True)), None
 
 
-class LogSoftmax(_Op):
+class LogSoftmax(Op):
     """d log_softmax = grad - exp(result) * sum(grad)"""
 
     node_name = "LogSoftmaxBackward0"

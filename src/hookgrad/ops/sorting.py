@@ -11,8 +11,8 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._util import normalize_dim
-from .elementwise import _Op, not_implemented
 from .minmax import _ValuesIndices, return_types
+from ._base import not_implemented, Op
 
 
 def _result_type(name: str) -> type:
@@ -50,7 +50,7 @@ def selected_backward(grad: Tensor, indices: Tensor, dim: int, shape: tuple,
     return zeros.scatter(dim, index, grad)
 
 
-class _Selecting(_Op):
+class _Selecting(Op):
     """values and int64 indices picked along one dim; grad goes back to the picked elements.
     Non-tensor state keeps torch's inspection names (``grad_fn._saved_dim`` ...)."""
 
@@ -217,7 +217,7 @@ class NanmedianDim(MedianDim):
     _op = "nanmedian"
 
 
-class Median(_Op):
+class Median(Op):
     """the lower median of all elements; ties (and NaN) share the gradient evenly"""
 
     node_name = "MedianBackward0"

@@ -12,9 +12,10 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Size, Tensor
 from ._util import broadcast_error, normalize_dim
-from .elementwise import _Op
-from .shape import _promoted, cat, repeat, stack, vstack
+from .join import _promoted, cat, stack, vstack
+from .shape import repeat
 from .views import UnsafeView, expand, reshape, slice_dim
+from ._base import Op
 
 
 def _tensors(args, op: str) -> tuple:
@@ -50,7 +51,7 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     return UnsafeView.apply(a * b, shape)
 
 
-class Cross(_Op):
+class Cross(Op):
     """a x b along ``dim``;  d a = b x grad, d b = grad x a"""
 
     node_name = "LinalgCrossBackward0"
@@ -149,7 +150,7 @@ def cartesian_prod(*tensors) -> Tensor:
     return stack([grid.flatten() for grid in grids], 1)
 
 
-class BlockDiag(_Op):
+class BlockDiag(Op):
     """inputs on the diagonal of a zero matrix; each gets its block of the gradient back"""
 
     node_name = "BlockDiagBackward0"
@@ -345,7 +346,7 @@ def broadcast_tensors(*tensors) -> tuple:
     return tuple(t if t._data.shape == shape else expand(t, shape) for t in tensors)
 
 
-class Rot90(_Op):
+class Rot90(Op):
     """a quarter turn k times in the plane of ``dims``; gradient: turned back"""
 
     node_name = "Rot90Backward0"
@@ -378,7 +379,7 @@ def ravel(input: Tensor) -> Tensor:
     return reshape(input, (-1,))
 
 
-class Take(_Op):
+class Take(Op):
     """input's elements at flat indices; gradient: grad added at those indices"""
 
     node_name = "TakeBackward0"

@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor
 from ._util import quiet, restore, silence
-from .elementwise import _Op, finish, work_dtype
+from ._base import finish, Op, work_dtype
 
 _FLOAT16 = np.dtype(np.float16)
 
@@ -67,7 +67,7 @@ def _zero(dtype: np.dtype) -> np.ndarray:
     return zero
 
 
-class Neg(_Op):
+class Neg(Op):
     """d -x = -1"""
 
     node_name = "NegBackward0"
@@ -85,7 +85,7 @@ class Neg(_Op):
         return -grad
 
 
-class Exp(_Op):
+class Exp(Op):
     """d exp(x) = exp(x)"""
 
     node_name = "ExpBackward0"
@@ -103,7 +103,7 @@ class Exp(_Op):
         return grad * result
 
 
-class Log(_Op):
+class Log(Op):
     """d log(x) = 1 / x"""
 
     node_name = "LogBackward0"
@@ -120,7 +120,7 @@ class Log(_Op):
         return grad / self
 
 
-class Log1p(_Op):
+class Log1p(Op):
     """d log(1 + x) = 1 / (1 + x)"""
 
     node_name = "Log1PBackward0"
@@ -137,7 +137,7 @@ class Log1p(_Op):
         return grad / (self + 1)
 
 
-class Sqrt(_Op):
+class Sqrt(Op):
     """d sqrt(x) = 1 / (2 sqrt(x))"""
 
     node_name = "SqrtBackward0"
@@ -155,7 +155,7 @@ class Sqrt(_Op):
         return grad / (2 * result)
 
 
-class Rsqrt(_Op):
+class Rsqrt(Op):
     """d x^-1/2 = -1/2 x^-3/2"""
 
     node_name = "RsqrtBackward0"
@@ -173,7 +173,7 @@ class Rsqrt(_Op):
         return -0.5 * grad * result.pow(3)
 
 
-class Reciprocal(_Op):
+class Reciprocal(Op):
     """d 1/x = -1/x^2"""
 
     node_name = "ReciprocalBackward0"
@@ -191,7 +191,7 @@ class Reciprocal(_Op):
         return -grad * (result * result)
 
 
-class Abs(_Op):
+class Abs(Op):
     """d |x| = sign(x)"""
 
     node_name = "AbsBackward0"
@@ -210,7 +210,7 @@ class Abs(_Op):
         return grad * self.sign()
 
 
-class Sign(_Op):
+class Sign(Op):
     """piecewise constant: zero gradient"""
 
     node_name = "SignBackward0"
@@ -227,7 +227,7 @@ class Sign(_Op):
         return _zeros(grad)
 
 
-class Sin(_Op):
+class Sin(Op):
     """d sin(x) = cos(x)"""
 
     node_name = "SinBackward0"
@@ -244,7 +244,7 @@ class Sin(_Op):
         return grad * self.cos()
 
 
-class Cos(_Op):
+class Cos(Op):
     """d cos(x) = -sin(x)"""
 
     node_name = "CosBackward0"
@@ -261,7 +261,7 @@ class Cos(_Op):
         return grad * -self.sin()
 
 
-class Tanh(_Op):
+class Tanh(Op):
     """d tanh(x) = 1 - tanh(x)^2"""
 
     node_name = "TanhBackward0"
@@ -286,7 +286,7 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return (np.where(x >= 0, 1, e) / (1 + e)).astype(x.dtype, copy=False)
 
 
-class Sigmoid(_Op):
+class Sigmoid(Op):
     """d s(x) = s(x) (1 - s(x))"""
 
     node_name = "SigmoidBackward0"
@@ -302,37 +302,6 @@ class Sigmoid(_Op):
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
         return grad * (1 - result) * result
-
-
-class Relu(_Op):
-    """d relu(x) = 1 where relu(x) > 0"""
-
-    node_name = "ReluBackward0"
-    saved_names = ("result",)
-
-    @staticmethod
-    def forward(ctx, self):
-        if self.dtype.kind == "b":
-            raise RuntimeError("\"clamp_min_scalar_cpu\" not implemented for 'Bool'")
-        result = finish(np.maximum(self, _zero(self.dtype)), self.dtype)
-        ctx.save_for_backward(result)
-        return result
-
-    @staticmethod
-    def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
-        return grad.masked_fill(result._data <= 0, 0.0)
-
-
-class ReluInplace(Relu):
-    node_name = "ReluBackward0"
-    _inplace = True
-
-    @staticmethod
-    def forward(ctx, self):
-        np.maximum(self, _zero(self.dtype), out=self)
-        ctx.save_for_backward(self)
-        return self
 
 
 # ---------------------------------------------------------------------------------------------
@@ -371,7 +340,7 @@ def erf(x: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(x64), x64, np.copysign(result, x64))
 
 
-class Erf(_Op):
+class Erf(Op):
     """d erf(x) = 2/sqrt(pi) exp(-x^2)"""
 
     node_name = "ErfBackward0"
@@ -388,188 +357,10 @@ class Erf(_Op):
         return grad * _TWO_OVER_SQRT_PI * (-(self * self)).exp()
 
 
-def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
-    if approximate == "tanh":
-        return 0.5 * x * (1 + np.tanh(_TANH_K * (x + _KAPPA * x * x * x)))
-    return x * 0.5 * (1 + erf(x * _SQRT_HALF))
-
-
-class Gelu(_Op):
-    """x * Phi(x), or its tanh approximation"""
-
-    node_name = "GeluBackward0"
-    saved_names = ("self",)
-
-    @staticmethod
-    def forward(ctx, self, approximate="none"):
-        if approximate not in ("none", "tanh"):
-            raise RuntimeError("approximate argument must be either none or tanh.")
-        _not_for_integers(self, "GeluKernelImpl")
-        ctx.approximate = approximate
-        ctx.save_for_backward(self)
-        return _apply_float(lambda x: _gelu(x, approximate), self)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        if ctx.approximate == "tanh":
-            t = (_TANH_K * (x + _KAPPA * x.pow(3))).tanh()
-            d_inner = _TANH_K * (1 + 3 * _KAPPA * x * x)
-            return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner), None
-        cdf = 0.5 * (1 + (x * _SQRT_HALF).erf())
-        pdf = (-0.5 * x * x).exp() * _INV_SQRT_2PI
-        return grad * (cdf + x * pdf), None
-
-
-class Silu(_Op):
-    """x s(x);  d = s(x) (1 + x (1 - s(x)))"""
-
-    node_name = "SiluBackward0"
-    saved_names = ("self",)
-
-    @staticmethod
-    def forward(ctx, self):
-        _not_for_integers(self, "silu_cpu")
-        ctx.save_for_backward(self)
-        return _apply_float(lambda x: x * _sigmoid(x), self)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        s = x.sigmoid()
-        return grad * (s * (1 + x * (1 - s)))
-
-
-class Softplus(_Op):
-    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold"""
-
-    node_name = "SoftplusBackward0"
-    saved_names = ("self",)
-
-    @staticmethod
-    def forward(ctx, self, beta=1.0, threshold=20.0):
-        _not_for_integers(self, "softplus_cpu")
-        ctx.beta, ctx.threshold = beta, threshold
-        ctx.save_for_backward(self)
-
-        def softplus(x):
-            scaled = x * x.dtype.type(beta)
-            return np.where(scaled > threshold, x, np.logaddexp(0, scaled) / x.dtype.type(beta))
-
-        return _apply_float(softplus, self)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        scaled = x * ctx.beta
-        return grad * scaled.sigmoid().masked_fill(scaled._data > ctx.threshold, 1.0), None, None
-
-
-class LeakyRelu(_Op):
-    """x where x > 0, else negative_slope * x"""
-
-    node_name = "LeakyReluBackward0"
-    saved_names = ("self",)
-
-    @staticmethod
-    def forward(ctx, self, negative_slope=0.01):
-        _not_for_integers(self, "leaky_relu_cpu")
-        ctx.negative_slope = negative_slope
-        ctx.save_for_backward(self)
-        return _apply_float(lambda x: np.where(x > 0, x, x * x.dtype.type(negative_slope)), self)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return grad * _slopes(x._data > 0, ctx.negative_slope, x._data.dtype), None
-
-
-def _slopes(positive: np.ndarray, negative_slope, dtype) -> Tensor:
-    return Tensor._make(np.where(positive, 1, negative_slope).astype(dtype))
-
-
-class LeakyReluInplace(_Op):
-    """in place, the result is saved (its sign is the input's when the slope is positive)"""
-
-    node_name = "LeakyReluBackward1"
-    saved_names = ("result",)
-    _inplace = True
-
-    @staticmethod
-    def forward(ctx, self, negative_slope=0.01):
-        _not_for_integers(self, "leaky_relu_cpu")
-        if negative_slope < 0 and ctx.needs_input_grad[0]:
-            raise RuntimeError("In-place leakyReLu backward calculation is triggered with a "
-                               "negative slope which is not supported. This is caused by calling "
-                               "in-place forward function with a negative slope, please call "
-                               "out-of-place version instead.")
-        ctx.negative_slope = negative_slope
-        np.copyto(self, _apply_float(
-            lambda x: np.where(x > 0, x, x * x.dtype.type(negative_slope)), self))
-        ctx.save_for_backward(self)
-        return self
-
-    @staticmethod
-    def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
-        return grad * _slopes(result._data > 0, ctx.negative_slope, result._data.dtype), None
-
-
-class Elu(_Op):
-    """x where x > 0, else alpha (exp(x) - 1)"""
-
-    node_name = "EluBackward0"
-    saved_names = ("self",)
-
-    @staticmethod
-    def forward(ctx, self, alpha=1.0):
-        _not_for_integers(self, "elu_cpu")
-        ctx.alpha = alpha
-        ctx.save_for_backward(self)
-        return _apply_float(lambda x: _elu(x, alpha), self)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        # exp of the clipped input: the unused branch must not overflow into 0 * inf
-        negative = grad * ctx.alpha * x.masked_fill(x._data > 0, 0.0).exp()
-        return negative.where(x._data <= 0, grad), None
-
-
-def _elu(x: np.ndarray, alpha) -> np.ndarray:
-    return np.where(x > 0, x, x.dtype.type(alpha) * np.expm1(np.minimum(x, 0)))
-
-
-class EluInplace(_Op):
-    """in place, the result is saved: d = result + alpha where result <= 0"""
-
-    node_name = "EluBackward1"
-    saved_names = ("result",)
-    _inplace = True
-
-    @staticmethod
-    def forward(ctx, self, alpha=1.0):
-        _not_for_integers(self, "elu_cpu")
-        if alpha < 0 and ctx.needs_input_grad[0]:
-            raise RuntimeError("In-place elu backward calculation is triggered with a negative "
-                               "slope which is not supported. This is caused by calling in-place "
-                               "forward function with a negative slope, please call out-of-place "
-                               "version instead.")
-        ctx.alpha = alpha
-        np.copyto(self, _apply_float(lambda x: _elu(x, alpha), self))
-        ctx.save_for_backward(self)
-        return self
-
-    @staticmethod
-    def backward(ctx, grad):
-        (result,) = ctx.saved_tensors
-        return (grad * (result + ctx.alpha)).where(result._data <= 0, grad), None
-
-
 # ---------------------------------------------------------------------------------------------
 # Rounding: piecewise constant, zero gradient (integers pass through unchanged)
 # ---------------------------------------------------------------------------------------------
-class _Rounding(_Op):
+class _Rounding(Op):
     _round = None
 
     @classmethod
@@ -605,7 +396,7 @@ class Round(_Rounding):
     _round = staticmethod(np.rint)
 
 
-class RoundDecimals(_Op):
+class RoundDecimals(Op):
     node_name = "RoundBackward1"
 
     @staticmethod

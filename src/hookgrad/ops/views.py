@@ -3,8 +3,8 @@
 Every view op sets ``_view_of = 0`` so ``Tensor._make_view`` can replay it on the base when an
 in-place op changes the base or a sibling view. The replay calls ``apply`` with the same
 positional arguments, so a view op's arguments are all positional and already normalised.
-Ops that return several views (split, chunk, unbind) live in ``split.py``; what an in-place op
-on a view does to its base (CopySlices) lives in ``copy_slices.py``.
+Ops that return several views (split, chunk, unbind) live in ``join.py``; what an in-place op
+on a view does to its base (CopySlices) lives in ``autograd/views.py``.
 """
 from __future__ import annotations
 
@@ -16,9 +16,11 @@ import numpy as np
 from ..autograd import grad_mode
 from ..autograd.graph import legacy_type_name
 from ..tensor import Tensor
+from .._dtype import to_numpy_dtype
 from ._args import _shape_args, infer_shape
-from ._util import quiet, normalize_dim
-from .elementwise import _Op
+from ._util import normalize_dim
+from .clone import Clone
+from ._base import Op
 
 
 def view_array(x: np.ndarray, shape: tuple):
@@ -29,7 +31,7 @@ def view_array(x: np.ndarray, shape: tuple):
         return None
 
 
-class _View(_Op):
+class _View(Op):
     _view_of = 0
 
 
@@ -57,7 +59,7 @@ class View(_View):
         return grad.reshape(ctx.self_shape), None
 
 
-class UnsafeView(_Op):
+class UnsafeView(Op):
     """reshape of a fresh copy: the gradient of view, but the output is not a view"""
 
     node_name = "UnsafeViewBackward0"
@@ -102,8 +104,6 @@ def reshape(input: Tensor, *shape) -> Tensor:
 
 def view(input: Tensor, *shape) -> Tensor:
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list, Tensor)):
-        from .._dtype import to_numpy_dtype
-
         with grad_mode.no_grad():
             return ViewDtype.apply(input, np.dtype(to_numpy_dtype(shape[0])))
     return View.apply(input, _shape_args(shape))
@@ -147,34 +147,6 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
 
 
 # ---------------------------------------------------------------------------------------------
-# copies that live here because reshape and to() need them
-# ---------------------------------------------------------------------------------------------
-class Clone(_Op):
-    node_name = "CloneBackward0"
-
-    @staticmethod
-    def forward(ctx, self, memory_format=None):
-        return np.array(self, copy=True)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad
-
-
-class ToCopy(_Op):
-    node_name = "ToCopyBackward0"
-
-    @staticmethod
-    def forward(ctx, self, dtype):
-        ctx.self_dtype = self.dtype
-        return quiet(self.astype, dtype)  # nan/inf to int: torch casts silently
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad.to(ctx.self_dtype), None
-
-
-# ---------------------------------------------------------------------------------------------
 # select / slice / narrow and their backwards (zeros with the gradient written in)
 # ---------------------------------------------------------------------------------------------
 class Select(_View):
@@ -199,7 +171,7 @@ class Select(_View):
         return SelectBackward.apply(grad, ctx.self_shape, ctx.dim, ctx.index), None, None
 
 
-class SelectBackward(_Op):
+class SelectBackward(Op):
     node_name = "SelectBackwardBackward0"
 
     @staticmethod
@@ -234,7 +206,7 @@ class Slice(_View):
                 None, None, None, None)
 
 
-class SliceBackward(_Op):
+class SliceBackward(Op):
     node_name = "SliceBackwardBackward0"
 
     @staticmethod
@@ -509,8 +481,3 @@ class Alias(_View):
     @staticmethod
     def backward(ctx, grad):
         return grad
-
-
-# the ops that return several views, and CopySlices, keep their old import path
-from .split import Split, SplitWithSizes, Unbind, chunk, split, unbind  # noqa: E402,F401
-from .copy_slices import CopySlices, copy_slices  # noqa: E402,F401

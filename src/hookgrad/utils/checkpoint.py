@@ -17,8 +17,7 @@ from typing import Any, Callable, ContextManager, Dict, Iterable, Iterator, List
 
 import hookgrad
 from hookgrad.autograd import Function, enable_grad, is_grad_enabled, no_grad
-from hookgrad.autograd.engine import current_graph_task
-from hookgrad.autograd.graph import SavedTensor, saved_tensors_hooks
+from hookgrad.autograd.graph import current_graph_task, save_tensor, saved_tensors_hooks
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
            "check_backward_validity", "detach_variable", "noop_context_fn",
@@ -178,7 +177,7 @@ class _CheckpointFrame:
         self.recompute_fn = recompute_fn
         self.early_stop = early_stop
         self.metadata_fn = metadata_fn
-        self.saved_args: List[Any] = []
+        self.saved_args: List[Tuple[bool, Any]] = []
         self.weak_holders: List[weakref.ref] = []
         self.x_metadatas: List[Any] = []
         self.recomputed: Dict[int, weakref.WeakKeyDictionary] = defaultdict(
@@ -190,11 +189,11 @@ class _CheckpointFrame:
 
     def save_inputs(self, *args: Any) -> None:
         # the inputs go through the single door, so an enclosing pack hook sees them
-        self.saved_args = [SavedTensor(a, None, is_output=False)
-                           if isinstance(a, hookgrad.Tensor) else a for a in args]
+        self.saved_args = [(True, save_tensor(a)) if isinstance(a, hookgrad.Tensor) else (False, a)
+                           for a in args]
 
     def get_inputs(self) -> List[Any]:
-        return [a.unpack() if isinstance(a, SavedTensor) else a for a in self.saved_args]
+        return [value.unpack() if saved else value for saved, value in self.saved_args]
 
     def check_recomputed_tensors_match(self, gid: int) -> None:
         if self.ignore_saved_mismatch:

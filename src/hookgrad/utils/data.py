@@ -19,7 +19,8 @@ import numpy as np
 
 from .. import _dtype
 from ..ops import creation
-from ..ops.shape import stack
+from ..ops import random as random_ops
+from ..ops.join import stack
 from ..tensor import Tensor
 
 __all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
@@ -127,7 +128,7 @@ def random_split(dataset: Dataset, lengths: Sequence, generator=None) -> list:
                               "empty dataset.", stacklevel=2)
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    order = creation.randperm(sum(lengths), generator=generator).tolist()
+    order = random_ops.randperm(sum(lengths), generator=generator).tolist()
     ends = itertools.accumulate(lengths)
     return [Subset(dataset, order[end - length:end]) for end, length in zip(ends, lengths)]
 
@@ -156,11 +157,11 @@ class SequentialSampler(Sampler[int]):
         return iter(range(len(self.data_source)))
 
 
-def _fresh_generator() -> creation.Generator:
+def _fresh_generator() -> random_ops.Generator:
     """A generator seeded from the default one, so ``manual_seed`` fixes every epoch's order
     while each epoch still differs (torch's RandomSampler does the same)."""
-    seed = int(creation.randint(0, 2 ** 62, (1,)).item())
-    return creation.Generator().manual_seed(seed)
+    seed = int(random_ops.randint(0, 2 ** 62, (1,)).item())
+    return random_ops.Generator().manual_seed(seed)
 
 
 class RandomSampler(Sampler[int]):
@@ -186,13 +187,13 @@ class RandomSampler(Sampler[int]):
         generator = self.generator if self.generator is not None else _fresh_generator()
         if self.replacement:
             for _ in range(self.num_samples // 32):
-                yield from creation.randint(0, n, (32,), generator=generator).tolist()
-            yield from creation.randint(0, n, (self.num_samples % 32,),
+                yield from random_ops.randint(0, n, (32,), generator=generator).tolist()
+            yield from random_ops.randint(0, n, (self.num_samples % 32,),
                                         generator=generator).tolist()
         else:
             for _ in range(self.num_samples // n):
-                yield from creation.randperm(n, generator=generator).tolist()
-            yield from creation.randperm(n, generator=generator).tolist()[:self.num_samples % n]
+                yield from random_ops.randperm(n, generator=generator).tolist()
+            yield from random_ops.randperm(n, generator=generator).tolist()[:self.num_samples % n]
 
     def __len__(self) -> int:
         return self.num_samples
@@ -206,7 +207,7 @@ class SubsetRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        for i in creation.randperm(len(self.indices), generator=self.generator).tolist():
+        for i in random_ops.randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
     def __len__(self) -> int:

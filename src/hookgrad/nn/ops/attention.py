@@ -12,8 +12,9 @@ from typing import Optional
 import numpy as np
 
 from ...autograd import grad_mode
-from ...ops.elementwise import _Op
 from ...tensor import Tensor
+from .dropout import dropout
+from ...ops._base import Op
 
 
 def _causal(length: int, source: int) -> np.ndarray:
@@ -30,7 +31,7 @@ def _scores(query: np.ndarray, key: np.ndarray, mask, is_causal: bool, scale: fl
     return scores
 
 
-class ScaledDotProductAttention(_Op):
+class ScaledDotProductAttention(Op):
     """out = softmax(q k^T scale + mask) v; a fully masked row gives 0 (torch's fused kernel)"""
 
     node_name = "ScaledDotProductFlashAttentionForCpuBackward0"
@@ -106,7 +107,6 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                  scale: Optional[float] = None, enable_gqa: bool = False
                                  ) -> Tensor:
     """softmax(q k^T / sqrt(E) + mask) v, with torch's choice of fused kernel or composite."""
-    from ..functional import dropout
 
     if enable_gqa:
         raise NotImplementedError("scaled_dot_product_attention: enable_gqa is not supported")

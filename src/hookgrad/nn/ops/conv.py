@@ -18,8 +18,8 @@ import math
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
+from ...ops._base import Op
 
-from ...ops.elementwise import _Op
 
 Ints = tuple
 
@@ -143,7 +143,7 @@ def correlate_weight_grad(x: np.ndarray, grad: np.ndarray, kernel: Ints, stride:
     return result.reshape((out_channels, x.shape[1] // groups) + tuple(kernel))
 
 
-class Convolution(_Op):
+class Convolution(Op):
     """torch.convolution: y = x (*) w + b, or its transpose; d/dx and d/dw are convolutions."""
 
     node_name = "ConvolutionBackward0"
@@ -199,7 +199,7 @@ class GradConvolution(Convolution):
     node_name = "ConvolutionBackwardBackward0"
 
 
-class ConvolutionWeight(_Op):
+class ConvolutionWeight(Op):
     """The weight gradient of a correlation, bilinear in (x, grad): its own gradients are a
     transposed convolution (for x) and a convolution (for grad) with the incoming weight-grad."""
 

@@ -1,10 +1,14 @@
-"""addmm, the fused op behind ``F.linear`` for 2-D inputs (torch's AddmmBackward0)."""
+"""addmm, the fused op behind ``F.linear`` for 2-D inputs (torch's AddmmBackward0), and linear."""
 from __future__ import annotations
+
+import math
+from typing import Optional
 
 import numpy as np
 
-from ...ops.elementwise import _Op
+from ...ops.linalg import matmul
 from ...tensor import Tensor
+from ...ops._base import Op
 
 _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int"}
 
@@ -37,7 +41,7 @@ def _scaled(grad: Tensor, factor) -> Tensor:
     return grad if factor == 1 else grad * factor
 
 
-class Addmm(_Op):
+class Addmm(Op):
     """out = beta self + alpha mat1 mat2;  d mat1 = alpha grad mat2^T, d mat2 = alpha mat1^T grad"""
 
     node_name = "AddmmBackward0"
@@ -66,7 +70,7 @@ class Addmm(_Op):
         return grad_self, grad_mat1, grad_mat2
 
 
-class Baddbmm(_Op):
+class Baddbmm(Op):
     """out = beta self + alpha (batch1 @ batch2), batched; self broadcasts"""
 
     node_name = "BaddbmmBackward0"
@@ -100,3 +104,17 @@ class Baddbmm(_Op):
         grad_batch2 = (_scaled(batch1.transpose(1, 2).bmm(grad), ctx.alpha)
                        if batch1 is not None else None)
         return grad_self, grad_batch1, grad_batch2
+
+
+# -- linear ---------------------------------------------------------------------------------------
+def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
+    """y = x W^T + b, composed as torch composes it: addmm for 2-D input, a flattened addmm for
+    other contiguous inputs with a bias, else matmul (+ bias)."""
+    if bias is not None and input.ndim == 2:
+        return Addmm.apply(bias, input, weight.t())
+    if bias is not None and input.ndim >= 1 and bias.ndim == 1 and input.is_contiguous():
+        flat = input.reshape(math.prod(input.shape[:-1]), input.shape[-1])
+        result = Addmm.apply(bias, flat, weight.t())
+        return result.view(tuple(input.shape[:-1]) + (result.shape[1],))
+    output = matmul(input, weight.t())
+    return output + bias if bias is not None else output

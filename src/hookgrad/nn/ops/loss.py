@@ -12,8 +12,9 @@ from typing import Optional
 import numpy as np
 
 from ...ops._util import broadcast_error
-from ...ops.elementwise import _Op
 from ...tensor import Tensor
+from ...ops.reduce import log_softmax
+from ...ops._base import Op
 
 REDUCTIONS = ("none", "mean", "sum")
 _EPSILON = float(np.float32(1e-12))  # torch's BCE floor is a float constant
@@ -38,7 +39,7 @@ def _pair(ctx, grad_input):
     return (grad_input if need_input else None, -grad_input if need_target else None)
 
 
-class MseLoss(_Op):
+class MseLoss(Op):
     """mean((x - y)^2);  d/dx = 2 (x - y)"""
 
     node_name = "MseLossBackward0"
@@ -58,7 +59,7 @@ class MseLoss(_Op):
         return _pair(ctx, 2 * (self - target) * factor)
 
 
-class SmoothL1Loss(_Op):
+class SmoothL1Loss(Op):
     """0.5 z^2 / beta for |z| < beta, else |z| - 0.5 beta (z = x - y)"""
 
     node_name = "SmoothL1LossBackward0"
@@ -81,7 +82,7 @@ class SmoothL1Loss(_Op):
         return _pair(ctx, slope * _per_element(grad, ctx.reduction, self.numel()))
 
 
-class HuberLoss(_Op):
+class HuberLoss(Op):
     """0.5 z^2 for |z| < delta, else delta (|z| - 0.5 delta)"""
 
     node_name = "HuberLossBackward0"
@@ -103,7 +104,7 @@ class HuberLoss(_Op):
         return _pair(ctx, slope * _per_element(grad, ctx.reduction, self.numel()))
 
 
-class BinaryCrossEntropy(_Op):
+class BinaryCrossEntropy(Op):
     """-w (y log x + (1 - y) log(1 - x)), each log clamped at -100 as in torch"""
 
     node_name = "BinaryCrossEntropyBackward0"
@@ -139,7 +140,7 @@ class BinaryCrossEntropy(_Op):
         return grad_input, grad_target
 
 
-class BinaryCrossEntropyWithLogits(_Op):
+class BinaryCrossEntropyWithLogits(Op):
     """(1 - y) x + l softplus(-x), l = 1 + (pos_weight - 1) y; times weight"""
 
     node_name = "BinaryCrossEntropyWithLogitsBackward0"
@@ -199,7 +200,7 @@ def _class_weights(input: np.ndarray, target: np.ndarray, weight, ignore_index: 
     return safe, sample.astype(input.dtype, copy=False)
 
 
-class NllLoss(_Op):
+class NllLoss(Op):
     """-w[y] x[y], averaged with the weights of the non-ignored targets (reduction 'mean')"""
 
     node_name = "NllLossBackward0"
@@ -230,7 +231,7 @@ class NllLoss2d(NllLoss):
     node_name = "NllLoss2DBackward0"
 
 
-class NllLossGrad(_Op):
+class NllLossGrad(Op):
     """grad_input[n, y] = -w[y] grad (/ total weight): the scatter that is nll_loss's adjoint."""
 
     node_name = "NllLossBackwardBackward0"
@@ -408,8 +409,6 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """nll_loss(log_softmax(input)) for class indices; -sum(p log_softmax) for probabilities;
     label smoothing mixes in the uniform target, composed exactly as torch composes it."""
-    from ...ops.reduce import log_softmax
-
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")

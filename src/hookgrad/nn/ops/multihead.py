@@ -9,10 +9,11 @@ from typing import Optional
 
 import numpy as np
 
-from ...ops.shape import cat
+from ...ops.join import cat
 from ...tensor import Tensor
 from .attention import scaled_dot_product_attention
-from .linear import Baddbmm
+from .dropout import dropout
+from .linear import Baddbmm, linear
 
 
 def canonical_mask(mask: Optional[Tensor], name: str, dtype: np.dtype) -> Optional[Tensor]:
@@ -50,7 +51,6 @@ def _check_shapes(query, key, value, key_padding_mask, attn_mask, num_heads) -> 
 
 def _packed_projection(query, key, value, weight, bias):
     """q, k, v projections with one packed weight; self-attention does one linear, as torch."""
-    from ..functional import linear
 
     embed = query.shape[-1]
     if key is value and query is key:
@@ -90,7 +90,6 @@ def multi_head_attention_forward(
         static_k: Optional[Tensor] = None, static_v: Optional[Tensor] = None,
         average_attn_weights: bool = True, is_causal: bool = False):
     """Sequence-first (L, N, E) multi-head attention; returns (output, weights or None)."""
-    from ..functional import dropout, linear
 
     batched = _check_shapes(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not batched:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd import grad_mode
-from ...ops.elementwise import _Op
+from ...ops._base import Op
 
 
 def _moments(x: np.ndarray, axes: tuple, eps: float):
@@ -36,7 +36,7 @@ def _normalized_grad(grad_xhat, xhat, rstd, axes: tuple):
                    - xhat * (grad_xhat * xhat).mean(axes, keepdim=True))
 
 
-class NativeBatchNorm(_Op):
+class NativeBatchNorm(Op):
     """y = (x - mean) / sqrt(var + eps) * weight + bias, statistics per channel (dim 1)."""
 
     node_name = "NativeBatchNormBackward0"
@@ -100,7 +100,7 @@ class NativeBatchNorm(_Op):
         return grad_input, grad_weight, grad_bias
 
 
-class NativeLayerNorm(_Op):
+class NativeLayerNorm(Op):
     """y = (x - mean) / sqrt(var + eps) * weight + bias over the trailing normalized dims."""
 
     node_name = "NativeLayerNormBackward0"
@@ -139,7 +139,7 @@ class NativeLayerNorm(_Op):
         return grad_input, grad_weight, grad_bias
 
 
-class NativeGroupNorm(_Op):
+class NativeGroupNorm(Op):
     """Layer norm within groups of channels, then a per-channel affine map; mean and rstd are
     (N, groups) outputs that backward saves (as torch does)."""
 

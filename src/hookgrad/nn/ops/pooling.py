@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
-from ...ops.elementwise import _Op
 from .conv import windows
+from ...ops._base import Op
 
 Ints = tuple
 
@@ -67,7 +67,7 @@ def _scatter_windows(values: np.ndarray, size: Ints, kernel: Ints, stride: Ints,
 
 
 # -- max pooling -------------------------------------------------------------------------------
-class MaxPoolWithIndices(_Op):
+class MaxPoolWithIndices(Op):
     """out = max over each window; indices = the flat (h * W + w) input position of that max"""
 
     node_name = "MaxPool2DWithIndicesBackward0"
@@ -123,7 +123,7 @@ def _flat_indices(indices: np.ndarray, shape: Ints, nd: int) -> np.ndarray:
     return np.minimum(flat, planes * plane).reshape(indices.shape)
 
 
-class MaxPoolScatter(_Op):
+class MaxPoolScatter(Op):
     """grad_input.flatten()[flat] += grad: the gradient of max pooling (linear in grad)"""
 
     node_name = "MaxPool2DWithIndicesBackwardBackward0"
@@ -141,7 +141,7 @@ class MaxPoolScatter(_Op):
         return MaxPoolGather.apply(grad, flat._data), None, None
 
 
-class MaxPoolGather(_Op):
+class MaxPoolGather(Op):
     """out = values.flatten()[flat]: the adjoint of ``MaxPoolScatter``"""
 
     node_name = "MaxPoolGatherBackward0"
@@ -199,7 +199,7 @@ def _window_spread(grad: np.ndarray, geometry: tuple) -> np.ndarray:
     return _scatter_windows(spread, size, kernel, stride, padding, (1,) * nd)
 
 
-class AvgPool(_Op):
+class AvgPool(Op):
     """out = sum over each window / divisor"""
 
     node_name = "AvgPool2DBackward0"
@@ -220,7 +220,7 @@ class AvgPool(_Op):
         return AvgPoolSpread.apply(grad, ctx.geometry)
 
 
-class AvgPoolSpread(_Op):
+class AvgPoolSpread(Op):
     """grad_input = each grad / divisor spread over its window (linear in grad)"""
 
     node_name = "AvgPool2DBackwardBackward0"
@@ -235,7 +235,7 @@ class AvgPoolSpread(_Op):
         return AvgPoolMeans.apply(grad, ctx.geometry), None
 
 
-class AvgPoolMeans(_Op):
+class AvgPoolMeans(Op):
     """The adjoint of ``AvgPoolSpread``: window means on the same geometry."""
 
     node_name = "AvgPool2DBackward0"
@@ -273,7 +273,7 @@ def _contract(x: np.ndarray, sizes: Ints, out: Ints, transpose: bool) -> np.ndar
     return np.ascontiguousarray(x)
 
 
-class AdaptiveAvgPool(_Op):
+class AdaptiveAvgPool(Op):
     """out = A_h x A_w^T with averaging matrices A (one per spatial dim)"""
 
     node_name = "AdaptiveAvgPool2DBackward0"
@@ -291,7 +291,7 @@ class AdaptiveAvgPool(_Op):
         return AdaptiveAvgPoolTransposed.apply(grad, ctx.sizes, ctx.out), None
 
 
-class AdaptiveAvgPoolTransposed(_Op):
+class AdaptiveAvgPoolTransposed(Op):
     node_name = "AdaptiveAvgPool2DBackwardBackward0"
 
     @staticmethod
@@ -304,7 +304,7 @@ class AdaptiveAvgPoolTransposed(_Op):
         return _AdaptiveAvgPoolAgain.apply(grad, ctx.sizes, ctx.out), None, None
 
 
-class _AdaptiveAvgPoolAgain(_Op):
+class _AdaptiveAvgPoolAgain(Op):
     node_name = "AdaptiveAvgPool2DBackward0"
 
     @staticmethod

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ops.elementwise import _Op
 from ...tensor import Tensor
+from ..._dtype import legacy_type_name
+from ...ops._base import Op
 
 
 def _row_scale(indices: np.ndarray, num_weights: int, padding_idx, scale_grad_by_freq: bool,
@@ -20,7 +21,7 @@ def _row_scale(indices: np.ndarray, num_weights: int, padding_idx, scale_grad_by
     return scale.astype(dtype, copy=False)
 
 
-class Embedding(_Op):
+class Embedding(Op):
     """out[...] = weight[indices[...]]"""
 
     node_name = "EmbeddingBackward0"
@@ -29,8 +30,6 @@ class Embedding(_Op):
     @staticmethod
     def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
         if indices.dtype.kind not in "iu" or indices.dtype.itemsize < 4:
-            from ...autograd.graph import legacy_type_name
-
             raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                                "following scalar types: Long, Int; but got "
                                f"{legacy_type_name(indices)} instead (while checking arguments "
@@ -49,7 +48,7 @@ class Embedding(_Op):
                                         ctx.scale_grad_by_freq)
 
 
-class EmbeddingDenseGrad(_Op):
+class EmbeddingDenseGrad(Op):
     """grad_weight[r] = sum of grad rows whose index is r (scaled, padding row left at 0)"""
 
     node_name = "EmbeddingDenseBackwardBackward0"

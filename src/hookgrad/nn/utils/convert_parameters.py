@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ...ops.shape import cat
+from ...ops.join import cat
 from ...tensor import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]

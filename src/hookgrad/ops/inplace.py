@@ -1,25 +1,24 @@
-"""In-place forms of the unary (and a few binary) ops, random fills, and the masked and indexed
-updates: index_fill(_), masked_scatter(_), masked_select.
+"""In-place ops: the binary ones (add_, sub_, mul_, div_), the in-place forms of the unary and
+other ops (exp_, clamp_, pow_, lerp_ ...), random fills, and the masked and indexed updates.
 
-An in-place op is its out-of-place class with ``_inplace = True`` (``inplace_class``): the same
-forward writes its result into self and the same backward runs. What it saves follows torch:
-a saved ``result`` is self after the update; a saved ``self`` is a clone taken before the
-update (``elementwise.Original``, torch's original_self), so double backward reaches self's past.
+An in-place op's forward writes its result into self. What it saves follows torch: a saved
+``result`` is self after the update; a saved ``self`` is a clone taken before the update
+(``Original``, torch's original_self), so double backward reaches self's past; an input it
+overwrote is saved at its version before the write, so backward refuses it as torch does.
 """
 from __future__ import annotations
+
 
 import numpy as np
 
 from ..tensor import Tensor
-from . import activations as A
 from . import binary_math as B
-from . import elementwise as E
 from . import extra_math as X
-from . import math as M
-from . import selection as S
 from . import unary as U
-from .creation import _check_std, _rng
-from .elementwise import _Op, not_implemented
+from .random import _check_std, _rng
+from ._base import (arithmetic, as_operand, _binary_apply, check_inplace_cast,
+                    _check_inplace_shape, _check_sub, not_implemented, Op, Original, promote)
+from .arithmetic import Add, _add_scaled, Div, Mul, Pow, PowTensor, Sub, _true_dtype
 
 _INPLACE: dict = {}
 
@@ -27,15 +26,14 @@ _INPLACE: dict = {}
 def _inplace_forward(cls, ctx, self, *args):
     *args, original = args
     result = cls._outplace.forward(ctx, self, *args)
-    E.check_inplace_cast(result.dtype, self.dtype)
+    check_inplace_cast(result.dtype, self.dtype)
     if result.shape != self.shape:
-        E._check_inplace_shape(self.shape, result.shape)
+        _check_inplace_shape(self.shape, result.shape)
     saved = ctx._to_save
     if saved is not None:  # result -> self after the update; self -> the clone taken before
-        ctx._original_slots = tuple(i for i, item in enumerate(saved) if item is self)
-        ctx._to_save = tuple(self if item is result else None if item is self else item
+        old_self = Original.saved(original)
+        ctx._to_save = tuple(self if item is result else old_self if item is self else item
                              for item in saved)
-        E.Original.record(original, ctx)
     np.copyto(self, result, casting="unsafe")
     return self
 
@@ -54,13 +52,9 @@ def inplace_class(cls) -> type:
 def inplace(cls, input: Tensor, *args) -> Tensor:
     """Run ``cls`` in place on ``input``; a saved ``self`` is a clone of input's old value."""
     tensors = [a for a in args if isinstance(a, Tensor)]
-    wanted = "self" in cls.saved_names and E.Original.needed(input, *tensors)
-    original = E.Original(input) if wanted else None
-    result = inplace_class(cls).apply(input, *args, original)
-    if original is not None and original.node is not None:
-        for slot in getattr(original.node, "_original_slots", ()):
-            original.save(slot)
-    return result
+    wanted = "self" in cls.saved_names and Original.needed(input, *tensors)
+    original = Original(input) if wanted else None
+    return inplace_class(cls).apply(input, *args, original)
 
 
 def _method(cls, name: str):
@@ -91,29 +85,15 @@ def round_(input: Tensor, *, decimals: int = 0) -> Tensor:
 
 
 def pow_(input: Tensor, exponent) -> Tensor:
-    exponent = E.as_operand(exponent, "pow_")
+    exponent = as_operand(exponent, "pow_")
     if isinstance(exponent, Tensor):
-        dtype = E.promote(input, exponent)
-        return inplace(E.PowTensor, input, exponent, dtype, None)
-    return inplace(E.Pow, input, exponent, E.promote(input, exponent))
+        dtype = promote(input, exponent)
+        return inplace(PowTensor, input, exponent, dtype, None)
+    return inplace(Pow, input, exponent, promote(input, exponent))
 
 
 def square_(input: Tensor) -> Tensor:
     return pow_(input, 2)
-
-
-def clamp_min_(input: Tensor, min) -> Tensor:
-    input, min, _, dtype, tensor_bound = M._clamp_args(input, min, None, "clamp_min_")
-    if tensor_bound:
-        return inplace(S.ClampMinTensor, input, min, dtype)
-    return inplace(S.ClampMin, input, min, None, dtype)
-
-
-def clamp_max_(input: Tensor, max) -> Tensor:
-    input, _, max, dtype, tensor_bound = M._clamp_args(input, None, max, "clamp_max_")
-    if tensor_bound:
-        return inplace(S.ClampMaxTensor, input, max, dtype)
-    return inplace(S.ClampMax, input, None, max, dtype)
 
 
 def logit_(input: Tensor, eps: float | None = None) -> Tensor:
@@ -125,10 +105,10 @@ def nan_to_num_(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Te
 
 
 def fmod_(input: Tensor, other) -> Tensor:
-    other = E.as_operand(other, "fmod_")
+    other = as_operand(other, "fmod_")
     if isinstance(other, Tensor):
-        return inplace(B.Fmod, input, other, E.promote(input, other), None)
-    return inplace(B.FmodScalar, input, other, E.promote(input, other))
+        return inplace(B.Fmod, input, other, promote(input, other), None)
+    return inplace(B.FmodScalar, input, other, promote(input, other))
 
 
 def lerp_(input: Tensor, end: Tensor, weight) -> Tensor:
@@ -147,13 +127,9 @@ def addcdiv_(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Ten
     return inplace(B.Addcdiv, input, tensor1, tensor2, value, input._data.dtype)
 
 
-def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
-    return A.hardtanh(input, min_val, max_val, inplace=True)
-
-
 METHODS.update({
-    "round_": round_, "pow_": pow_, "square_": square_, "clamp_min_": clamp_min_,
-    "clamp_max_": clamp_max_, "logit_": logit_, "nan_to_num_": nan_to_num_, "fmod_": fmod_,
+    "round_": round_, "pow_": pow_, "square_": square_,
+    "logit_": logit_, "nan_to_num_": nan_to_num_, "fmod_": fmod_,
     "lerp_": lerp_, "addcmul_": addcmul_, "addcdiv_": addcdiv_,
 })
 
@@ -161,7 +137,7 @@ METHODS.update({
 # ---------------------------------------------------------------------------------------------
 # random fills: no gradient flows to the old value
 # ---------------------------------------------------------------------------------------------
-class _RandomFill(_Op):
+class _RandomFill(Op):
     _inplace = True
     _kernel = ""
 
@@ -297,3 +273,134 @@ def bernoulli_(input: Tensor, p=0.5, *, generator=None) -> Tensor:
 
 METHODS.update({"uniform_": uniform_, "normal_": normal_, "exponential_": exponential_,
                 "bernoulli_": bernoulli_, "random_": random_})
+
+
+# ---------------------------------------------------------------------------------------------
+# add_, sub_, mul_, div_
+# ---------------------------------------------------------------------------------------------
+_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to "
+                    "tensor refer to a single memory location. Please clone() the tensor before "
+                    "performing the operation.")
+
+
+def _dense(array: np.ndarray) -> bool:
+    """torch's is_non_overlapping_and_dense: the elements fill one block, in some dim order."""
+    if array.flags.c_contiguous or array.flags.f_contiguous:
+        return True
+    expected = array.itemsize
+    for stride, size in sorted((st, n) for n, st in zip(array.shape, array.strides) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def check_overlap(self: np.ndarray, other) -> None:
+    """torch refuses an in-place op whose other operand partly overlaps self (``x[1:].add_(x)``,
+    ``x.sub_(x.t())``); the same elements in the same layout (``x.add_(x)``) are fine, and so
+    is a layout too irregular to tell."""
+    if not isinstance(other, np.ndarray) or other is self or (
+            self.base is None and other.base is None):  # two owners never share memory
+        return
+    if not np.may_share_memory(self, other) or not self.size or not other.size or \
+            not (_dense(self) and _dense(other)):
+        return
+    start = self.__array_interface__["data"][0]
+    other_start = other.__array_interface__["data"][0]
+    end, other_end = start + self.nbytes, other_start + other.nbytes
+    if start == other_start and end == other_end:
+        if self.strides == other.strides:
+            return
+        raise RuntimeError(_PARTIAL_OVERLAP)
+    if start < other_end and other_start < end:
+        raise RuntimeError(_PARTIAL_OVERLAP)
+
+
+class _InplaceBinary(Op):
+    """The out-of-place op's forward, written into self; backward is the out-of-place one."""
+
+    _inplace = True
+    _outplace: type = None
+    _wrapped_scalars = (1,)
+
+    @classmethod
+    def _write(cls, ctx, self, result):
+        if result is not self:  # else ``arithmetic`` wrote it in place
+            _check_inplace_shape(self.shape, result.shape)
+            np.copyto(self, result, casting="unsafe")
+        return self
+
+
+class AddInplace(_InplaceBinary):
+    node_name = "AddBackward0"
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number, alpha=1):
+        check_overlap(self, other)
+        check_inplace_cast(dtype, self.dtype)
+        return AddInplace._write(ctx, self, _add_scaled(ctx, "add", np.add, self, other, dtype,
+                                                        alpha, inplace=True))
+
+    backward = Add.backward
+
+
+class SubInplace(_InplaceBinary):
+    node_name = "SubBackward0"
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number, alpha=1):
+        check_overlap(self, other)
+        check_inplace_cast(dtype, self.dtype)
+        _check_sub(self, other, number)
+        return SubInplace._write(ctx, self, _add_scaled(ctx, "sub", np.subtract, self, other,
+                                                        dtype, alpha, inplace=True))
+
+    backward = Sub.backward
+
+
+class MulInplace(_InplaceBinary):
+    """self *= other; d other needs the old self, so a copy of it is saved"""
+
+    node_name = "MulBackward0"
+    saved_names = ("other", "self")
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number, original=None):
+        check_overlap(self, other)
+        check_inplace_cast(dtype, self.dtype)
+        ctx.number = number
+        if number is None:
+            ctx.save_for_backward(other if ctx.needs_input_grad[0] else None,
+                                  Original.saved(original))
+        return MulInplace._write(ctx, self, arithmetic("mul_", np.multiply, self, other, dtype,
+                                                       inplace=True))
+
+    backward = Mul.backward
+
+
+class DivInplace(_InplaceBinary):
+    node_name = "DivBackward0"
+    saved_names = ("other", "self")
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number, original=None):
+        check_overlap(self, other)
+        check_inplace_cast(_true_dtype(dtype), self.dtype)
+        ctx.number = number
+        if number is None:
+            need_self, need_other = ctx.needs_input_grad[:2]
+            ctx.save_for_backward(other if need_self or need_other else None,
+                                  Original.saved(original))
+        return DivInplace._write(ctx, self, arithmetic("div_", np.true_divide, self, other,
+                                                       _true_dtype(dtype), inplace=True))
+
+    backward = Div.backward
+
+
+def inplace_binary(cls, op_name: str, self: Tensor, other, *extra) -> Tensor:
+    """add_/sub_/mul_/div_; mul_ and div_ keep the old self when ``other`` needs a gradient."""
+    other = as_operand(other, op_name)
+    if cls not in (MulInplace, DivInplace) or not Original.needed(self, other):
+        return _binary_apply(cls, op_name, self, other, *extra)
+    original = Original(self if Original.needed(other) else None)
+    return _binary_apply(cls, op_name, self, other, original)

@@ -10,8 +10,9 @@ import numpy as np
 
 from .._dtype import scalar_type_name
 from ..tensor import Tensor
-from .elementwise import _Op
 from .unary import _apply_float, _not_for_integers
+from . import inplace as _inplace
+from ._base import Op
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -22,7 +23,7 @@ def _outside(x: np.ndarray, low, high) -> np.ndarray:
     return (x <= low) | (x >= high)
 
 
-class LogSigmoid(_Op):
+class LogSigmoid(Op):
     """log(sigmoid(x));  d = sigmoid(-x)"""
 
     node_name = "LogSigmoidBackward0"
@@ -42,7 +43,7 @@ class LogSigmoid(_Op):
         return grad * (-self).sigmoid()
 
 
-class Hardtanh(_Op):
+class Hardtanh(Op):
     """x clamped to [min_val, max_val]; the gradient passes strictly inside"""
 
     node_name = "HardtanhBackward0"
@@ -69,7 +70,7 @@ class Hardtanh(_Op):
         return grad.masked_fill(outside, 0.0), None, None
 
 
-class Hardsigmoid(_Op):
+class Hardsigmoid(Op):
     """clamp(x / 6 + 1/2, 0, 1);  d = 1/6 strictly between -3 and 3"""
 
     node_name = "HardsigmoidBackward0"
@@ -88,7 +89,7 @@ class Hardsigmoid(_Op):
         return (grad * _ONE_SIXTH).masked_fill(_outside(self._data, -3, 3), 0.0)
 
 
-class Hardswish(_Op):
+class Hardswish(Op):
     """x * hardsigmoid(x);  d = 0 up to -3, x/3 + 1/2 inside, 1 from 3 (torch's kinks)"""
 
     node_name = "HardswishBackward0"
@@ -109,7 +110,7 @@ class Hardswish(_Op):
         return grad * slope
 
 
-class Mish(_Op):
+class Mish(Op):
     """x tanh(softplus(x));  d = tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2)"""
 
     node_name = "MishBackward0"
@@ -134,7 +135,7 @@ def _elu(x: np.ndarray, alpha, scale, input_scale) -> np.ndarray:
     return t(scale) * np.where(x > 0, x, negative)
 
 
-class Elu(_Op):
+class Elu(Op):
     """torch's general elu: scale * (x if x > 0 else alpha (exp(input_scale x) - 1))"""
 
     node_name = "EluBackward0"
@@ -162,7 +163,7 @@ class Celu(Elu):
     node_name = "CeluBackward0"
 
 
-class EluResult(_Op):
+class EluResult(Op):
     """in place: the result is saved;  d = input_scale (result + alpha scale) where result <= 0"""
 
     node_name = "EluBackward1"
@@ -190,7 +191,7 @@ class CeluResult(EluResult):
     node_name = "CeluBackward1"
 
 
-class Softshrink(_Op):
+class Softshrink(Op):
     """x - lambd above lambd, x + lambd below -lambd, else 0;  d = 1 outside [-lambd, lambd]"""
 
     node_name = "SoftshrinkBackward0"
@@ -246,9 +247,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     if inplace:
-        from .inplace_unary import inplace
-
-        return inplace(Hardtanh, input, min_val, max_val)
+        return _inplace.inplace(Hardtanh, input, min_val, max_val)
     return Hardtanh.apply(input, min_val, max_val)
 
 
@@ -263,9 +262,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 def _maybe_inplace(cls, input: Tensor, inplace: bool) -> Tensor:
     if inplace:
-        from .inplace_unary import inplace as run_inplace
-
-        return run_inplace(cls, input)
+        return _inplace.inplace(cls, input)
     return cls.apply(input)
 
 

@@ -1,5 +1,6 @@
 """torch-level functions for elementwise math, comparisons and in-place updates: argument
-handling and type promotion here, the differentiable ops in ``elementwise.py`` and ``unary.py``."""
+handling and type promotion here; the differentiable ops in ``arithmetic.py``, ``unary.py``
+and ``selection.py``."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,17 +8,21 @@ import numpy as np
 from .. import _dtype
 from ..autograd import grad_mode
 from ..tensor import Tensor
-from . import elementwise as E
+from . import inplace as _inplace
 from . import selection as S
 from . import unary as U
 from ._util import broadcast_error
+from ._base import (Original, _binary_apply, as_operand, cast, check_inplace_cast, is_number,
+                    promote, python_number, work_dtype, wrap_number)
+from .arithmetic import (Add, Div, DivMode, FloorDivide, FloorDivideScalar, Mul, Pow, PowTensor,
+                         RPow, Remainder, RemainderScalar, Rsub, RsubScalar, Sub)
 
 
 def _tensor(value, op_name: str, name: str = "input", position: int = 1) -> Tensor:
     if isinstance(value, Tensor):
         return value
     if isinstance(value, np.ndarray):
-        return E.as_operand(value, op_name)
+        return as_operand(value, op_name)
     raise TypeError(f"{op_name}(): argument '{name}' (position {position}) must be Tensor, not "
                     f"{type(value).__name__}")
 
@@ -26,9 +31,9 @@ def _first_tensor(input, other, op_name: str):
     """(tensor, other): a number first operand is wrapped as torch wraps it."""
     if isinstance(input, (Tensor, np.ndarray)):
         return _tensor(input, op_name), other
-    if E.is_number(input) and isinstance(other, Tensor):
-        number = E.python_number(input)
-        return Tensor._make(E.cast(number, E.promote(number, other))), other
+    if is_number(input) and isinstance(other, Tensor):
+        number = python_number(input)
+        return Tensor._make(cast(number, promote(number, other))), other
     raise TypeError(f"{op_name}(): argument 'input' (position 1) must be Tensor, not "
                     f"{type(input).__name__}")
 
@@ -40,7 +45,7 @@ def _into(out, result: Tensor, op_name: str) -> Tensor:
     if grad_mode.is_grad_enabled() and (result.requires_grad or out.requires_grad):
         raise RuntimeError(f"{op_name}(): functions with out=... arguments don't support "
                            "automatic differentiation, but one of the arguments requires grad.")
-    E.check_inplace_cast(result._data.dtype, out._data.dtype)
+    check_inplace_cast(result._data.dtype, out._data.dtype)
     if out._data.shape == result._data.shape:
         np.copyto(out._data, result._data, casting="unsafe")
     else:
@@ -53,17 +58,17 @@ def _into(out, result: Tensor, op_name: str) -> Tensor:
 def add(input, other, *, alpha=1, out=None) -> Tensor:
     """input + alpha * other"""
     if out is None and isinstance(input, Tensor):
-        return E._binary_apply(E.Add, "add", input, other, alpha)
+        return _binary_apply(Add, "add", input, other, alpha)
     input, other = _first_tensor(input, other, "add")
-    return _into(out, E._binary_apply(E.Add, "add", input, other, alpha), "add")
+    return _into(out, _binary_apply(Add, "add", input, other, alpha), "add")
 
 
 def sub(input, other, *, alpha=1, out=None) -> Tensor:
     """input - alpha * other"""
     if out is None and isinstance(input, Tensor):
-        return E._binary_apply(E.Sub, "sub", input, other, alpha)
+        return _binary_apply(Sub, "sub", input, other, alpha)
     input, other = _first_tensor(input, other, "sub")
-    return _into(out, E._binary_apply(E.Sub, "sub", input, other, alpha), "sub")
+    return _into(out, _binary_apply(Sub, "sub", input, other, alpha), "sub")
 
 
 subtract = sub
@@ -74,21 +79,21 @@ def rsub(input, other, *, alpha=1) -> Tensor:
     kind = type(other)
     if (kind is float or kind is int) and isinstance(input, Tensor) and \
             input._data.dtype.kind == "f":  # a float tensor keeps its dtype
-        return E.RsubScalar.apply(input, other, input._data.dtype, alpha)
+        return RsubScalar.apply(input, other, input._data.dtype, alpha)
     input = _tensor(input, "rsub")
-    other = E.as_operand(other, "rsub")
+    other = as_operand(other, "rsub")
     if isinstance(other, Tensor):
-        return E._binary_apply(E.Rsub, "rsub", input, other, alpha)
-    return E.RsubScalar.apply(input, other, E.promote(input, other), alpha)
+        return _binary_apply(Rsub, "rsub", input, other, alpha)
+    return RsubScalar.apply(input, other, promote(input, other), alpha)
 
 
 def mul(input, other, *, out=None) -> Tensor:
     """input * other"""
     if out is None and isinstance(input, Tensor):
-        return E._binary_apply(E.Mul, "mul", input, other)
+        return _binary_apply(Mul, "mul", input, other)
     if not isinstance(input, (Tensor, np.ndarray)) and isinstance(other, Tensor):
         input, other = other, input
-    return _into(out, E._binary_apply(E.Mul, "mul", _tensor(input, "mul"), other), "mul")
+    return _into(out, _binary_apply(Mul, "mul", _tensor(input, "mul"), other), "mul")
 
 
 multiply = mul
@@ -97,15 +102,15 @@ multiply = mul
 def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
     """input / other, optionally rounded ('trunc' or 'floor'); integers divide to floats"""
     if rounding_mode is None and out is None and isinstance(input, Tensor):
-        return E._binary_apply(E.Div, "div", input, other)
+        return _binary_apply(Div, "div", input, other)
     if rounding_mode is None and not isinstance(input, (Tensor, np.ndarray)) and \
-            isinstance(other, Tensor) and E.is_number(input):
+            isinstance(other, Tensor) and is_number(input):
         return _into(out, mul(reciprocal(other), input), "div")  # torch's number / tensor
     input, other = _first_tensor(input, other, "div")
     if rounding_mode is None:
-        result = E._binary_apply(E.Div, "div", input, other)
+        result = _binary_apply(Div, "div", input, other)
     else:
-        result = E._binary_apply(E.DivMode, "div", input, other, rounding_mode)
+        result = _binary_apply(DivMode, "div", input, other, rounding_mode)
     return _into(out, result, "div")
 
 
@@ -114,34 +119,34 @@ divide = true_divide = div
 
 def floor_divide(input, other) -> Tensor:
     input, other = _first_tensor(input, other, "floor_divide")
-    other = E.as_operand(other, "floor_divide")
+    other = as_operand(other, "floor_divide")
     if isinstance(other, Tensor):
-        return E._binary_apply(E.FloorDivide, "floor_divide", input, other)
-    return E.FloorDivideScalar.apply(input, other, E.promote(input, other))
+        return _binary_apply(FloorDivide, "floor_divide", input, other)
+    return FloorDivideScalar.apply(input, other, promote(input, other))
 
 
 def remainder(input, other) -> Tensor:
     """input - floor(input / other) * other (the sign of other, as Python's %)"""
     input, other = _first_tensor(input, other, "remainder")
-    other = E.as_operand(other, "remainder")
+    other = as_operand(other, "remainder")
     if isinstance(other, Tensor):
-        return E._binary_apply(E.Remainder, "remainder", input, other)
-    return E.RemainderScalar.apply(input, other, E.promote(input, other))
+        return _binary_apply(Remainder, "remainder", input, other)
+    return RemainderScalar.apply(input, other, promote(input, other))
 
 
 def pow(input, exponent) -> Tensor:
     """input ** exponent for tensors or numbers on either side"""
     if not isinstance(input, (Tensor, np.ndarray)):
-        base = E.as_operand(input, "pow", 1)
+        base = as_operand(input, "pow", 1)
         exponent = _tensor(exponent, "pow", "exponent", 2)
         if isinstance(base, Tensor):
-            return E._binary_apply(E.PowTensor, "pow", base, exponent)
-        return E.RPow.apply(exponent, base, E.promote(base, exponent))
+            return _binary_apply(PowTensor, "pow", base, exponent)
+        return RPow.apply(exponent, base, promote(base, exponent))
     input = _tensor(input, "pow")
-    exponent = E.as_operand(exponent, "pow")
+    exponent = as_operand(exponent, "pow")
     if isinstance(exponent, Tensor):
-        return E._binary_apply(E.PowTensor, "pow", input, exponent)
-    return E.Pow.apply(input, exponent, E.promote(input, exponent))
+        return _binary_apply(PowTensor, "pow", input, exponent)
+    return Pow.apply(input, exponent, promote(input, exponent))
 
 
 def square(input: Tensor) -> Tensor:
@@ -150,13 +155,13 @@ def square(input: Tensor) -> Tensor:
 
 def maximum(input: Tensor, other: Tensor) -> Tensor:
     """elementwise max; ties split the gradient"""
-    return E._binary_apply(S.Maximum, "maximum", _tensor(input, "maximum"),
+    return _binary_apply(S.Maximum, "maximum", _tensor(input, "maximum"),
                            _tensor(other, "maximum", "other", 2))
 
 
 def minimum(input: Tensor, other: Tensor) -> Tensor:
     """elementwise min; ties split the gradient"""
-    return E._binary_apply(S.Minimum, "minimum", _tensor(input, "minimum"),
+    return _binary_apply(S.Minimum, "minimum", _tensor(input, "minimum"),
                            _tensor(other, "minimum", "other", 2))
 
 
@@ -174,10 +179,10 @@ def where(condition, input=None, other=None) -> Tensor:
         return tuple(Tensor._make(i) for i in np.nonzero(_array(condition)))
     mask = _bool_array(condition, "where expected condition to be a boolean tensor, but got a "
                                   "tensor with dtype {}")
-    input, other = E.as_operand(input, "where", 2), E.as_operand(other, "where", 3)
-    dtype = E.promote(input, other)
-    input = input if isinstance(input, Tensor) else E.wrap_number(input, dtype)
-    other = other if isinstance(other, Tensor) else E.wrap_number(other, dtype)
+    input, other = as_operand(input, "where", 2), as_operand(other, "where", 3)
+    dtype = promote(input, other)
+    input = input if isinstance(input, Tensor) else wrap_number(input, dtype)
+    other = other if isinstance(other, Tensor) else wrap_number(other, dtype)
     return S.Where.apply(mask, input, other, dtype)
 
 
@@ -190,7 +195,7 @@ def _masked_fill(input: Tensor, mask, value, scalar_cls, tensor_cls) -> Tensor:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
         return tensor_cls.apply(input, mask, value)
-    return scalar_cls.apply(input, mask, E.python_number(value))
+    return scalar_cls.apply(input, mask, python_number(value))
 
 
 def masked_fill(input: Tensor, mask, value) -> Tensor:
@@ -220,8 +225,8 @@ def _clamp_args(input, min, max, op_name: str):
             and input._data.dtype.kind == "f":  # number bounds keep a float tensor's dtype
         return input, min, max, input._data.dtype, False
     input = _tensor(input, op_name)
-    min = None if min is None else E.as_operand(min, op_name)
-    max = None if max is None else E.as_operand(max, op_name)
+    min = None if min is None else as_operand(min, op_name)
+    max = None if max is None else as_operand(max, op_name)
     tensors = [isinstance(b, Tensor) for b in (min, max) if b is not None]
     if any(tensors) and not all(tensors):
         raise TypeError(f"{op_name}() received an invalid combination of arguments: min and max "
@@ -250,19 +255,31 @@ def clamp_(input: Tensor, min=None, max=None) -> Tensor:
     if not _dtype.can_cast(_dtype.from_numpy_dtype(dtype), input.dtype):
         raise RuntimeError(f"result type {_dtype.scalar_type_name(dtype)} can't be cast to the "
                            f"desired output type {S._C_TYPE.get(input._data.dtype.name)}")
-    original = E.Original(input) if E.Original.needed(input, min, max) else None
+    original = Original(input) if Original.needed(input, min, max) else None
     if tensor_bounds:
         result = S.ClampTensorInplace.apply(input, _ABSENT if min is None else min,
                                             _ABSENT if max is None else max, dtype,
                                             min is not None, max is not None, original)
     else:
         result = S.ClampInplace.apply(input, min, max, dtype, original)
-    if original is not None:
-        original.save(2 if tensor_bounds else 0)
     return result
 
 
 clip_ = clamp_
+
+
+def clamp_min_(input: Tensor, min) -> Tensor:
+    input, min, _, dtype, tensor_bound = _clamp_args(input, min, None, "clamp_min_")
+    if tensor_bound:
+        return _inplace.inplace(S.ClampMinTensor, input, min, dtype)
+    return _inplace.inplace(S.ClampMin, input, min, None, dtype)
+
+
+def clamp_max_(input: Tensor, max) -> Tensor:
+    input, _, max, dtype, tensor_bound = _clamp_args(input, None, max, "clamp_max_")
+    if tensor_bound:
+        return _inplace.inplace(S.ClampMaxTensor, input, max, dtype)
+    return _inplace.inplace(S.ClampMax, input, None, max, dtype)
 
 
 def clamp_min(input: Tensor, min) -> Tensor:
@@ -281,19 +298,19 @@ def clamp_max(input: Tensor, max) -> Tensor:
 
 # in-place arithmetic -----------------------------------------------------------------------
 def add_(input: Tensor, other, *, alpha=1) -> Tensor:
-    return E.inplace_binary(E.AddInplace, "add_", input, other, alpha)
+    return _inplace.inplace_binary(_inplace.AddInplace, "add_", input, other, alpha)
 
 
 def sub_(input: Tensor, other, *, alpha=1) -> Tensor:
-    return E.inplace_binary(E.SubInplace, "sub_", input, other, alpha)
+    return _inplace.inplace_binary(_inplace.SubInplace, "sub_", input, other, alpha)
 
 
 def mul_(input: Tensor, other) -> Tensor:
-    return E.inplace_binary(E.MulInplace, "mul_", input, other)
+    return _inplace.inplace_binary(_inplace.MulInplace, "mul_", input, other)
 
 
 def div_(input: Tensor, other) -> Tensor:
-    return E.inplace_binary(E.DivInplace, "div_", input, other)
+    return _inplace.inplace_binary(_inplace.DivInplace, "div_", input, other)
 
 
 # reflected operators (``2 - x``, ``array / x``): an array operand is a tensor on its memory --
@@ -303,7 +320,7 @@ def _reflected(fn, number_first=None):
     def op(self: Tensor, other):
         if number_first is not None and (type(other) is float or type(other) is int):
             return number_first(self, other)
-        other = E.as_operand(other, fn.__name__)
+        other = as_operand(other, fn.__name__)
         if number_first is not None and not isinstance(other, Tensor):
             return number_first(self, other)
         return fn(other, self)
@@ -349,57 +366,11 @@ ceil = _unary(U.Ceil, "ceil")
 trunc = fix = _unary(U.Trunc, "trunc")
 
 
-def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    """max(input, 0)"""
-    if input._data.dtype.kind == "b":
-        raise RuntimeError("Boolean inputs not supported for relu")
-    return (U.ReluInplace if inplace else U.Relu).apply(input)
-
-
-def relu_(input: Tensor) -> Tensor:
-    return relu(input, inplace=True)
-
-
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """to the nearest integer (half to even), or to ``decimals`` decimal places"""
     if decimals:
         return U.RoundDecimals.apply(input, decimals)
     return U.Round.apply(input)
-
-
-def gelu(input: Tensor, approximate: str = "none") -> Tensor:
-    """input * Phi(input) (Phi the normal CDF), or the tanh approximation"""
-    return U.Gelu.apply(input, approximate)
-
-
-def silu(input: Tensor, inplace: bool = False) -> Tensor:
-    """input * sigmoid(input)"""
-    if inplace:  # silu's backward needs the input: compute on a copy, then write back
-        return input.copy_(U.Silu.apply(input.clone()))
-    return U.Silu.apply(input)
-
-
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    """log(1 + exp(beta * input)) / beta, linear above threshold"""
-    return U.Softplus.apply(input, beta, threshold)
-
-
-def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    """input where positive, else negative_slope * input"""
-    return (U.LeakyReluInplace if inplace else U.LeakyRelu).apply(input, negative_slope)
-
-
-def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
-    return leaky_relu(input, negative_slope, inplace=True)
-
-
-def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """input where positive, else alpha * (exp(input) - 1)"""
-    return (U.EluInplace if inplace else U.Elu).apply(input, alpha)
-
-
-def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    return elu(input, alpha, inplace=True)
 
 
 # comparisons and logic: never differentiable --------------------------------------------------
@@ -408,8 +379,8 @@ def _compare(name: str, fn):
         if other is None or input is None:
             return name == "ne"
         input = _tensor(input, name)
-        other = E.as_operand(other, name)
-        return _apply_pair(name, fn, input, other, E.work_dtype(E.promote(input, other)))
+        other = as_operand(other, name)
+        return _apply_pair(name, fn, input, other, work_dtype(promote(input, other)))
 
     op.__name__ = name
     return op
@@ -417,8 +388,8 @@ def _compare(name: str, fn):
 
 def _apply_pair(name: str, fn, input: Tensor, other, dtype) -> Tensor:
     """``fn`` on both operands cast to ``dtype``; a result that records no graph."""
-    a = E.cast(input._data, dtype)
-    b = E.cast(other._data if isinstance(other, Tensor) else other, dtype)
+    a = cast(input._data, dtype)
+    b = cast(other._data if isinstance(other, Tensor) else other, dtype)
     try:
         return Tensor._make(np.asarray(fn(a, b)))
     except ValueError:
@@ -439,8 +410,8 @@ logical_xor = _compare("logical_xor", np.logical_xor)
 def _bitwise(name: str, fn):
     def op(input, other) -> Tensor:
         input, other = _first_tensor(input, other, name)
-        other = E.as_operand(other, name)
-        dtype = E.promote(input, other)
+        other = as_operand(other, name)
+        dtype = promote(input, other)
         if dtype.kind == "f":
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
                                       f"'{_dtype.scalar_type_name(dtype)}'")

@@ -1,0 +1,190 @@
+"""The backward graph's nodes: Node (a tensor's ``grad_fn``), AccumulateGrad (a leaf's sink),
+GraphRoot, and the GraphTask each backward call runs under.
+
+A node knows its edges (``next_functions``), its hooks and its saved tensors; it knows no op and
+no Tensor internals beyond the attributes a tensor has.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+from collections import OrderedDict
+from typing import Callable, Optional
+
+import numpy as np
+
+from ..tensor import Tensor
+from ..utils.hooks import RemovableHandle, add_hook
+from .grad_mode import _state as _grad_state
+
+_sequence = itertools.count()
+
+
+class Node:
+    """A backward function in the graph (``tensor.grad_fn``).
+
+    ``next_functions`` holds one ``(node, output_nr)`` edge per differentiable forward input.
+    """
+
+    __slots__ = ("next_functions", "_saved", "_pre_hooks", "_post_hooks", "_tensor_pre_hooks",
+                 "_retains_grad_hooks", "_metadata", "_sequence_nr", "_input_meta",
+                 "__weakref__")
+
+    def _init_node(self) -> None:
+        self.next_functions = ()
+        self._saved = ()
+        self._pre_hooks = None
+        self._post_hooks = None
+        self._tensor_pre_hooks = None
+        self._retains_grad_hooks = None
+        self._metadata = None
+        self._sequence_nr = next(_sequence)
+        self._input_meta = ()
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for the user's own data about this node (torch's ``Node.metadata``)."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs) -> tuple | None`` runs after this node's backward.
+
+        ``grad_inputs`` are the gradients it computed for its forward inputs; a returned tuple
+        replaces them. Example: ``y.grad_fn.register_hook(lambda gi, go: (gi[0] * 2,))``.
+        """
+        if self._post_hooks is None:
+            self._post_hooks = OrderedDict()
+        return add_hook(self._post_hooks, fn)
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """``fn(grad_outputs) -> tuple | None`` runs before this node's backward; a returned tuple
+        replaces the incoming gradients."""
+        if self._pre_hooks is None:
+            self._pre_hooks = OrderedDict()
+        return add_hook(self._pre_hooks, fn)
+
+    def _tensor_hooks_for(self, output_nr: int, store: "OrderedDict") -> None:
+        """Attach a tensor's own hook dict (shared, so later registrations are seen)."""
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = {}
+        self._tensor_pre_hooks[output_nr] = store
+
+    def _register_retains_grad(self, output_nr: int, fn: Callable) -> None:
+        if self._retains_grad_hooks is None:
+            self._retains_grad_hooks = {}
+        self._retains_grad_hooks[output_nr] = fn
+
+    def release_variables(self) -> None:
+        for saved in self._saved:
+            if saved is not None:
+                saved.release()
+
+    def apply(self, grad_outputs: tuple) -> tuple:
+        raise NotImplementedError
+
+    def __call__(self, *grad_outputs):
+        result = self.apply(grad_outputs)
+        return result[0] if len(result) == 1 else result
+
+    def _register_hook_dict(self, tensor) -> None:  # torch API used by some libraries
+        tensor._ensure_hooks_attached()
+
+
+class AccumulateGrad(Node):
+    """The node that adds a gradient into a leaf's ``.grad``; ``.variable`` is the leaf."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        self._init_node()
+        self._sequence_nr = float("inf")  # as in torch: runs as soon as it is ready
+        self.variable = variable
+        self._input_meta = ((variable._data.shape, variable._data.dtype),)
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
+    def apply(self, grad_outputs: tuple) -> tuple:
+        grad = grad_outputs[0]
+        if grad is None:
+            return ()
+        variable = self.variable
+        accumulate_grad(variable, grad)
+        hooks = variable._extra.get("post_accumulate_hooks") if variable._extra else None
+        if hooks:
+            for hook in tuple(hooks.values()):
+                hook(variable)
+        return ()
+
+
+def accumulate_grad(variable: Tensor, grad: Tensor) -> None:
+    """A fresh tensor the first time, then add (out of place when building a graph of the
+    gradient, as torch does)."""
+    if variable._grad is None:
+        if _grad_state.enabled:
+            variable._grad = grad if grad._grad_fn is not None else grad.detach().clone()
+        else:
+            variable._grad = Tensor._make(np.array(grad._data, copy=True, order="C"))
+    elif _grad_state.enabled:
+        variable._grad = variable._grad + grad
+    else:
+        variable._grad._data += grad._data
+        variable._grad._version_counter[0] += 1
+
+
+class GraphRoot(Node):
+    """Feeds the initial gradients of a backward call (torch's GraphRoot)."""
+
+    __slots__ = ()
+
+    def name(self) -> str:
+        return "GraphRoot"
+
+
+def forward_name(node) -> str:
+    """``MulBackward0`` -> ``Mul``: the forward op a node belongs to, as torch's messages say."""
+    return re.sub(r"Backward\d*$", "", node.name())
+
+
+class GraphTask:
+    """What one backward call will run; visible to hooks (multi-grad hooks need it).
+
+    ``executes`` is the set of nodes that run when only some inputs' gradients are wanted
+    (``autograd.grad``, ``backward(inputs=...)``), or ``None`` when every reachable node runs;
+    ``running`` is the node the engine is running now (so a node can tell that it is asked by
+    the engine, not called from another node's backward).
+    """
+
+    __slots__ = ("id", "nodes", "executes", "running")
+
+    _ids = itertools.count()
+
+    def __init__(self, nodes, executes=None):
+        self.id = next(GraphTask._ids)
+        self.nodes = nodes
+        self.executes = executes
+        self.running = None
+
+
+class _Tasks(threading.local):
+    def __init__(self):
+        self.stack: list = []
+
+
+tasks = _Tasks()
+
+
+def current_graph_task() -> Optional[GraphTask]:
+    return tasks.stack[-1] if tasks.stack else None

@@ -1,0 +1,236 @@
+"""Views and in-place changes: how a view shares its base's versions and history.
+
+A view op's output remembers how to replay itself from the root base. After an in-place op on
+the base or a sibling view, a view's ``grad_fn`` is regenerated lazily by that replay; after an
+in-place op on the view itself, the base's history becomes ``CopySlices`` of the op. Outputs of
+multi-view ops (split, unbind) and custom Functions' aliases cannot be replayed, so changing them
+in place is refused with torch's words.
+"""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from . import grad_mode
+from .grad_mode import _state
+from .node import Node
+from .tensor_hooks import grad_edge
+
+NO_GRAD_VIEW_ERROR = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+    "code by moving both the view and the inplace either both inside the no_grad block (if you "
+    "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+    "tracked).")
+
+MULTI_VIEW_TAIL = ("This view is the output of a function that returns multiple views. Such "
+                   "functions do not allow the output views to be modified inplace. You should "
+                   "replace the inplace operation by an out-of-place one.")
+
+
+def op_name(node_name: str) -> str:
+    """torch names the op in view errors without the ``Backward0`` suffix."""
+    head, _, _ = node_name.rpartition("Backward")
+    return head or node_name
+
+
+# ---------------------------------------------------------------------------------------------
+# Making views
+# ---------------------------------------------------------------------------------------------
+def make_view(array, source: Tensor, fn, args, index: int) -> Tensor:
+    """A view op's output: shares the version counter of ``source`` and remembers how to
+    replay the view from the root base (for in-place ops on views)."""
+    tensor = Tensor._make(array)
+    tensor._version_counter = source._version_counter
+    base = source._base if source._base is not None else source
+    tensor._base = base
+    tensor._view_version = source._version_counter[0]
+    if fn._multi_view or (source._base is not None and source._view_fn is None):
+        tensor._view_fn = None  # views of split outputs cannot be replayed from the base
+        if fn._multi_view:
+            name = (fn.node_name or fn.__name__).replace("Backward0", "")
+            tensor._extras()["view_error"] = (
+                f"Output {index} of {name} is a view and is being modified inplace. " +
+                MULTI_VIEW_TAIL)
+    else:
+        if not _state.enabled and base.requires_grad:
+            tensor._extras()["view_error"] = NO_GRAD_VIEW_ERROR
+        position = fn._view_of
+        parent_fn = source._view_fn if source._base is not None else None
+        before, after = args[:position], args[position + 1:]
+
+        def replay(root, _parent=parent_fn, _fn=fn, _before=before, _after=after):
+            start = _parent(root) if _parent is not None else root
+            return _fn.apply(*_before, start, *_after)
+
+        tensor._view_fn = replay
+    return tensor
+
+
+def alias(tensor: Tensor, function_name: str) -> Tensor:
+    """A custom Function's output that is one of its inputs: a new tensor on the same data
+    and version counter, which (as in torch) may not be modified in place."""
+    result = Tensor._make(tensor._data)
+    result._version_counter = tensor._version_counter
+    result._base = tensor._base if tensor._base is not None else tensor
+    result._extras()["view_error"] = (
+        f"Output 0 of {function_name} is a view and is being modified inplace. This view was "
+        "created inside a custom Function (or because an input was returned as-is) and the "
+        "autograd logic to handle view+inplace would override the custom backward associated "
+        "with the custom Function, leading to incorrect gradients. This behavior is "
+        "forbidden. You can fix this by cloning the output of the custom Function.")
+    return result
+
+
+class MultiViewReplay:
+    """Stands in for the replay of a split/unbind output: torch cannot rebuild such a view's
+    history after its base changed in place, so asking for it raises torch's error (rather
+    than keeping a stale grad_fn, which would give a wrong gradient)."""
+
+    __slots__ = ("name", "output_nr")
+
+    def __init__(self, name: str, output_nr: int):
+        self.name, self.output_nr = name, output_nr
+
+    def __call__(self, root):
+        raise RuntimeError(f"Output {self.output_nr} of {self.name} is a view and its base or "
+                           f"another view of its base has been modified inplace. "
+                           + MULTI_VIEW_TAIL)
+
+
+def mark_multi_view(cls, outputs: tuple, input_requires_grad: bool) -> tuple:
+    """Outputs of split/chunk/unbind: replaying or changing them in place is refused."""
+    for index, output in enumerate(outputs):
+        output._view_fn = MultiViewReplay(op_name(cls.node_name), index)
+        if output._grad_fn is None and _state.enabled:
+            # made with grad mode on but without history: torch's words for this case
+            output._extras()["view_error"] = ("A view was created in no_grad mode and is being "
+                                              "modified inplace with grad mode enabled. "
+                                              + MULTI_VIEW_TAIL)
+        elif output._grad_fn is None and input_requires_grad:
+            output._extras()["view_error"] = NO_GRAD_VIEW_ERROR
+    return outputs
+
+
+# ---------------------------------------------------------------------------------------------
+# A view's history
+# ---------------------------------------------------------------------------------------------
+def grad_fn(self: Tensor):
+    """``tensor.grad_fn``; a view whose base changed in place gets its history regenerated."""
+    base = self._base
+    if base is not None and self._view_version != self._version_counter[0]:
+        regenerate_view_grad_fn(self)
+    return self._grad_fn
+
+
+def regenerate_view_grad_fn(view: Tensor) -> None:
+    """After an in-place change of the base or a sibling view, this view's history is the
+    view of the base's new history (torch regenerates it lazily the same way)."""
+    base = view._base
+    view._view_version = view._version_counter[0]
+    if view._view_fn is None or not base.requires_grad:
+        return
+    with grad_mode.enable_grad():
+        fresh = view._view_fn(base)
+    view._grad_fn = fresh._grad_fn
+    view._output_nr = fresh._output_nr
+
+
+def check_inplace(tensor: Tensor, tense: str = "is being") -> None:
+    """torch's refusals of an in-place op on a leaf that requires grad, or on its views."""
+    if _state.enabled and tensor._requires_grad and tensor._grad_fn is None:
+        if tensor._base is None:
+            raise RuntimeError(f"a leaf Variable that requires grad {tense} used in an in-place "
+                               "operation.")
+    base = tensor._base
+    if base is not None and _state.enabled and tensor._extra and base.requires_grad:
+        error = tensor._extra.get("view_error")
+        if error is not None and error.startswith("A view was created in no_grad mode"):
+            raise RuntimeError(error)
+    if base is not None and _state.enabled and base._requires_grad and base._grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+# ---------------------------------------------------------------------------------------------
+# In-place on a view: CopySlices
+# ---------------------------------------------------------------------------------------------
+class CopySlices(Node):
+    """The base's new history after an in-place op ``fn`` on one of its views.
+
+    Backward: the gradient of the base passes unchanged outside the view's region; inside it
+    goes through ``fn``'s backward, whose gradient for the view's old value lands back in the
+    region. Other inputs of ``fn`` get their gradients directly.
+    """
+
+    __slots__ = ("__dict__", "fn", "view_fn")
+
+    def __init__(self, base_edge, fn, view_fn, base_meta):
+        self._init_node()
+        self.fn = fn
+        self.view_fn = view_fn
+        self.next_functions = (base_edge or (None, 0),) + tuple(fn.next_functions[1:])
+        self._input_meta = (base_meta,) + tuple(fn._input_meta[1:])
+        self._output_meta = (base_meta,)
+
+    def name(self) -> str:
+        return "torch::autograd::CopySlices"
+
+    def apply(self, grad_outputs: tuple) -> tuple:
+        (grad,) = grad_outputs
+        if grad is None:
+            return (None,) * len(self.next_functions)
+        # tensor ops throughout, so that with create_graph this is differentiable (as torch's)
+        result = grad.clone()
+        region = self.view_fn(result)
+        fn_grads = self.fn.apply((region.clone(),))
+        fn_grads = tuple(fn_grads) + (None,) * (len(self.fn.next_functions) - len(fn_grads))
+        if fn_grads[0] is None:
+            region.zero_()
+        else:
+            region.copy_(fn_grads[0])
+        return (result,) + fn_grads[1:]
+
+    def release_variables(self) -> None:
+        self.fn.release_variables()
+
+
+def rebase_history(view: Tensor, node, index: int) -> None:
+    """An in-place op ``node`` changed ``view``: the base's history becomes CopySlices of it."""
+    error = view._extra.get("view_error") if view._extra else None
+    if error is not None:
+        raise RuntimeError(error)
+    if view._view_fn is None:
+        raise RuntimeError("this view cannot be modified in place while its base needs a "
+                           "gradient: its history cannot be replayed from the base; clone "
+                           "it first")
+    base = view._base
+    _refuse_multi_view(view)
+    copy_node = CopySlices(grad_edge(base), node, view._view_fn,
+                           (base._data.shape, base._data.dtype))
+    base._grad_fn = copy_node
+    base._output_nr = 0
+    base._requires_grad = False
+    # the view's own history is now a view of the base's: rebuild it right away, since
+    # Function.apply reads ``_grad_fn`` directly and would otherwise use the stale one
+    view._view_version = -1
+    regenerate_view_grad_fn(view)
+
+
+def _refuse_multi_view(view: Tensor) -> None:
+    """torch forbids in-place changes to split/unbind outputs and to views of them."""
+    replay = view._view_fn
+    if isinstance(replay, MultiViewReplay):
+        names = [replay.name]
+    else:
+        try:
+            with grad_mode.no_grad():
+                replay(view._base)  # a view of a split output: the replay reaches the marker
+            return
+        except RuntimeError as error:
+            if MULTI_VIEW_TAIL not in str(error):
+                raise
+            names = [op_name(type(view._grad_fn).__name__)]
+    if view._grad_fn is None:
+        raise RuntimeError("A view was created in no_grad mode and is being modified inplace "
+                           "with grad mode enabled. " + MULTI_VIEW_TAIL)
+    raise RuntimeError(f"Output {view._output_nr} of {names[0]} is a view and is being "
+                       "modified inplace. " + MULTI_VIEW_TAIL)

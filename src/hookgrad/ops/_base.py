@@ -1,0 +1,281 @@
+"""What every built-in op shares: the public ``Op`` base class and the numeric helpers.
+
+Operands are promoted as torch promotes them. A Python or NumPy number is torch's "wrapped
+number": it takes an edge in ``next_functions`` (as in torch, where ``(x * 2).grad_fn`` has two;
+``Function._wrapped_scalars`` gives a number argument its edge) but is never saved, so pack hooks
+do not see it. It reaches ``forward`` as the Python number and is cast there. Float16 is computed
+in float32 and rounded once, like torch's CPU kernels. NumPy's floating-point warnings are off
+while an op computes (``_util.silence``): torch gives inf and NaN without a word.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype
+from ..autograd import grad_mode
+from ..autograd.function import BuiltinFunction
+from ..tensor import Tensor
+from ._util import broadcast_error, restore, silence
+
+
+class Op(BuiltinFunction):
+    """The base of every built-in op: a Function whose ``forward(ctx, ...)`` computes on NumPy
+    arrays (non-tensor arguments stay Python values) and whose ``backward(ctx, *grads)`` is
+    written with Tensor ops, so double backward comes free. Subclasses set ``node_name`` (torch's
+    node name), ``saved_names`` (torch's names of what ``ctx.save_for_backward`` keeps) and, for
+    view and in-place ops, ``_view_of`` / ``_inplace``."""
+
+
+_NUMBERS = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
+def is_number(value) -> bool:
+    return isinstance(value, _NUMBERS)
+
+
+def python_number(value):
+    """A NumPy scalar as the Python number torch would see: np.float32(2.5) acts like 2.5, and
+    np.bool_ like a float (torch reads it through ``__float__``)."""
+    if isinstance(value, np.bool_):
+        return float(value)
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def not_implemented(kernel: str, dtype: np.dtype) -> NotImplementedError:
+    return NotImplementedError(f"\"{kernel}\" not implemented for "
+                               f"'{_dtype.scalar_type_name(dtype)}'")
+
+
+def _check_sub(self: np.ndarray, other: np.ndarray, number) -> None:
+    """torch refuses ``-`` when either operand is bool (a tensor or a Python bool)."""
+    self_bool = self.dtype.kind == "b"
+    other_bool = isinstance(number, bool) if number is not None else other.dtype.kind == "b"
+    if self_bool and other_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if self_bool or other_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+
+
+def as_operand(value, op_name: str, position: int = 2):
+    """A Tensor, or a Python number for numbers; NumPy arrays become tensors on their memory."""
+    if isinstance(value, Tensor):
+        return value
+    if is_number(value):
+        return python_number(value)
+    if isinstance(value, np.ndarray):
+        _dtype.from_numpy_dtype(value.dtype)
+        return Tensor._make(value)
+    raise TypeError(f"{op_name}(): argument 'other' (position {position}) must be Tensor, not "
+                    f"{type(value).__name__}")
+
+
+_FLOAT16 = np.dtype(np.float16)
+_FLOAT32 = np.dtype(np.float32)
+
+
+def work_dtype(dtype: np.dtype) -> np.dtype:
+    """Half precision is computed in float32 and rounded once at the end (torch's opmath)."""
+    return _FLOAT32 if dtype == _FLOAT16 else dtype
+
+
+def cast(value, dtype: np.dtype) -> np.ndarray:
+    """``value`` as an array of ``dtype``; numbers wrap around on overflow, as torch casts."""
+    if isinstance(value, np.ndarray):
+        if value.dtype == dtype:
+            return value
+        token = silence()
+        try:
+            return value.astype(dtype)
+        finally:
+            restore(token)
+    token = silence()
+    try:
+        if dtype.kind == "f":
+            return np.asarray(value, dtype)
+        return np.asarray(value).astype(dtype)
+    finally:
+        restore(token)
+
+
+def finish(result, dtype: np.dtype) -> np.ndarray:
+    """A fresh ndarray of ``dtype`` (NumPy gives scalars for 0-dim results)."""
+    if type(result) is not np.ndarray:
+        result = np.asarray(result)
+    if result.dtype == dtype:
+        return result
+    token = silence()
+    try:
+        return result.astype(dtype)
+    finally:
+        restore(token)
+
+
+def compute(op_name: str, fn, a, b):
+    token = silence()
+    try:
+        return fn(a, b)
+    except ValueError:
+        raise broadcast_error(op_name, np.shape(a), np.shape(b)) from None
+    finally:
+        restore(token)
+
+
+def to_work(value, work: np.dtype) -> np.ndarray:
+    """``cast`` for callers already inside a quiet section (``_util.silence``)."""
+    if isinstance(value, np.ndarray):
+        return value if value.dtype == work else value.astype(work)
+    return np.asarray(value, work) if work.kind == "f" else np.asarray(value).astype(work)
+
+
+def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype,
+               inplace: bool = False) -> np.ndarray:
+    """``fn(a, b)`` for an array ``a`` and an array or number ``b``, computed in ``dtype``'s
+    work dtype and returned as a fresh array of ``dtype``: the cast, the ufunc and the rounding
+    share one quiet section. ``inplace`` (the ufunc ``fn`` of add_, mul_ ...): when ``a``
+    already has the work dtype and the result dtype, the result is written straight into ``a``
+    (NumPy computes as if an overlapping ``b`` were copied first) and ``a`` is returned."""
+    work = _FLOAT32 if dtype == _FLOAT16 else dtype
+    token = silence()
+    try:
+        if inplace and a.dtype == dtype and work is dtype:
+            b = to_work(b, work)
+            if b.shape != a.shape and b.ndim:
+                _check_inplace_shape(a.shape, b.shape, op_name)
+            return fn(a, b, out=a)
+        if a.dtype != work:
+            a = a.astype(work)
+        b = to_work(b, work)
+        try:
+            result = fn(a, b)
+        except ValueError:
+            raise broadcast_error(op_name, a.shape, b.shape) from None
+        if type(result) is not np.ndarray:
+            result = np.asarray(result)
+        return result if result.dtype == dtype else result.astype(dtype)
+    finally:
+        restore(token)
+
+
+def promote(a, b) -> np.dtype:
+    """The NumPy dtype of ``torch.result_type(a, b)``; the common cases skip the full rule."""
+    if isinstance(a, Tensor):
+        dtype = a._data.dtype
+        if isinstance(b, Tensor) and b._data.dtype == dtype:
+            return dtype
+        if dtype.kind == "f" and type(b) in (float, int):
+            return dtype
+    return _dtype.result_type(a, b).numpy
+
+
+def wrap_number(value, dtype: np.dtype) -> Tensor:
+    """torch's wrapped number: a 0-dim tensor that needs no grad and is never saved."""
+    return Tensor._make(cast(value, work_dtype(dtype)))
+
+
+def _binary_apply(cls, op_name: str, a, b, *extra):
+    """Promote ``a`` (a tensor) and ``b`` and call ``cls.apply(a, b, dtype, number, *extra)``,
+    where ``number`` is the Python value of a wrapped number ``b`` (passed as ``b`` too: ``cls``
+    lists position 1 in ``_wrapped_scalars``, so it keeps its edge), else None."""
+    if isinstance(b, Tensor):  # the common cases first: no conversion, one dtype or a float one
+        dtype = a._data.dtype
+        if b._data.dtype != dtype:
+            dtype = _dtype.result_type(a, b).numpy
+        return cls.apply(a, b, dtype, None, *extra)
+    kind = type(b)
+    if (kind is float or kind is int) and a._data.dtype.kind == "f":
+        return cls.apply(a, b, a._data.dtype, b, *extra)
+    b = as_operand(b, op_name)
+    dtype = promote(a, b)
+    if isinstance(b, Tensor):
+        return cls.apply(a, b, dtype, None, *extra)
+    if type(b) is int and not _INT_MIN <= b < _UINT_END and dtype.kind != "f":
+        cast(b, dtype)  # an int beyond int64 fails here, before any check of the op (as in torch)
+    return cls.apply(a, b, dtype, b, *extra)
+
+
+_INT_MIN, _UINT_END = -2 ** 63, 2 ** 64  # Python ints NumPy turns into int64 or uint64
+
+
+def _pair(a: np.ndarray, b, dtype: np.dtype):
+    work = work_dtype(dtype)
+    return cast(a, work), cast(b, work)
+
+
+def _check_alpha(alpha, dtype: np.dtype) -> None:
+    if type(alpha) is int:  # the default alpha=1, and any int, is fine for every dtype
+        return
+    if isinstance(alpha, (bool, np.bool_)) and dtype != np.bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if dtype.kind in "iub" and isinstance(alpha, (float, np.floating)):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+
+
+def _scaled(other: np.ndarray, alpha, work: np.dtype) -> np.ndarray:
+    if alpha == 1:
+        return other
+    token = silence()
+    try:
+        return other * cast(alpha, work)
+    finally:
+        restore(token)
+
+
+# ---------------------------------------------------------------------------------------------
+# In-place checks
+# ---------------------------------------------------------------------------------------------
+def _check_writable(array: np.ndarray) -> None:
+    if not array.flags.writeable:
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
+                           "refers to a single memory location. Please clone() the tensor before "
+                           "performing the operation.")
+
+
+def _check_inplace_shape(self_shape: tuple, other_shape: tuple, op_name: str = "in-place") -> None:
+    if self_shape == other_shape:
+        return
+    try:
+        shape = np.broadcast_shapes(self_shape, other_shape)
+    except ValueError:
+        raise broadcast_error(op_name, self_shape, other_shape) from None
+    if shape != tuple(self_shape):
+        raise RuntimeError(f"output with shape {list(self_shape)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
+
+
+def check_inplace_cast(result: np.dtype, target: np.dtype) -> None:
+    if result == target:
+        return
+    if not _dtype.can_cast(_dtype.from_numpy_dtype(result), _dtype.from_numpy_dtype(target)):
+        raise RuntimeError(f"result type {_dtype.scalar_type_name(result)} can't be cast to the "
+                           f"desired output type {_dtype.scalar_type_name(target)}")
+
+
+class Original:
+    """The old ``self`` of an in-place op whose derivative needs it (mul_, div_, clamp_).
+
+    torch saves ``self.clone()`` taken before the update, with its CloneBackward0 history, so
+    double backward reaches self's past. A forward sees arrays only, so the caller clones and
+    passes this holder (not a tensor: it takes no edge); forward saves the clone it holds."""
+
+    __slots__ = ("clone",)
+
+    def __init__(self, tensor: Tensor = None):
+        self.clone = None if tensor is None else tensor.clone()
+
+    @staticmethod
+    def needed(*tensors) -> bool:
+        if not grad_mode.is_grad_enabled():
+            return False
+        for tensor in tensors:
+            if isinstance(tensor, Tensor) and tensor.requires_grad:
+                return True
+        return False
+
+    @staticmethod
+    def saved(original) -> Tensor:
+        """What forward saves for the old self: the clone, or ``None``."""
+        return None if original is None else original.clone

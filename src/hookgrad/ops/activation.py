@@ -1,0 +1,270 @@
+"""The common activations of ``nn.functional``: relu, leaky_relu, elu, gelu, silu, softplus,
+each torch function next to its Function (the others, hardtanh to tanhshrink, are in
+``activation_extra.py``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from ._base import Op, finish
+from .unary import (_INV_SQRT_2PI, _KAPPA, _SQRT_HALF, _TANH_K, _apply_float, _not_for_integers,
+                    _sigmoid, _zero, erf)
+
+
+class Relu(Op):
+    """d relu(x) = 1 where relu(x) > 0"""
+
+    node_name = "ReluBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, self):
+        if self.dtype.kind == "b":
+            raise RuntimeError("\"clamp_min_scalar_cpu\" not implemented for 'Bool'")
+        result = finish(np.maximum(self, _zero(self.dtype)), self.dtype)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad.masked_fill(result._data <= 0, 0.0)
+
+
+class ReluInplace(Relu):
+    node_name = "ReluBackward0"
+    _inplace = True
+
+    @staticmethod
+    def forward(ctx, self):
+        np.maximum(self, _zero(self.dtype), out=self)
+        ctx.save_for_backward(self)
+        return self
+
+
+def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
+    if approximate == "tanh":
+        return 0.5 * x * (1 + np.tanh(_TANH_K * (x + _KAPPA * x * x * x)))
+    return x * 0.5 * (1 + erf(x * _SQRT_HALF))
+
+
+class Gelu(Op):
+    """x * Phi(x), or its tanh approximation"""
+
+    node_name = "GeluBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self, approximate="none"):
+        if approximate not in ("none", "tanh"):
+            raise RuntimeError("approximate argument must be either none or tanh.")
+        _not_for_integers(self, "GeluKernelImpl")
+        ctx.approximate = approximate
+        ctx.save_for_backward(self)
+        return _apply_float(lambda x: _gelu(x, approximate), self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        if ctx.approximate == "tanh":
+            t = (_TANH_K * (x + _KAPPA * x.pow(3))).tanh()
+            d_inner = _TANH_K * (1 + 3 * _KAPPA * x * x)
+            return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner), None
+        cdf = 0.5 * (1 + (x * _SQRT_HALF).erf())
+        pdf = (-0.5 * x * x).exp() * _INV_SQRT_2PI
+        return grad * (cdf + x * pdf), None
+
+
+class Silu(Op):
+    """x s(x);  d = s(x) (1 + x (1 - s(x)))"""
+
+    node_name = "SiluBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self):
+        _not_for_integers(self, "silu_cpu")
+        ctx.save_for_backward(self)
+        return _apply_float(lambda x: x * _sigmoid(x), self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        s = x.sigmoid()
+        return grad * (s * (1 + x * (1 - s)))
+
+
+class Softplus(Op):
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold"""
+
+    node_name = "SoftplusBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self, beta=1.0, threshold=20.0):
+        _not_for_integers(self, "softplus_cpu")
+        ctx.beta, ctx.threshold = beta, threshold
+        ctx.save_for_backward(self)
+
+        def softplus(x):
+            scaled = x * x.dtype.type(beta)
+            return np.where(scaled > threshold, x, np.logaddexp(0, scaled) / x.dtype.type(beta))
+
+        return _apply_float(softplus, self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        scaled = x * ctx.beta
+        return grad * scaled.sigmoid().masked_fill(scaled._data > ctx.threshold, 1.0), None, None
+
+
+class LeakyRelu(Op):
+    """x where x > 0, else negative_slope * x"""
+
+    node_name = "LeakyReluBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self, negative_slope=0.01):
+        _not_for_integers(self, "leaky_relu_cpu")
+        ctx.negative_slope = negative_slope
+        ctx.save_for_backward(self)
+        return _apply_float(lambda x: np.where(x > 0, x, x * x.dtype.type(negative_slope)), self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * _slopes(x._data > 0, ctx.negative_slope, x._data.dtype), None
+
+
+def _slopes(positive: np.ndarray, negative_slope, dtype) -> Tensor:
+    return Tensor._make(np.where(positive, 1, negative_slope).astype(dtype))
+
+
+class LeakyReluInplace(Op):
+    """in place, the result is saved (its sign is the input's when the slope is positive)"""
+
+    node_name = "LeakyReluBackward1"
+    saved_names = ("result",)
+    _inplace = True
+
+    @staticmethod
+    def forward(ctx, self, negative_slope=0.01):
+        _not_for_integers(self, "leaky_relu_cpu")
+        if negative_slope < 0 and ctx.needs_input_grad[0]:
+            raise RuntimeError("In-place leakyReLu backward calculation is triggered with a "
+                               "negative slope which is not supported. This is caused by calling "
+                               "in-place forward function with a negative slope, please call "
+                               "out-of-place version instead.")
+        ctx.negative_slope = negative_slope
+        np.copyto(self, _apply_float(
+            lambda x: np.where(x > 0, x, x * x.dtype.type(negative_slope)), self))
+        ctx.save_for_backward(self)
+        return self
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * _slopes(result._data > 0, ctx.negative_slope, result._data.dtype), None
+
+
+class Elu(Op):
+    """x where x > 0, else alpha (exp(x) - 1)"""
+
+    node_name = "EluBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self, alpha=1.0):
+        _not_for_integers(self, "elu_cpu")
+        ctx.alpha = alpha
+        ctx.save_for_backward(self)
+        return _apply_float(lambda x: _elu(x, alpha), self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        # exp of the clipped input: the unused branch must not overflow into 0 * inf
+        negative = grad * ctx.alpha * x.masked_fill(x._data > 0, 0.0).exp()
+        return negative.where(x._data <= 0, grad), None
+
+
+def _elu(x: np.ndarray, alpha) -> np.ndarray:
+    return np.where(x > 0, x, x.dtype.type(alpha) * np.expm1(np.minimum(x, 0)))
+
+
+class EluInplace(Op):
+    """in place, the result is saved: d = result + alpha where result <= 0"""
+
+    node_name = "EluBackward1"
+    saved_names = ("result",)
+    _inplace = True
+
+    @staticmethod
+    def forward(ctx, self, alpha=1.0):
+        _not_for_integers(self, "elu_cpu")
+        if alpha < 0 and ctx.needs_input_grad[0]:
+            raise RuntimeError("In-place elu backward calculation is triggered with a negative "
+                               "slope which is not supported. This is caused by calling in-place "
+                               "forward function with a negative slope, please call out-of-place "
+                               "version instead.")
+        ctx.alpha = alpha
+        np.copyto(self, _apply_float(lambda x: _elu(x, alpha), self))
+        ctx.save_for_backward(self)
+        return self
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return (grad * (result + ctx.alpha)).where(result._data <= 0, grad), None
+
+
+# ---------------------------------------------------------------------------------------------
+# torch functions
+# ---------------------------------------------------------------------------------------------
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(input, 0)"""
+    if input._data.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return (ReluInplace if inplace else Relu).apply(input)
+
+
+def relu_(input: Tensor) -> Tensor:
+    return relu(input, inplace=True)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """input * Phi(input) (Phi the normal CDF), or the tanh approximation"""
+    return Gelu.apply(input, approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """input * sigmoid(input)"""
+    if inplace:  # silu's backward needs the input: compute on a copy, then write back
+        return input.copy_(Silu.apply(input.clone()))
+    return Silu.apply(input)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta * input)) / beta, linear above threshold"""
+    return Softplus.apply(input, beta, threshold)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """input where positive, else negative_slope * input"""
+    return (LeakyReluInplace if inplace else LeakyRelu).apply(input, negative_slope)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """input where positive, else alpha * (exp(input) - 1)"""
+    return (EluInplace if inplace else Elu).apply(input, alpha)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return elu(input, alpha, inplace=True)

@@ -1,0 +1,357 @@
+"""Binary arithmetic: add, sub, rsub, mul, div (and its rounding modes), remainder, floor_divide
+and pow, each forward next to its backward. Their in-place forms live in ``inplace.py``; the torch
+functions that pick the class and promote the operands in ``math.py``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype
+from ..tensor import Tensor
+from ._util import quiet, restore, silence
+from ._base import (arithmetic, cast, _check_alpha, _check_sub, compute, finish, not_implemented,
+                    Op, _pair, _scaled, work_dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Arithmetic
+# ---------------------------------------------------------------------------------------------
+def _add_scaled(ctx, op_name: str, fn, self, other, dtype, alpha, inplace: bool = False):
+    """``fn(self, alpha * other)`` for add and sub: ``alpha * other`` is rounded to the work
+    dtype before the sum, as torch computes it."""
+    _check_alpha(alpha, dtype)
+    ctx.alpha = alpha
+    if alpha != 1:
+        work = work_dtype(dtype)
+        other = _scaled(cast(other, work), alpha, work)
+    return arithmetic(op_name, fn, self, other, dtype, inplace)
+
+
+class Add(Op):
+    """out = self + alpha * other;  d self = grad, d other = alpha * grad"""
+
+    node_name = "AddBackward0"
+    _wrapped_scalars = (1,)
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number, alpha=1):
+        return _add_scaled(ctx, "add", np.add, self, other, dtype, alpha)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha)
+
+
+class Sub(Op):
+    """out = self - alpha * other;  d self = grad, d other = -alpha * grad"""
+
+    node_name = "SubBackward0"
+    _wrapped_scalars = (1,)
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number, alpha=1):
+        _check_sub(self, other, number)
+        return _add_scaled(ctx, "sub", np.subtract, self, other, dtype, alpha)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, (-grad if ctx.alpha == 1 else -grad * ctx.alpha)
+
+
+class Rsub(Op):
+    """out = other - alpha * self (two tensors: RsubBackward0)"""
+
+    node_name = "RsubBackward0"
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number, alpha=1):
+        _check_sub(self, other, number)
+        _check_alpha(alpha, dtype)
+        ctx.alpha = alpha
+        a, b = _pair(self, other, dtype)
+        return finish(compute("rsub", np.subtract, b, _scaled(a, alpha, a.dtype)), dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (-grad if ctx.alpha == 1 else -grad * ctx.alpha), grad
+
+
+def _subtract_from(self: np.ndarray, other: np.ndarray) -> np.ndarray:
+    return np.subtract(other, self)
+
+
+class RsubScalar(Op):
+    """out = other - alpha * self for a number ``other`` (no edge for it: RsubBackward1)"""
+
+    node_name = "RsubBackward1"
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, alpha=1):
+        _check_sub(self, self, other)
+        _check_alpha(alpha, dtype)
+        ctx.alpha = alpha
+        if alpha == 1:
+            return arithmetic("rsub", _subtract_from, self, other, dtype)
+        work = work_dtype(dtype)
+        return finish(compute("rsub", np.subtract, cast(other, work),
+                              _scaled(cast(self, work), alpha, work)), dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (-grad if ctx.alpha == 1 else -grad * ctx.alpha), None
+
+
+class Mul(Op):
+    """out = self * other;  d self = grad * other, d other = grad * self"""
+
+    node_name = "MulBackward0"
+    saved_names = ("other", "self")
+    _wrapped_scalars = (1,)
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number):
+        ctx.number = number
+        if number is None:
+            need_self, need_other = ctx.needs_input_grad[:2]
+            ctx.save_for_backward(other if need_self else None, self if need_other else None)
+        return arithmetic("mul", np.multiply, self, other, dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.number is not None:
+            return grad * ctx.number, None
+        other, self = ctx.saved_tensors
+        return (None if other is None else grad * other,
+                None if self is None else grad * self)
+
+
+def _true_dtype(dtype: np.dtype) -> np.dtype:
+    return dtype if dtype.kind == "f" else _dtype.get_default_dtype().numpy
+
+
+class Div(Op):
+    """out = self / other;  d self = grad / other, d other = -grad * self / other^2"""
+
+    node_name = "DivBackward0"
+    saved_names = ("other", "self")
+    _wrapped_scalars = (1,)
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number):
+        ctx.number = number
+        if number is None:
+            need_self, need_other = ctx.needs_input_grad[:2]
+            ctx.save_for_backward(other if need_self or need_other else None,
+                                  self if need_other else None)
+        return arithmetic("div", np.true_divide, self, other, _true_dtype(dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.number is not None:
+            return grad / ctx.number, None
+        other, self = ctx.saved_tensors
+        grad_self = grad / other if ctx.needs_input_grad[0] else None
+        grad_other = None if self is None else -grad * ((self / other) / other)
+        return grad_self, grad_other
+
+
+def _int_div_check(b: np.ndarray) -> None:
+    if b.dtype.kind in "iub" and not np.all(b):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def divide_rounded(a: np.ndarray, b: np.ndarray, mode: str, op_name: str = "div"):
+    """Floor or truncating division of arrays of one dtype (Python's floor for floats too)."""
+    if a.dtype == np.bool_:
+        raise not_implemented(f"div_{mode}_cpu", a.dtype)
+    if a.dtype.kind in "iu":
+        _int_div_check(b)
+        floor = compute(op_name, np.floor_divide, a, b)
+        if mode == "floor":
+            return floor
+        inexact = compute(op_name, np.remainder, a, b) != 0
+        return np.where(inexact & ((a < 0) != (b < 0)), floor + 1, floor)
+    if mode == "floor":
+        return compute(op_name, np.floor_divide, a, b)
+    return np.trunc(compute(op_name, np.true_divide, a, b))
+
+
+class DivMode(Op):
+    """out = floor or trunc of self / other: zero gradient almost everywhere"""
+
+    node_name = "DivBackward2"
+    saved_names = ("other", "self")
+    _wrapped_scalars = (1,)
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number, rounding_mode):
+        if rounding_mode not in ("floor", "trunc"):
+            raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                               f"'floor' but found '{rounding_mode}'")
+        if number is None:
+            need_self, need_other = ctx.needs_input_grad[:2]
+            ctx.save_for_backward(other if need_self or need_other else None,
+                                  self if need_other else None)
+        a, b = _pair(self, other, dtype)
+        return finish(divide_rounded(a, b, rounding_mode), dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        zeros = Tensor._make(np.zeros_like(grad._data))
+        return zeros, zeros if ctx.needs_input_grad[1] else None
+
+
+class Remainder(Op):
+    """out = self - floor(self / other) * other;  d other = -grad * floor(self / other)"""
+
+    node_name = "RemainderBackward1"
+    saved_names = ("other", "self")
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number):
+        if number is None:
+            ctx.save_for_backward(other if ctx.needs_input_grad[1] else None,
+                                  self if ctx.needs_input_grad[1] else None)
+        a, b = _pair(self, other, dtype)
+        if a.dtype == np.bool_:
+            raise not_implemented("remainder_cpu", a.dtype)
+        if a.dtype.kind in "iu":
+            _int_div_check(b)
+        return finish(compute("remainder", np.remainder, a, b), dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if not ctx.needs_input_grad[1]:
+            return grad, None
+        other, self = ctx.saved_tensors
+        return grad, -grad * self.div(other, rounding_mode="floor")
+
+
+class RemainderScalar(Remainder):
+    node_name = "RemainderBackward0"
+
+    @staticmethod
+    def forward(ctx, self, other, dtype):
+        return Remainder.forward(ctx, self, cast(other, dtype), dtype, other)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+class FloorDivide(Op):
+    """torch has no derivative for floor_divide: backward raises, as it does there."""
+
+    node_name = "torch::autograd::NotImplemented"
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number):
+        a, b = _pair(self, other, dtype)
+        return finish(divide_rounded(a, b, "floor", "floor_divide"), dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("the derivative for 'floor_divide' is not implemented.")
+
+
+class FloorDivideScalar(FloorDivide):
+    node_name = "torch::autograd::NotImplemented"
+
+    @staticmethod
+    def forward(ctx, self, other, dtype):
+        return FloorDivide.forward(ctx, self, cast(other, dtype), dtype, other)
+
+
+# ---------------------------------------------------------------------------------------------
+# Powers
+# ---------------------------------------------------------------------------------------------
+def _check_int_power(dtype: np.dtype, exponent, tensor_exponent: bool = True) -> None:
+    if dtype.kind == "b" and tensor_exponent:
+        raise not_implemented("pow", dtype)
+    if dtype.kind in "iu" and np.any(np.asarray(exponent) < 0):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
+def _power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    token = silence()
+    try:
+        return np.power(base, exponent)
+    finally:
+        restore(token)
+
+
+class Pow(Op):
+    """out = self ** exponent for a number exponent;  d self = grad * e * self^(e-1)"""
+
+    node_name = "PowBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self, exponent, dtype):
+        _check_int_power(dtype, exponent, tensor_exponent=False)
+        ctx.exponent = exponent
+        ctx.save_for_backward(self)
+        if dtype.kind == "b":  # bool ** number is computed in int64 and cast back
+            work = np.dtype(np.int64)
+            return finish(_power(cast(self, work), cast(exponent, work)), dtype)
+        return arithmetic("pow", np.power, self, exponent, dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (self,) = ctx.saved_tensors
+        exponent = ctx.exponent
+        if exponent == 0:
+            return Tensor._make(np.zeros_like(grad._data)), None
+        return grad * (exponent * self.pow(exponent - 1)), None
+
+
+class PowTensor(Op):
+    """out = self ** exponent for a tensor exponent;  d exponent = grad * out * log(self)"""
+
+    node_name = "PowBackward1"
+    saved_names = ("exponent", "self", "result")
+
+    @staticmethod
+    def forward(ctx, self, exponent, dtype, number):
+        _check_int_power(dtype, exponent)
+        a, b = _pair(self, exponent, dtype)
+        result = finish(compute("pow", _power, a, b), dtype)
+        ctx.save_for_backward(exponent, self, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        exponent, self, result = ctx.saved_tensors
+        grad_self = grad_exponent = None
+        if ctx.needs_input_grad[0]:
+            grad_self = (grad * (exponent * self.pow(exponent - 1))).masked_fill(
+                exponent._data == 0, 0.0)
+        if ctx.needs_input_grad[1]:
+            undefined = (self._data == 0) & (exponent._data >= 0)
+            grad_exponent = grad * (result * self.log()).masked_fill(undefined, 0.0)
+        return grad_self, grad_exponent
+
+
+class RPow(Op):
+    """out = base ** self for a number ``base``;  d self = grad * out * log(base)"""
+
+    node_name = "PowBackward2"
+    saved_names = ("exponent", "result")
+
+    @staticmethod
+    def forward(ctx, exponent, base, dtype):
+        _check_int_power(dtype, exponent)
+        ctx.base = base
+        work = work_dtype(dtype)
+        result = finish(_power(cast(base, work), cast(exponent, work)), dtype)
+        ctx.save_for_backward(exponent, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        exponent, result = ctx.saved_tensors
+        if ctx.base == 0:
+            log_base = Tensor._make(np.where(exponent._data >= 0, 0.0, -np.inf).astype(
+                result._data.dtype))
+            return grad * (result * log_base).masked_fill(exponent._data >= 0, 0.0), None
+        return grad * (result * float(quiet(np.log, ctx.base))), None

@@ -1,0 +1,124 @@
+"""Copies and fills: clone, to(dtype), copy_, fill_, zero_."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from ._base import Op, _check_writable
+from ._util import quiet
+
+
+# ---------------------------------------------------------------------------------------------
+# clone and to(dtype)
+# ---------------------------------------------------------------------------------------------
+class Clone(Op):
+    node_name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx, self, memory_format=None):
+        return np.array(self, copy=True)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class ToCopy(Op):
+    node_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, self, dtype):
+        ctx.self_dtype = self.dtype
+        return quiet(self.astype, dtype)  # nan/inf to int: torch casts silently
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.to(ctx.self_dtype), None
+
+
+# ---------------------------------------------------------------------------------------------
+# copy_ / fill_ / zero_
+# ---------------------------------------------------------------------------------------------
+def _zeros_like(grad: Tensor) -> Tensor:
+    return Tensor._make(np.zeros(grad._data.shape, grad._data.dtype))
+
+
+class Copy(Op):
+    """self.copy_(src): self's old value gets no gradient; src gets grad (summed, cast)"""
+
+    node_name = "torch::autograd::CopyBackwards"
+    _inplace = True
+
+    @staticmethod
+    def forward(ctx, self, src):
+        _check_writable(self)
+        if np.shape(src) != self.shape:
+            _check_broadcast(self.shape, np.shape(src))
+        np.copyto(self, src, casting="unsafe")
+        return self
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _zeros_like(grad), grad
+
+
+def _check_broadcast(target: tuple, shape: tuple) -> None:
+    """``shape`` must broadcast to ``target`` (torch's message names the first bad dim)."""
+    if len(shape) > len(target):
+        raise RuntimeError(f"output with shape {list(target)} doesn't match the broadcast shape "
+                           f"{list(np.broadcast_shapes(target, shape))}")
+    for i in range(1, len(shape) + 1):
+        if shape[-i] != 1 and shape[-i] != target[-i]:
+            dim = len(target) - i
+            raise RuntimeError(f"The size of tensor a ({target[-i]}) must match the size of "
+                               f"tensor b ({shape[-i]}) at non-singleton dimension {dim}")
+
+
+class Fill(Op):
+    """self.fill_(number): no gradient for self's old value"""
+
+    node_name = "FillBackward2"
+    _inplace = True
+
+    @staticmethod
+    def forward(ctx, self, value):
+        _check_writable(self)
+        self[...] = value
+        return self
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _zeros_like(grad), None
+
+
+class FillTensor(Fill):
+    """self.fill_(0-dim tensor): the value gets the sum of grad"""
+
+    node_name = "FillBackward3"
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _zeros_like(grad), grad.sum()
+
+
+class Zero(Fill):
+    node_name = "ZeroBackward0"
+
+
+def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
+    if not isinstance(src, Tensor):
+        src = Tensor._make(np.asarray(src, dtype=self._data.dtype))
+    return Copy.apply(self, src)
+
+
+def fill_(self: Tensor, value) -> Tensor:
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value._data.ndim} dimensions.")
+        return FillTensor.apply(self, value)
+    return Fill.apply(self, value)
+
+
+def zero_(self: Tensor) -> Tensor:
+    return Zero.apply(self, 0)

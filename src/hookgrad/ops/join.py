@@ -1,0 +1,221 @@
+"""Joining and splitting along a dim: cat, stack, hstack, vstack; split, chunk, unbind.
+
+split's outputs are several views of one input. They are marked so that an in-place change to
+one of them (or to a view of one) is refused with torch's error: torch cannot rebuild such a
+view's history after its base changed.
+"""
+from __future__ import annotations
+
+import operator
+from itertools import pairwise
+
+import numpy as np
+
+from .. import _dtype
+from ..autograd.views import mark_multi_view
+from ..tensor import Tensor
+from ._args import _to_out
+from ._base import Op
+from ._util import normalize_dim
+from .views import Slice
+
+_SKIPPED = (0,)  # torch's legacy rule: 1-D empty tensors are left out of cat
+
+
+def _promoted(tensors) -> np.dtype:
+    for position, tensor in enumerate(tensors):
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"expected Tensor as element {position} in argument 0, but got "
+                            f"{type(tensor).__name__}")
+    dtype = tensors[0]._data.dtype
+    for tensor in tensors[1:]:
+        if tensor._data.dtype != dtype:
+            dtype = _dtype.promote_types(_dtype.from_numpy_dtype(dtype), tensor.dtype).numpy
+    return dtype
+
+
+# ---------------------------------------------------------------------------------------------
+# cat / stack
+# ---------------------------------------------------------------------------------------------
+class Cat(Op):
+    """gradient: the slice of grad that each input filled"""
+
+    node_name = "CatBackward0"
+
+    @staticmethod
+    def forward(ctx, dim, dtype, *tensors):
+        for position, t in enumerate(tensors):
+            if t.ndim == 0:
+                raise RuntimeError(f"zero-dimensional tensor (at position {position}) cannot be "
+                                   "concatenated")
+        kept = [(i, t) for i, t in enumerate(tensors) if t.shape != _SKIPPED]
+        ctx.shapes = [t.shape for t in tensors]
+        if not kept:
+            ctx.dim = 0
+            return np.zeros(_SKIPPED, dtype)
+        first = kept[0][1]
+        dim = normalize_dim(dim, first.ndim)
+        ctx.dim = dim
+        for position, t in kept[1:]:
+            if t.ndim != first.ndim:
+                raise RuntimeError(f"Tensors must have same number of dimensions: got "
+                                   f"{first.ndim} and {t.ndim}")
+            for d in range(first.ndim):
+                if d != dim and t.shape[d] != first.shape[d]:
+                    raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}. "
+                                       f"Expected size {first.shape[d]} but got size "
+                                       f"{t.shape[d]} for tensor number {position} in the list.")
+        return np.concatenate([t for _, t in kept], axis=dim, dtype=dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grads = []
+        offset = 0
+        for shape in ctx.shapes:
+            if shape == _SKIPPED:
+                grads.append(Tensor._make(np.zeros(_SKIPPED, grad._data.dtype)))
+                continue
+            size = shape[ctx.dim]
+            grads.append(Slice.apply(grad, ctx.dim, offset, offset + size, 1))
+            offset += size
+        return (None, None, *grads)
+
+
+def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
+    tensors = tuple(tensors)
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    result = Cat.apply(operator.index(dim), _promoted(tensors), *tensors)
+    return _to_out(result, out)
+
+
+def concatenate(tensors, dim: int = 0, *, axis=None, out=None) -> Tensor:
+    return cat(tensors, dim if axis is None else axis, out=out)
+
+
+concat = cat
+
+
+class Stack(Op):
+    """gradient: grad unbound along the new dim"""
+
+    node_name = "StackBackward0"
+
+    @staticmethod
+    def forward(ctx, dim, dtype, *tensors):
+        shape = tensors[0].shape
+        for i, t in enumerate(tensors):
+            if t.shape != shape:
+                raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                                   f"{list(shape)} at entry 0 and {list(t.shape)} at entry {i}")
+        ctx.dim = normalize_dim(dim, len(shape) + 1)
+        return np.stack(tensors, axis=ctx.dim, dtype=dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (None, None, *unbind(grad, ctx.dim))
+
+
+def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
+    tensors = tuple(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    result = Stack.apply(operator.index(dim), _promoted(tensors), *tensors)
+    return _to_out(result, out)
+
+
+def _atleast(tensor: Tensor, ndim: int) -> Tensor:
+    if tensor._data.ndim >= ndim:
+        return tensor
+    if tensor._data.ndim == 0:
+        return tensor.reshape((1,) * ndim)
+    return tensor.unsqueeze(0)
+
+
+def hstack(tensors, *, out=None) -> Tensor:
+    tensors = [_atleast(t, 1) for t in tensors]
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1, out=out)
+
+
+def vstack(tensors, *, out=None) -> Tensor:
+    return cat([_atleast(t, 2) for t in tensors], 0, out=out)
+
+
+# ---------------------------------------------------------------------------------------------
+# split / chunk / unbind
+# ---------------------------------------------------------------------------------------------
+class Split(Op):
+    """split / chunk / unbind: several views; modifying one in place is refused (as torch)."""
+
+    node_name = "SplitBackward0"
+    _view_of = 0
+    _multi_view = True
+
+    @staticmethod
+    def forward(ctx, self, sizes, dim, squeeze=False):
+        ctx.dim, ctx.squeeze = dim, squeeze
+        offsets = np.cumsum((0,) + tuple(sizes))
+        lead = (slice(None),) * dim
+        if squeeze:
+            return tuple(self[lead + (int(o), Ellipsis)] for o in offsets[:-1])
+        return tuple(self[lead + (slice(int(a), int(b)),)] for a, b in pairwise(offsets))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        if ctx.squeeze:
+            return stack(grads, ctx.dim), None, None, None
+        return cat(grads, ctx.dim), None, None, None
+
+
+class SplitWithSizes(Split):
+    node_name = "SplitWithSizesBackward0"
+
+
+class Unbind(Split):
+    node_name = "UnbindBackward0"
+
+
+def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    if input._data.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    dim = normalize_dim(dim, input._data.ndim)
+    size = input._data.shape[dim]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = tuple(operator.index(s) for s in split_size_or_sections)
+        if any(s < 0 for s in sizes) or sum(sizes) != size:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
+                               f"(input tensor's size at dimension {dim}), but got split_sizes="
+                               f"{list(sizes)}")
+        return mark_multi_view(SplitWithSizes, SplitWithSizes.apply(input, sizes, dim),
+                                input.requires_grad)
+    step = operator.index(split_size_or_sections)
+    if step < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+    if step == 0 and size != 0:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
+                           f"size of {size}")
+    sizes = tuple(min(step, size - start) for start in range(0, size, step)) if size else (0,)
+    return mark_multi_view(Split, Split.apply(input, sizes, dim), input.requires_grad)
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """torch's rule: pieces of ceil(size / chunks), so there may be fewer than ``chunks``."""
+    if input._data.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    chunks = operator.index(chunks)
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    dim = normalize_dim(dim, input._data.ndim)
+    size = input._data.shape[dim]
+    if size == 0:
+        return mark_multi_view(SplitWithSizes, SplitWithSizes.apply(input, (0,) * chunks, dim),
+                                input.requires_grad)
+    return split(input, -(-size // chunks), dim)
+
+
+def unbind(input: Tensor, dim: int = 0) -> tuple:
+    if input._data.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    dim = normalize_dim(dim, input._data.ndim)
+    outputs = Unbind.apply(input, (1,) * input._data.shape[dim], dim, True)
+    return mark_multi_view(Unbind, outputs, input.requires_grad)
