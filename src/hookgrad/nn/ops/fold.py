@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ops.elementwise import _Op
+from ...ops._base import Op
 from ...tensor import Tensor
 from .conv import _pad, windows
 from .pooling import _scatter_windows
@@ -41,7 +41,7 @@ def _col2im(columns: np.ndarray, size, kernel, dilation, padding, stride) -> np.
     return np.ascontiguousarray(result)
 
 
-class Im2Col(_Op):
+class Im2Col(Op):
     """columns of every sliding window (linear in x)"""
 
     node_name = "Im2ColBackward0"
@@ -57,7 +57,7 @@ class Im2Col(_Op):
         return Col2Im.apply(grad, size, kernel, dilation, padding, stride), None
 
 
-class Col2Im(_Op):
+class Col2Im(Op):
     """windows summed back from their columns: the adjoint of ``Im2Col``"""
 
     node_name = "Col2ImBackward0"

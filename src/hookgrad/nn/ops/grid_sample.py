@@ -23,7 +23,7 @@ from typing import Optional
 
 import numpy as np
 
-from ...ops.elementwise import _Op
+from ...ops._base import Op
 from ...tensor import Tensor
 
 _MODES = ("bilinear", "nearest", "bicubic")
@@ -171,7 +171,7 @@ def _bicubic(sampler: _Sampler, coords: list, padding_mode: str, align_corners: 
     return total
 
 
-class NearestGridLink(_Op):
+class NearestGridLink(Op):
     """out = values; the grid's gradient is zero (nearest sampling is piecewise constant in the
     grid), given as zeros rather than None, as torch gives it."""
 

@@ -17,7 +17,7 @@ from typing import Optional
 
 import numpy as np
 
-from ...ops.elementwise import _Op
+from ...ops._base import Op
 from ...tensor import Tensor
 from . import pooling as _pool
 
@@ -166,7 +166,7 @@ def _half_safe(kernel, x: np.ndarray, plan: tuple) -> np.ndarray:
     return kernel(x, plan)
 
 
-class Resample(_Op):
+class Resample(Op):
     """out = (T_1 x ... x T_d) x: one sparse tap matrix per spatial axis (linear in x)"""
 
     node_name = "UpsampleBackward0"
@@ -181,7 +181,7 @@ class Resample(_Op):
         return ResampleAdjoint.apply(grad, ctx.plan), None
 
 
-class ResampleAdjoint(_Op):
+class ResampleAdjoint(Op):
     """grad_input = (T_1^T x ... x T_d^T) grad: the taps scattered back"""
 
     node_name = "UpsampleBackwardBackward0"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ops.elementwise import _Op
+from ...ops._base import Op
 from ...tensor import Tensor
 
 
@@ -33,7 +33,7 @@ def _unshuffle(x: np.ndarray, factor: int) -> np.ndarray:
         lead + (channels * factor ** 2, height // factor, width // factor))
 
 
-class PixelShuffle(_Op):
+class PixelShuffle(Op):
     """channel blocks of r^2 spread into r x r pixel blocks"""
 
     node_name = "PixelShuffleBackward0"
@@ -48,7 +48,7 @@ class PixelShuffle(_Op):
         return PixelUnshuffle.apply(grad, ctx.factor), None
 
 
-class PixelUnshuffle(_Op):
+class PixelUnshuffle(Op):
     """r x r pixel blocks gathered into channel blocks of r^2"""
 
     node_name = "PixelUnshuffleBackward0"
