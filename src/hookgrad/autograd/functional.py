@@ -27,6 +27,15 @@ def _fill(grads, like) -> tuple:
                  for g, x in zip(grads, like))
 
 
+def _rows(rows: list) -> Tensor:
+    """Stack gradient rows with Tensor methods only (autograd imports no op): each row is
+    copied into its slot in place, which stays differentiable through the copy."""
+    stacked = rows[0].new_zeros((len(rows),) + tuple(rows[0].shape))
+    for index, row in enumerate(rows):
+        stacked[index] = row
+    return stacked
+
+
 def _detach(values, create_graph: bool):
     return tuple(v if create_graph else v.detach() for v in values)
 
@@ -68,8 +77,6 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = False,
              vectorize: bool = False, strategy: str = "reverse-mode"):
     """The Jacobian, shaped ``output.shape + input.shape`` (nested tuples for several)."""
-    from ..ops.join import stack
-
     inputs, single_in = _as_tuple(inputs)
     with grad_mode.enable_grad():
         inputs = _prepare(inputs, create_graph)
@@ -88,7 +95,7 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
             entry = []
             for row, x in zip(rows, inputs):
                 if row:
-                    jac = stack(row).reshape(tuple(output.shape) + tuple(x.shape))
+                    jac = _rows(row).reshape(tuple(output.shape) + tuple(x.shape))
                 else:
                     jac = Tensor._make(np.zeros(tuple(output.shape) + tuple(x.shape),
                                                 x._data.dtype))
