@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _dtype
+from . import _device, _dtype
 from .ops import creation, indexing, linalg, math, reduce, shape, views
 from .tensor import Tensor
 
@@ -16,8 +16,12 @@ def _to(self: Tensor, *args, **kwargs) -> Tensor:
     """to(dtype), to(device), to(other), to(device, dtype); copies only when the dtype changes."""
     dtype = kwargs.get("dtype")
     copy = kwargs.get("copy", False)
+    if kwargs.get("device") is not None:
+        _device.check(kwargs["device"])
     for arg in args:
-        if isinstance(arg, _dtype.dtype):
+        if isinstance(arg, (str, _device.device)):
+            _device.check(arg)
+        elif isinstance(arg, _dtype.dtype):
             dtype = arg
         elif isinstance(arg, np.dtype):  # the engine casts gradients with the input's np.dtype
             dtype = _dtype.from_numpy_dtype(arg)

@@ -394,7 +394,7 @@ class Tensor:
 
     @property
     def device(self):
-        from .ops.creation import device
+        from ._device import device
 
         return device("cpu")
 
@@ -448,7 +448,8 @@ class Tensor:
         return self
 
     def cuda(self, *args, **kwargs):
-        raise RuntimeError("hookgrad runs on the CPU only (Torch not compiled with CUDA enabled)")
+        """Raises torch's CPU-build error: there is no GPU to copy to."""
+        raise AssertionError("Torch not compiled with CUDA enabled")
 
     def __len__(self) -> int:
         if self._data.ndim == 0:

@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from ..ops.creation import randn
+from ..ops.random import randn
 from ..tensor import Tensor
 from ._modules import tracker
 from ._packed import array_of, root_of

@@ -404,13 +404,15 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5) -> Tensor:
 
 
 # -- dropout and embedding ------------------------------------------------------------------------
-def _noise(shape: tuple, p: float, dtype: np.dtype) -> Tensor:
-    """Bernoulli(1 - p) keep-mask scaled by 1 / (1 - p), from hookgrad's generator."""
-    from .. import _dtype
-    from ..ops.creation import rand
+def _noise(array: np.ndarray, p: float) -> Tensor:
+    """torch's dropout noise: ``array`` (an empty tensor's buffer) filled by ``bernoulli_(1 - p)``
+    from the default generator, then divided by 1 - p in the input's dtype."""
+    from .._generator import default_generator
+    from ..ops.random import Bernoulli
 
-    keep = rand(shape, dtype=_dtype.float64)._data < (1 - p)
-    return Tensor._make((keep / (1 - p)).astype(dtype))
+    Bernoulli._draw(default_generator, array, 1.0 - p)
+    with np.errstate(all="ignore"):
+        return Tensor._make(array / array.dtype.type(1.0 - p))
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
@@ -424,7 +426,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     if p == 1.0:
         noise = Tensor._make(np.zeros((), input._data.dtype))
     else:
-        noise = _noise(tuple(input.shape), p, input._data.dtype)
+        noise = _noise(np.empty_like(input._data), p)
     return input.mul_(noise) if inplace else input * noise
 
 
@@ -436,7 +438,7 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, nd:
     batched = input.ndim == nd + 2
     shape = tuple(input.shape[:2] if batched else input.shape[:1]) + (1,) * nd
     noise = (Tensor._make(np.zeros(shape, input._data.dtype)) if p == 1.0
-             else _noise(shape, p, input._data.dtype))
+             else _noise(np.empty(shape, input._data.dtype), p))
     return input.mul_(noise) if inplace else input * noise
 
 

@@ -9,6 +9,7 @@ from . import diagonal as D
 from . import extra_math as X
 from . import inplace_unary as I
 from . import masked as K
+from . import random as R
 from . import scans as C
 from . import searching as Q
 from . import sorting as S
@@ -60,5 +61,6 @@ METHODS = {
     "index_fill_": K.index_fill_,
     # in place
     **I.METHODS,
+    **R.METHODS,
     "atan2_": _inplace_binary(B.Atan2, "atan2_"), "hypot_": _inplace_binary(B.Hypot, "hypot_"),
 }

@@ -1,4 +1,4 @@
-"""In-place forms of the unary (and a few binary) ops, random fills, and the masked and indexed
+"""In-place forms of the unary (and a few binary) ops and the masked and indexed
 updates: index_fill(_), masked_scatter(_), masked_select.
 
 An in-place op is its out-of-place class with ``_inplace = True`` (``inplace_class``): the same
@@ -18,8 +18,6 @@ from . import extra_math as X
 from . import math as M
 from . import selection as S
 from . import unary as U
-from .creation import _check_std, _rng
-from .elementwise import _Op, not_implemented
 
 _INPLACE: dict = {}
 
@@ -156,144 +154,3 @@ METHODS.update({
     "clamp_max_": clamp_max_, "logit_": logit_, "nan_to_num_": nan_to_num_, "fmod_": fmod_,
     "lerp_": lerp_, "addcmul_": addcmul_, "addcdiv_": addcdiv_,
 })
-
-
-# ---------------------------------------------------------------------------------------------
-# random fills: no gradient flows to the old value
-# ---------------------------------------------------------------------------------------------
-class _RandomFill(_Op):
-    _inplace = True
-    _kernel = ""
-
-    @classmethod
-    def forward(cls, ctx, self, *args):
-        if self.dtype.kind != "f" and cls._kernel:
-            raise not_implemented(cls._kernel, self.dtype)
-        *params, generator = args
-        self[...] = cls._draw(_rng(generator), self.shape, *params)
-        return self
-
-    @staticmethod
-    def backward(ctx, grad):
-        return Tensor._make(np.zeros_like(grad._data))
-
-
-class Uniform(_RandomFill):
-    node_name = "UniformBackward0"
-    _kernel = "check_uniform_bounds"
-
-    @staticmethod
-    def _draw(rng, shape, low, high):
-        return low + (high - low) * rng.random(shape)
-
-
-class Normal(_RandomFill):
-    node_name = "NormalBackward0"
-    _kernel = "normal_kernel_cpu"
-
-    @staticmethod
-    def _draw(rng, shape, mean, std):
-        return mean + std * rng.standard_normal(shape)
-
-
-class Exponential(_RandomFill):
-    node_name = "ExponentialBackward0"
-    _kernel = "exponential_cpu"
-
-    @staticmethod
-    def _draw(rng, shape, lambd):
-        return rng.exponential(1.0 / lambd, shape)
-
-
-class Bernoulli(_RandomFill):
-    node_name = "BernoulliBackward2"
-
-    @staticmethod
-    def _draw(rng, shape, p):
-        return rng.random(shape) < p
-
-
-class BernoulliTensor(Bernoulli):
-    node_name = "BernoulliBackward1"
-
-    @classmethod
-    def forward(cls, ctx, self, p, generator):
-        return Bernoulli.forward.__func__(cls, ctx, self, p, generator)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return Tensor._make(np.zeros_like(grad._data)), None
-
-
-class Random(_RandomFill):
-    """integers drawn uniformly from [low, high), in self's dtype"""
-
-    node_name = "RandomBackward0"
-
-    @staticmethod
-    def _draw(rng, shape, low, high):
-        return rng.integers(low, high, shape)
-
-
-class RandomTo(Random):
-    node_name = "RandomBackward1"
-
-
-class RandomFull(Random):
-    node_name = "RandomBackward2"
-
-
-def _random_top(dtype: np.dtype) -> int:
-    """random_() draws from [0, 2^mantissa] for floats, [0, max] for integers"""
-    if dtype.kind == "f":
-        return 2 ** (np.finfo(dtype).nmant + 1) + 1
-    if dtype.kind == "b":
-        return 2
-    return int(np.iinfo(dtype).max) + 1
-
-
-def random_(input: Tensor, from_=None, to=None, *, generator=None, **kwargs) -> Tensor:
-    """random_(), random_(to) or random_(from, to)"""
-    low = kwargs.pop("from", from_)
-    if low is not None and to is None:
-        cls, low, high = RandomTo, 0, low
-    elif low is None and to is None:
-        cls, low, high = RandomFull, 0, _random_top(input._data.dtype)
-    else:
-        cls, low, high = Random, 0 if low is None else low, to
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
-                           f"to={high}")
-    return cls.apply(input, low, high, generator)
-
-
-def uniform_(input: Tensor, from_: float = 0.0, to: float = 1.0, *, generator=None,
-             **kwargs) -> Tensor:
-    low = kwargs.pop("from", from_)
-    if low > to:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
-                           f"from={low} > to={to}")
-    return Uniform.apply(input, low, to, generator)
-
-
-def normal_(input: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
-    _check_std(std)
-    return Normal.apply(input, mean, std, generator)
-
-
-def exponential_(input: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
-    if not lambd > 0:
-        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    return Exponential.apply(input, lambd, generator)
-
-
-def bernoulli_(input: Tensor, p=0.5, *, generator=None) -> Tensor:
-    if isinstance(p, Tensor):
-        return BernoulliTensor.apply(input, p._data, generator)
-    if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-    return Bernoulli.apply(input, p, generator)
-
-
-METHODS.update({"uniform_": uniform_, "normal_": normal_, "exponential_": exponential_,
-                "bernoulli_": bernoulli_, "random_": random_})

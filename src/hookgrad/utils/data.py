@@ -18,7 +18,9 @@ from typing import Any, Callable, Generic, Iterable, Iterator, Optional, Sequenc
 import numpy as np
 
 from .. import _dtype
+from .. import _generator
 from ..ops import creation
+from ..ops import random as _random
 from ..ops.shape import stack
 from ..tensor import Tensor
 
@@ -127,7 +129,7 @@ def random_split(dataset: Dataset, lengths: Sequence, generator=None) -> list:
                               "empty dataset.", stacklevel=2)
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    order = creation.randperm(sum(lengths), generator=generator).tolist()
+    order = _random.randperm(sum(lengths), generator=generator).tolist()
     ends = itertools.accumulate(lengths)
     return [Subset(dataset, order[end - length:end]) for end, length in zip(ends, lengths)]
 
@@ -156,11 +158,15 @@ class SequentialSampler(Sampler[int]):
         return len(self.data_source)
 
 
-def _fresh_generator() -> creation.Generator:
-    """A generator seeded from the default one, so ``manual_seed`` fixes every epoch's order
-    while each epoch still differs (torch's RandomSampler does the same)."""
-    seed = int(creation.randint(0, 2 ** 62, (1,)).item())
-    return creation.Generator().manual_seed(seed)
+def _draw_seed(generator=None) -> int:
+    """torch's ``empty((), dtype=int64).random_(generator=generator).item()``."""
+    return int(creation.empty((), dtype=_dtype.int64).random_(generator=generator).item())
+
+
+def _fresh_generator() -> _generator.Generator:
+    """A generator seeded from the default one when the pass starts, so ``manual_seed`` fixes
+    every epoch's order while each epoch still differs (torch's RandomSampler does the same)."""
+    return _generator.Generator().manual_seed(_draw_seed())
 
 
 class RandomSampler(Sampler[int]):
@@ -188,13 +194,13 @@ class RandomSampler(Sampler[int]):
         generator = self.generator if self.generator is not None else _fresh_generator()
         if self.replacement:
             for _ in range(self.num_samples // 32):
-                yield from creation.randint(0, n, (32,), generator=generator).tolist()
-            yield from creation.randint(0, n, (self.num_samples % 32,),
+                yield from _random.randint(0, n, (32,), generator=generator).tolist()
+            yield from _random.randint(0, n, (self.num_samples % 32,),
                                         generator=generator).tolist()
         else:
             for _ in range(self.num_samples // n):
-                yield from creation.randperm(n, generator=generator).tolist()
-            yield from creation.randperm(n, generator=generator).tolist()[:self.num_samples % n]
+                yield from _random.randperm(n, generator=generator).tolist()
+            yield from _random.randperm(n, generator=generator).tolist()[:self.num_samples % n]
 
     def __len__(self) -> int:
         return self.num_samples
@@ -208,7 +214,7 @@ class SubsetRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        for i in creation.randperm(len(self.indices), generator=self.generator).tolist():
+        for i in _random.randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
     def __len__(self) -> int:
@@ -418,6 +424,9 @@ class DataLoader(Generic[T]):
         return self.batch_sampler is not None or (self._iterable and self.batch_size is not None)
 
     def __iter__(self) -> Iterator:
+        # torch's iterator draws its workers' base seed when it is made, before the sampler's
+        # first draw; the draw is kept so both libraries' streams stay in step.
+        self._base_seed = _draw_seed(self.generator)
         if self._iterable:
             return self._iterate_stream()
         return self._iterate_map()
