@@ -126,10 +126,10 @@ def _targets(lib: ModuleType) -> list:
     factories = ["manual_seed", "randn", "rand", "randint", "randperm", "randn_like", "rand_like"]
     owners = [lib]
     if lib.__name__ == "hookgrad":
-        # hookgrad's own modules look these up on its creation module (randn_like, samplers).
-        from hookgrad.ops import creation
+        # hookgrad's own modules look these up on its random module (samplers, init).
+        from hookgrad.ops import random
 
-        owners.append(creation)
+        owners.append(random)
     targets = [(owner, name, name) for owner in owners for name in factories]
     targets += [(lib.Tensor, "uniform_", "uniform_"), (lib.Tensor, "normal_", "normal_"),
                 (lib.nn.init, "uniform_", "init_uniform_"),

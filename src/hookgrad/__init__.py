@@ -24,7 +24,7 @@ from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy
 from ._device import device, get_default_device, set_default_device
 from ._generator import (default_generator, Generator, get_rng_state, initial_seed,
                          manual_seed, seed, set_rng_state)
-from .ops.random import (bernoulli, multinomial, normal, rand, rand_like, randint,
+from .ops.random import (bernoulli, multinomial, normal, poisson, rand, rand_like, randint,
                          randint_like, randn, randn_like, randperm)
 from . import backends, cuda, random
 from .ops.indexing import index_put

@@ -81,13 +81,16 @@ max_memory_reserved = _nothing("max_memory_reserved", 0)
 
 
 class device:
-    """``with torch.cuda.device(i):`` — built freely; entering it needs a GPU."""
+    """``with torch.cuda.device(i):`` is built freely; entering it with an index >= 0 raises
+    torch's RuntimeError (a negative index or None selects nothing)."""
 
     def __init__(self, device: Any):
-        self.idx = device
+        self.idx = -1 if device is None else getattr(device, "index", device)
+        self.idx = -1 if self.idx is None else int(self.idx)
 
     def __enter__(self):
-        _lazy_init()
+        if self.idx >= 0:
+            raise RuntimeError("PyTorch was compiled without CUDA support")
 
     def __exit__(self, *exc) -> None:
         return None

@@ -151,7 +151,8 @@ def eye_(tensor: Tensor) -> Tensor:
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """U(-a, a) with a = gain sqrt(6 / (fan_in + fan_out))"""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    bound = math.sqrt(3.0) * gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    bound = math.sqrt(3.0) * std  # torch's order of products, so the bound rounds the same
     return uniform_(tensor, -bound, bound, generator)
 
 

@@ -294,3 +294,48 @@ def multinomial_with_replacement(generator, rows: np.ndarray, samples: int) -> n
     uniforms = unit_floats(generator, rows.shape[0] * samples, True).reshape(-1, samples)
     return np.stack([np.searchsorted(row.astype(F64), draws, side="left")
                      for row, draws in zip(cumulative, uniforms)]).astype(np.int64)
+
+
+def poisson(generator, rates: np.ndarray) -> np.ndarray:
+    """torch's CPU Poisson sampler, element by element: each sample takes as many uniforms as
+    its rejection loop needs, so the loop cannot be vectorised without drawing ahead of torch.
+    Rates below 10 multiply uniforms until the product drops to exp(-rate); larger rates use
+    Hoermann's transformed rejection."""
+    def uniform() -> float:
+        return float(unit_floats(generator, 1, True)[0])
+
+    out = np.empty(rates.size, np.float64)
+    for index, rate in enumerate(rates.reshape(-1).tolist()):
+        out[index] = _poisson_one(float(rate), uniform)
+    return out
+
+
+def _poisson_one(rate: float, uniform) -> int:
+    import math
+
+    if rate == 0:
+        return 0
+    if rate < 10:
+        threshold, count, product = math.exp(-rate), 0, 1.0
+        while True:
+            product *= uniform()
+            if product <= threshold:
+                return count
+            count += 1
+    root, log_rate = math.sqrt(rate), math.log(rate)
+    b = 0.931 + 2.53 * root
+    a = -0.059 + 0.02483 * b
+    inverse_alpha = 1.1239 + 1.1328 / (b - 3.4)
+    v_r = 0.9277 - 3.6224 / (b - 2)
+    while True:
+        u = uniform() - 0.5
+        v = uniform()
+        u_s = 0.5 - abs(u)
+        k = math.floor((2 * a / u_s + b) * u + rate + 0.43)
+        if u_s >= 0.07 and v <= v_r:
+            return k
+        if k < 0 or (u_s < 0.013 and v > u_s):
+            continue
+        if (math.log(v) + math.log(inverse_alpha) - math.log(a / (u_s * u_s) + b)
+                <= -rate + k * log_rate - math.lgamma(k + 1.0)):
+            return k

@@ -242,6 +242,24 @@ def _random_top(dtype: np.dtype) -> int:
 _UNSET = object()
 
 
+def _float_range(low: int, high: int, np_dtype: np.dtype) -> tuple[int, int]:
+    """torch moves [low, high) inward for a float dtype until both ends survive the cast, so
+    no drawn integer rounds onto ``high``."""
+    if np_dtype.kind != "f":
+        return low, high
+    digits = np.finfo(np_dtype).nmant + 1
+    nearest_up = int(np_dtype.type(low + 1))
+    if nearest_up < low:
+        low = nearest_up + (1 << (abs(low + 1).bit_length() - 1 - digits + 1))
+    nearest_down = int(np_dtype.type(high - 1))
+    if nearest_down >= high:
+        high = nearest_down - (1 << (abs(high - 1).bit_length() - 1 - digits + 1))
+    if low >= high:
+        raise RuntimeError("random_ expects 'from' casted to dtype to be less than 'to' casted "
+                           f"to dtype, but got from={low} >= to={high}")
+    return low, high
+
+
 def random_(input: Tensor, from_=None, to=_UNSET, *, generator=None, **kwargs) -> Tensor:
     """random_() fills [0, 2**mantissa] (floats) or [0, max] (integers); random_(to) fills
     [0, to); random_(from, to) fills [from, to); random_(from, None) runs to the dtype's end."""
@@ -249,8 +267,8 @@ def random_(input: Tensor, from_=None, to=_UNSET, *, generator=None, **kwargs) -
     np_dtype = input._data.dtype
     if from_ is None and to is _UNSET:
         return RandomFull.apply(input, 0, _random_top(np_dtype), generator)
-    if to is _UNSET:
-        cls, low, high = RandomTo, 0, from_
+    if to is _UNSET or (from_ is None and to is not None):
+        cls, low, high = RandomTo, 0, from_ if to is _UNSET else to
     else:
         cls, low, high = Random, 0 if from_ is None else from_, to
         if high is None:
@@ -263,12 +281,10 @@ def random_(input: Tensor, from_=None, to=_UNSET, *, generator=None, **kwargs) -
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
                            f"to={high}")
+    if cls is Random and to is not None:
+        low, high = _float_range(int(low), int(high), np_dtype)
     return cls.apply(input, int(low), int(high), generator)
 
-
-METHODS = {"uniform_": uniform_, "normal_": normal_, "exponential_": exponential_,
-           "cauchy_": cauchy_, "log_normal_": log_normal_, "geometric_": geometric_,
-           "bernoulli_": bernoulli_, "random_": random_}
 
 
 # -- factories ----------------------------------------------------------------------------------
@@ -284,34 +300,38 @@ def _new(shape: tuple, np_dtype: np.dtype, device) -> np.ndarray:
     return np.empty(shape, np_dtype)
 
 
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-         requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None,
+         device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Uniform on [0, 1): float32 from 24 bits of one word, float64 from 53 bits of two."""
-    array = _new(_size(size, "rand"), _random_float(dtype, "check_uniform_bounds"), device)
+    shape = _size(sizes if size is None else (size,), "rand")
+    array = _new(shape, _random_float(dtype, "check_uniform_bounds"), device)
     Uniform._draw(resolve(generator), array, 0.0, 1.0)
     return _finish(array, requires_grad)
 
 
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+def randn(*sizes, size=None, generator=None, out=None, dtype=None, layout=None,
+          device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Standard normal (Box-Muller in blocks of 16 from 16 elements, pairs below)."""
-    array = _new(_size(size, "randn"), _random_float(dtype, "normal_kernel_cpu"), device)
+    shape = _size(sizes if size is None else (size,), "randn")
+    array = _new(shape, _random_float(dtype, "normal_kernel_cpu"), device)
     Normal._draw(resolve(generator), array, 0.0, 1.0)
     return _finish(array, requires_grad)
 
 
-def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
+def randint(low=None, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
             device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Integers uniform on [low, high); ``randint(high, size)`` starts at 0."""
     if size is None:
         low, high, size = 0, low, high
-    if size is None:
-        raise TypeError("randint() missing required argument 'size'")
+    if size is None or high is None:
+        raise TypeError("randint() missing required arguments 'high' and 'size'")
+    low = 0 if low is None else low
     low, high = int(low), int(high)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
                            f"to={high}")
     np_dtype = np.dtype(np.int64) if dtype is None else _dtype.to_numpy_dtype(dtype)
+    low, high = _float_range(low, high, np_dtype)
     array = _new(_size((size,), "randint"), np_dtype, device)
     Random._draw(resolve(generator), array, low, high)
     return _finish(array, requires_grad)
@@ -361,7 +381,8 @@ def randint_like(input: Tensor, low, high=None, *, dtype=None, layout=None, devi
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
                            f"to={high}")
     array = _like(input, dtype, device)
-    Random._draw(resolve(generator), array, int(low), int(high))
+    low, high = _float_range(int(low), int(high), array.dtype)
+    Random._draw(resolve(generator), array, low, high)
     return _finish(array, requires_grad)
 
 
@@ -403,8 +424,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
 
 def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
     """1 with probability ``input`` (each element its own; or the number ``p``), else 0, in
-    input's dtype and layout."""
-    array = np.empty_like(input._data)
+    input's dtype (a C-ordered result, as torch's)."""
+    array = np.empty(input._data.shape, input._data.dtype)
     generator = resolve(generator)
     if p is None:
         if input._data.dtype.kind != "f":
@@ -457,3 +478,19 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     return Tensor._make(np.ascontiguousarray(picks, dtype=np.int64).reshape(
         probs.shape[:-1] + (num_samples,)))
 
+
+def poisson(input: Tensor, generator=None) -> Tensor:
+    """Poisson counts with the rates in ``input`` (torch's sampler, one element at a time)."""
+    rates = input._data
+    if rates.dtype.kind != "f":
+        raise not_implemented("poisson_cpu", rates.dtype)
+    if rates.size and float(np.min(rates)) < 0:
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    values = D.poisson(resolve(generator), np.ascontiguousarray(rates))  # a C-ordered result
+    return Tensor._make(values.astype(rates.dtype).reshape(rates.shape))
+
+
+METHODS = {"uniform_": uniform_, "normal_": normal_, "exponential_": exponential_,
+           "cauchy_": cauchy_, "log_normal_": log_normal_, "geometric_": geometric_,
+           "bernoulli_": bernoulli_, "random_": random_,
+           "bernoulli": bernoulli, "multinomial": multinomial}

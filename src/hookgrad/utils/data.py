@@ -26,8 +26,8 @@ from ..tensor import Tensor
 
 __all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
            "RandomSampler", "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler",
-           "TensorDataset", "default_collate", "default_convert", "get_worker_info",
-           "random_split"]
+           "TensorDataset", "WeightedRandomSampler", "default_collate", "default_convert",
+           "get_worker_info", "random_split"]
 
 T = TypeVar("T")
 
@@ -201,6 +201,35 @@ class RandomSampler(Sampler[int]):
             for _ in range(self.num_samples // n):
                 yield from _random.randperm(n, generator=generator).tolist()
             yield from _random.randperm(n, generator=generator).tolist()[:self.num_samples % n]
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class WeightedRandomSampler(Sampler[int]):
+    """``num_samples`` indices drawn by ``weights`` (float64), through ``multinomial``."""
+
+    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
+                 generator=None) -> None:
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or \
+                num_samples <= 0:
+            raise ValueError("num_samples should be a positive integer value, but got "
+                             f"num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError("replacement should be a boolean value, but got "
+                             f"replacement={replacement}")
+        weights = creation.as_tensor(weights, dtype=_dtype.float64)
+        if weights.ndim != 1:
+            raise ValueError("weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(weights.shape)}")
+        self.weights = weights
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        yield from _random.multinomial(self.weights, self.num_samples, self.replacement,
+                                       generator=self.generator).tolist()
 
     def __len__(self) -> int:
         return self.num_samples
