@@ -1,7 +1,9 @@
 """Run one tutorial script under hookgrad and under torch so that both see the same random numbers,
 and compare what they print.
 
-The libraries' own generators differ, so while a script runs every random entry point it can reach
+hookgrad now draws torch's own stream (tests/ops/test_random.py checks that bit for bit); the
+harness still pins both runs to one shared stream, so a tutorial comparison isolates the ops from
+the draws. While a script runs every random entry point it can reach
 (``randn``, ``rand``, ``randint``, ``randperm``, the ``*_like`` factories, ``manual_seed``,
 ``Tensor.uniform_/normal_``, ``nn.init.uniform_/normal_`` and so every initialiser built on them,
 ``nn.functional.dropout``) is replaced, in both libraries alike, by one implementation drawing from

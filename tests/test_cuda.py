@@ -58,6 +58,7 @@ ANSWERS = [
     "str(L.device('cuda:1'))", "L.device('cuda:1').index", "L.device('cuda').type",
     "L.device('cpu') == L.device('cpu')", "L.device('cuda') == L.device('cuda:0')",
     "L.device(L.device('cuda', 2))", "L.ones(2).device", "L.ones(2).is_cuda",
+    "L.ones(2).get_device()",
     "L.get_default_device()", "L.zeros(1, device='cpu').device",
     "L.zeros(1, device=L.device('cpu')).device", "L.ones(2).to('cpu').device",
     "L.nn.Linear(2, 2).to('cpu').weight.device",

@@ -447,6 +447,10 @@ class Tensor:
     def cpu(self) -> "Tensor":
         return self
 
+    def get_device(self) -> int:
+        """-1: torch's answer for a CPU tensor."""
+        return -1
+
     def cuda(self, *args, **kwargs):
         """Raises torch's CPU-build error: there is no GPU to copy to."""
         raise AssertionError("Torch not compiled with CUDA enabled")

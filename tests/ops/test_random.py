@@ -287,3 +287,29 @@ def test_cuda_generator_raises_like_torch():
     for lib in (hookgrad, torch):
         with pytest.raises(RuntimeError):
             lib.Generator("cuda")
+
+
+@pytest.mark.parametrize("case", [
+    lambda L, a, b: L.normal(a, 1.5), lambda L, a, b: L.normal(0.5, b),
+    lambda L, a, b: L.normal(a, b), lambda L, a, b: L.bernoulli(b / 2),
+    lambda L, a, b: L.poisson(b * 3), lambda L, a, b: L.normal(a[:1], b),
+], ids=["mean", "std", "both", "bernoulli", "poisson", "broadcast"])
+def test_samples_of_tensor_parameters_carry_zero_gradients(case):
+    outcomes = []
+    for lib in (hookgrad, torch):
+        lib.manual_seed(0)
+        a = lib.zeros(4, requires_grad=True)
+        b = lib.ones(4, requires_grad=True)
+        result = case(lib, a, b)
+        result.sum().backward()
+        outcomes.append((result.detach().numpy().tobytes(), type(result.grad_fn).__name__,
+                         None if a.grad is None else a.grad.tolist(),
+                         None if b.grad is None else b.grad.tolist()))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_randint_calling_conventions():
+    assert_same_stream(lambda L: [L.randint(10, (3,)), L.randint(10, size=(3,)),
+                                  L.randint(high=5, size=(2,)), L.randint(2, 9, size=(2,)),
+                                  L.randint(low=1, high=4, size=(2,)), L.rand(size=(2, 2)),
+                                  L.randn(size=(3,))])

@@ -3,9 +3,9 @@
 After ``manual_seed(s)`` every function here returns what torch returns on the CPU after the
 same seed and the same calls, bit for bit in float32 and float64: the words come from torch's
 mt19937 (``_generator``), and ``_distributions`` turns them into samples the way torch's CPU
-kernels do. Elements are filled in torch's order: memory order for a tensor whose strides are
-permuted (``x.t().uniform_()``), and ``normal_`` on a non-contiguous tensor takes torch's scalar
-path. Fills are in-place ops with torch's node names; no gradient flows to the old values.
+kernels do. The in-place fills live in ``_random_fills``; here are the factories, ``normal``,
+``bernoulli``, ``multinomial`` and ``poisson``. A sample drawn from tensor parameters (``normal``
+with a tensor mean, ``bernoulli``, ``poisson``) carries a zero gradient to them, as in torch.
 """
 from __future__ import annotations
 
@@ -16,275 +16,11 @@ from .._generator import (Generator, default_generator, get_rng_state,  # noqa: 
                           initial_seed, manual_seed, resolve, seed, set_rng_state)
 from ..tensor import Tensor
 from . import _distributions as D
+from ._random_fills import (Bernoulli, BernoulliTensor, Normal, Random, Uniform,  # noqa: F401
+                            _check_std, _float_range, _fill, bernoulli_, cauchy_, exponential_,
+                            geometric_, log_normal_, normal_, random_, uniform_)
 from .creation import _finish, _float_dtype, _size
 from .elementwise import _Op, not_implemented
-
-
-# -- torch's fill order ----------------------------------------------------------------------
-def _in_fill_order(array: np.ndarray) -> np.ndarray:
-    """A view of ``array`` whose C order is the order torch's iterator visits its elements:
-    axes sorted from the largest stride to the smallest (ties keep their order)."""
-    axes = sorted(range(array.ndim), key=lambda axis: -abs(array.strides[axis]))
-    return array.transpose(axes)
-
-
-def _fill(array: np.ndarray, draw) -> np.ndarray:
-    """Write ``draw(count)`` into ``array`` in torch's order."""
-    view = _in_fill_order(array)
-    view[...] = np.asarray(draw(array.size)).reshape(view.shape)
-    return array
-
-
-def _contiguous(array: np.ndarray) -> bool:
-    return array.flags.c_contiguous
-
-
-# -- in-place fills (Tensor methods) ------------------------------------------------------------
-class _RandomFill(_Op):
-    _inplace = True
-    _kernel = ""  # torch's kernel name in the error for an unsupported dtype
-
-    @classmethod
-    def forward(cls, ctx, self, *args):
-        if self.dtype.kind != "f" and cls._kernel:
-            raise not_implemented(cls._kernel, self.dtype)
-        *params, generator = args
-        cls._draw(resolve(generator), self, *params)
-        return self
-
-    @staticmethod
-    def backward(ctx, grad):
-        return Tensor._make(np.zeros_like(grad._data))
-
-
-class Uniform(_RandomFill):
-    node_name = "UniformBackward0"
-    _kernel = "check_uniform_bounds"
-
-    @staticmethod
-    def _draw(generator, self, low, high):
-        _fill(self, lambda n: D.uniform(generator, n, self.dtype, low, high))
-
-
-class Normal(_RandomFill):
-    node_name = "NormalBackward0"
-    _kernel = "normal_kernel_cpu"
-
-    @staticmethod
-    def _draw(generator, self, mean, std):
-        contiguous = _contiguous(self)
-        _fill(self, lambda n: D.normal(generator, n, self.dtype, mean, std, contiguous))
-
-
-class Exponential(_RandomFill):
-    node_name = "ExponentialBackward0"
-    _kernel = "exponential_cpu"
-
-    @staticmethod
-    def _draw(generator, self, lambd):
-        _fill(self, lambda n: D.exponential(generator, n, lambd))
-
-
-class Cauchy(_RandomFill):
-    node_name = "CauchyBackward0"
-    _kernel = "cauchy_cpu"
-
-    @staticmethod
-    def _draw(generator, self, median, sigma):
-        _fill(self, lambda n: D.cauchy(generator, n, median, sigma))
-
-
-class LogNormal(_RandomFill):
-    node_name = "LogNormalBackward0"
-    _kernel = "log_normal_cpu"
-
-    @staticmethod
-    def _draw(generator, self, mean, std):
-        _fill(self, lambda n: D.log_normal(generator, n, mean, std))
-
-
-class Geometric(_RandomFill):
-    node_name = "GeometricBackward0"
-
-    @staticmethod
-    def _draw(generator, self, p):
-        _fill(self, lambda n: D.geometric(generator, n, p))
-
-
-class Bernoulli(_RandomFill):
-    node_name = "BernoulliBackward2"
-
-    @staticmethod
-    def _draw(generator, self, p):
-        _fill(self, lambda n: D.bernoulli_scalar(generator, n, p))
-
-
-class BernoulliTensor(_RandomFill):
-    node_name = "BernoulliBackward1"
-
-    @staticmethod
-    def _draw(generator, self, p):
-        try:
-            probabilities = np.broadcast_to(p, self.shape)
-        except ValueError:
-            raise RuntimeError(f"The size of tensor a ({self.shape[-1] if self.ndim else 1}) "
-                               f"must match the size of tensor b ({p.shape[-1]}) at "
-                               "non-singleton dimension") from None
-        axes = sorted(range(self.ndim), key=lambda axis: -abs(self.strides[axis]))
-        ordered = probabilities.transpose(axes)  # self's fill order, not p's
-        _fill(self, lambda n: D.bernoulli_tensor(generator, np.ascontiguousarray(ordered)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        return Tensor._make(np.zeros_like(grad._data)), None
-
-
-class Random(_RandomFill):
-    """integers drawn uniformly from [low, high), in self's dtype"""
-
-    node_name = "RandomBackward0"
-
-    @staticmethod
-    def _draw(generator, self, low, high):
-        if low == -(2 ** 63) and high == 2 ** 63:
-            _fill(self, lambda n: D.random_full_range(generator, n, self.dtype))
-        else:
-            _fill(self, lambda n: D.random_from_to(generator, n, self.dtype, low, high - low))
-
-
-class RandomTo(Random):
-    node_name = "RandomBackward1"
-
-
-class RandomFull(Random):
-    node_name = "RandomBackward2"
-
-    @staticmethod
-    def _draw(generator, self, low, high):
-        _fill(self, lambda n: D.random_default(generator, n, self.dtype))
-
-
-def _from(kwargs: dict, default):
-    return kwargs.pop("from", default)
-
-
-def uniform_(input: Tensor, from_: float = 0.0, to: float = 1.0, *, generator=None,
-             **kwargs) -> Tensor:
-    """Fill with U[from, to)."""
-    low = _from(kwargs, from_)
-    if low > to:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
-                           f"from={low} > to={to}")
-    return Uniform.apply(input, float(low), float(to), generator)
-
-
-def _check_std(std) -> None:
-    smallest = float(np.min(std)) if np.size(std) else 0.0
-    if smallest < 0:
-        shown = int(smallest) if smallest == int(smallest) else smallest
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {shown}")
-
-
-def normal_(input: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
-    """Fill with N(mean, std**2)."""
-    _check_std(std)
-    return Normal.apply(input, float(mean), float(std), generator)
-
-
-def exponential_(input: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
-    """Fill with Exp(lambd)."""
-    if not lambd > 0:
-        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    return Exponential.apply(input, float(lambd), generator)
-
-
-def cauchy_(input: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None
-            ) -> Tensor:
-    """Fill with Cauchy(median, sigma)."""
-    if not sigma > 0:
-        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
-    return Cauchy.apply(input, float(median), float(sigma), generator)
-
-
-def log_normal_(input: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None
-                ) -> Tensor:
-    """Fill with exp(N(mean, std**2))."""
-    if not std > 0:
-        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
-    return LogNormal.apply(input, float(mean), float(std), generator)
-
-
-def geometric_(input: Tensor, p: float, *, generator=None) -> Tensor:
-    """Fill with the number of Bernoulli(p) trials up to the first success."""
-    if not 0 < p < 1:
-        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
-    return Geometric.apply(input, float(p), generator)
-
-
-def bernoulli_(input: Tensor, p=0.5, *, generator=None) -> Tensor:
-    """Fill with 1 with probability ``p`` (a number, or a tensor broadcast to input), else 0."""
-    if isinstance(p, Tensor):
-        return BernoulliTensor.apply(input, p._data, generator)
-    if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-    return Bernoulli.apply(input, float(p), generator)
-
-
-def _random_top(dtype: np.dtype) -> int:
-    """random_(to=None) ends past the largest integer the dtype holds exactly."""
-    if dtype.kind == "f":
-        return 2 ** (np.finfo(dtype).nmant + 1) + 1
-    if dtype.kind == "b":
-        return 2
-    return int(np.iinfo(dtype).max) + 1
-
-
-_UNSET = object()
-
-
-def _float_range(low: int, high: int, np_dtype: np.dtype) -> tuple[int, int]:
-    """torch moves [low, high) inward for a float dtype until both ends survive the cast, so
-    no drawn integer rounds onto ``high``."""
-    if np_dtype.kind != "f":
-        return low, high
-    digits = np.finfo(np_dtype).nmant + 1
-    nearest_up = int(np_dtype.type(low + 1))
-    if nearest_up < low:
-        low = nearest_up + (1 << (abs(low + 1).bit_length() - 1 - digits + 1))
-    nearest_down = int(np_dtype.type(high - 1))
-    if nearest_down >= high:
-        high = nearest_down - (1 << (abs(high - 1).bit_length() - 1 - digits + 1))
-    if low >= high:
-        raise RuntimeError("random_ expects 'from' casted to dtype to be less than 'to' casted "
-                           f"to dtype, but got from={low} >= to={high}")
-    return low, high
-
-
-def random_(input: Tensor, from_=None, to=_UNSET, *, generator=None, **kwargs) -> Tensor:
-    """random_() fills [0, 2**mantissa] (floats) or [0, max] (integers); random_(to) fills
-    [0, to); random_(from, to) fills [from, to); random_(from, None) runs to the dtype's end."""
-    from_ = _from(kwargs, from_)
-    np_dtype = input._data.dtype
-    if from_ is None and to is _UNSET:
-        return RandomFull.apply(input, 0, _random_top(np_dtype), generator)
-    if to is _UNSET or (from_ is None and to is not None):
-        cls, low, high = RandomTo, 0, from_ if to is _UNSET else to
-    else:
-        cls, low, high = Random, 0 if from_ is None else from_, to
-        if high is None:
-            if low == -(2 ** 63):
-                high = 2 ** 63
-            elif np_dtype.kind == "f":
-                high = min(2 ** (np.finfo(np_dtype).nmant + 1), 2 ** 63 - 1) + 1
-            else:
-                high = _random_top(np_dtype)
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
-                           f"to={high}")
-    if cls is Random and to is not None:
-        low, high = _float_range(int(low), int(high), np_dtype)
-    return cls.apply(input, int(low), int(high), generator)
-
 
 
 # -- factories ----------------------------------------------------------------------------------
@@ -323,6 +59,8 @@ def randint(low=None, high=None, size=None, *, generator=None, out=None, dtype=N
     """Integers uniform on [low, high); ``randint(high, size)`` starts at 0."""
     if size is None:
         low, high, size = 0, low, high
+    elif high is None:  # randint(high, size=...)
+        low, high = 0, low
     if size is None or high is None:
         raise TypeError("randint() missing required arguments 'high' and 'size'")
     low = 0 if low is None else low
@@ -401,40 +139,90 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         return _finish(array, requires_grad)
     if std_tensor and std._data.size and float(np.min(std._data)) < 0:
         raise RuntimeError("normal expects all elements of std >= 0.0")
-    means = mean._data if mean_tensor else np.asarray(mean)
-    stds = std._data if std_tensor else np.asarray(std)
+    if not std_tensor:
+        _check_std(std)
+    cls = NormalTensorTensor if mean_tensor and std_tensor else (
+        NormalTensorFloat if mean_tensor else NormalFloatTensor)
+    return cls.apply(mean, std, generator)
+
+
+class _Sample(_Op):
+    """A draw whose parameters are tensors; torch defines its derivative as zero, so the
+    result requires grad when a parameter does and backward gives zeros."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        zero = Tensor._make(np.zeros_like(grad._data))
+        return tuple(zero if needs else None for needs in ctx.needs_input_grad)
+
+
+class NormalTensorFloat(_Sample):
+    node_name = "NormalBackward1"
+
+    @staticmethod
+    def forward(ctx, mean, std, generator):
+        return _normal_from(mean, std, generator)
+
+
+class NormalFloatTensor(NormalTensorFloat):
+    node_name = "NormalBackward2"
+
+
+class NormalTensorTensor(NormalTensorFloat):
+    node_name = "NormalBackward3"
+
+
+def _normal_from(mean, std, generator) -> np.ndarray:
+    """torch's order: N(0, 1) (or N(0, std) for a number std) into the result, in the tensor
+    parameter's dtype, then scaled by std and shifted by mean."""
+    means, stds = np.asarray(mean), np.asarray(std)
     try:
         shape = np.broadcast_shapes(means.shape, stds.shape)
     except ValueError:
         from ._util import broadcast_error
 
         raise broadcast_error("normal", means.shape, stds.shape) from None
-    np_dtype = (mean if mean_tensor else std)._data.dtype
+    np_dtype = (mean if isinstance(mean, np.ndarray) else std).dtype
     array = np.empty(shape, np_dtype)
-    if not std_tensor:
-        _check_std(std)
-        Normal._draw(generator, array, 0.0, float(std))
-        with np.errstate(all="ignore"):
-            return Tensor._make((array + means).astype(np_dtype))
-    Normal._draw(generator, array, 0.0, 1.0)
     with np.errstate(all="ignore"):
-        scaled = (array * stds).astype(np_dtype)
-        return Tensor._make((scaled + means).astype(np_dtype))
+        if not isinstance(std, np.ndarray):
+            Normal._draw(generator, array, 0.0, float(std))
+            return (array + means).astype(np_dtype)
+        Normal._draw(generator, array, 0.0, 1.0)
+        return ((array * stds).astype(np_dtype) + means).astype(np_dtype)
+
+
+class BernoulliSample(_Sample):
+    node_name = "BernoulliBackward0"
+
+    @staticmethod
+    def forward(ctx, probabilities, generator):
+        array = np.empty(probabilities.shape, probabilities.dtype)  # C order, as torch's
+        BernoulliTensor._draw(generator, array, probabilities)
+        return array
+
+
+class PoissonSample(_Sample):
+    node_name = "PoissonBackward0"
+
+    @staticmethod
+    def forward(ctx, rates, generator):
+        values = D.poisson(generator, np.ascontiguousarray(rates))  # a C-ordered result
+        return values.astype(rates.dtype).reshape(rates.shape)
 
 
 def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
     """1 with probability ``input`` (each element its own; or the number ``p``), else 0, in
     input's dtype (a C-ordered result, as torch's)."""
-    array = np.empty(input._data.shape, input._data.dtype)
     generator = resolve(generator)
     if p is None:
         if input._data.dtype.kind != "f":
             raise not_implemented("bernoulli_tensor_cpu_p_", input._data.dtype)
-        BernoulliTensor._draw(generator, array, input._data)
-    else:
-        if not 0 <= p <= 1:
-            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-        Bernoulli._draw(generator, array, float(p))
+        return BernoulliSample.apply(input, generator)
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    array = np.empty(input._data.shape, input._data.dtype)
+    Bernoulli._draw(generator, array, float(p))
     return Tensor._make(array)
 
 
@@ -486,8 +274,7 @@ def poisson(input: Tensor, generator=None) -> Tensor:
         raise not_implemented("poisson_cpu", rates.dtype)
     if rates.size and float(np.min(rates)) < 0:
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    values = D.poisson(resolve(generator), np.ascontiguousarray(rates))  # a C-ordered result
-    return Tensor._make(values.astype(rates.dtype).reshape(rates.shape))
+    return PoissonSample.apply(input, resolve(generator))
 
 
 METHODS = {"uniform_": uniform_, "normal_": normal_, "exponential_": exponential_,
