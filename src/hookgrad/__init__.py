@@ -19,11 +19,14 @@ from .nn.ops.aten import (addmm, baddbmm, batch_norm,  # noqa: E402
                           group_norm, layer_norm, max_pool2d)
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
-from .ops.creation import (arange, as_tensor, device, empty, empty_like, eye, from_numpy, full,
+from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,
                            full_like, linspace, ones, ones_like, tensor, zeros, zeros_like)
-from .ops.random import (bernoulli, default_generator, Generator, get_rng_state, initial_seed,
-                         manual_seed, multinomial, normal, rand, rand_like, randint, randint_like,
-                         randn, randn_like, randperm, seed, set_rng_state)
+from ._device import device, get_default_device, set_default_device
+from ._generator import (default_generator, Generator, get_rng_state, initial_seed,
+                         manual_seed, seed, set_rng_state)
+from .ops.random import (bernoulli, multinomial, normal, poisson, rand, rand_like, randint,
+                         randint_like, randn, randn_like, randperm)
+from . import backends, cuda, random
 from .ops.indexing import index_put
 from .ops.linalg import bmm, dot, einsum, matmul, mm, mv, norm
 from .ops.linalg import namespace as linalg

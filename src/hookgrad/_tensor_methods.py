@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _dtype
+from . import _device, _dtype
 from .autograd import engine, tensor_hooks
 from .autograd import views as autograd_views
 from .ops import (_base, activation, creation, gather_scatter, indexing, join, linalg, reduce,
@@ -20,6 +20,7 @@ from .ops import extra_math as X
 from .ops import inplace as I
 from .ops import masked as K
 from .ops import pointwise as pw
+from .ops import random as R
 from .ops import scans as C
 from .ops import searching as Q
 from .ops import sorting as S
@@ -37,8 +38,12 @@ def _to(self: Tensor, *args, **kwargs) -> Tensor:
     """to(dtype), to(device), to(other), to(device, dtype); copies only when the dtype changes."""
     dtype = kwargs.get("dtype")
     copy = kwargs.get("copy", False)
+    if kwargs.get("device") is not None:
+        _device.check(kwargs["device"])
     for arg in args:
-        if isinstance(arg, _dtype.dtype):
+        if isinstance(arg, (str, _device.device)):
+            _device.check(arg)
+        elif isinstance(arg, _dtype.dtype):
             dtype = arg
         elif isinstance(arg, np.dtype):  # the engine casts gradients with the input's np.dtype
             dtype = _dtype.from_numpy_dtype(arg)
@@ -174,7 +179,7 @@ METHODS = {
 }
 
 PROPERTIES = {
-    "grad_fn": autograd_views.grad_fn, "device": lambda self: creation.device("cpu"),
+    "grad_fn": autograd_views.grad_fn, "device": lambda self: _device.device("cpu"),
     "T": views.numpy_T, "mT": views.matrix_T,
     "real": lambda self: self,
 }
@@ -225,6 +230,7 @@ MORE_METHODS = {
     "index_fill_": K.index_fill_,
     # in place
     **I.METHODS,
+    **R.METHODS,
     "atan2_": _inplace_binary(B.Atan2, "atan2_"), "hypot_": _inplace_binary(B.Hypot, "hypot_"),
 }
 

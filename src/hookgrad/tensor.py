@@ -241,8 +241,13 @@ class Tensor:
     def cpu(self) -> "Tensor":
         return self
 
+    def get_device(self) -> int:
+        """-1: torch's answer for a CPU tensor."""
+        return -1
+
     def cuda(self, *args, **kwargs):
-        raise RuntimeError("hookgrad runs on the CPU only (Torch not compiled with CUDA enabled)")
+        """Raises torch's CPU-build error: there is no GPU to copy to."""
+        raise AssertionError("Torch not compiled with CUDA enabled")
 
     def __len__(self) -> int:
         if self._data.ndim == 0:

@@ -200,3 +200,31 @@ def test_inplace_activations_modify_their_input(rng, name, args):
         assert out is inner
         return out
     compare(fn, x)
+
+
+# -- dropout masks are torch's: bernoulli_(1 - p) from the default generator --------------------
+DROPOUTS = {
+    "dropout": lambda L, x: L.nn.functional.dropout(x, 0.3),
+    "dropout_transposed": lambda L, x: L.nn.functional.dropout(x.t(), 0.6),
+    "Dropout": lambda L, x: L.nn.Dropout(0.5)(x),
+    "dropout_inplace": lambda L, x: L.nn.functional.dropout(x.clone(), 0.2, inplace=True),
+    "dropout1d": lambda L, x: L.nn.functional.dropout1d(x.reshape(2, 3, 14), 0.4),
+    "dropout2d": lambda L, x: L.nn.functional.dropout2d(x.reshape(2, 3, 7, 2), 0.4),
+    "attention": lambda L, x: L.nn.functional.scaled_dot_product_attention(
+        x.reshape(1, 2, 7, 6), x.reshape(1, 2, 7, 6), x.reshape(1, 2, 7, 6), dropout_p=0.3),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", DROPOUTS)
+def test_dropout_masks_equal_torchs(name, dtype):
+    results = []
+    for lib in (hookgrad, torch):
+        lib.manual_seed(8)
+        x = lib.arange(84, dtype=getattr(lib, dtype)).reshape(12, 7) / 10
+        results.append((DROPOUTS[name](lib, x).numpy().copy(), lib.rand(2).numpy()))
+    (ours, ours_after), (theirs, theirs_after) = results
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+    np.testing.assert_array_equal(ours == 0, theirs == 0)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5 if dtype == "float32" else 1e-12)
+    assert ours_after.tobytes() == theirs_after.tobytes()

@@ -117,3 +117,65 @@ def test_kaiming_on_zero_elements_warns_like_torch():
     for fn, lib in ((init.kaiming_uniform_, hookgrad), (torch.nn.init.kaiming_uniform_, torch)):
         with pytest.warns(UserWarning, match="Initializing zero-element tensors is a no-op"):
             fn(lib.empty(0, 3))
+
+
+# -- exact values: torch's stream after the same seed -------------------------------------------
+INIT_CALLS = {
+    "uniform_": lambda init, t: init.uniform_(t, -0.5, 2.0),
+    "normal_": lambda init, t: init.normal_(t, 0.3, 2.0),
+    "xavier_uniform_": lambda init, t: init.xavier_uniform_(t, gain=1.5),
+    "xavier_normal_": lambda init, t: init.xavier_normal_(t),
+    "kaiming_uniform_": lambda init, t: init.kaiming_uniform_(t, a=math.sqrt(5)),
+    "kaiming_normal_": lambda init, t: init.kaiming_normal_(t, mode="fan_out", nonlinearity="relu"),
+    "trunc_normal_": lambda init, t: init.trunc_normal_(t, std=0.02),
+    "trunc_normal_narrow": lambda init, t: init.trunc_normal_(t, mean=0.0, std=1.0, a=1.0, b=1.3),
+    "sparse_": lambda init, t: init.sparse_(t.view(t.shape[0], -1), 0.3),
+}
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (20, 30), (4, 3, 2, 2)], ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", INIT_CALLS)
+def test_initialisers_equal_torchs_values(name, dtype, shape):
+    results = []
+    for lib in (hookgrad, torch):
+        lib.manual_seed(5)
+        tensor = lib.empty(shape, dtype=getattr(lib, dtype))
+        INIT_CALLS[name](lib.nn.init, tensor)
+        results.append((tensor.numpy().copy(), lib.rand(2).numpy()))
+    (ours, ours_after), (theirs, theirs_after) = results
+    assert ours.tobytes() == theirs.tobytes()
+    assert ours_after.tobytes() == theirs_after.tobytes()
+
+
+def test_orthogonal_uses_torchs_draws():
+    """Its normal draws are torch's; the QR factorisation runs in NumPy's LAPACK, so the values
+    agree to float32 rounding rather than bit for bit."""
+    results = []
+    for lib in (hookgrad, torch):
+        lib.manual_seed(2)
+        results.append(lib.nn.init.orthogonal_(lib.empty(6, 10)).numpy().copy())
+    np.testing.assert_allclose(results[0], results[1], rtol=0, atol=2e-6)
+
+
+LAYERS = [
+    ("Linear", (7, 5), {}), ("Linear", (40, 3), {"bias": False}), ("Conv1d", (3, 4, 3), {}),
+    ("Conv2d", (3, 8, 3), {"groups": 1}), ("ConvTranspose1d", (3, 4, 3), {}),
+    ("ConvTranspose2d", (4, 2, 3), {}), ("Embedding", (10, 4), {}), ("LayerNorm", (4,), {}),
+    ("BatchNorm1d", (4,), {}), ("MultiheadAttention", (8, 2), {}),
+    ("MultiheadAttention", (8, 2), {"kdim": 3, "vdim": 5, "add_bias_kv": True}),
+    ("TransformerEncoderLayer", (8, 2, 16), {}),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs", LAYERS, ids=lambda v: str(v))
+def test_default_initialisation_of_layers_equals_torchs(name, args, kwargs):
+    states = []
+    for lib in (hookgrad, torch):
+        lib.manual_seed(3)
+        layer = getattr(lib.nn, name)(*args, **kwargs)
+        states.append({key: value.detach().numpy().copy()
+                       for key, value in layer.state_dict().items()})
+    assert states[0].keys() == states[1].keys()
+    for key in states[1]:
+        assert states[0][key].tobytes() == states[1][key].tobytes(), key

@@ -321,3 +321,58 @@ def test_training_loop_over_a_loader_runs_end_to_end():
             optimizer.step()
         scheduler.step()
     np.testing.assert_allclose(weight.detach().numpy(), [[2.0], [-1.0]], atol=1e-3)
+
+
+# -- torch's order, not just a permutation -------------------------------------------------------
+def _epochs(lib, seed: int, **kwargs) -> list:
+    lib.manual_seed(seed)
+    dataset = lib.utils.data.TensorDataset(lib.arange(23))
+    loader = lib.utils.data.DataLoader(dataset, batch_size=4, shuffle=True, **kwargs)
+    epochs = [[batch.tolist() for (batch,) in loader] for _ in range(3)]
+    return epochs + [lib.randn(2).tolist()]
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_shuffled_epochs_equal_torchs_order(seed):
+    assert _epochs(hookgrad, seed) == _epochs(torch, seed)
+
+
+def test_shuffled_epochs_with_a_generator_equal_torchs():
+    ours = _epochs(hookgrad, 1, generator=hookgrad.Generator().manual_seed(9))
+    theirs = _epochs(torch, 1, generator=torch.Generator().manual_seed(9))
+    assert ours == theirs
+
+
+def test_random_samplers_equal_torchs_order():
+    results = []
+    for lib in (hookgrad, torch):
+        lib.manual_seed(4)
+        data = list(range(10))
+        results.append([list(lib.utils.data.RandomSampler(data)),
+                        list(lib.utils.data.RandomSampler(data, replacement=True,
+                                                          num_samples=40)),
+                        list(lib.utils.data.SubsetRandomSampler([3, 5, 7, 9]))])
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("lengths", [[0.7, 0.3], [5, 10, 8]], ids=str)
+def test_random_split_equals_torchs(lengths):
+    splits = []
+    for lib in (hookgrad, torch):
+        lib.manual_seed(2)
+        parts = lib.utils.data.random_split(range(23), lengths)
+        seeded = lib.utils.data.random_split(range(23), lengths,
+                                             generator=lib.Generator().manual_seed(42))
+        splits.append([list(part.indices) for part in parts + seeded])
+    assert splits[0] == splits[1]
+
+
+@pytest.mark.parametrize("replacement", [True, False])
+def test_weighted_random_sampler_equals_torchs(replacement):
+    draws = []
+    for lib in (hookgrad, torch):
+        lib.manual_seed(6)
+        sampler = lib.utils.data.WeightedRandomSampler([0.1, 0.9, 0.4, 0.0, 0.7], 4,
+                                                       replacement=replacement)
+        draws.append([list(sampler), list(sampler), len(sampler)])
+    assert draws[0] == draws[1]

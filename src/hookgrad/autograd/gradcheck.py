@@ -83,11 +83,12 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
                   **kwargs) -> bool:
     """gradcheck of the function that maps inputs to their gradients (second derivatives)."""
     inputs = _tensors(inputs)
-    rng = np.random.default_rng(0)
     outputs = _outputs(func, inputs)
-    if grad_outputs is None:
-        grad_outputs = tuple(Tensor._make(rng.standard_normal(o._data.shape).astype(
-            o._data.dtype), requires_grad=True) for o in outputs)
+    if grad_outputs is None:  # torch's make_tensor(low=-1, high=1): uniform_ on its stream
+        grad_outputs = tuple(
+            Tensor._make(np.empty(o._data.shape, o._data.dtype if o._data.dtype.kind == "f"
+                                  else np.float64)).uniform_(-1, 1).requires_grad_()
+            for o in outputs if o.requires_grad)
     differentiable = [t for t in inputs if getattr(t, "requires_grad", False)]
 
     def first_order(*args):

@@ -1,8 +1,9 @@
 """torch.nn.init: fill a tensor in place from torch's distributions.
 
 Every function writes through ``copy_`` under ``no_grad``, so a Parameter keeps its identity, its
-version counter is bumped, and no graph is recorded. Random draws come from hookgrad's generator
-(the default one, or ``generator=``); the distributions are torch's, the streams are not.
+version counter is bumped, and no graph is recorded. Random draws are torch's: the same calls on
+the tensor itself (``uniform_``, ``normal_``) in torch's order, so after ``manual_seed`` every
+initialiser, and hence every layer's default initialisation, gives torch's values.
 """
 from __future__ import annotations
 
@@ -12,28 +13,18 @@ from typing import Optional
 
 import numpy as np
 
-from .. import _dtype
 from ..autograd.grad_mode import no_grad
-from ..ops.random import rand, randn
 from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
-           "kaiming_normal_", "orthogonal_"]
+           "kaiming_normal_", "orthogonal_", "sparse_"]
 
 
 def _write(tensor: Tensor, values: np.ndarray) -> Tensor:
     with no_grad():
         tensor.copy_(Tensor._make(np.asarray(values).astype(tensor._data.dtype, copy=False)))
     return tensor
-
-
-def _uniform(shape: tuple, generator) -> np.ndarray:
-    return rand(shape, generator=generator, dtype=_dtype.float64)._data
-
-
-def _normal(shape: tuple, generator) -> np.ndarray:
-    return randn(shape, generator=generator, dtype=_dtype.float64)._data
 
 
 def calculate_gain(nonlinearity: str, param: Optional[float] = None) -> float:
@@ -78,28 +69,63 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """U(a, b)"""
-    return _write(tensor, a + (b - a) * _uniform(tuple(tensor.shape), generator))
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """N(mean, std^2)"""
-    return _write(tensor, mean + std * _normal(tuple(tensor.shape), generator))
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator=None) -> Tensor:
-    """N(mean, std^2) restricted to [a, b] (a and b are values, not numbers of stds); drawn by
-    rejection, one vectorised round per pass."""
+    """N(mean, std^2) restricted to [a, b] (values, not numbers of stds), by torch's rejection
+    sampling: redraw whole normal tensors while more than 30% of the mass is inside, else
+    uniform proposals on [a, b] accepted against the normal's log-density."""
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
                       "distribution of values may be incorrect.", stacklevel=2)
-    shape = tuple(tensor.shape)
-    values = mean + std * _normal(shape, generator)
-    outside = (values < a) | (values > b)
-    while outside.any():
-        values[outside] = mean + std * _normal((int(outside.sum()),), generator)
-        outside = (values < a) | (values > b)
-    return _write(tensor, values)
+    from .. import empty_like, where
+
+    def norm_cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    with no_grad():
+        if norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std) > 0.3:
+            low = float(np.asarray(a, tensor._data.dtype))
+            high = float(np.asarray(b, tensor._data.dtype))
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                outside = (result < low) | (result > high)
+                if not outside.any():
+                    break
+                fresh = empty_like(result).normal_(mean, std, generator=generator)
+                result = where(outside, fresh, result)
+            if result is not tensor:
+                tensor.copy_(result)
+            return tensor
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+        candidates = empty_like(tensor)
+        accept = empty_like(tensor)
+        tensor.uniform_(a, b, generator=generator)
+        candidates.copy_(tensor)
+        candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+        pending = accept.uniform_(generator=generator).log_().gt(candidates)
+        if pending.any():
+            result = tensor
+            while True:
+                candidates.uniform_(a, b, generator=generator)
+                result = where(pending, candidates, result)
+                candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+                pending = where(pending, accept.uniform_(generator=generator).log_()
+                                .gt(candidates), pending)
+                if not pending.any():
+                    break
+            tensor.copy_(result)
+        return tensor
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -125,7 +151,8 @@ def eye_(tensor: Tensor) -> Tensor:
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """U(-a, a) with a = gain sqrt(6 / (fan_in + fan_out))"""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    bound = math.sqrt(3.0) * gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    bound = math.sqrt(3.0) * std  # torch's order of products, so the bound rounds the same
     return uniform_(tensor, -bound, bound, generator)
 
 
@@ -171,7 +198,11 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = _normal((rows, cols), generator)
+    from .. import empty
+
+    with no_grad():
+        flat = empty((rows, cols), dtype=tensor.dtype).normal_(0, 1, generator=generator)
+    flat = flat._data
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
@@ -179,3 +210,19 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     if rows < cols:
         q = q.T
     return _write(tensor, gain * q.reshape(tuple(tensor.shape)))
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """N(0, std^2), then in each column a ``ceil(sparsity * rows)`` random rows set to zero (the
+    rows come from the default generator, as in torch)."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    from .. import randperm
+
+    rows, cols = tensor.shape
+    zeros_per_column = math.ceil(sparsity * rows)
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for column in range(cols):  # one permutation per column, in torch's order
+            tensor[randperm(rows)[:zeros_per_column], column] = 0
+    return tensor

@@ -1,7 +1,8 @@
-"""Tensor factories with torch's dtype inference and errors (random factories: ``random.py``).
+"""Tensor factories with torch's dtype inference and errors (random ones: ``random.py``).
 
 ``tensor([...])`` promotes over its elements as torch does: a Python float gives the default
-dtype, an int int64, a bool bool, a NumPy scalar or one-element tensor its own dtype.
+dtype, an int int64, a bool bool, a NumPy scalar or one-element tensor its own dtype. A
+``device`` other than the CPU raises torch's error (``_device.check``).
 """
 from __future__ import annotations
 
@@ -10,32 +11,8 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype
+from .. import _device, _dtype
 from ..tensor import Tensor
-
-
-class device:
-    """Only ``cpu`` exists here; kept so ``tensor.to(device)`` code runs unchanged."""
-
-    __slots__ = ("index", "type")
-
-    def __init__(self, type: str = "cpu", index: int | None = None):
-        if isinstance(type, device):
-            type, index = type.type, type.index
-        self.type = str(type).split(":")[0]
-        self.index = index
-
-    def __repr__(self) -> str:
-        return f"device(type='{self.type}')"
-
-    def __str__(self) -> str:
-        return self.type
-
-    def __eq__(self, other) -> bool:
-        return str(self) == str(other)
-
-    def __hash__(self) -> int:
-        return hash(self.type)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -164,6 +141,7 @@ def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
     """A new tensor that owns a copy of ``data`` (nested sequences, numbers, arrays, tensors)."""
+    _device.check(device)
     if isinstance(data, Tensor):
         warnings.warn(_COPY_WARNING, UserWarning, stacklevel=2)
     return _finish(_to_array(data, dtype), requires_grad)
@@ -172,6 +150,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """Shares memory with a NumPy array (or returns the tensor itself) when no conversion is
     needed; otherwise a new tensor as ``tensor`` makes it."""
+    _device.check(device)
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype is dtype else data.to(dtype)
     if isinstance(data, np.ndarray) and data.dtype in _dtype._FROM_NUMPY and (
@@ -222,17 +201,20 @@ def _float_dtype(dtype) -> np.dtype:
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None,
           layout=None) -> Tensor:
+    _device.check(device)
     shape = _size(size, "zeros", "zeros: Dimension size must be non-negative.")
     return _finish(np.zeros(shape, _float_dtype(dtype)), requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None,
          layout=None) -> Tensor:
+    _device.check(device)
     return _finish(np.ones(_size(size, "ones"), _float_dtype(dtype)), requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
     """Uninitialised in torch; zeros here, so nothing depends on leftover memory."""
+    _device.check(device)
     return _finish(np.zeros(_size(size, "empty"), _float_dtype(dtype)), requires_grad)
 
 
@@ -253,6 +235,7 @@ def _filled(shape: tuple, value, np_dtype: np.dtype) -> np.ndarray:
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (its dtype if ``dtype`` is not given)."""
+    _device.check(device)
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
@@ -268,21 +251,25 @@ def _like(input: Tensor, dtype) -> np.dtype:
 
 def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
                memory_format=None, layout=None) -> Tensor:
+    _device.check(device)
     return _finish(np.zeros(input._data.shape, _like(input, dtype)), requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
               memory_format=None, layout=None) -> Tensor:
+    _device.check(device)
     return _finish(np.ones(input._data.shape, _like(input, dtype)), requires_grad)
 
 
 def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
                memory_format=None, layout=None) -> Tensor:
+    _device.check(device)
     return _finish(np.zeros(input._data.shape, _like(input, dtype)), requires_grad)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None,
               requires_grad: bool = False, memory_format=None, layout=None) -> Tensor:
+    _device.check(device)
     array = _filled(input._data.shape, _fill_value(fill_value), _like(input, dtype))
     return _finish(array, requires_grad)
 
@@ -294,6 +281,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
            requires_grad: bool = False, out=None) -> Tensor:
     """start, start + step, ... below end: ceil((end - start) / step) values, each computed as
     start + i * step in double precision and then cast (so float steps never drift)."""
+    _device.check(device)
     if end is None:
         start, end = 0, start
     start, end, step = (_fill_value(v) for v in (start, end, step))
@@ -322,6 +310,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values; like torch, the first half counts up from ``start`` and
     the second half down from ``end``, in the output's precision."""
+    _device.check(device)
     start, end = _fill_value(start), _fill_value(end)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -343,6 +332,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
+    _device.check(device)
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is not None and m < 0:

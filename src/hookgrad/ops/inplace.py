@@ -1,5 +1,6 @@
 """In-place ops: the binary ones (add_, sub_, mul_, div_), the in-place forms of the unary and
-other ops (exp_, clamp_, pow_, lerp_ ...), random fills, and the masked and indexed updates.
+other ops (exp_, clamp_, pow_, lerp_ ...), and the masked and indexed updates (random fills live
+with the random draws, in ``_random_fills``).
 
 An in-place op's forward writes its result into self. What it saves follows torch: a saved
 ``result`` is self after the update; a saved ``self`` is a clone taken before the update
@@ -15,9 +16,8 @@ from ..tensor import Tensor
 from . import binary_math as B
 from . import extra_math as X
 from . import unary as U
-from .random import _check_std, _rng
 from ._base import (arithmetic, as_operand, _binary_apply, check_inplace_cast,
-                    _check_inplace_shape, _check_sub, not_implemented, Op, Original, promote)
+                    _check_inplace_shape, _check_sub, Op, Original, promote)
 from .arithmetic import Add, _add_scaled, Div, Mul, Pow, PowTensor, Sub, _true_dtype
 
 _INPLACE: dict = {}
@@ -132,147 +132,6 @@ METHODS.update({
     "logit_": logit_, "nan_to_num_": nan_to_num_, "fmod_": fmod_,
     "lerp_": lerp_, "addcmul_": addcmul_, "addcdiv_": addcdiv_,
 })
-
-
-# ---------------------------------------------------------------------------------------------
-# random fills: no gradient flows to the old value
-# ---------------------------------------------------------------------------------------------
-class _RandomFill(Op):
-    _inplace = True
-    _kernel = ""
-
-    @classmethod
-    def forward(cls, ctx, self, *args):
-        if self.dtype.kind != "f" and cls._kernel:
-            raise not_implemented(cls._kernel, self.dtype)
-        *params, generator = args
-        self[...] = cls._draw(_rng(generator), self.shape, *params)
-        return self
-
-    @staticmethod
-    def backward(ctx, grad):
-        return Tensor._make(np.zeros_like(grad._data))
-
-
-class Uniform(_RandomFill):
-    node_name = "UniformBackward0"
-    _kernel = "check_uniform_bounds"
-
-    @staticmethod
-    def _draw(rng, shape, low, high):
-        return low + (high - low) * rng.random(shape)
-
-
-class Normal(_RandomFill):
-    node_name = "NormalBackward0"
-    _kernel = "normal_kernel_cpu"
-
-    @staticmethod
-    def _draw(rng, shape, mean, std):
-        return mean + std * rng.standard_normal(shape)
-
-
-class Exponential(_RandomFill):
-    node_name = "ExponentialBackward0"
-    _kernel = "exponential_cpu"
-
-    @staticmethod
-    def _draw(rng, shape, lambd):
-        return rng.exponential(1.0 / lambd, shape)
-
-
-class Bernoulli(_RandomFill):
-    node_name = "BernoulliBackward2"
-
-    @staticmethod
-    def _draw(rng, shape, p):
-        return rng.random(shape) < p
-
-
-class BernoulliTensor(Bernoulli):
-    node_name = "BernoulliBackward1"
-
-    @classmethod
-    def forward(cls, ctx, self, p, generator):
-        return Bernoulli.forward.__func__(cls, ctx, self, p, generator)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return Tensor._make(np.zeros_like(grad._data)), None
-
-
-class Random(_RandomFill):
-    """integers drawn uniformly from [low, high), in self's dtype"""
-
-    node_name = "RandomBackward0"
-
-    @staticmethod
-    def _draw(rng, shape, low, high):
-        return rng.integers(low, high, shape)
-
-
-class RandomTo(Random):
-    node_name = "RandomBackward1"
-
-
-class RandomFull(Random):
-    node_name = "RandomBackward2"
-
-
-def _random_top(dtype: np.dtype) -> int:
-    """random_() draws from [0, 2^mantissa] for floats, [0, max] for integers"""
-    if dtype.kind == "f":
-        return 2 ** (np.finfo(dtype).nmant + 1) + 1
-    if dtype.kind == "b":
-        return 2
-    return int(np.iinfo(dtype).max) + 1
-
-
-def random_(input: Tensor, from_=None, to=None, *, generator=None, **kwargs) -> Tensor:
-    """random_(), random_(to) or random_(from, to)"""
-    low = kwargs.pop("from", from_)
-    if low is not None and to is None:
-        cls, low, high = RandomTo, 0, low
-    elif low is None and to is None:
-        cls, low, high = RandomFull, 0, _random_top(input._data.dtype)
-    else:
-        cls, low, high = Random, 0 if low is None else low, to
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
-                           f"to={high}")
-    return cls.apply(input, low, high, generator)
-
-
-def uniform_(input: Tensor, from_: float = 0.0, to: float = 1.0, *, generator=None,
-             **kwargs) -> Tensor:
-    low = kwargs.pop("from", from_)
-    if low > to:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
-                           f"from={low} > to={to}")
-    return Uniform.apply(input, low, to, generator)
-
-
-def normal_(input: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
-    _check_std(std)
-    return Normal.apply(input, mean, std, generator)
-
-
-def exponential_(input: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
-    if not lambd > 0:
-        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    return Exponential.apply(input, lambd, generator)
-
-
-def bernoulli_(input: Tensor, p=0.5, *, generator=None) -> Tensor:
-    if isinstance(p, Tensor):
-        return BernoulliTensor.apply(input, p._data, generator)
-    if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-    return Bernoulli.apply(input, p, generator)
-
-
-METHODS.update({"uniform_": uniform_, "normal_": normal_, "exponential_": exponential_,
-                "bernoulli_": bernoulli_, "random_": random_})
 
 
 # ---------------------------------------------------------------------------------------------

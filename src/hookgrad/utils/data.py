@@ -18,15 +18,16 @@ from typing import Any, Callable, Generic, Iterable, Iterator, Optional, Sequenc
 import numpy as np
 
 from .. import _dtype
+from .. import _generator
 from ..ops import creation
-from ..ops import random as random_ops
+from ..ops import random as _random
 from ..ops.join import stack
 from ..tensor import Tensor
 
 __all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
            "RandomSampler", "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler",
-           "TensorDataset", "default_collate", "default_convert", "get_worker_info",
-           "random_split"]
+           "TensorDataset", "WeightedRandomSampler", "default_collate", "default_convert",
+           "get_worker_info", "random_split"]
 
 T = TypeVar("T")
 
@@ -128,7 +129,7 @@ def random_split(dataset: Dataset, lengths: Sequence, generator=None) -> list:
                               "empty dataset.", stacklevel=2)
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    order = random_ops.randperm(sum(lengths), generator=generator).tolist()
+    order = _random.randperm(sum(lengths), generator=generator).tolist()
     ends = itertools.accumulate(lengths)
     return [Subset(dataset, order[end - length:end]) for end, length in zip(ends, lengths)]
 
@@ -156,12 +157,15 @@ class SequentialSampler(Sampler[int]):
     def __iter__(self) -> Iterator[int]:
         return iter(range(len(self.data_source)))
 
+def _draw_seed(generator=None) -> int:
+    """torch's ``empty((), dtype=int64).random_(generator=generator).item()``."""
+    return int(creation.empty((), dtype=_dtype.int64).random_(generator=generator).item())
 
-def _fresh_generator() -> random_ops.Generator:
-    """A generator seeded from the default one, so ``manual_seed`` fixes every epoch's order
-    while each epoch still differs (torch's RandomSampler does the same)."""
-    seed = int(random_ops.randint(0, 2 ** 62, (1,)).item())
-    return random_ops.Generator().manual_seed(seed)
+
+def _fresh_generator() -> _generator.Generator:
+    """A generator seeded from the default one when the pass starts, so ``manual_seed`` fixes
+    every epoch's order while each epoch still differs (torch's RandomSampler does the same)."""
+    return _generator.Generator().manual_seed(_draw_seed())
 
 
 class RandomSampler(Sampler[int]):
@@ -187,13 +191,42 @@ class RandomSampler(Sampler[int]):
         generator = self.generator if self.generator is not None else _fresh_generator()
         if self.replacement:
             for _ in range(self.num_samples // 32):
-                yield from random_ops.randint(0, n, (32,), generator=generator).tolist()
-            yield from random_ops.randint(0, n, (self.num_samples % 32,),
+                yield from _random.randint(0, n, (32,), generator=generator).tolist()
+            yield from _random.randint(0, n, (self.num_samples % 32,),
                                         generator=generator).tolist()
         else:
             for _ in range(self.num_samples // n):
-                yield from random_ops.randperm(n, generator=generator).tolist()
-            yield from random_ops.randperm(n, generator=generator).tolist()[:self.num_samples % n]
+                yield from _random.randperm(n, generator=generator).tolist()
+            yield from _random.randperm(n, generator=generator).tolist()[:self.num_samples % n]
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class WeightedRandomSampler(Sampler[int]):
+    """``num_samples`` indices drawn by ``weights`` (float64), through ``multinomial``."""
+
+    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
+                 generator=None) -> None:
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or \
+                num_samples <= 0:
+            raise ValueError("num_samples should be a positive integer value, but got "
+                             f"num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError("replacement should be a boolean value, but got "
+                             f"replacement={replacement}")
+        weights = creation.as_tensor(weights, dtype=_dtype.float64)
+        if weights.ndim != 1:
+            raise ValueError("weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(weights.shape)}")
+        self.weights = weights
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        yield from _random.multinomial(self.weights, self.num_samples, self.replacement,
+                                       generator=self.generator).tolist()
 
     def __len__(self) -> int:
         return self.num_samples
@@ -207,7 +240,7 @@ class SubsetRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        for i in random_ops.randperm(len(self.indices), generator=self.generator).tolist():
+        for i in _random.randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
     def __len__(self) -> int:
@@ -409,6 +442,9 @@ class DataLoader(Generic[T]):
         return self.batch_sampler is not None or (self._iterable and self.batch_size is not None)
 
     def __iter__(self) -> Iterator:
+        # torch's iterator draws its workers' base seed when it is made, before the sampler's
+        # first draw; the draw is kept so both libraries' streams stay in step.
+        self._base_seed = _draw_seed(self.generator)
         if self._iterable:
             return self._iterate_stream()
         return self._iterate_map()

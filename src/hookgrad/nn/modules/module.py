@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterator, List, Optional, Set, Tuple, Union
 from ... import _dtype
 from ...autograd import grad_mode
 from ...autograd.graph import legacy_type_name
-from ...ops.creation import device
+from ..._device import check as check_device, device
 from ...tensor import Tensor
 from ..parameter import Buffer, Parameter, buffer_persistent
 from ._module_hooks import (  # noqa: F401  (torch's home of the global hooks)
@@ -411,8 +411,7 @@ class Module(HooksMixin, StateDictMixin):
             elif isinstance(arg, Tensor):
                 dtype = arg.dtype
             elif isinstance(arg, (str, device)):
-                if str(arg).split(":")[0] != "cpu":
-                    raise AssertionError("Torch not compiled with CUDA enabled")
+                check_device(arg)
             else:
                 raise TypeError("to() received an invalid combination of arguments - got "
                                 f"({', '.join(type(a).__name__ for a in args)})")

@@ -1,18 +1,21 @@
-"""dropout, dropout1d, dropout2d: a random keep-mask from hookgrad's generator, multiplied in
-(so the saved tensor is the scaled noise, as torch's MulBackward0 keeps it)."""
+"""dropout, dropout1d, dropout2d: torch's keep-mask (``bernoulli_(1 - p)`` on the default
+generator, so the masks equal torch's for the same seed), multiplied in (so the saved tensor is
+the scaled noise, as torch's MulBackward0 keeps it)."""
 from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype
-from ...ops.random import rand
+from ..._generator import default_generator
+from ...ops.random import Bernoulli
 from ...tensor import Tensor
 
 
-def _noise(shape: tuple, p: float, dtype: np.dtype) -> Tensor:
-    """Bernoulli(1 - p) keep-mask scaled by 1 / (1 - p), from hookgrad's generator."""
-    keep = rand(shape, dtype=_dtype.float64)._data < (1 - p)
-    return Tensor._make((keep / (1 - p)).astype(dtype))
+def _noise(array: np.ndarray, p: float) -> Tensor:
+    """``array`` (an empty buffer, in the layout torch's would have) filled by
+    ``bernoulli_(1 - p)`` from the default generator, then divided by 1 - p in its dtype."""
+    Bernoulli._draw(default_generator, array, 1.0 - p)
+    with np.errstate(all="ignore"):
+        return Tensor._make(array / array.dtype.type(1.0 - p))
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
@@ -26,7 +29,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     if p == 1.0:
         noise = Tensor._make(np.zeros((), input._data.dtype))
     else:
-        noise = _noise(tuple(input.shape), p, input._data.dtype)
+        noise = _noise(np.empty_like(input._data), p)
     return input.mul_(noise) if inplace else input * noise
 
 
@@ -38,7 +41,7 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, nd:
     batched = input.ndim == nd + 2
     shape = tuple(input.shape[:2] if batched else input.shape[:1]) + (1,) * nd
     noise = (Tensor._make(np.zeros(shape, input._data.dtype)) if p == 1.0
-             else _noise(shape, p, input._data.dtype))
+             else _noise(np.empty(shape, input._data.dtype), p))
     return input.mul_(noise) if inplace else input * noise
 
 
