@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--threads", type=int, nargs="+", default=[1], choices=(1, 2),
                         help="BLAS/OpenMP threads of every framework; several give one table each")
-    parser.add_argument("--rounds", type=int, default=7, help="interleaved samples per workload")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved samples per workload")
     parser.add_argument("--sample", type=float, default=0.1, help="seconds per timed sample")
     parser.add_argument("--workloads", nargs="+", default=list(workloads.WORKLOADS),
                         choices=list(workloads.WORKLOADS))
