@@ -24,8 +24,13 @@ test: $(VENV)/.test-installed
 demo: $(VENV)/.demo-installed
 	$(VENV)/bin/hookgrad demo
 
-bench: $(VENV)/.test-installed
-	$(PY) benchmarks/overhead.py
+# hookgrad against torch and MyGrad (the bench extra), 1 and 2 threads; a few minutes
+$(VENV)/.bench-installed: pyproject.toml $(VENV)/.test-installed
+	$(PIP) install -q -e '.[test,demo,bench]'
+	touch $@
+
+bench: $(VENV)/.bench-installed
+	$(PY) benchmarks/compare.py --threads 1 2 --json bench.json
 
 clean:
-	rm -rf $(VENV) demo-output
+	rm -rf $(VENV) demo-output bench.json

@@ -66,13 +66,35 @@ def _columns(x: np.ndarray, kernel: Ints, out: Ints, stride: Ints, padding: Ints
     return columns.reshape(x.shape[0], groups, -1, math.prod(out))
 
 
+def _batch_columns(x: np.ndarray, kernel: Ints, out: Ints, stride: Ints, padding: Ints,
+                   dilation: Ints, groups: int) -> np.ndarray:
+    """im2col with the batch folded into the columns: (groups, C/groups * prod(kernel),
+    N * prod(out)), so one GEMM per group covers the whole batch."""
+    nd = len(kernel)
+    view = windows(_pad(x, padding), out, kernel, stride, dilation)
+    order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
+    columns = np.ascontiguousarray(view.transpose(order))
+    return columns.reshape(groups, -1, x.shape[0] * math.prod(out))
+
+
+# OpenBLAS runs a GEMM on one thread when M * N * K is at most 4 * 65536 (its
+# GEMM_MULTITHREAD_THRESHOLD times SMP_THRESHOLD_MIN). A stack of GEMMs above that size hands
+# each one to the threads in turn, which with 2 threads was up to 10x slower than 1 on a busy
+# machine; one GEMM over the whole batch pays that hand-off once.
+SINGLE_THREAD_GEMM = 4 * 65536
+
+
 def correlate(x: np.ndarray, weight: np.ndarray, stride: Ints, padding: Ints, dilation: Ints,
               groups: int) -> np.ndarray:
     """y[n, o] = sum_{c, k} x_pad[n, c, s*i + d*k] w[o, c, k]  (torch's conv forward)."""
     kernel = weight.shape[2:]
     out = output_size(x.shape[2:], kernel, stride, padding, dilation)
-    columns = _columns(x, kernel, out, stride, padding, dilation, groups)
     matrix = weight.reshape(groups, weight.shape[0] // groups, -1)
+    if matrix.shape[1] * matrix.shape[2] * math.prod(out) > SINGLE_THREAD_GEMM:
+        columns = _batch_columns(x, kernel, out, stride, padding, dilation, groups)
+        result = np.matmul(matrix, columns).reshape(weight.shape[0], x.shape[0], -1)
+        return result.swapaxes(0, 1).reshape((x.shape[0], weight.shape[0]) + out)
+    columns = _columns(x, kernel, out, stride, padding, dilation, groups)
     if groups == 1:
         result = np.matmul(matrix[0], columns[:, 0])
     else:
@@ -111,12 +133,20 @@ def _col2im(grad, weight, size, stride, padding, dilation, groups) -> np.ndarray
     kernel = weight.shape[2:]
     channels = weight.shape[1] * groups
     matrix = weight.reshape(groups, out_channels // groups, -1)
-    flat = grad.reshape(n, groups, out_channels // groups, math.prod(out))
-    if groups == 1:
-        columns = np.matmul(matrix[0].T, flat[:, 0])
-    else:
+    if matrix.shape[1] * matrix.shape[2] * math.prod(out) > SINGLE_THREAD_GEMM:
+        # one GEMM per group over the whole batch; the columns come out as (C, *k, N, *out)
+        flat = np.ascontiguousarray(grad.reshape(n, groups, out_channels // groups, -1)
+                                    .transpose(1, 2, 0, 3)).reshape(groups, -1, n * math.prod(out))
         columns = np.matmul(matrix.transpose(0, 2, 1), flat)
-    columns = columns.reshape((n, channels) + tuple(kernel) + tuple(out))
+        columns = columns.reshape((channels,) + tuple(kernel) + (n,) + tuple(out))
+        columns = np.moveaxis(columns, 1 + len(kernel), 0)
+    else:
+        flat = grad.reshape(n, groups, out_channels // groups, math.prod(out))
+        if groups == 1:
+            columns = np.matmul(matrix[0].T, flat[:, 0])
+        else:
+            columns = np.matmul(matrix.transpose(0, 2, 1), flat)
+        columns = columns.reshape((n, channels) + tuple(kernel) + tuple(out))
     padded = np.zeros((n, channels) + tuple(s + 2 * p for s, p in zip(size, padding)),
                       grad.dtype)
     every = (slice(None), slice(None))
@@ -133,10 +163,7 @@ def correlate_weight_grad(x: np.ndarray, grad: np.ndarray, kernel: Ints, stride:
     one GEMM per group over columns laid out (group, C/g * k, N * out)."""
     n, out_channels = grad.shape[:2]
     out = grad.shape[2:]
-    nd = len(kernel)
-    view = windows(_pad(x, padding), out, kernel, stride, dilation)
-    order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
-    columns = np.ascontiguousarray(view.transpose(order)).reshape(groups, -1, n * math.prod(out))
+    columns = _batch_columns(x, kernel, out, stride, padding, dilation, groups)
     flat = np.ascontiguousarray(grad.reshape(n, groups, out_channels // groups, -1)
                                 .transpose(1, 2, 0, 3)).reshape(groups, out_channels // groups, -1)
     result = np.matmul(flat, columns.transpose(0, 2, 1))

@@ -78,13 +78,26 @@ class MaxPoolWithIndices(Op):
         nd = len(kernel)
         size = self.shape[-nd:]
         out = pooled_size(size, kernel, stride, padding, dilation, ceil_mode)
+        ctx.self_shape = self.shape
+        ctx.nd = nd
+        ctx.kernel = kernel
+        ctx.tiled = _tiles(self, out, kernel, stride, padding, dilation)
+        if ctx.tiled:
+            result, indices = _tile_max(self, out, kernel)
+            ctx.save_for_backward(self, indices)
+            return result, indices
         padded = _padded(self, out, kernel, stride, padding, dilation, _lowest(self.dtype))
         lead = self.ndim - nd
         view = windows(padded.reshape((-1, 1) + padded.shape[lead:]), out, kernel, stride,
                        dilation)
         flat = view.reshape(view.shape[:2 + nd] + (-1,))
-        local = np.argmax(flat, axis=-1)  # first maximum, and NaN wins, as in torch
+        local = np.argmax(flat, axis=-1)  # the first maximum, as in torch
         result = np.take_along_axis(flat, local[..., None], axis=-1)[..., 0]
+        if self.dtype.kind == "f" and np.isnan(result).any():
+            # a NaN wins, and of several torch reports the last (it also takes `val != val`)
+            nan = np.isnan(flat)
+            last = flat.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+            local = np.where(nan.any(axis=-1), last, local)
         # local kernel index -> input coordinates -> flat index within one plane; a window
         # whose max is the padding value reports its first in-bounds position, as torch does
         offsets = np.unravel_index(local, kernel)
@@ -100,16 +113,91 @@ class MaxPoolWithIndices(Op):
         shape = self.shape[:lead] + out
         result = result.reshape(shape)
         indices = index.reshape(shape)
-        ctx.self_shape = self.shape
-        ctx.nd = nd
         ctx.save_for_backward(self, indices)
         return result, indices
 
     @staticmethod
     def backward(ctx, grad, _grad_indices=None):
         _self, indices = ctx.saved_tensors
+        if ctx.tiled:
+            return MaxPoolTileScatter.apply(grad, indices._data, ctx.self_shape, ctx.kernel)
         return MaxPoolScatter.apply(grad, _flat_indices(indices._data, ctx.self_shape, ctx.nd),
                                     ctx.self_shape)
+
+
+# The common geometry (stride = kernel, no padding or dilation, every window inside the input,
+# e.g. 2x2 stride 2) tiles the input, so the windows are the kernel's strided slices of a
+# reshape: a max over prod(kernel) slices replaces the window copy and argmax of the general path.
+def _tiles(x: np.ndarray, out: Ints, kernel: Ints, stride: Ints, padding: Ints,
+           dilation: Ints) -> bool:
+    nd = len(kernel)
+    return (x.size > 0 and tuple(kernel) == tuple(stride) and not any(padding)
+            and all(d == 1 for d in dilation)
+            and all(o * k <= s for o, k, s in zip(out, kernel, x.shape[-nd:])))
+
+
+def _tile_slices(x: np.ndarray, out: Ints, kernel: Ints):
+    """(offset within the plane, x's values at that kernel offset for every output) in row-major
+    kernel order; x is cropped to whole tiles and seen as (..., o1, k1, o2, k2, ...)."""
+    nd = len(kernel)
+    lead = x.shape[:-nd]
+    cropped = x[(Ellipsis,) + tuple(slice(0, o * k) for o, k in zip(out, kernel))]
+    tiled = cropped.reshape(lead + tuple(n for pair in zip(out, kernel) for n in pair))
+    size = x.shape[-nd:]
+    plane_strides = [math.prod(size[axis + 1:]) for axis in range(nd)]
+    for offset in np.ndindex(*kernel):
+        where = sum(o * st for o, st in zip(offset, plane_strides))
+        pick = tuple(part for o in offset for part in (slice(None), o))
+        yield where, tiled[(Ellipsis,) + pick]
+
+
+def _tile_origins(size: Ints, out: Ints, kernel: Ints) -> np.ndarray:
+    """The in-plane flat index of each window's first element, shaped ``out``."""
+    origin = np.zeros((), np.int64)
+    for s, o, k in zip(size, out, kernel):
+        origin = origin[..., None] * s + np.arange(o, dtype=np.int64) * k
+    return origin
+
+
+def _tile_max(x: np.ndarray, out: Ints, kernel: Ints):
+    """Values and in-plane indices of each tile's maximum: the first one in row-major order, but
+    a NaN beats every number and of several NaNs the last wins, as in torch and the general path."""
+    slices = list(_tile_slices(x, out, kernel))
+    result = slices[0][1].copy()
+    for _, values in slices[1:]:
+        np.maximum(result, values, out=result)  # NaN propagates
+    offset = np.full(result.shape, slices[-1][0], np.int64)
+    for where, values in reversed(slices[:-1]):  # walk back so the first match is kept
+        np.copyto(offset, where, where=values == result)
+    if x.dtype.kind == "f" and np.isnan(result).any():
+        for where, values in slices:  # walk forward so the last NaN is kept
+            np.copyto(offset, where, where=np.isnan(values))
+    return result, offset + _tile_origins(x.shape[-len(kernel):], out, kernel)
+
+
+class MaxPoolTileScatter(_Op):
+    """grad_input[window's max] = grad on tiling windows: one masked copy per kernel offset,
+    the mask rebuilt from the saved indices (no bincount over the whole input)."""
+
+    node_name = "MaxPool2DWithIndicesBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, indices, shape, kernel):
+        nd = ctx.nd = len(kernel)
+        ctx.save_for_backward(indices)
+        out = indices.shape[-nd:]
+        offset = indices - _tile_origins(shape[-nd:], out, kernel)
+        result = np.zeros(shape, grad.dtype)
+        for where, target in _tile_slices(result, out, kernel):
+            # target is a view of result: the cropped reshape of a fresh array never copies
+            np.copyto(target, grad, where=offset == where)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (indices,) = ctx.saved_tensors
+        flat = _flat_indices(indices._data, grad.shape, ctx.nd)
+        return MaxPoolGather.apply(grad, flat), None, None, None
 
 
 def _flat_indices(indices: np.ndarray, shape: Ints, nd: int) -> np.ndarray:

@@ -1,0 +1,176 @@
+"""hookgrad against torch and MyGrad on the workloads of ``workloads.py``, in one run.
+
+Run by hand (or ``make bench``)::
+
+    python benchmarks/compare.py --threads 1 2 --json bench.json
+
+Each framework runs in its own long-lived process, started with the BLAS/OpenMP thread variables
+set, so that one framework's threads, allocator and imports never touch another's. The parent
+asks the processes in turn for one timed sample of each workload (the order rotates each round),
+so slow drifts of a shared machine hit every framework alike; the table shows medians over the
+rounds. A sample times as many steps as fill about ``--sample`` seconds.
+
+Ratios: hookgrad / torch (lower is better, 1.0 is parity); hookgrad / MyGrad (below 1.0 means
+hookgrad is faster); for the hook rows, the hooked step over the same framework's plain step.
+MyGrad is optional (``pip install hookgrad[bench]``); without it its column says so.
+``--quick`` runs one step of every workload under hookgrad in this process and times nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import workloads  # noqa: E402  (found next to this file)
+
+FRAMEWORKS = ("torch", "hookgrad", "mygrad")
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+# -- child: one framework ----------------------------------------------------------------------
+def serve(framework: str, names: list[str], threads: int, sample: float) -> None:
+    """Build every workload, calibrate how many steps fill a sample, then answer one line
+    per request ("name" -> seconds per step) until stdin closes."""
+    if framework == "torch":
+        import torch
+        torch.set_num_threads(threads)
+    steps, numbers = {}, {}
+    for name in names:
+        step = workloads.build(name, framework)
+        if step is None:
+            continue
+        step()  # warm up: first-call allocations and lazy imports
+        start = time.perf_counter()
+        step()
+        once = time.perf_counter() - start
+        steps[name], numbers[name] = step, max(1, round(sample / max(once, 1e-9)))
+    print(json.dumps(sorted(steps)), flush=True)
+    for line in sys.stdin:
+        name = line.strip()
+        step, number = steps[name], numbers[name]
+        start = time.perf_counter()
+        for _ in range(number):
+            step()
+        print(json.dumps((time.perf_counter() - start) / number), flush=True)
+
+
+# -- parent ------------------------------------------------------------------------------------
+def _start(framework: str, names: list[str], threads: int, sample: float) -> subprocess.Popen:
+    env = dict(os.environ, **{name: str(threads) for name in THREAD_VARIABLES})
+    return subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", framework,
+                             "--threads", str(threads), "--sample", str(sample),
+                             "--workloads", *names],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
+
+
+def measure(frameworks: list[str], names: list[str], threads: int, rounds: int,
+            sample: float) -> dict:
+    """{framework: {workload: [seconds per step, one per round]}}"""
+    children = {fw: _start(fw, names, threads, sample) for fw in frameworks}
+    try:
+        available = {fw: set(json.loads(child.stdout.readline()))
+                     for fw, child in children.items()}
+        times = {fw: {name: [] for name in available[fw]} for fw in frameworks}
+        for round_ in range(rounds):
+            shift = round_ % len(frameworks)
+            order = frameworks[shift:] + frameworks[:shift]
+            for name in names:
+                for fw in order:
+                    if name in available[fw]:
+                        children[fw].stdin.write(name + "\n")
+                        children[fw].stdin.flush()
+                        times[fw][name].append(json.loads(children[fw].stdout.readline()))
+    finally:
+        for child in children.values():
+            child.stdin.close()
+            child.wait()
+    return times
+
+
+def _ratio(numerator, denominator) -> str:
+    if numerator is None or denominator is None:
+        return "-"
+    return f"{numerator / denominator:.2f}x"
+
+
+def table(medians: dict, threads: int, mygrad_note: str) -> str:
+    """The ratio table of one thread count, as Markdown."""
+    torch_m, ours, peer = (medians.get(fw, {}) for fw in FRAMEWORKS)
+    lines = [f"threads: {threads}; medians of interleaved rounds; ms per step",
+             "", "| workload | torch | hookgrad | MyGrad | hookgrad / torch | hookgrad / MyGrad |",
+             "|---|---|---|---|---|---|"]
+
+    def ms(value):
+        return "-" if value is None else f"{value * 1e3:.2f}"
+
+    for name, (title, _, _) in workloads.WORKLOADS.items():
+        if name in workloads.HOOK_ROWS:
+            continue
+        t, h, m = torch_m.get(name), ours.get(name), peer.get(name)
+        lines.append(f"| {title} | {ms(t)} | {ms(h)} | {ms(m) if peer else mygrad_note} | "
+                     f"{_ratio(h, t)} | {_ratio(h, m) if peer else '-'} |")
+    lines += ["", "| hook overhead (hooked / plain, same framework) | torch | hookgrad |",
+              "|---|---|---|"]
+    for name, plain in workloads.HOOK_ROWS.items():
+        title = workloads.WORKLOADS[name][0]
+        lines.append(f"| {title} | {_ratio(torch_m.get(name), torch_m.get(plain))} | "
+                     f"{_ratio(ours.get(name), ours.get(plain))} |")
+    return "\n".join(lines)
+
+
+def quick(names: list[str]) -> None:
+    """One step of each workload under hookgrad (and MyGrad when installed): a smoke test."""
+    for name in names:
+        for framework in ("hookgrad", "mygrad"):
+            if framework == "mygrad" and importlib.util.find_spec("mygrad") is None:
+                continue
+            step = workloads.build(name, framework)
+            if step is not None:
+                step()
+                print(f"ok {framework:8s} {name}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--threads", type=int, nargs="+", default=[1], choices=(1, 2),
+                        help="BLAS/OpenMP threads of every framework; several give one table each")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved samples per workload")
+    parser.add_argument("--sample", type=float, default=0.1, help="seconds per timed sample")
+    parser.add_argument("--workloads", nargs="+", default=list(workloads.WORKLOADS),
+                        choices=list(workloads.WORKLOADS))
+    parser.add_argument("--json", help="write every sample and median to this file")
+    parser.add_argument("--quick", action="store_true", help="one untimed step each, hookgrad")
+    parser.add_argument("--child", choices=FRAMEWORKS, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.quick:
+        return quick(args.workloads)
+    if args.child:
+        return serve(args.child, args.workloads, args.threads[0], args.sample)
+    frameworks = list(FRAMEWORKS)
+    mygrad_note = "-"
+    if importlib.util.find_spec("mygrad") is None:
+        frameworks.remove("mygrad")
+        mygrad_note = "not installed"
+        print("MyGrad is not installed (pip install 'hookgrad[bench]'): its column is skipped")
+    report = {"frameworks": frameworks, "runs": []}
+    for threads in args.threads:
+        times = measure(frameworks, args.workloads, threads, args.rounds, args.sample)
+        medians = {fw: {name: statistics.median(samples) for name, samples in per.items()}
+                   for fw, per in times.items()}
+        print(table(medians, threads, mygrad_note), end="\n\n", flush=True)
+        report["runs"].append({"threads": threads, "rounds": args.rounds, "samples": times,
+                               "medians": medians})
+    if args.json:
+        with open(args.json, "w") as file:
+            json.dump(report, file, indent=1)
+
+
+if __name__ == "__main__":
+    main()

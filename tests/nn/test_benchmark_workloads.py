@@ -1,0 +1,55 @@
+"""The workloads of benchmarks/compare.py build and take one step under hookgrad (nothing is
+timed here: the benchmark itself is run by hand or by `make bench`)."""
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+BENCHMARKS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _load(name: str):
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    return module
+
+
+workloads = _load("workloads")
+
+
+@pytest.mark.parametrize("name", list(workloads.WORKLOADS))
+def test_workload_takes_a_step_under_hookgrad(name):
+    step = workloads.build(name, "hookgrad")
+    step()
+
+
+def test_training_workloads_update_the_parameters():
+    import hookgrad
+    hookgrad.manual_seed(0)
+    model = hookgrad.nn.Linear(3, 2)
+    before = model.weight.detach().numpy().copy()
+    step = workloads._train(hookgrad, model, hookgrad.ones(4, 3), lambda out: out.sum())
+    step()
+    assert not np.array_equal(before, model.weight.detach().numpy())
+
+
+def test_hooked_workloads_put_one_forward_hook_on_every_module():
+    import hookgrad
+    model = hookgrad.nn.Sequential(hookgrad.nn.Linear(3, 2), hookgrad.nn.ReLU())
+    workloads._train(hookgrad, model, hookgrad.ones(4, 3), lambda out: out.sum(), hooked=True)
+    assert [len(module._forward_hooks) for module in model.modules()] == [1, 1, 1]
+
+
+def test_quick_flag_runs_without_timing(capsys):
+    compare = _load("compare")
+    compare.main(["--quick", "--workloads", "small_ops"])
+    assert "ok hookgrad small_ops" in capsys.readouterr().out
