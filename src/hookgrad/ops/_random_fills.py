@@ -11,7 +11,7 @@ import numpy as np
 from .._generator import resolve
 from ..tensor import Tensor
 from . import _distributions as D
-from .elementwise import _Op, not_implemented
+from ._base import Op, not_implemented
 
 
 # -- torch's fill order ----------------------------------------------------------------------
@@ -34,7 +34,7 @@ def _contiguous(array: np.ndarray) -> bool:
 
 
 # -- in-place fills (Tensor methods) ------------------------------------------------------------
-class _RandomFill(_Op):
+class _RandomFill(Op):
     _inplace = True
     _kernel = ""  # torch's kernel name in the error for an unsupported dtype
 

@@ -20,7 +20,7 @@ from ._random_fills import (Bernoulli, BernoulliTensor, Normal, Random, Uniform,
                             _check_std, _float_range, _fill, bernoulli_, cauchy_, exponential_,
                             geometric_, log_normal_, normal_, random_, uniform_)
 from .creation import _finish, _float_dtype, _size
-from .elementwise import _Op, not_implemented
+from ._base import Op, not_implemented
 
 
 # -- factories ----------------------------------------------------------------------------------
@@ -146,7 +146,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     return cls.apply(mean, std, generator)
 
 
-class _Sample(_Op):
+class _Sample(Op):
     """A draw whose parameters are tensors; torch defines its derivative as zero, so the
     result requires grad when a parameter does and backward gives zeros."""
 

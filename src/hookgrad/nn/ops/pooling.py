@@ -175,7 +175,7 @@ def _tile_max(x: np.ndarray, out: Ints, kernel: Ints):
     return result, offset + _tile_origins(x.shape[-len(kernel):], out, kernel)
 
 
-class MaxPoolTileScatter(_Op):
+class MaxPoolTileScatter(Op):
     """grad_input[window's max] = grad on tiling windows: one masked copy per kernel offset,
     the mask rebuilt from the saved indices (no bincount over the whole input)."""
 
