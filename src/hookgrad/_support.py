@@ -1,0 +1,145 @@
+"""What of torch's API hookgrad has, in one list: the README's "Supported / not supported" table
+is generated from it (``python -m hookgrad._support --write README.md``) and a test checks that
+the table is current and that every name listed as supported exists.
+
+Each row: an area, the torch names it covers (as ``hookgrad.<name>`` paths), whether hookgrad has
+them, and a note on what differs from torch.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+import sys
+from pathlib import Path
+from typing import List, NamedTuple, Sequence
+
+BEGIN, END = "<!-- support-table:begin -->", "<!-- support-table:end -->"
+
+
+class Row(NamedTuple):
+    area: str
+    names: Sequence[str]
+    supported: bool
+    note: str = ""
+
+
+ROWS: List[Row] = [
+    Row("Tensors", ("tensor", "from_numpy", "Tensor.view", "Tensor.expand", "Tensor.contiguous",
+                    "Tensor.stride", "Tensor.is_contiguous"), True,
+        "float16/32/64, int8-64, uint8, bool; views share memory and a version counter"),
+    Row("Tensors", ("bfloat16", "complex64", "sparse_coo_tensor"), False,
+        "no bfloat16, complex or sparse dtypes yet"),
+    Row("Autograd", ("autograd.grad", "autograd.backward", "autograd.Function",
+                     "autograd.gradcheck", "autograd.gradgradcheck", "autograd.functional.vjp",
+                     "autograd.functional.jvp", "autograd.functional.jacobian",
+                     "autograd.functional.hessian", "autograd.functional.hvp",
+                     "autograd.functional.vhp"), True,
+        "double backward everywhere; jvp by the double-vjp trick (reverse mode)"),
+    Row("Hooks", ("autograd.graph.saved_tensors_hooks", "autograd.graph.save_on_cpu",
+                  "autograd.graph.register_multi_grad_hook", "Tensor.register_hook",
+                  "Tensor.register_post_accumulate_grad_hook", "nn.Module.register_forward_hook",
+                  "nn.Module.register_full_backward_hook",
+                  "nn.modules.module.register_module_forward_hook"), True,
+        "torch's hook order, arguments and return-value rules"),
+    Row("torch.func", ("func.grad", "func.grad_and_value", "func.vjp", "func.jvp", "func.jacrev",
+                       "func.jacfwd", "func.hessian", "func.functional_call", "func.vmap"), True,
+        "on the reverse-mode engine; vmap loops over the batch (same results, slower)"),
+    Row("Random numbers", ("manual_seed", "Generator", "rand", "randn", "randint", "randperm",
+                           "get_rng_state", "set_rng_state", "random.fork_rng"), True,
+        "torch's CPU mt19937 streams bit for bit for the same seed and call sequence"),
+    Row("Devices", ("cuda.is_available", "device", "set_default_device",
+                    "get_default_device"), True,
+        "CPU only: CUDA requests raise torch's CPU-build errors"),
+    Row("Layers", ("nn.Linear", "nn.Conv1d", "nn.Conv2d", "nn.Conv3d", "nn.ConvTranspose2d",
+                   "nn.ConvTranspose3d", "nn.BatchNorm2d", "nn.LayerNorm", "nn.GroupNorm",
+                   "nn.InstanceNorm2d", "nn.Embedding", "nn.EmbeddingBag", "nn.Bilinear",
+                   "nn.Dropout", "nn.MaxPool2d", "nn.MaxPool3d", "nn.AvgPool2d",
+                   "nn.AdaptiveAvgPool2d", "nn.Upsample", "nn.PixelShuffle", "nn.Unfold",
+                   "nn.Fold", "nn.CosineSimilarity", "nn.PairwiseDistance"), True, ""),
+    Row("Recurrent layers", ("nn.RNN", "nn.LSTM", "nn.GRU", "nn.RNNCell", "nn.LSTMCell",
+                             "nn.GRUCell", "nn.utils.rnn.pack_padded_sequence",
+                             "nn.utils.rnn.pad_packed_sequence", "nn.utils.rnn.pad_sequence"),
+        True, "a Python loop over time steps, one input matmul per layer and direction"),
+    Row("Attention", ("nn.MultiheadAttention", "nn.TransformerEncoderLayer",
+                      "nn.TransformerDecoderLayer", "nn.Transformer",
+                      "nn.functional.scaled_dot_product_attention"), True, ""),
+    Row("Functional", ("nn.functional.interpolate", "nn.functional.grid_sample",
+                       "nn.functional.affine_grid", "nn.functional.unfold",
+                       "nn.functional.fold", "nn.functional.pixel_shuffle",
+                       "nn.functional.normalize", "nn.functional.cosine_similarity"), True,
+        "interpolate without antialias"),
+    Row("Containers", ("nn.Sequential", "nn.ModuleList", "nn.ModuleDict", "nn.ParameterList",
+                       "nn.ParameterDict"), True, ""),
+    Row("Lazy modules", ("nn.LazyLinear",), False, "not yet"),
+    Row("Optimizers", ("optim.SGD", "optim.Adam", "optim.AdamW", "optim.RMSprop", "optim.Adagrad",
+                       "optim.Adadelta", "optim.Adamax", "optim.NAdam", "optim.RAdam",
+                       "optim.LBFGS"), True,
+        "torch's single-tensor (for-loop) arithmetic; foreach/fused accepted and ignored"),
+    Row("LR schedulers", ("optim.lr_scheduler.StepLR", "optim.lr_scheduler.CosineAnnealingLR",
+                          "optim.lr_scheduler.OneCycleLR", "optim.lr_scheduler.CyclicLR",
+                          "optim.lr_scheduler.ReduceLROnPlateau",
+                          "optim.lr_scheduler.SequentialLR", "optim.lr_scheduler.ChainedScheduler",
+                          "optim.lr_scheduler.CosineAnnealingWarmRestarts",
+                          "optim.lr_scheduler.PolynomialLR"), True,
+        "the same lr (and momentum) curves as torch, value for value"),
+    Row("Data", ("utils.data.DataLoader", "utils.data.TensorDataset", "utils.data.random_split"),
+        True, "single process"),
+    Row("Checkpoints", ("save", "load", "utils.safetensors.save_file",
+                        "utils.safetensors.load_file"), True,
+        "torch's zip (and legacy) format both ways; load never runs code from the file"),
+    Row("Per-op interception", ("overrides.TorchFunctionMode",
+                                "utils.flop_counter.FlopCounterMode"), False, "not yet"),
+    Row("Not there", ("fft", "compile", "amp", "distributed"), False,
+        "no FFT, compiler, autocast or distributed training of hookgrad's own"),
+]
+
+
+def resolves(path: str) -> bool:
+    """Whether ``hookgrad.<path>`` exists (importing submodules on the way)."""
+    target = importlib.import_module("hookgrad")
+    prefix = "hookgrad"
+    for part in path.split("."):
+        if hasattr(target, part):
+            target = getattr(target, part)
+            prefix += "." + part
+            continue
+        prefix += "." + part
+        try:
+            target = importlib.import_module(prefix)
+        except ImportError:
+            return False
+    return True
+
+
+def markdown_table(rows: Sequence[Row] = ROWS) -> str:
+    lines = ["| area | torch API | in hookgrad | notes |", "|---|---|---|---|"]
+    for row in rows:
+        names = ", ".join(f"`{name}`" for name in row.names)
+        lines.append(f"| {row.area} | {names} | {'yes' if row.supported else 'no'} | "
+                     f"{row.note} |")
+    return "\n".join(lines)
+
+
+def replace_table(text: str) -> str:
+    """``text`` with the block between the markers replaced by the current table."""
+    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
+    if not pattern.search(text):
+        raise ValueError(f"no {BEGIN} ... {END} block to replace")
+    return pattern.sub(lambda _: f"{BEGIN}\n{markdown_table()}\n{END}", text)
+
+
+def main(argv: Sequence[str] = ()) -> int:
+    parser = argparse.ArgumentParser(description="print or write the supported-API table")
+    parser.add_argument("--write", metavar="FILE", help="replace the table block in FILE")
+    args = parser.parse_args(list(argv))
+    if args.write:
+        path = Path(args.write)
+        path.write_text(replace_table(path.read_text()))
+    else:
+        print(markdown_table())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
