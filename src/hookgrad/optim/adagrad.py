@@ -8,8 +8,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from .optimizer import (Optimizer, ParamsT, _bump, _check_nonnegative, _check_tensor_lr,
-                        _increment_step, _new_step, _reject_differentiable, _step_as_tensor,
-                        _value, _zeros_like)
+                        _increment_step, _new_step, _reject_differentiable, _value, _zeros_like)
 
 __all__ = ["Adadelta", "Adagrad"]
 
@@ -57,10 +56,7 @@ class Adagrad(Optimizer):
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
-        self._setdefault_groups(foreach=None, maximize=False, differentiable=False, fused=None)
-        for group in self.param_groups:
-            for param in group["params"]:
-                _step_as_tensor(self.state.get(param))
+        self._upgrade_state(foreach=None, maximize=False, differentiable=False, fused=None)
 
     def share_memory(self) -> None:
         """torch moves the sums to shared memory for multiprocessing; NumPy arrays need no move."""
@@ -111,11 +107,8 @@ class Adadelta(Optimizer):
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
-        self._setdefault_groups(foreach=None, maximize=False, differentiable=False,
-                                capturable=False)
-        for group in self.param_groups:
-            for param in group["params"]:
-                _step_as_tensor(self.state.get(param))
+        self._upgrade_state(foreach=None, maximize=False, differentiable=False,
+                            capturable=False)
 
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         return self._step_each(closure, _adadelta_options, _adadelta_state, _adadelta_update)

@@ -8,7 +8,7 @@ import numpy as np
 from ..tensor import Tensor
 from .optimizer import (Optimizer, ParamsT, _bump, _check_nonnegative, _check_tensor_lr,
                         _increment_step, _lerp_, _new_step, _reject_differentiable,
-                        _step_as_tensor, _value, _zeros_like)
+                        _value, _zeros_like)
 
 __all__ = ["Adam", "AdamW"]
 
@@ -44,11 +44,8 @@ class Adam(Optimizer):
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
-        self._setdefault_groups(amsgrad=False, maximize=False, foreach=None, capturable=False,
-                                differentiable=False, decoupled_weight_decay=False, fused=None)
-        for group in self.param_groups:
-            for param in group["params"]:
-                _step_as_tensor(self.state.get(param))
+        self._upgrade_state(amsgrad=False, maximize=False, foreach=None, capturable=False,
+                            differentiable=False, decoupled_weight_decay=False, fused=None)
 
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         return self._step_each(closure, _adam_options, _adam_state, _adam_update)

@@ -71,11 +71,8 @@ class Adamax(Optimizer):
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
-        self._setdefault_groups(foreach=None, maximize=False, differentiable=False,
-                                capturable=False)
-        for group in self.param_groups:
-            for param in group["params"]:
-                _step_as_tensor(self.state.get(param))
+        self._upgrade_state(foreach=None, maximize=False, differentiable=False,
+                            capturable=False)
 
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         return self._step_each(closure, _adamax_options, _adamax_state, _adamax_update)
@@ -200,11 +197,8 @@ class RAdam(Optimizer):
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
-        self._setdefault_groups(foreach=None, maximize=False, differentiable=False,
-                                decoupled_weight_decay=False, capturable=False)
-        for group in self.param_groups:
-            for param in group["params"]:
-                _step_as_tensor(self.state.get(param))
+        self._upgrade_state(foreach=None, maximize=False, differentiable=False,
+                            decoupled_weight_decay=False, capturable=False)
 
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         return self._step_each(closure, _radam_options, _adam_like_state, _radam_update)

@@ -418,6 +418,14 @@ class Optimizer:
                     update(param, state, *options)
         return loss
 
+    def _upgrade_state(self, **defaults: Any) -> None:
+        """After unpickling: fill the options an older optimizer's groups lack and turn a
+        numeric ``step`` into the 0-dim tensor torch keeps (``__setstate__`` of subclasses)."""
+        self._setdefault_groups(**defaults)
+        for group in self.param_groups:
+            for param in group["params"]:
+                _step_as_tensor(self.state.get(param))
+
     def _setdefault_groups(self, **defaults: Any) -> None:
         """Fill the options an older pickled optimizer's groups lack (``__setstate__``)."""
         for group in self.param_groups:

@@ -8,7 +8,7 @@ import numpy as np
 from ..tensor import Tensor
 from .optimizer import (Optimizer, ParamsT, _bump, _check_nonnegative, _check_tensor_lr,
                         _increment_step, _lerp_, _new_step, _reject_differentiable,
-                        _step_as_tensor, _value, _zeros_like)
+                        _value, _zeros_like)
 
 __all__ = ["RMSprop"]
 
@@ -38,11 +38,8 @@ class RMSprop(Optimizer):
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
-        self._setdefault_groups(momentum=0, centered=False, foreach=None, maximize=False,
-                                differentiable=False, capturable=False)
-        for group in self.param_groups:
-            for param in group["params"]:
-                _step_as_tensor(self.state.get(param))
+        self._upgrade_state(momentum=0, centered=False, foreach=None, maximize=False,
+                            differentiable=False, capturable=False)
 
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         return self._step_each(closure, _rmsprop_options, _rmsprop_state, _rmsprop_update)
