@@ -144,6 +144,13 @@ class HookgradBackend(Backend):
         from ..utils.checkpoint import checkpoint
         return checkpoint(function, *args, use_reentrant=use_reentrant, **kwargs)
 
+    # hookgrad's Module.__call__ reads ``self.forward`` after the forward pre-hooks: a module
+    # already being called can still have its forward wrapped (recompute() on the root)
+    wraps_running_forward = True
+
+    def checkpoint_running(self, function: Callable, args: tuple) -> Optional[Callable]:
+        return None
+
     def array_of(self, tensor: Any) -> np.ndarray:
         return tensor.detach().numpy()
 
@@ -251,6 +258,29 @@ class TorchBackend(Backend):
     def checkpoint(self, function: Callable, *args, use_reentrant: bool = False, **kwargs):
         from torch.utils.checkpoint import checkpoint
         return checkpoint(function, *args, use_reentrant=use_reentrant, **kwargs)
+
+    # torch's Module.__call__ has fetched ``forward`` before the pre-hooks run
+    wraps_running_forward = False
+
+    def checkpoint_running(self, function: Callable, args: tuple) -> Optional[Callable]:
+        """Checkpoint a forward that is already running (the root, seen first by its pre-hook):
+        torch's non-reentrant checkpoint is a generator whose first step sets the hooks that
+        save nothing but the inputs, and whose second step ends them. Returns the callable
+        that ends the region, or None where this torch lays it out differently."""
+        from torch.utils import checkpoint as module
+        generator_of = getattr(module, "_checkpoint_without_reentrant_generator", None)
+        if not self.torch.is_grad_enabled():
+            return lambda: None  # nothing is saved: nothing to checkpoint
+        if generator_of is None:  # pragma: no cover - another torch's layout
+            return None
+        generator = generator_of(function, True, module.noop_context_fn,
+                                 module._DEFAULT_DETERMINISM_MODE, False, True, *args)
+        next(generator)
+
+        def finish() -> None:
+            for _ in generator:  # runs the rest: ends the checkpoint's hooks
+                pass
+        return finish
 
     def array_of(self, tensor: Any) -> Any:
         return tensor.detach()

@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional
 
 from ._backend import Backend, backend_for, backend_of_tensor
 from ._modules import tracker_for
-from ._packed import Held, Packed
+from ._packed import Held, Packed, take_note
 
 NOT_COUNTED = ("parameter", "buffer")
 
@@ -37,7 +37,7 @@ class Record:
     ``counted``: what it added to the ledger's total (0 for parameters and repeated buffers)."""
 
     __slots__ = ("index", "op", "module", "module_type", "shape", "dtype", "nbytes", "held",
-                 "disk", "counted", "kind", "stored_as", "alias_of", "keys", "released")
+                 "disk", "counted", "kind", "stored_as", "alias_of", "keys", "released", "note")
 
     def __init__(self, index: int, op: str, module: Optional[str], module_type: Optional[str]):
         self.index = index
@@ -55,6 +55,7 @@ class Record:
         self.alias_of: Optional[int] = None
         self.keys: tuple = ()
         self.released = False
+        self.note = ""  # why a saver left it as it is (a dtype it cannot encode...)
 
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__slots__ if name != "keys"}
@@ -154,6 +155,7 @@ class Ledger:
             self.records.append(record)
         self._settle()
         origin = None
+        record.note = take_note(value)  # a saver before this ledger left it as it is
         if tensor_backend is not None:
             record.kind = tensor_backend.kind_of(inner, info, self._known, self._inputs)
             if not isinstance(value, Held):
@@ -196,6 +198,7 @@ class Ledger:
             record.stored_as = inner.kind
             record.disk = inner.disk_nbytes
             record.held = inner.nbytes
+            record.note = inner.note or record.note
         else:
             record.stored_as = "tensor"
             record.disk = 0
@@ -306,6 +309,12 @@ class Ledger:
         text.insert(1, "-" * len(text[0]))
         text.append(f"total held {format_bytes(self.total)}, peak {format_bytes(self.peak)}, "
                     f"now {format_bytes(self.current)} ({len(self.records)} saved tensors)")
+        notes: Dict[str, int] = {}
+        for record in self.records:
+            if record.note:
+                notes[record.note] = notes.get(record.note, 0) + 1
+        for note, count in notes.items():
+            text.append(f"{count} saved tensor{'s' if count > 1 else ''} not encoded: {note}")
         if self.measured_peak is not None:
             text.append(f"measured peak of allocated memory {format_bytes(self.measured_peak)}")
         return "\n".join(text)

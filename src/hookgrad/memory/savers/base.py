@@ -14,7 +14,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._backend import Backend, DType, backend_for, backend_of_tensor
-from .._packed import Held, Packed, unpack_any
+from .._packed import Held, Packed, note_kept, take_note, unpack_any
 
 
 def root_of(array: np.ndarray) -> np.ndarray:
@@ -65,6 +65,10 @@ class View(Packed):
     @property
     def disk_nbytes(self) -> int:
         return self.stored.disk_nbytes
+
+    @property
+    def note(self) -> str:  # type: ignore[override]
+        return getattr(self.stored, "note", "")
 
     def buffers(self):
         return ((id(self.stored), self.stored.nbytes),)
@@ -118,7 +122,13 @@ class Saver:
         if isinstance(value, Held):  # a ledger saw it first: pack what it holds, tell it
             # a torch ledger hands over a detached tensor: the kind it found comes along
             kind, original = value.record.kind, value.original()
-            return value.repack(lambda inner: self._pack_value(inner, kind, original))
+            value.repack(lambda inner: self._pack_value(inner, kind, original))
+            why = take_note(value.innermost())
+            box = value
+            while why and isinstance(box, Held):
+                box.record.note = why
+                box = box.value
+            return value
         return self._pack_value(value)
 
     def unpack(self, value: Any) -> Any:
@@ -139,9 +149,15 @@ class Saver:
         info = backend.current_info()
         if kind is None:
             kind = backend.kind_of(value, info)
-        if (kind != "activation" or backend.nbytes(value) < self.min_bytes
-                or not self.accepts(backend.dtype_of(value))):
+        if kind != "activation":  # alive anyway: copying it would only add memory
             return backend.as_packable(value, info)
+        dtype = backend.dtype_of(value)
+        if not self.accepts(dtype):
+            return note_kept(backend.as_packable(value, info),
+                             f"{self!r} cannot encode {dtype}: kept as it is")
+        if backend.nbytes(value) < self.min_bytes:
+            return note_kept(backend.as_packable(value, info),
+                             f"{self!r}: under min_bytes, kept as it is")
         if backend.name == "torch":
             return self._pack_torch(value, backend, original)
         array = backend.array_of(value)

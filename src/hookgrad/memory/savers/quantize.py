@@ -186,12 +186,13 @@ class _QuantStored(Stored):
 class Kept(Stored):
     """An array kept as it is (a quantizer's fallback for non-finite values)."""
 
-    __slots__ = ("array",)
+    __slots__ = ("array", "note")
 
     kind = "kept"
 
-    def __init__(self, array: Any):
+    def __init__(self, array: Any, note: str = ""):
         self.array = array
+        self.note = note
 
     @property
     def nbytes(self) -> int:
@@ -270,7 +271,8 @@ class quantize(Saver):
                 stored = quantize_array(array, self.bits, axis)
         kernels = stored.kernels
         if not (kernels.all_finite(stored.low) and kernels.all_finite(stored.scale)):
-            return Kept(array)  # inf or nan has no affine code: keep it exact
+            # inf or nan has no affine code: keep it exact
+            return Kept(array, f"{self!r}: inf or nan has no code, kept exact")
         return stored
 
     def _describe(self) -> str:
