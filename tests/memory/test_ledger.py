@@ -158,3 +158,25 @@ def test_nn_linear_relu_linear_saves_what_torch_saves():
         ("2", "Linear", "AddmmBackward0", "activation"),
         ("2", "Linear", "AddmmBackward0", "parameter")]
     assert led.total == BATCH * IN * 4 + BATCH * HIDDEN * 4
+
+
+def test_the_measured_peak_of_a_step_is_split_and_placed():
+    import tracemalloc
+    hookgrad.manual_seed(0)
+    model = hookgrad.nn.Sequential(hookgrad.nn.Linear(64, 256), hookgrad.nn.ReLU(),
+                                   hookgrad.nn.Linear(256, 8))
+    x = hookgrad.randn(512, 64)
+    with memory.ledger() as led:
+        loss = model(x).pow(2).sum()
+        loss.backward()
+    split = led.peak_split
+    assert not tracemalloc.is_tracing()  # started for the block, stopped after it
+    assert led.measured_peak == split["peak"] > 0
+    assert split["saved"] + split["gradients"] + split["transient"] == split["peak"]
+    # the two hidden activations (the ReLU's output is shared with the next Linear) are alive
+    assert split["saved"] >= 512 * 256 * 4
+    assert split["where"].startswith(("forward", "backward", "after forward"))
+    assert "transient workspaces" in led.table()
+    with memory.ledger(measure=False) as quiet:
+        model(x).sum().backward()
+    assert quiet.measured_peak is None and quiet.peak_split is None

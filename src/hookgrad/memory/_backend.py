@@ -170,7 +170,7 @@ class HookgradBackend(Backend):
         return None
 
     def peak_meter(self, device: Any = None) -> "PeakMeter":
-        return PeakMeter()
+        return TracemallocPeakMeter()
 
     def device_of(self, value: Any) -> Any:
         return None
@@ -353,6 +353,58 @@ class PeakMeter:
         return self
 
     def __exit__(self, *exc) -> bool:
+        return False
+
+
+class TracemallocPeakMeter(PeakMeter):
+    """The step's peak of traced memory above where it began: NumPy reports every data
+    allocation to ``tracemalloc``, so for hookgrad this is the arrays' real peak. tracemalloc
+    keeps one peak for the process; meters that nest share it: whenever one reads it, it
+    carries the figure to every open meter and resets it (``poll``), so none loses the other's
+    peak. ``poll()`` also returns whether the peak rose since the last poll, for attribution.
+    """
+
+    _open: list = []
+
+    def __init__(self):
+        self.started = False
+        self.base = 0
+        self.highest = 0
+
+    def __enter__(self) -> "TracemallocPeakMeter":
+        import tracemalloc
+        if not tracemalloc.is_tracing():
+            tracemalloc.start()
+            self.started = True
+        else:
+            self.poll()
+        tracemalloc.reset_peak()
+        self.base = self.highest = tracemalloc.get_traced_memory()[0]
+        TracemallocPeakMeter._open.append(self)
+        return self
+
+    @staticmethod
+    def poll() -> bool:
+        """Carry tracemalloc's peak since the last poll to every open meter; True if it set a
+        new high for the innermost one."""
+        import tracemalloc
+        if not TracemallocPeakMeter._open or not tracemalloc.is_tracing():
+            return False
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        rose = peak > TracemallocPeakMeter._open[-1].highest
+        for meter in TracemallocPeakMeter._open:
+            if peak > meter.highest:
+                meter.highest = peak
+        return rose
+
+    def __exit__(self, *exc) -> bool:
+        import tracemalloc
+        self.poll()
+        TracemallocPeakMeter._open.remove(self)
+        self.peak = self.highest - self.base
+        if self.started:
+            tracemalloc.stop()
         return False
 
 

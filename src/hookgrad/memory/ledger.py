@@ -85,9 +85,17 @@ class Ledger:
                  device: Any = None):
         self.backend: Backend = backend_for(framework=framework)
         self.framework = framework
-        self.measure = framework == "torch" if measure is None else bool(measure)
+        self.measure = True if measure is None else bool(measure)
         self.device = device
-        self.measured_peak: Optional[int] = None  # bytes; torch only, after the block ends
+        self.measured_peak: Optional[int] = None  # bytes, after the block ends
+        # hookgrad: what the measured peak is made of, and where the step was when it came
+        self.peak_split: Optional[dict] = None
+        self._meter: Any = None
+        self._where = "(start)"
+        self._params: list = []
+        self._grads_at_start = 0
+        self._inputs_live = 0
+        self._saved_then = 0
         self._meters: list = []
         self.records: List[Record] = []
         self.current = 0
@@ -110,21 +118,52 @@ class Ledger:
         if meter is not None:
             meter.__enter__()
         self._meters.append(meter)
+        self._meter = meter if hasattr(meter, "poll") else None
         return self
 
     def __exit__(self, *exc) -> bool:
         meter = self._meters.pop()
         try:
             if meter is not None:
+                self._poll("(end)")
                 meter.__exit__(*exc)
                 self.measured_peak = meter.peak
+                if self.peak_split is not None and meter.peak is not None:
+                    split = self.peak_split
+                    split["peak"] = meter.peak
+                    split["transient"] = max(0, meter.peak - split["saved"]
+                                             - split["gradients"])
+            self._meter = None
         finally:
             self._contexts.pop().__exit__(*exc)
             tracker_for(self.framework).release(self)
         return False
 
     # -- module tracker listener: learn what the model owns ------------------------------------
+    # -- what holds the measured peak (hookgrad: tracemalloc, polled at every event) ------------
+    def _poll(self, where: str) -> None:
+        """Called at each event (a module entered or left, a tensor saved, unpacked or
+        freed): if the traced peak rose since the last event, it came while the step was at
+        the *previous* event's place; note that place and what was alive then."""
+        meter = self._meter
+        if meter is None:
+            return
+        if meter.poll():
+            grads = sum(self.backend.nbytes(p.grad) for p in self._params
+                        if p.grad is not None) - self._grads_at_start
+            self.peak_split = {"saved": self._saved_then, "gradients": max(0, grads),
+                               "where": self._where}
+        self._where = where
+        # saved bytes only change at events: what is alive now is what the next rise meets
+        self._saved_then = max(0, self.current - self._inputs_live)
+
     def enter(self, module, name: str, is_root: bool) -> None:
+        if self._meter is not None:
+            if is_root and not self._params:
+                self._params = list(module.parameters())
+                self._grads_at_start = sum(self.backend.nbytes(p.grad) for p in self._params
+                                           if p.grad is not None)
+            self._poll(f"forward of {name or type(module).__name__}")
         if is_root and self.backend.name == "torch":  # torch's hooks do not say what is input
             args = tracker_for(self.framework).state.root_args
             self._inputs = {self.backend.storage_key(a) for a in args
@@ -138,7 +177,8 @@ class Ledger:
                 self._known[key(buffer)] = "buffer"
 
     def exit(self, module, name: str, is_root: bool) -> None:
-        pass
+        if self._meter is not None:
+            self._poll(f"after forward of {name or type(module).__name__}")
 
     # -- hooks -----------------------------------------------------------------------------
     def _pack(self, value: Any) -> Held:
@@ -165,10 +205,17 @@ class Ledger:
         self._describe(record, inner, info, tensor_backend)
         box = Held(value, record, self, origin)
         self._account(record, inner)
+        if self._meter is not None:
+            self._poll(f"forward: {op} in {record.module or '(no module)'}")
         return box
 
-    @staticmethod
-    def _unpack(value: Any) -> Any:
+    def _unpack(self, value: Any) -> Any:
+        if self._meter is not None:
+            if isinstance(value, Held):
+                record = value.record
+                self._poll(f"backward: {record.op} of {record.module or '(no module)'}")
+            else:  # a saver inside this ledger opened the box first
+                self._poll("backward")
         return value.value if isinstance(value, Held) else value
 
     def _describe(self, record: Record, inner: Any, info, backend: Optional[Backend]) -> None:
@@ -208,7 +255,8 @@ class Ledger:
             for key, size in keys:
                 entry = self._live.get(key)
                 if entry is None:
-                    self._live[key] = [1, size, record.index]
+                    self._live[key] = [1, size, record.index, record.kind == "input"]
+                    self._inputs_live += size if record.kind == "input" else 0
                     added = size
                 else:
                     entry[0] += 1
@@ -239,6 +287,8 @@ class Ledger:
                 entry[0] -= 1
                 if entry[0] == 0:
                     self.current -= entry[1]
+                    if entry[3]:
+                        self._inputs_live -= entry[1]
                     del self._live[key]
 
     def _repacked(self, box: Held) -> None:
@@ -258,6 +308,8 @@ class Ledger:
             self._settle()
             self._drop(record)
             record.released = True
+            if self._meter is not None:
+                self._poll(f"backward: {record.op} of {record.module or '(no module)'}")
         except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to account
             pass
 
@@ -316,12 +368,22 @@ class Ledger:
         for note, count in notes.items():
             text.append(f"{count} saved tensor{'s' if count > 1 else ''} not encoded: {note}")
         if self.measured_peak is not None:
-            text.append(f"measured peak of allocated memory {format_bytes(self.measured_peak)}")
+            text.append(f"measured peak of allocated memory {format_bytes(self.measured_peak)}"
+                        + self.split_text())
         return "\n".join(text)
+
+    def split_text(self) -> str:
+        """The measured peak's parts, as ``led.table()`` prints them ("" if not measured)."""
+        split = self.peak_split
+        if not split or "peak" not in split:
+            return ""
+        return (f": saved activations {format_bytes(split['saved'])}, gradients "
+                f"{format_bytes(split['gradients'])}, transient workspaces "
+                f"{format_bytes(split['transient'])}; reached at {split['where']}")
 
     def to_json(self, **kwargs) -> str:
         return json.dumps({"total": self.total, "peak": self.peak, "current": self.current,
-                           "measured_peak": self.measured_peak,
+                           "measured_peak": self.measured_peak, "peak_split": self.peak_split,
                            "modules": self.by_module(),
                            "records": [r.as_dict() for r in self.records]}, **kwargs)
 
