@@ -28,6 +28,7 @@ import numpy as np
 
 from ._backend import Backend, backend_for, dtype_from_name
 from ._modules import tracker_for
+from ._costs import MODULE_SECONDS, calibrate, signature, snap
 from .ledger import Ledger, format_bytes
 from .policy import Policy, recompute
 from .savers import Saver, cast, offload, quantize
@@ -61,99 +62,6 @@ def _step(model, inputs: tuple, loss_fn: Callable) -> float:
     loss = loss_fn(model(*inputs))
     loss.backward()
     return time.perf_counter() - start
-
-
-# Costs come from a calibrated model, not from single timings: medians of repeated runs after
-# a warm-up, snapped to a grid of quarter-octaves (hysteresis: timing noise under ~9 % moves no
-# cost), and kept for the process, so two plans of one model and inputs cost alike and choose
-# alike. ``plan(..., recalibrate=True)`` measures again.
-_SAVER_RATES: Dict[tuple, tuple] = {}
-_MODULE_SECONDS: Dict[tuple, Dict[str, float]] = {}
-GRID = 2 ** 0.25
-
-
-def snap(seconds: float) -> float:
-    """``seconds`` on the cost grid (0 stays 0)."""
-    if seconds <= 0:
-        return 0.0
-    return GRID ** round(math.log(seconds, GRID))
-
-
-def _calibrate(saver: Saver, backend: Backend, recalibrate: bool = False) -> tuple:
-    """(bytes kept per byte, seconds per saved tensor, seconds per byte) of a saver."""
-    key = (backend.name, repr(saver), type(saver))
-    if key not in _SAVER_RATES or recalibrate:
-        _measure(saver, 1 << 10, backend, rounds=1)  # warm up
-        kept, small = _measure(saver, 1 << 10, backend)
-        _, large = _measure(saver, 1 << 18, backend)
-        per_byte = max(0.0, (large - small) / ((1 << 18) - (1 << 10)) / 4)
-        per_tensor = max(0.0, small - per_byte * (1 << 10) * 4)
-        _SAVER_RATES[key] = (kept, snap(per_tensor), snap(per_byte))
-    return _SAVER_RATES[key]
-
-
-def _signature(model: Any, inputs: tuple, backend: Backend) -> tuple:
-    """What a module's forward time depends on: the module tree, parameter shapes, inputs."""
-    modules = tuple((name, type(module).__name__) for name, module in model.named_modules())
-    shapes = tuple((tuple(p.shape), str(p.dtype)) for p in model.parameters())
-    given = tuple((tuple(a.shape), str(a.dtype)) if backend.is_tensor(a) else repr(a)
-                  for a in inputs)
-    return backend.name, id(model), modules, shapes, given
-
-
-def _measure(saver: Saver, size: int, backend: Backend, length: int = 6,
-             rounds: int = 5) -> tuple:
-    """(bytes kept per byte, seconds added per saved tensor) on a chain of ops that each save
-    a float32 activation of ``size`` elements, forward and backward, against no saver."""
-    source = backend.randn(size)
-    hooks = _SaverHooks(saver, backend)
-
-    def chain(context) -> float:
-        start = time.perf_counter()
-        with context:
-            value = source
-            for _ in range(length):
-                value = value.sin()  # saves its input: an activation (but the first)
-            loss = value.sum()
-        loss.backward()
-        return time.perf_counter() - start
-
-    saved = size * 4 * (length - 1)  # the first sin saves the leaf: not an activation
-    with Ledger(backend.name, measure=False) as led:
-        chain(hooks)
-    plain, timed = [], []
-    for _ in range(rounds):  # in turns: load from other processes falls on both alike
-        plain.append(chain(_Nothing()))
-        timed.append(chain(hooks))
-    source.grad = None
-    extra = float(np.median(timed)) - float(np.median(plain))
-    return led.total / saved, max(0.0, extra) / (length - 1)
-
-
-class _Nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-class _SaverHooks:
-    """A saver's hooks set through ``backend`` (the saver may have been made for the other
-    framework's contexts: packing serves both)."""
-
-    def __init__(self, saver: Saver, backend: Backend):
-        self.saver, self.backend, self.contexts = saver, backend, []
-
-    def __enter__(self):
-        context = self.backend.saved_tensors_hooks(self.saver.pack, self.saver.unpack)
-        context.__enter__()
-        self.contexts.append(context)
-        return self
-
-    def __exit__(self, *exc):
-        self.contexts.pop().__exit__(*exc)
-        return False
 
 
 class _Unit:
@@ -378,8 +286,8 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
         if measure:
             result.baseline_memory_peak, _ = _measured_peak(model, inputs, loss_fn, backend,
                                                             device)
-        signature = _signature(model, inputs, backend)
-        known = None if recalibrate else _MODULE_SECONDS.get(signature)
+        key = signature(model, inputs, backend)
+        known = None if recalibrate else MODULE_SECONDS.get(key)
         timers: List[Dict[str, float]] = []
         led = Ledger(backend.name, measure=False)
         inputs_of: Dict[str, set] = {}
@@ -409,7 +317,7 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
         if known is None:
             known = {name: snap(float(np.median([t.get(name, 0.0) for t in timers])))
                      for name in timers[0]}
-            _MODULE_SECONDS[signature] = known
+            MODULE_SECONDS[key] = known
         result.baseline_seconds = _median_step(model, inputs, loss_fn, rounds)
         result.baseline_peak = led.peak
         inputs_bytes = sum(r.counted for r in led.records if r.kind == "input")
@@ -462,7 +370,7 @@ def _solve(result: Plan, model, led: Ledger, seconds: Dict[str, float],
     total = fixed + sum(u.nbytes for u in units)
     quantum = max(1, -(-total // BINS))
     size = BINS + 1
-    rates = [(saver, *_calibrate(saver, backend, recalibrate)) for saver in savers]
+    rates = [(saver, *calibrate(saver, backend, recalibrate)) for saver in savers]
     names = dict(model.named_modules())
     children: Dict[str, List[str]] = {name: [] for name in names}
     for name in names:
