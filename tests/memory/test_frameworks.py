@@ -56,6 +56,8 @@ SAVERS = [  # (make, bound on the relative gradient error; 0 means bitwise equal
     (lambda fw: memory.quantize(8, framework=fw), 3e-2),
     (lambda fw: memory.quantize(8, per="tensor", framework=fw), 5e-2),
     (lambda fw: memory.quantize(4, framework=fw), 0.5),
+    (lambda fw: memory.quantize(8, per="group", group_size=64, framework=fw), 3e-2),
+    (lambda fw: memory.quantize(4, per="group", rounding="stochastic", framework=fw), 0.5),
 ]
 
 
