@@ -128,14 +128,20 @@ def test_min_bytes_leaves_small_tensors_alone(rng):
     assert isinstance(_passes_through(saver, large), memory.Packed)
 
 
-def test_integer_tensors_are_not_cast_or_quantized():
+def test_integer_tensors_are_not_cast_or_quantized_only_narrowed_losslessly():
     saver = memory.quantize(8)
     packed = []
     with saved_tensors_hooks(lambda v: packed.append(saver.pack(v)) or packed[-1], saver.unpack):
-        x = hookgrad.arange(12.0, requires_grad=True).reshape(3, 4)
+        leaf = hookgrad.arange(12.0, requires_grad=True)
         index = hookgrad.tensor([2, 0])
-        x[index].sum()
-    assert not any(isinstance(p, memory.Packed) and p.dtype.kind != "f" for p in packed)
+        y = leaf.reshape(3, 4)[index].sum()
+    integers = [p for p in packed if isinstance(p, memory.Packed) and p.dtype.kind != "f"]
+    assert integers and all(p.kind == "uint8" for p in integers)
+    for p in integers:
+        back = p.unpack().numpy()
+        assert back.dtype == np.int64 and back.tolist() == [2, 0]
+    y.backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), np.repeat([1, 0, 1], 4))
 
 
 def test_views_of_one_buffer_are_stored_once(rng):

@@ -44,6 +44,49 @@ class Stored:
         raise NotImplementedError
 
 
+_NARROW = ("uint8", "int8", "int16", "int32")  # tried in order; torch has all four
+
+
+class Narrowed(Stored):
+    """Integers (pool indices) kept losslessly in the narrowest type that holds their range."""
+
+    __slots__ = ("data", "dtype")
+
+    def __init__(self, data: Any, dtype: Any):
+        self.data, self.dtype = data, dtype
+
+    @property
+    def kind(self) -> str:  # type: ignore[override]
+        return str(self.data.dtype).replace("torch.", "")
+
+    @property
+    def nbytes(self) -> int:
+        data = self.data
+        return data.nbytes if isinstance(data, np.ndarray) else data.numel() * data.element_size()
+
+    def decode(self) -> Any:
+        data = self.data
+        return data.astype(self.dtype) if isinstance(data, np.ndarray) else data.to(self.dtype)
+
+
+def narrow(array: Any, backend: Backend) -> Optional[Narrowed]:
+    """``array`` (integers) in the narrowest type that holds its values, or None if none is
+    narrower than its own."""
+    if backend.nbytes(array) == 0:
+        return None
+    low, high = int(array.min()), int(array.max())
+    size = array.itemsize if isinstance(array, np.ndarray) else array.element_size()
+    for name in _NARROW:
+        info = np.iinfo(name)
+        if info.bits // 8 >= size:
+            return None
+        if info.min <= low and high <= info.max:
+            if backend.name == "torch":
+                return Narrowed(array.to(getattr(backend.torch, name)), array.dtype)
+            return Narrowed(array.astype(name), array.dtype)
+    return None
+
+
 class View(Packed):
     """What a saver's pack hook returns: a shared ``Stored`` plus how to view it."""
 
@@ -142,6 +185,12 @@ class Saver:
     def _store(self, array: Any, tensor: Any, backend: Backend) -> Stored:
         raise NotImplementedError
 
+    def _store_any(self, array: Any, tensor: Any, backend: Backend) -> Optional[Stored]:
+        """Integers the saver does not encode are narrowed losslessly (None: they cannot be)."""
+        if self.accepts(backend.dtype_of(tensor)):
+            return self._store(array, tensor, backend)
+        return narrow(array, backend)
+
     def _pack_value(self, value: Any, kind: Optional[str] = None, original: Any = None) -> Any:
         backend = backend_of_tensor(value)
         if backend is None:  # already packed by an earlier hook
@@ -152,7 +201,8 @@ class Saver:
         if kind != "activation":  # alive anyway: copying it would only add memory
             return backend.as_packable(value, info)
         dtype = backend.dtype_of(value)
-        if not self.accepts(dtype):
+        integers = dtype.kind in "iu" and not self.accepts(dtype)
+        if not self.accepts(dtype) and not integers:
             return note_kept(backend.as_packable(value, info),
                              f"{self!r} cannot encode {dtype}: kept as it is")
         if backend.nbytes(value) < self.min_bytes:
@@ -171,7 +221,10 @@ class Saver:
             key = (id(root), value._version, start, array.shape, array.strides)
         stored = self._stored.get(key)
         if stored is None or stored.root_ref() is not root:
-            stored = self._store(root if whole else array, value, backend)
+            stored = self._store_any(root if whole else array, value, backend)
+            if stored is None:
+                return note_kept(backend.as_packable(value, info),
+                                 f"{self!r}: {array.dtype} already as narrow as its values")
             stored.root_ref = weakref.ref(root)
             self._stored[key] = stored
         if not whole:
@@ -190,7 +243,10 @@ class Saver:
                value.stride(), value._version)
         stored = self._stored.get(key)
         if stored is None or stored.root_ref() is not value:
-            stored = self._store(tensor, value, backend)
+            stored = self._store_any(tensor, value, backend)
+            if stored is None:
+                return note_kept(tensor, f"{self!r}: {tensor.dtype} already as narrow as "
+                                         "its values")
             stored.root_ref = weakref.ref(value)
             self._stored[key] = stored
         return View(stored, tuple(value.shape), value.dtype, None, 0, backend)
