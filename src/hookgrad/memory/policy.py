@@ -11,9 +11,8 @@ checkpoints the matching modules instead: their ``forward`` is wrapped with
         loss = model(x).sum()
     loss.backward()
 
-A key that matches no module of the model(s) run inside the block is an error (``KeyError``
-naming the closest module names or types) when the block ends, or at once when ``model`` is
-given and nothing seen matches it later either. ``{"": recompute()}`` checkpoints the model
+A key that matches no module of the model(s) run inside the block (or of ``model``) is an
+error when the block ends: a ``KeyError`` naming the closest module names or types. ``{"": recompute()}`` checkpoints the model
 itself, with or without ``model=``.
 
 On a torch model the same rules run through torch's hooks (``policy(rules, model=model)``, or
