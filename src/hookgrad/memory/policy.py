@@ -12,8 +12,8 @@ checkpoints the matching modules instead: their ``forward`` is wrapped with
     loss.backward()
 
 A key that matches no module of the model(s) run inside the block (or of ``model``) is an
-error when the block ends: a ``KeyError`` naming the closest module names or types. ``{"": recompute()}`` checkpoints the model
-itself, with or without ``model=``.
+error when the block ends: a ``KeyError`` naming the closest module names or types.
+``{"": recompute()}`` checkpoints the model itself, with or without ``model=``.
 
 On a torch model the same rules run through torch's hooks (``policy(rules, model=model)``, or
 ``framework="torch"``; a rule keyed by a torch module type also says so), and ``recompute()``
