@@ -370,6 +370,7 @@ class TracemallocPeakMeter(PeakMeter):
         self.started = False
         self.base = 0
         self.highest = 0
+        self.last_peak = 0
 
     def __enter__(self) -> "TracemallocPeakMeter":
         import tracemalloc
@@ -392,11 +393,19 @@ class TracemallocPeakMeter(PeakMeter):
             return False
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.reset_peak()
-        rose = peak > TracemallocPeakMeter._open[-1].highest
+        innermost = TracemallocPeakMeter._open[-1]
+        innermost.last_peak = peak - innermost.base  # the highest since the last poll
+        rose = peak > innermost.highest
         for meter in TracemallocPeakMeter._open:
             if peak > meter.highest:
                 meter.highest = peak
         return rose
+
+    def current(self) -> int:
+        """Traced bytes alive now, above where the meter began."""
+        import tracemalloc
+        return tracemalloc.get_traced_memory()[0] - self.base if self.started or \
+            tracemalloc.is_tracing() else 0
 
     def __exit__(self, *exc) -> bool:
         import tracemalloc

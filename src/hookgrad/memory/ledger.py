@@ -96,6 +96,9 @@ class Ledger:
         self._grads_at_start = 0
         self._inputs_live = 0
         self._saved_then = 0
+        # hookgrad, measured, at every event: (where, saved, gradients, all traced bytes now,
+        # the traced peak since the previous event)
+        self.timeline: List[tuple] = []
         self._meters: list = []
         self.records: List[Record] = []
         self.current = 0
@@ -148,9 +151,14 @@ class Ledger:
         meter = self._meter
         if meter is None:
             return
-        if meter.poll():
-            grads = sum(self.backend.nbytes(p.grad) for p in self._params
-                        if p.grad is not None) - self._grads_at_start
+        grads = sum(self.backend.nbytes(p.grad) for p in self._params
+                    if p.grad is not None) - self._grads_at_start
+        saved = max(0, self.current - self._inputs_live)
+        rose = meter.poll()
+        # the highest since the last event came while the step was at the last event's place
+        self.timeline.append((where, saved, max(0, grads), meter.current(),
+                              max(0, meter.last_peak)))
+        if rose:
             self.peak_split = {"saved": self._saved_then, "gradients": max(0, grads),
                                "where": self._where}
         self._where = where
@@ -380,6 +388,42 @@ class Ledger:
         return (f": saved activations {format_bytes(split['saved'])}, gradients "
                 f"{format_bytes(split['gradients'])}, transient workspaces "
                 f"{format_bytes(split['transient'])}; reached at {split['where']}")
+
+    def timeline_png(self, path: str, title: str = "memory through one step") -> str:
+        """Draw ``timeline`` (bytes alive at every event of the step: saved activations,
+        gradients, and the rest, transient workspaces) as a stacked area chart in a PNG, with
+        the peak reached before the next event as a line, and where the highest came. Needs
+        matplotlib (``hookgrad[demo]``)."""
+        if not self.timeline:
+            raise RuntimeError("no timeline: measure a hookgrad step with ledger(measure=True)")
+        try:
+            import matplotlib
+        except ImportError as error:
+            raise ImportError("timeline_png needs matplotlib: pip install matplotlib") from error
+        matplotlib.use("Agg")
+        from matplotlib import pyplot
+        mib = float(1 << 20)
+        saved = [row[1] / mib for row in self.timeline]
+        grads = [row[2] / mib for row in self.timeline]
+        other = [max(0.0, row[3] / mib - s - g) for row, s, g in zip(self.timeline, saved, grads)]
+        figure, axes = pyplot.subplots(figsize=(9, 4))
+        steps = range(len(self.timeline))
+        axes.stackplot(steps, saved, grads, other,
+                       labels=["saved activations", "gradients", "transient workspaces"])
+        # the peak between two events (a backward workspace) belongs to the earlier one
+        between = [row[4] / mib for row in self.timeline[1:]] + [0.0]
+        axes.step(steps, between, where="post", color="black", linewidth=0.8,
+                  label="peak before the next event")
+        top = max(range(len(between)), key=between.__getitem__)
+        axes.annotate(self.timeline[top][0], (top, between[top]), fontsize=8, ha="right")
+        axes.set_xlabel("event (module entered or left, tensor saved, unpacked or freed)")
+        axes.set_ylabel("MiB alive above the step's start")
+        axes.set_title(title)
+        axes.legend(loc="upper left", fontsize=8)
+        figure.tight_layout()
+        figure.savefig(path, dpi=100)
+        pyplot.close(figure)
+        return path
 
     def to_json(self, **kwargs) -> str:
         return json.dumps({"total": self.total, "peak": self.peak, "current": self.current,
