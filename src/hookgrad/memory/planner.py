@@ -330,6 +330,11 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
                 budget = result.budget - other + inputs_bytes
         _solve(result, model, led, known, inputs_of, savers, allow_recompute, backend, budget,
                recalibrate)
+        if budget_on == "peak" and result.policy is None and other is not None:
+            result.reason = (f"besides saved activations the step holds "
+                             f"{format_bytes(other)} (transient workspaces, gradients), which "
+                             "no saver or recompute reduces; the saved part would have to fit "
+                             f"in {format_bytes(max(0, budget))}; " + result.reason)
         if other is not None and result.policy is not None:
             result.estimated_memory_peak = other + result.estimated_peak - inputs_bytes
         if verify and result.policy is not None:
