@@ -158,3 +158,48 @@ def test_nn_linear_relu_linear_saves_what_torch_saves():
         ("2", "Linear", "AddmmBackward0", "activation"),
         ("2", "Linear", "AddmmBackward0", "parameter")]
     assert led.total == BATCH * IN * 4 + BATCH * HIDDEN * 4
+
+
+def test_the_measured_peak_of_a_step_is_split_and_placed():
+    import tracemalloc
+    hookgrad.manual_seed(0)
+    model = hookgrad.nn.Sequential(hookgrad.nn.Linear(64, 256), hookgrad.nn.ReLU(),
+                                   hookgrad.nn.Linear(256, 8))
+    x = hookgrad.randn(512, 64)
+    with memory.ledger() as led:
+        loss = model(x).pow(2).sum()
+        loss.backward()
+    split = led.peak_split
+    assert not tracemalloc.is_tracing()  # started for the block, stopped after it
+    assert led.measured_peak == split["peak"] > 0
+    assert split["saved"] + split["gradients"] + split["transient"] == split["peak"]
+    # the two hidden activations (the ReLU's output is shared with the next Linear) are alive
+    assert split["saved"] >= 512 * 256 * 4
+    assert split["where"].startswith(("forward", "backward", "after forward"))
+    assert "transient workspaces" in led.table()
+    with memory.ledger(measure=False) as quiet:
+        model(x).sum().backward()
+    assert quiet.measured_peak is None and quiet.peak_split is None
+
+
+def test_the_timeline_follows_the_step_and_draws_to_a_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    hookgrad.manual_seed(0)
+    model = hookgrad.nn.Sequential(hookgrad.nn.Linear(64, 256), hookgrad.nn.ReLU(),
+                                   hookgrad.nn.Linear(256, 8))
+    x = hookgrad.randn(512, 64)
+    with memory.ledger() as led:
+        loss = model(x).pow(2).sum()
+        loss.backward()
+    wheres = [row[0] for row in led.timeline]
+    assert "forward of 0" in wheres and any(w.startswith("backward") for w in wheres)
+    assert max(row[1] for row in led.timeline) >= 512 * 256 * 4  # both hidden activations
+    assert max(row[3] for row in led.timeline) <= led.measured_peak
+    assert max(row[4] for row in led.timeline) == led.measured_peak
+    path = led.timeline_png(str(tmp_path / "timeline.png"))
+    with open(path, "rb") as handle:
+        assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
+    with memory.ledger(measure=False) as quiet:
+        model(x).sum().backward()
+    with pytest.raises(RuntimeError, match="no timeline"):
+        quiet.timeline_png(str(tmp_path / "none.png"))

@@ -128,14 +128,20 @@ def test_min_bytes_leaves_small_tensors_alone(rng):
     assert isinstance(_passes_through(saver, large), memory.Packed)
 
 
-def test_integer_tensors_are_not_cast_or_quantized():
+def test_integer_tensors_are_not_cast_or_quantized_only_narrowed_losslessly():
     saver = memory.quantize(8)
     packed = []
     with saved_tensors_hooks(lambda v: packed.append(saver.pack(v)) or packed[-1], saver.unpack):
-        x = hookgrad.arange(12.0, requires_grad=True).reshape(3, 4)
+        leaf = hookgrad.arange(12.0, requires_grad=True)
         index = hookgrad.tensor([2, 0])
-        x[index].sum()
-    assert not any(isinstance(p, memory.Packed) and p.dtype.kind != "f" for p in packed)
+        y = leaf.reshape(3, 4)[index].sum()
+    integers = [p for p in packed if isinstance(p, memory.Packed) and p.dtype.kind != "f"]
+    assert integers and all(p.kind == "uint8" for p in integers)
+    for p in integers:
+        back = p.unpack().numpy()
+        assert back.dtype == np.int64 and back.tolist() == [2, 0]
+    y.backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), np.repeat([1, 0, 1], 4))
 
 
 def test_views_of_one_buffer_are_stored_once(rng):
@@ -286,3 +292,35 @@ def test_quantize_handles_zero_dimensional_saved_tensors(lib, bits):
     tolerance = 0.5 if bits == 2 else 3e-2
     assert rough[1] == pytest.approx(exact[1], rel=tolerance)
     np.testing.assert_allclose(rough[2], exact[2], rtol=tolerance, atol=1e-3)
+
+
+@pytest.mark.parametrize("bits", [8, 2])
+@pytest.mark.parametrize("shape", [(6, 200), (3, 7, 150), (130,)])
+def test_group_quantization_bounds_each_group_by_its_own_range(rng, bits, shape):
+    x = hookgrad.tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=True)
+    out, unpacked, packed = _round_trip(memory.quantize(bits, per="group", group_size=64), x)
+    values = out.detach().numpy()
+    axis = int(np.argmax(values.shape))
+    moved = np.moveaxis(values, axis, -1)
+    length = moved.shape[-1]
+    error = np.moveaxis(np.abs(unpacked.detach().numpy() - values), axis, -1)
+    for start in range(0, length, 64):  # groups of 64 along the largest dimension
+        group = moved[..., start:start + 64]
+        step = (group.max(-1) - group.min(-1)) / ((1 << bits) - 1)
+        assert np.all(error[..., start:start + 64].max(-1) <= step / 2 * 1.0001 + 1e-6)
+    groups = values.size // length * -(-length // 64)
+    assert packed.nbytes == -(-groups * 64 * bits // 8) + groups * 2 * 4  # codes, low, scale
+
+
+def test_stochastic_rounding_is_unbiased_and_repeats_with_its_seed(rng):
+    from hookgrad.memory.savers.quantize import quantize_groups
+    values = rng.standard_normal((4, 256)).astype(np.float32)
+    decoded = [quantize_groups(values, 2, 64, seed=seed).decode() for seed in range(400)]
+    nearest = quantize_groups(values, 2, 64).decode()
+    assert np.abs(np.mean(decoded, axis=0) - values).mean() < 0.2 * np.abs(nearest - values).mean()
+    x = hookgrad.tensor(values, requires_grad=True)
+    runs = [_round_trip(memory.quantize(2, per="group", rounding="stochastic", seed=7), x)[1]
+            for _ in range(2)]
+    np.testing.assert_array_equal(runs[0].detach().numpy(), runs[1].detach().numpy())
+    other = _round_trip(memory.quantize(2, per="group", rounding="stochastic", seed=8), x)[1]
+    assert not np.array_equal(runs[0].detach().numpy(), other.detach().numpy())

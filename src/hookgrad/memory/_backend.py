@@ -144,6 +144,13 @@ class HookgradBackend(Backend):
         from ..utils.checkpoint import checkpoint
         return checkpoint(function, *args, use_reentrant=use_reentrant, **kwargs)
 
+    # hookgrad's Module.__call__ reads ``self.forward`` after the forward pre-hooks: a module
+    # already being called can still have its forward wrapped (recompute() on the root)
+    wraps_running_forward = True
+
+    def checkpoint_running(self, function: Callable, args: tuple) -> Optional[Callable]:
+        return None
+
     def array_of(self, tensor: Any) -> np.ndarray:
         return tensor.detach().numpy()
 
@@ -163,7 +170,7 @@ class HookgradBackend(Backend):
         return None
 
     def peak_meter(self, device: Any = None) -> "PeakMeter":
-        return PeakMeter()
+        return TracemallocPeakMeter()
 
     def device_of(self, value: Any) -> Any:
         return None
@@ -252,6 +259,29 @@ class TorchBackend(Backend):
         from torch.utils.checkpoint import checkpoint
         return checkpoint(function, *args, use_reentrant=use_reentrant, **kwargs)
 
+    # torch's Module.__call__ has fetched ``forward`` before the pre-hooks run
+    wraps_running_forward = False
+
+    def checkpoint_running(self, function: Callable, args: tuple) -> Optional[Callable]:
+        """Checkpoint a forward that is already running (the root, seen first by its pre-hook):
+        torch's non-reentrant checkpoint is a generator whose first step sets the hooks that
+        save nothing but the inputs, and whose second step ends them. Returns the callable
+        that ends the region, or None where this torch lays it out differently."""
+        from torch.utils import checkpoint as module
+        generator_of = getattr(module, "_checkpoint_without_reentrant_generator", None)
+        if not self.torch.is_grad_enabled():
+            return lambda: None  # nothing is saved: nothing to checkpoint
+        if generator_of is None:  # pragma: no cover - another torch's layout
+            return None
+        generator = generator_of(function, True, module.noop_context_fn,
+                                 module._DEFAULT_DETERMINISM_MODE, False, True, *args)
+        next(generator)
+
+        def finish() -> None:
+            for _ in generator:  # runs the rest: ends the checkpoint's hooks
+                pass
+        return finish
+
     def array_of(self, tensor: Any) -> Any:
         return tensor.detach()
 
@@ -323,6 +353,67 @@ class PeakMeter:
         return self
 
     def __exit__(self, *exc) -> bool:
+        return False
+
+
+class TracemallocPeakMeter(PeakMeter):
+    """The step's peak of traced memory above where it began: NumPy reports every data
+    allocation to ``tracemalloc``, so for hookgrad this is the arrays' real peak. tracemalloc
+    keeps one peak for the process; meters that nest share it: whenever one reads it, it
+    carries the figure to every open meter and resets it (``poll``), so none loses the other's
+    peak. ``poll()`` also returns whether the peak rose since the last poll, for attribution.
+    """
+
+    _open: list = []
+
+    def __init__(self):
+        self.started = False
+        self.base = 0
+        self.highest = 0
+        self.last_peak = 0
+
+    def __enter__(self) -> "TracemallocPeakMeter":
+        import tracemalloc
+        if not tracemalloc.is_tracing():
+            tracemalloc.start()
+            self.started = True
+        else:
+            self.poll()
+        tracemalloc.reset_peak()
+        self.base = self.highest = tracemalloc.get_traced_memory()[0]
+        TracemallocPeakMeter._open.append(self)
+        return self
+
+    @staticmethod
+    def poll() -> bool:
+        """Carry tracemalloc's peak since the last poll to every open meter; True if it set a
+        new high for the innermost one."""
+        import tracemalloc
+        if not TracemallocPeakMeter._open or not tracemalloc.is_tracing():
+            return False
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        innermost = TracemallocPeakMeter._open[-1]
+        innermost.last_peak = peak - innermost.base  # the highest since the last poll
+        rose = peak > innermost.highest
+        for meter in TracemallocPeakMeter._open:
+            if peak > meter.highest:
+                meter.highest = peak
+        return rose
+
+    def current(self) -> int:
+        """Traced bytes alive now, above where the meter began."""
+        import tracemalloc
+        return tracemalloc.get_traced_memory()[0] - self.base if self.started or \
+            tracemalloc.is_tracing() else 0
+
+    def __exit__(self, *exc) -> bool:
+        import tracemalloc
+        self.poll()
+        TracemallocPeakMeter._open.remove(self)
+        self.peak = self.highest - self.base
+        if self.started:
+            tracemalloc.stop()
         return False
 
 

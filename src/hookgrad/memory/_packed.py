@@ -12,7 +12,8 @@ always records what is really kept, whichever context was entered first.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+import threading
+from typing import Any, Callable, Iterable, Optional
 
 
 class Packed:
@@ -21,6 +22,7 @@ class Packed:
     __slots__ = ()
 
     kind = "packed"  # a short word for the ledger's table ("int8", "bfloat16", "disk", ...)
+    note = ""  # why it is not stored as asked (a quantizer keeping non-finite values exact)
 
     @property
     def nbytes(self) -> int:
@@ -81,6 +83,30 @@ class Held:
         ledger = self.ledger
         if ledger is not None:
             ledger._released(self.record)
+
+
+class _Note(threading.local):
+    def __init__(self):
+        self.last: Optional[tuple] = None  # (id of the value handed on, why)
+
+
+_note = _Note()
+
+
+def note_kept(value: Any, why: str) -> Any:
+    """A saver leaves ``value`` as it is: say why to the next hook (a ledger records it). Hooks
+    compose synchronously, so the next pack hook on this thread is the one handed ``value``."""
+    _note.last = (id(value), why)
+    return value
+
+
+def take_note(value: Any) -> str:
+    """Why a saver left ``value`` as it is ("" if none said so)."""
+    last = _note.last
+    if last is None or last[0] != id(value):
+        return ""
+    _note.last = None
+    return last[1]
 
 
 def unpack_any(value: Any) -> Any:

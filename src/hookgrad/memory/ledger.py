@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional
 
 from ._backend import Backend, backend_for, backend_of_tensor
 from ._modules import tracker_for
-from ._packed import Held, Packed
+from ._packed import Held, Packed, take_note
 
 NOT_COUNTED = ("parameter", "buffer")
 
@@ -37,7 +37,7 @@ class Record:
     ``counted``: what it added to the ledger's total (0 for parameters and repeated buffers)."""
 
     __slots__ = ("index", "op", "module", "module_type", "shape", "dtype", "nbytes", "held",
-                 "disk", "counted", "kind", "stored_as", "alias_of", "keys", "released")
+                 "disk", "counted", "kind", "stored_as", "alias_of", "keys", "released", "note")
 
     def __init__(self, index: int, op: str, module: Optional[str], module_type: Optional[str]):
         self.index = index
@@ -55,6 +55,7 @@ class Record:
         self.alias_of: Optional[int] = None
         self.keys: tuple = ()
         self.released = False
+        self.note = ""  # why a saver left it as it is (a dtype it cannot encode...)
 
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__slots__ if name != "keys"}
@@ -84,9 +85,20 @@ class Ledger:
                  device: Any = None):
         self.backend: Backend = backend_for(framework=framework)
         self.framework = framework
-        self.measure = framework == "torch" if measure is None else bool(measure)
+        self.measure = True if measure is None else bool(measure)
         self.device = device
-        self.measured_peak: Optional[int] = None  # bytes; torch only, after the block ends
+        self.measured_peak: Optional[int] = None  # bytes, after the block ends
+        # hookgrad: what the measured peak is made of, and where the step was when it came
+        self.peak_split: Optional[dict] = None
+        self._meter: Any = None
+        self._where = "(start)"
+        self._params: list = []
+        self._grads_at_start = 0
+        self._inputs_live = 0
+        self._saved_then = 0
+        # hookgrad, measured, at every event: (where, saved, gradients, all traced bytes now,
+        # the traced peak since the previous event)
+        self.timeline: List[tuple] = []
         self._meters: list = []
         self.records: List[Record] = []
         self.current = 0
@@ -109,21 +121,57 @@ class Ledger:
         if meter is not None:
             meter.__enter__()
         self._meters.append(meter)
+        self._meter = meter if hasattr(meter, "poll") else None
         return self
 
     def __exit__(self, *exc) -> bool:
         meter = self._meters.pop()
         try:
             if meter is not None:
+                self._poll("(end)")
                 meter.__exit__(*exc)
                 self.measured_peak = meter.peak
+                if self.peak_split is not None and meter.peak is not None:
+                    split = self.peak_split
+                    split["peak"] = meter.peak
+                    split["transient"] = max(0, meter.peak - split["saved"]
+                                             - split["gradients"])
+            self._meter = None
         finally:
             self._contexts.pop().__exit__(*exc)
             tracker_for(self.framework).release(self)
         return False
 
     # -- module tracker listener: learn what the model owns ------------------------------------
+    # -- what holds the measured peak (hookgrad: tracemalloc, polled at every event) ------------
+    def _poll(self, where: str) -> None:
+        """Called at each event (a module entered or left, a tensor saved, unpacked or
+        freed): if the traced peak rose since the last event, it came while the step was at
+        the *previous* event's place; note that place and what was alive then."""
+        meter = self._meter
+        if meter is None:
+            return
+        grads = sum(self.backend.nbytes(p.grad) for p in self._params
+                    if p.grad is not None) - self._grads_at_start
+        saved = max(0, self.current - self._inputs_live)
+        rose = meter.poll()
+        # the highest since the last event came while the step was at the last event's place
+        self.timeline.append((where, saved, max(0, grads), meter.current(),
+                              max(0, meter.last_peak)))
+        if rose:
+            self.peak_split = {"saved": self._saved_then, "gradients": max(0, grads),
+                               "where": self._where}
+        self._where = where
+        # saved bytes only change at events: what is alive now is what the next rise meets
+        self._saved_then = max(0, self.current - self._inputs_live)
+
     def enter(self, module, name: str, is_root: bool) -> None:
+        if self._meter is not None:
+            if is_root and not self._params:
+                self._params = list(module.parameters())
+                self._grads_at_start = sum(self.backend.nbytes(p.grad) for p in self._params
+                                           if p.grad is not None)
+            self._poll(f"forward of {name or type(module).__name__}")
         if is_root and self.backend.name == "torch":  # torch's hooks do not say what is input
             args = tracker_for(self.framework).state.root_args
             self._inputs = {self.backend.storage_key(a) for a in args
@@ -137,7 +185,8 @@ class Ledger:
                 self._known[key(buffer)] = "buffer"
 
     def exit(self, module, name: str, is_root: bool) -> None:
-        pass
+        if self._meter is not None:
+            self._poll(f"after forward of {name or type(module).__name__}")
 
     # -- hooks -----------------------------------------------------------------------------
     def _pack(self, value: Any) -> Held:
@@ -154,6 +203,7 @@ class Ledger:
             self.records.append(record)
         self._settle()
         origin = None
+        record.note = take_note(value)  # a saver before this ledger left it as it is
         if tensor_backend is not None:
             record.kind = tensor_backend.kind_of(inner, info, self._known, self._inputs)
             if not isinstance(value, Held):
@@ -163,10 +213,17 @@ class Ledger:
         self._describe(record, inner, info, tensor_backend)
         box = Held(value, record, self, origin)
         self._account(record, inner)
+        if self._meter is not None:
+            self._poll(f"forward: {op} in {record.module or '(no module)'}")
         return box
 
-    @staticmethod
-    def _unpack(value: Any) -> Any:
+    def _unpack(self, value: Any) -> Any:
+        if self._meter is not None:
+            if isinstance(value, Held):
+                record = value.record
+                self._poll(f"backward: {record.op} of {record.module or '(no module)'}")
+            else:  # a saver inside this ledger opened the box first
+                self._poll("backward")
         return value.value if isinstance(value, Held) else value
 
     def _describe(self, record: Record, inner: Any, info, backend: Optional[Backend]) -> None:
@@ -196,6 +253,7 @@ class Ledger:
             record.stored_as = inner.kind
             record.disk = inner.disk_nbytes
             record.held = inner.nbytes
+            record.note = inner.note or record.note
         else:
             record.stored_as = "tensor"
             record.disk = 0
@@ -205,7 +263,8 @@ class Ledger:
             for key, size in keys:
                 entry = self._live.get(key)
                 if entry is None:
-                    self._live[key] = [1, size, record.index]
+                    self._live[key] = [1, size, record.index, record.kind == "input"]
+                    self._inputs_live += size if record.kind == "input" else 0
                     added = size
                 else:
                     entry[0] += 1
@@ -236,6 +295,8 @@ class Ledger:
                 entry[0] -= 1
                 if entry[0] == 0:
                     self.current -= entry[1]
+                    if entry[3]:
+                        self._inputs_live -= entry[1]
                     del self._live[key]
 
     def _repacked(self, box: Held) -> None:
@@ -255,6 +316,8 @@ class Ledger:
             self._settle()
             self._drop(record)
             record.released = True
+            if self._meter is not None:
+                self._poll(f"backward: {record.op} of {record.module or '(no module)'}")
         except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to account
             pass
 
@@ -306,13 +369,65 @@ class Ledger:
         text.insert(1, "-" * len(text[0]))
         text.append(f"total held {format_bytes(self.total)}, peak {format_bytes(self.peak)}, "
                     f"now {format_bytes(self.current)} ({len(self.records)} saved tensors)")
+        notes: Dict[str, int] = {}
+        for record in self.records:
+            if record.note:
+                notes[record.note] = notes.get(record.note, 0) + 1
+        for note, count in notes.items():
+            text.append(f"{count} saved tensor{'s' if count > 1 else ''} not encoded: {note}")
         if self.measured_peak is not None:
-            text.append(f"measured peak of allocated memory {format_bytes(self.measured_peak)}")
+            text.append(f"measured peak of allocated memory {format_bytes(self.measured_peak)}"
+                        + self.split_text())
         return "\n".join(text)
+
+    def split_text(self) -> str:
+        """The measured peak's parts, as ``led.table()`` prints them ("" if not measured)."""
+        split = self.peak_split
+        if not split or "peak" not in split:
+            return ""
+        return (f": saved activations {format_bytes(split['saved'])}, gradients "
+                f"{format_bytes(split['gradients'])}, transient workspaces "
+                f"{format_bytes(split['transient'])}; reached at {split['where']}")
+
+    def timeline_png(self, path: str, title: str = "memory through one step") -> str:
+        """Draw ``timeline`` (bytes alive at every event of the step: saved activations,
+        gradients, and the rest, transient workspaces) as a stacked area chart in a PNG, with
+        the peak reached before the next event as a line, and where the highest came. Needs
+        matplotlib (``hookgrad[demo]``)."""
+        if not self.timeline:
+            raise RuntimeError("no timeline: measure a hookgrad step with ledger(measure=True)")
+        try:
+            import matplotlib
+        except ImportError as error:
+            raise ImportError("timeline_png needs matplotlib: pip install matplotlib") from error
+        matplotlib.use("Agg")
+        from matplotlib import pyplot
+        mib = float(1 << 20)
+        saved = [row[1] / mib for row in self.timeline]
+        grads = [row[2] / mib for row in self.timeline]
+        other = [max(0.0, row[3] / mib - s - g) for row, s, g in zip(self.timeline, saved, grads)]
+        figure, axes = pyplot.subplots(figsize=(9, 4))
+        steps = range(len(self.timeline))
+        axes.stackplot(steps, saved, grads, other,
+                       labels=["saved activations", "gradients", "transient workspaces"])
+        # the peak between two events (a backward workspace) belongs to the earlier one
+        between = [row[4] / mib for row in self.timeline[1:]] + [0.0]
+        axes.step(steps, between, where="post", color="black", linewidth=0.8,
+                  label="peak before the next event")
+        top = max(range(len(between)), key=between.__getitem__)
+        axes.annotate(self.timeline[top][0], (top, between[top]), fontsize=8, ha="right")
+        axes.set_xlabel("event (module entered or left, tensor saved, unpacked or freed)")
+        axes.set_ylabel("MiB alive above the step's start")
+        axes.set_title(title)
+        axes.legend(loc="upper left", fontsize=8)
+        figure.tight_layout()
+        figure.savefig(path, dpi=100)
+        pyplot.close(figure)
+        return path
 
     def to_json(self, **kwargs) -> str:
         return json.dumps({"total": self.total, "peak": self.peak, "current": self.current,
-                           "measured_peak": self.measured_peak,
+                           "measured_peak": self.measured_peak, "peak_split": self.peak_split,
                            "modules": self.by_module(),
                            "records": [r.as_dict() for r in self.records]}, **kwargs)
 

@@ -1,7 +1,7 @@
 """plan(model, inputs, budget_bytes): choose savers or recomputation per module under a budget.
 
-1. Profile one step: a ledger files every saved tensor under the innermost module, module hooks
-   time each module's forward and note its inputs.
+1. Profile: a ledger files every saved tensor under the innermost module, module hooks time
+   each module's forward (median of a few steps, kept per model) and note its inputs.
 2. Saved tensors that share a buffer form one *unit* (a ReLU's output and the next Linear's
    input): a saver helps only if every module saving it uses it. Each unit can stay, or take a
    candidate saver (bytes kept and seconds added, calibrated once per saver on a sample array).
@@ -9,12 +9,14 @@
    keeps), for the time of its forward.
 3. A knapsack over the module tree (min-plus over bytes kept, in bins) finds the least added
    time whose kept bytes plus the largest recompute transient fit the budget.
-4. One measured step with the chosen policy checks the ledger's peak against the budget.
+4. Measured steps with the chosen policy check the peak against the budget and time the plan
+   against no policy (medians, the two taking turns).
 
-The budget is on saved bytes, for hookgrad and torch models alike. On torch the plan also
-reports the step's measured peak of allocated memory, without and with the policy
-(``baseline_memory_peak``, ``memory_peak``): the profiler's memory events on CPU,
-``max_memory_allocated`` on a GPU.
+The budget is on saved bytes by default, or on the measured peak of the whole step
+(``budget_on="peak"``); the plan reports both, estimated and measured side by side
+(``baseline_memory_peak``, ``estimated_memory_peak``, ``memory_peak``): tracemalloc over
+NumPy's allocations for hookgrad, the profiler's memory events on a CPU and
+``max_memory_allocated`` on a GPU for torch.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ import numpy as np
 
 from ._backend import Backend, backend_for, dtype_from_name
 from ._modules import tracker_for
+from ._costs import MODULE_SECONDS, calibrate, signature, snap
 from .ledger import Ledger, format_bytes
 from .policy import Policy, recompute
 from .savers import Saver, cast, offload, quantize
@@ -59,65 +62,6 @@ def _step(model, inputs: tuple, loss_fn: Callable) -> float:
     loss = loss_fn(model(*inputs))
     loss.backward()
     return time.perf_counter() - start
-
-
-def _calibrate(saver: Saver, backend: Backend) -> tuple:
-    """(bytes kept per byte, seconds per saved tensor, seconds per byte) of a saver."""
-    kept, small = _measure(saver, 1 << 10, backend)
-    _, large = _measure(saver, 1 << 18, backend)
-    per_byte = max(0.0, (large - small) / ((1 << 18) - (1 << 10)) / 4)
-    per_tensor = max(0.0, small - per_byte * (1 << 10) * 4)
-    return kept, per_tensor, per_byte
-
-
-def _measure(saver: Saver, size: int, backend: Backend, length: int = 6) -> tuple:
-    """(bytes kept per byte, seconds added per saved tensor) on a chain of ops that each save
-    a float32 activation of ``size`` elements, forward and backward, against no saver."""
-    source = backend.randn(size)
-    hooks = _SaverHooks(saver, backend)
-
-    def chain(context) -> float:
-        start = time.perf_counter()
-        with context:
-            value = source
-            for _ in range(length):
-                value = value.sin()  # saves its input: an activation (but the first)
-            loss = value.sum()
-        loss.backward()
-        return time.perf_counter() - start
-
-    saved = size * 4 * (length - 1)  # the first sin saves the leaf: not an activation
-    plain = min(chain(_Nothing()) for _ in range(3))
-    with Ledger(backend.name, measure=False) as led:
-        timed = min(chain(hooks) for _ in range(3))
-    source.grad = None
-    return led.total / (3 * saved), max(0.0, timed - plain) / (length - 1)
-
-
-class _Nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-class _SaverHooks:
-    """A saver's hooks set through ``backend`` (the saver may have been made for the other
-    framework's contexts: packing serves both)."""
-
-    def __init__(self, saver: Saver, backend: Backend):
-        self.saver, self.backend, self.contexts = saver, backend, []
-
-    def __enter__(self):
-        context = self.backend.saved_tensors_hooks(self.saver.pack, self.saver.unpack)
-        context.__enter__()
-        self.contexts.append(context)
-        return self
-
-    def __exit__(self, *exc):
-        self.contexts.pop().__exit__(*exc)
-        return False
 
 
 class _Unit:
@@ -198,11 +142,17 @@ def _combine(left: np.ndarray, right: np.ndarray) -> tuple:
 
 
 class Plan:
-    """What ``plan()`` chose: ``policy`` to use, and the figures behind it (``print(plan)``)."""
+    """What ``plan()`` chose: ``policy`` to use, and the figures behind it (``print(plan)``).
+
+    Two memory figures: ``*_peak`` is the ledger's saved bytes (what savers cut), ``*_memory_peak``
+    the measured peak of the whole step (tracemalloc over NumPy's allocations for hookgrad, the
+    torch profiler or ``max_memory_allocated`` for torch), which ``budget_on="peak"`` budgets.
+    """
 
     def __init__(self):
         self.policy: Optional[Policy] = None
         self.budget = 0
+        self.budget_on = "saved"
         self.feasible = False
         self.reason = ""
         self.baseline_peak = 0
@@ -211,15 +161,21 @@ class Plan:
         self.estimated_extra_seconds = 0.0
         self.measured_peak: Optional[int] = None
         self.measured_seconds: Optional[float] = None
+        self.measured_extra_seconds: Optional[float] = None
         self.framework = "hookgrad"
-        self.baseline_memory_peak: Optional[int] = None  # torch: allocated memory, measured
+        self.baseline_memory_peak: Optional[int] = None  # the whole step's, measured
+        self.estimated_memory_peak: Optional[int] = None
         self.memory_peak: Optional[int] = None
+        self.memory_peak_split: Optional[dict] = None  # hookgrad: saved, gradients, transient
         self.choices: List[tuple] = []  # (modules, choice, bytes before, bytes after, seconds)
 
     def __str__(self) -> str:
-        lines = [f"memory plan: budget {format_bytes(self.budget)} "
-                 f"(no policy: peak {format_bytes(self.baseline_peak)}, "
-                 f"step {self.baseline_seconds * 1e3:.1f} ms)"]
+        lines = [f"memory plan: budget {format_bytes(self.budget)} on the "
+                 + ("whole-step peak" if self.budget_on == "peak" else "saved bytes")
+                 + f" (no policy: saved peak {format_bytes(self.baseline_peak)}"
+                 + ("" if self.baseline_memory_peak is None
+                    else f", step peak {format_bytes(self.baseline_memory_peak)}")
+                 + f", step {self.baseline_seconds * 1e3:.1f} ms)"]
         if self.choices:
             width = max(len(c[0]) for c in self.choices)
             lines.append(f"  {'modules'.ljust(width)}  {'choice':<26} {'saved bytes':>23}  "
@@ -229,16 +185,30 @@ class Plan:
                              f"{format_bytes(before):>10} -> {format_bytes(after):>9}  "
                              f"{seconds * 1e3:8.2f}")
         if self.policy is not None:
-            lines.append(f"  estimated: peak {format_bytes(self.estimated_peak)}, "
-                         f"+{self.estimated_extra_seconds * 1e3:.1f} ms per step")
-        if self.measured_peak is not None:
-            lines.append(f"  measured:  peak {format_bytes(self.measured_peak)}, "
-                         f"step {self.measured_seconds * 1e3:.1f} ms")
-        if self.baseline_memory_peak is not None:
-            after = ("" if self.memory_peak is None
-                     else f", with the plan {format_bytes(self.memory_peak)}")
-            lines.append(f"  allocated memory peak of a step: no policy "
-                         f"{format_bytes(self.baseline_memory_peak)}{after}")
+            def cell(value, show):
+                return "-" if value is None else show(value)
+
+            def size(value):
+                return format_bytes(value)
+
+            def extra(value):
+                return f"{value * 1e3:+.1f} ms"
+            rows = [("", "estimated", "measured"),
+                    ("saved peak", size(self.estimated_peak), cell(self.measured_peak, size)),
+                    ("step peak", cell(self.estimated_memory_peak, size),
+                     cell(self.memory_peak, size)),
+                    ("extra time per step", extra(self.estimated_extra_seconds),
+                     cell(self.measured_extra_seconds, extra))]
+            widths = [max(len(row[i]) for row in rows) for i in range(3)]
+            for row in rows:
+                lines.append("  " + row[0].ljust(widths[0]) + "  " + row[1].rjust(widths[1])
+                             + "  " + row[2].rjust(widths[2]))
+        split = self.memory_peak_split
+        if split and "peak" in split:
+            lines.append(f"  step peak with the plan: saved activations "
+                         f"{format_bytes(split['saved'])}, gradients "
+                         f"{format_bytes(split['gradients'])}, transient workspaces "
+                         f"{format_bytes(split['transient'])}; reached at {split['where']}")
         lines.append(("  meets the budget" if self.feasible else "  cannot meet the budget: ")
                      + ("" if self.feasible else self.reason))
         return "\n".join(lines)
@@ -246,19 +216,55 @@ class Plan:
     __repr__ = __str__
 
 
+def _median_step(model, inputs: tuple, loss_fn: Callable, rounds: int,
+                 context: Any = None) -> float:
+    times = []
+    for _ in range(rounds):
+        if context is None:
+            times.append(_step(model, inputs, loss_fn))
+        else:
+            with context:
+                start = time.perf_counter()
+                loss = loss_fn(model(*inputs))
+            loss.backward()
+            times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def _measured_peak(model, inputs: tuple, loss_fn: Callable, backend: Backend, device: Any,
+                   context: Any = None) -> tuple:
+    """(whole-step peak, its split or None) of one step, under ``context``."""
+    with Ledger(backend.name, measure=True, device=device) as led:
+        if context is None:
+            _step(model, inputs, loss_fn)
+        else:
+            with context:
+                loss = loss_fn(model(*inputs))
+            loss.backward()
+    return led.measured_peak, led.peak_split
+
+
 def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[Callable] = None,
          candidates: Optional[Sequence[Any]] = None, verify: bool = True,
-         measure: bool = True) -> Plan:
-    """Profile one step of ``model`` on ``example_inputs`` and choose, per module, a saver or
-    recomputation so that saved bytes stay under ``budget_bytes`` at the least added time.
+         measure: bool = True, budget_on: str = "saved", rounds: int = 3,
+         recalibrate: bool = False) -> Plan:
+    """Profile ``model`` on ``example_inputs`` and choose, per module, a saver or recomputation
+    so that memory stays under ``budget_bytes`` at the least added time.
 
-    ``candidates``: savers and/or ``recompute()`` to choose from (default bfloat16, 8-bit,
-    offload and recompute). Returns a ``Plan``; use ``plan.policy`` as a context manager around
-    forward. Parameters' ``.grad`` are left as they were. ``model`` may be a hookgrad or a
-    torch module: the plan's policy serves the model's framework, and on torch the plan also
-    reports the measured peak of allocated memory with and without it (``measure=False``
-    skips those two extra steps).
+    ``budget_on="saved"`` budgets the ledger's saved bytes; ``"peak"`` the measured peak of the
+    whole step (saved activations plus transient workspaces and gradients: only the saved part
+    can be cut, so the rest is taken as measured without a policy). ``candidates``: savers
+    and/or ``recompute()`` to choose from (default bfloat16, 8-bit, offload and recompute).
+    Times are medians of ``rounds`` steps after a warm-up; costs (saver rates, module forward
+    times) are calibrated once per process and model and snapped to a coarse grid, so the
+    same model and inputs give the same plan (``recalibrate=True`` measures again). Returns a
+    ``Plan``; use ``plan.policy`` as a context manager around forward. Parameters' ``.grad``
+    are left as they were. ``measure=False`` skips the whole-step peak measurements.
     """
+    if budget_on not in ("saved", "peak"):
+        raise ValueError(f"budget_on must be 'saved' or 'peak', got {budget_on!r}")
+    if budget_on == "peak" and not measure:
+        raise ValueError("budget_on='peak' needs measure=True")
     backend = backend_for(model)
     tracker = tracker_for(backend.name)
     inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
@@ -272,50 +278,89 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     result = Plan()
     result.framework = backend.name
     result.budget = int(budget_bytes)
+    result.budget_on = budget_on
     device = backend.device_of(model)
-    measure = measure and backend.name == "torch"
+    rounds = max(1, int(rounds))
     try:
         _step(model, inputs, loss_fn)  # warm up
         if measure:
-            with backend.peak_meter(device) as meter:
-                _step(model, inputs, loss_fn)
-            result.baseline_memory_peak = meter.peak
-        timer = _Timer()
+            result.baseline_memory_peak, _ = _measured_peak(model, inputs, loss_fn, backend,
+                                                            device)
+        key = signature(model, inputs, backend)
+        known = None if recalibrate else MODULE_SECONDS.get(key)
+        timers: List[Dict[str, float]] = []
         led = Ledger(backend.name, measure=False)
-        tracker.acquire(timer)
-        try:
-            inputs_of: Dict[str, set] = {}
+        inputs_of: Dict[str, set] = {}
 
-            def note(module, args):
-                name = tracker.current()[1] if tracker.current() else ""
-                inputs_of[name] = {("storage", backend.storage_key(a))
-                                   for a in args if backend.is_tensor(a)}
+        def note(module, args):
+            name = tracker.current()[1] if tracker.current() else ""
+            inputs_of[name] = {("storage", backend.storage_key(a))
+                               for a in args if backend.is_tensor(a)}
 
-            handles = backend.module_hooks(note, lambda module, args, output: None)
+        for index in range(1 if known is not None else rounds):
+            timer = _Timer()
+            tracker.acquire(timer)
             try:
-                with led:
-                    result.baseline_seconds = _step(model, inputs, loss_fn)
+                handles = backend.module_hooks(note, lambda module, args, output: None)
+                try:
+                    if index == 0:
+                        with led:
+                            _step(model, inputs, loss_fn)
+                    else:
+                        _step(model, inputs, loss_fn)
+                finally:
+                    for handle in handles:
+                        handle.remove()
             finally:
-                for handle in handles:
-                    handle.remove()
-        finally:
-            tracker.release(timer)
+                tracker.release(timer)
+            timers.append(timer.seconds)
+        if known is None:
+            known = {name: snap(float(np.median([t.get(name, 0.0) for t in timers])))
+                     for name in timers[0]}
+            MODULE_SECONDS[key] = known
+        result.baseline_seconds = _median_step(model, inputs, loss_fn, rounds)
         result.baseline_peak = led.peak
-        _solve(result, model, led, timer.seconds, inputs_of, savers, allow_recompute, backend)
+        inputs_bytes = sum(r.counted for r in led.records if r.kind == "input")
+        other = None
+        budget = result.budget
+        if result.baseline_memory_peak is not None:
+            # what the step holds besides saved activations (workspaces, gradients)
+            other = max(0, result.baseline_memory_peak - (led.peak - inputs_bytes))
+            if budget_on == "peak":
+                budget = result.budget - other + inputs_bytes
+        _solve(result, model, led, known, inputs_of, savers, allow_recompute, backend, budget,
+               recalibrate)
+        if budget_on == "peak" and result.policy is None and other is not None:
+            result.reason = (f"besides saved activations the step holds "
+                             f"{format_bytes(other)} (transient workspaces, gradients), which "
+                             "no saver or recompute reduces; the saved part would have to fit "
+                             f"in {format_bytes(max(0, budget))}; " + result.reason)
+        if other is not None and result.policy is not None:
+            result.estimated_memory_peak = other + result.estimated_peak - inputs_bytes
         if verify and result.policy is not None:
             with Ledger(backend.name, measure=False) as check:
                 with result.policy:
-                    result.measured_seconds = _step(model, inputs, loss_fn)
+                    loss = loss_fn(model(*inputs))
+                loss.backward()
             result.measured_peak = check.peak
+            plain, timed = [], []
+            for _ in range(rounds):  # in turns: load from other processes falls on both alike
+                plain.append(_median_step(model, inputs, loss_fn, 1))
+                timed.append(_median_step(model, inputs, loss_fn, 1, result.policy))
+            result.measured_seconds = float(np.median(timed))
+            result.measured_extra_seconds = result.measured_seconds - float(np.median(plain))
             if measure:
-                with backend.peak_meter(device) as meter:
-                    with result.policy:
-                        _step(model, inputs, loss_fn)
-                result.memory_peak = meter.peak
-            if result.feasible and check.peak > result.budget:
+                result.memory_peak, result.memory_peak_split = _measured_peak(
+                    model, inputs, loss_fn, backend, device, result.policy)
+            over = (check.peak > result.budget if budget_on == "saved"
+                    else result.memory_peak is not None and result.memory_peak > result.budget)
+            if result.feasible and over:
                 result.feasible = False
-                result.reason = (f"the measured peak {format_bytes(check.peak)} is over the "
-                                 f"budget (estimated {format_bytes(result.estimated_peak)})")
+                measured = check.peak if budget_on == "saved" else result.memory_peak
+                estimated = (result.estimated_peak if budget_on == "saved"
+                             else result.estimated_memory_peak)
+                result.reason = (f"the measured peak {format_bytes(measured)} is over the "
+                                 f"budget (estimated {format_bytes(estimated or 0)})")
     finally:
         for p, grad in zip(params, saved_grads):
             p.grad = grad
@@ -324,12 +369,13 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
 
 def _solve(result: Plan, model, led: Ledger, seconds: Dict[str, float],
            inputs_of: Dict[str, set], savers: List[Saver], allow_recompute: bool,
-           backend: Backend) -> None:
+           backend: Backend, budget: int, recalibrate: bool = False) -> None:
+    """The knapsack; ``budget`` is on saved bytes (``plan`` converts a whole-step budget)."""
     units, fixed = _units(led)
     total = fixed + sum(u.nbytes for u in units)
     quantum = max(1, -(-total // BINS))
     size = BINS + 1
-    rates = [(saver, *_calibrate(saver, backend)) for saver in savers]
+    rates = [(saver, *calibrate(saver, backend, recalibrate)) for saver in savers]
     names = dict(model.named_modules())
     children: Dict[str, List[str]] = {name: [] for name in names}
     for name in names:
@@ -450,7 +496,7 @@ def _solve(result: Plan, model, led: Ledger, seconds: Dict[str, float],
     best = None
     for _ in range(4):  # a recompute re-saves its module in backward: leave room for that
         table, how = node("", reserve)
-        room = result.budget - fixed
+        room = budget - fixed
         limit = min(BINS, room // quantum) if room >= 0 else -1
         if limit < 0 or not np.isfinite(table[:limit + 1]).any():
             break
@@ -460,9 +506,9 @@ def _solve(result: Plan, model, led: Ledger, seconds: Dict[str, float],
         transient = max([c[5] for c in chosen if c[0] == "recompute"], default=0)
         peak = fixed + b * quantum + transient
         best = (chosen, float(table[b]), peak)
-        if peak <= result.budget:
+        if peak <= budget:
             break
-        reserve = max(0, transient - 1 - (peak - result.budget))
+        reserve = max(0, transient - 1 - (peak - budget))
     if best is None:
         floor_table, _ = node("", total)
         least = fixed + int(np.argmax(np.isfinite(floor_table))) * quantum
@@ -488,7 +534,7 @@ def _solve(result: Plan, model, led: Ledger, seconds: Dict[str, float],
     result.policy = Policy(ordered, model=model, framework=backend.name)
     result.estimated_peak = int(peak)
     result.estimated_extra_seconds = extra
-    result.feasible = peak <= result.budget
+    result.feasible = peak <= budget
     if not result.feasible:
         result.reason = (f"the best plan found keeps {format_bytes(peak)} "
                          "(the recompute transient does not fit)")

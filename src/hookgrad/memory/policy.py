@@ -11,6 +11,10 @@ checkpoints the matching modules instead: their ``forward`` is wrapped with
         loss = model(x).sum()
     loss.backward()
 
+A key that matches no module of the model(s) run inside the block (or of ``model``) is an
+error when the block ends: a ``KeyError`` naming the closest module names or types.
+``{"": recompute()}`` checkpoints the model itself, with or without ``model=``.
+
 On a torch model the same rules run through torch's hooks (``policy(rules, model=model)``, or
 ``framework="torch"``; a rule keyed by a torch module type also says so), and ``recompute()``
 uses ``torch.utils.checkpoint.checkpoint(use_reentrant=False)``.
@@ -22,6 +26,7 @@ import weakref
 from typing import Any, Iterable, List, Mapping, Optional, Tuple, Union
 
 from ._backend import Backend, backend_for, backend_of_tensor, framework_of_rules
+from ..capture.storage import close_names_error
 from ._modules import tracker_for
 from ._packed import unpack_any
 from .savers.base import Saver
@@ -125,6 +130,36 @@ class Policy:
         self._contexts: list = []
         self._tables: list = []
         self._recomputes = any(isinstance(e, recompute) for _, e in items)
+        self._unmatched: List[Key] = []
+        self._seen: dict = {}  # module name -> type name, of every module seen while active
+        self._regions: list = []  # (root, end of its checkpoint) for a running torch root
+
+    # -- every key must match something ---------------------------------------------------------
+    def _key_matches(self, key: Key, module: Any, name: str) -> bool:
+        if isinstance(key, str):
+            return fnmatch.fnmatchcase(name, key)
+        return isinstance(module, key)
+
+    def _learn(self, modules: Iterable[Tuple[str, Any]]) -> None:
+        """Strike off the keys some of ``modules`` match; remember the names for the error."""
+        for name, module in modules:
+            self._seen.setdefault(name, type(module).__name__)
+            if self._unmatched:
+                self._unmatched = [key for key in self._unmatched
+                                   if not self._key_matches(key, module, name)]
+
+    def _check_keys(self) -> None:
+        """A key that matched no module would do nothing without a word: say so, with the
+        names (or types) closest to it, as ``capture`` does."""
+        if not self._unmatched or not self._seen:
+            return  # no module ran (nothing to match against)
+        key = self._unmatched[0]
+        self._unmatched = []
+        if isinstance(key, str):
+            raise close_names_error("policy key: module", key,
+                                    [name for name in self._seen if name])
+        raise close_names_error("policy key: module type", key.__name__,
+                                sorted(set(self._seen.values())))
 
     # -- matching ----------------------------------------------------------------------------
     def entry_for(self, module: Any, name: str) -> Any:
@@ -162,7 +197,10 @@ class Policy:
         for saver in {id(e): e for _, e in self.rules if isinstance(e, Saver)}.values():
             self._tables.append((saver, saver._stored))
             saver._stored = shared
+        self._unmatched = [key for key, _ in self.rules]
+        self._seen = {}
         if self.model is not None:
+            self._learn(self.model.named_modules())
             self._patch(self.model)
         return self
 
@@ -175,9 +213,19 @@ class Policy:
             self._contexts.pop().__exit__(*exc)
             tracker_for(self.framework).release(self)
             self._cache.clear()
+            while self._regions:  # an error left a root's checkpoint open
+                self._regions.pop()[1]()
+        if exc[0] is None:
+            self._check_keys()
+        else:
+            self._unmatched = []
         return False
 
     def enter(self, module, name: str, is_root: bool) -> None:
+        if is_root and self._rerun.depth == 0:
+            self._learn(module.named_modules())
+        elif self._unmatched and name not in self._seen:
+            self._learn(((name, module),))  # called from inside, not registered under the root
         if is_root:
             self._cache.clear()  # names are relative to the root being run
             # a checkpoint reruns submodules during backward, each seen as a root: never wrap
@@ -185,9 +233,28 @@ class Policy:
             if (self._recomputes and self.model is None and self._rerun.depth == 0
                     and id(module) not in self._patched_roots):
                 self._patch(module)
+                self._checkpoint_running_root(module)
 
     def exit(self, module, name: str, is_root: bool) -> None:
-        pass
+        if is_root and self._regions and self._regions[-1][0] is module:
+            self._regions.pop()[1]()
+
+    def _checkpoint_running_root(self, root) -> None:
+        """``{"": recompute()}`` without ``model=``: the root is already being called. hookgrad
+        has not looked up its forward yet (``_patch`` wrapped it); torch has, so the root's run
+        becomes a checkpoint region that its forward hook ends."""
+        entry = self.entry_for(root, "")
+        if not isinstance(entry, recompute) or self.backend.wraps_running_forward:
+            return
+        if entry.segments is not None:
+            raise ValueError("recompute(segments=k) on the model itself needs the model: pass "
+                             "policy(rules, model=model)")
+        args = tracker_for(self.framework).state.root_args
+        finish = self.backend.checkpoint_running(self._rerun.wrap(root.forward), args)
+        if finish is None:  # pragma: no cover - a torch without the generator
+            raise RuntimeError("recompute() on the model itself needs the model on this torch: "
+                               "pass policy(rules, model=model)")
+        self._regions.append((root, finish))
 
     def _patch(self, root) -> None:
         self._patched_roots.add(id(root))
@@ -196,8 +263,10 @@ class Policy:
             if any(name == d or name.startswith(d + ".") for d in done):
                 continue  # inside a module that is recomputed already
             entry = self.entry_for(module, name)
-            if not isinstance(entry, recompute) or (module is root and self.model is None):
-                continue  # the root is already running: too late to wrap it
+            if not isinstance(entry, recompute) or (
+                    module is root and self.model is None
+                    and not self.backend.wraps_running_forward):
+                continue  # torch fetched the running root's forward: see below
             previous = module.__dict__.get("forward")
             if entry.segments is not None and hasattr(module, "__getitem__"):
                 wrapped = _segmented(module, entry, name, self.backend, self._rerun)

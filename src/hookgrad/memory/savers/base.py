@@ -14,7 +14,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._backend import Backend, DType, backend_for, backend_of_tensor
-from .._packed import Held, Packed, unpack_any
+from .._packed import Held, Packed, note_kept, take_note, unpack_any
 
 
 def root_of(array: np.ndarray) -> np.ndarray:
@@ -44,6 +44,49 @@ class Stored:
         raise NotImplementedError
 
 
+_NARROW = ("uint8", "int8", "int16", "int32")  # tried in order; torch has all four
+
+
+class Narrowed(Stored):
+    """Integers (pool indices) kept losslessly in the narrowest type that holds their range."""
+
+    __slots__ = ("data", "dtype")
+
+    def __init__(self, data: Any, dtype: Any):
+        self.data, self.dtype = data, dtype
+
+    @property
+    def kind(self) -> str:  # type: ignore[override]
+        return str(self.data.dtype).replace("torch.", "")
+
+    @property
+    def nbytes(self) -> int:
+        data = self.data
+        return data.nbytes if isinstance(data, np.ndarray) else data.numel() * data.element_size()
+
+    def decode(self) -> Any:
+        data = self.data
+        return data.astype(self.dtype) if isinstance(data, np.ndarray) else data.to(self.dtype)
+
+
+def narrow(array: Any, backend: Backend) -> Optional[Narrowed]:
+    """``array`` (integers) in the narrowest type that holds its values, or None if none is
+    narrower than its own."""
+    if backend.nbytes(array) == 0:
+        return None
+    low, high = int(array.min()), int(array.max())
+    size = array.itemsize if isinstance(array, np.ndarray) else array.element_size()
+    for name in _NARROW:
+        info = np.iinfo(name)
+        if info.bits // 8 >= size:
+            return None
+        if info.min <= low and high <= info.max:
+            if backend.name == "torch":
+                return Narrowed(array.to(getattr(backend.torch, name)), array.dtype)
+            return Narrowed(array.astype(name), array.dtype)
+    return None
+
+
 class View(Packed):
     """What a saver's pack hook returns: a shared ``Stored`` plus how to view it."""
 
@@ -65,6 +108,10 @@ class View(Packed):
     @property
     def disk_nbytes(self) -> int:
         return self.stored.disk_nbytes
+
+    @property
+    def note(self) -> str:  # type: ignore[override]
+        return getattr(self.stored, "note", "")
 
     def buffers(self):
         return ((id(self.stored), self.stored.nbytes),)
@@ -118,7 +165,13 @@ class Saver:
         if isinstance(value, Held):  # a ledger saw it first: pack what it holds, tell it
             # a torch ledger hands over a detached tensor: the kind it found comes along
             kind, original = value.record.kind, value.original()
-            return value.repack(lambda inner: self._pack_value(inner, kind, original))
+            value.repack(lambda inner: self._pack_value(inner, kind, original))
+            why = take_note(value.innermost())
+            box = value
+            while why and isinstance(box, Held):
+                box.record.note = why
+                box = box.value
+            return value
         return self._pack_value(value)
 
     def unpack(self, value: Any) -> Any:
@@ -132,6 +185,12 @@ class Saver:
     def _store(self, array: Any, tensor: Any, backend: Backend) -> Stored:
         raise NotImplementedError
 
+    def _store_any(self, array: Any, tensor: Any, backend: Backend) -> Optional[Stored]:
+        """Integers the saver does not encode are narrowed losslessly (None: they cannot be)."""
+        if self.accepts(backend.dtype_of(tensor)):
+            return self._store(array, tensor, backend)
+        return narrow(array, backend)
+
     def _pack_value(self, value: Any, kind: Optional[str] = None, original: Any = None) -> Any:
         backend = backend_of_tensor(value)
         if backend is None:  # already packed by an earlier hook
@@ -139,9 +198,16 @@ class Saver:
         info = backend.current_info()
         if kind is None:
             kind = backend.kind_of(value, info)
-        if (kind != "activation" or backend.nbytes(value) < self.min_bytes
-                or not self.accepts(backend.dtype_of(value))):
+        if kind != "activation":  # alive anyway: copying it would only add memory
             return backend.as_packable(value, info)
+        dtype = backend.dtype_of(value)
+        integers = dtype.kind in "iu" and not self.accepts(dtype)
+        if not self.accepts(dtype) and not integers:
+            return note_kept(backend.as_packable(value, info),
+                             f"{self!r} cannot encode {dtype}: kept as it is")
+        if backend.nbytes(value) < self.min_bytes:
+            return note_kept(backend.as_packable(value, info),
+                             f"{self!r}: under min_bytes, kept as it is")
         if backend.name == "torch":
             return self._pack_torch(value, backend, original)
         array = backend.array_of(value)
@@ -155,7 +221,10 @@ class Saver:
             key = (id(root), value._version, start, array.shape, array.strides)
         stored = self._stored.get(key)
         if stored is None or stored.root_ref() is not root:
-            stored = self._store(root if whole else array, value, backend)
+            stored = self._store_any(root if whole else array, value, backend)
+            if stored is None:
+                return note_kept(backend.as_packable(value, info),
+                                 f"{self!r}: {array.dtype} already as narrow as its values")
             stored.root_ref = weakref.ref(root)
             self._stored[key] = stored
         if not whole:
@@ -174,7 +243,10 @@ class Saver:
                value.stride(), value._version)
         stored = self._stored.get(key)
         if stored is None or stored.root_ref() is not value:
-            stored = self._store(tensor, value, backend)
+            stored = self._store_any(tensor, value, backend)
+            if stored is None:
+                return note_kept(tensor, f"{self!r}: {tensor.dtype} already as narrow as "
+                                         "its values")
             stored.root_ref = weakref.ref(value)
             self._stored[key] = stored
         return View(stored, tuple(value.shape), value.dtype, None, 0, backend)

@@ -64,10 +64,31 @@ class NumpyKernels:
         return np.asarray(np.where(scale > 0, scale, 1), dtype=like.dtype)
 
     @staticmethod
-    def codes(scaled, levels: int):
-        np.rint(scaled, out=scaled)
+    def codes(scaled, levels: int, seed: Optional[int] = None):
+        if seed is None:
+            np.rint(scaled, out=scaled)
+        else:  # stochastic rounding: floor(x + u), unbiased: E[code] = x
+            scaled += np.random.default_rng(seed).random(scaled.shape, dtype=scaled.dtype)
+            np.floor(scaled, out=scaled)
         np.clip(scaled, 0, levels, out=scaled)
         return scaled.astype(np.uint8)
+
+    @staticmethod
+    def to_groups(values, group: int):
+        """``values`` as rows of ``group`` consecutive values along the largest dimension (its
+        end padded with its last value, which changes no group's minimum or maximum)."""
+        axis = int(np.argmax(values.shape))
+        moved = np.moveaxis(values, axis, -1)
+        length = moved.shape[-1]
+        pad = (-length) % group
+        if pad:
+            moved = np.concatenate([moved, np.repeat(moved[..., -1:], pad, axis=-1)], axis=-1)
+        return np.ascontiguousarray(moved).reshape(-1, group), (axis, moved.shape, length)
+
+    @staticmethod
+    def from_groups(rows, layout):
+        axis, padded, length = layout
+        return np.ascontiguousarray(np.moveaxis(rows.reshape(padded)[..., :length], -1, axis))
 
     @staticmethod
     def at_least_one(codes, mask):
@@ -113,8 +134,29 @@ class TorchKernels:
     def positive_or_one(self, scale, like):
         return self.torch.where(scale > 0, scale, self.torch.ones_like(scale))
 
-    def codes(self, scaled, levels: int):
-        return scaled.round_().clamp_(0, levels).to(self.torch.uint8)
+    def codes(self, scaled, levels: int, seed: Optional[int] = None):
+        if seed is None:
+            scaled.round_()
+        else:
+            generator = self.torch.Generator(device=scaled.device).manual_seed(seed)
+            scaled.add_(self.torch.rand(scaled.shape, generator=generator, dtype=scaled.dtype,
+                                        device=scaled.device)).floor_()
+        return scaled.clamp_(0, levels).to(self.torch.uint8)
+
+    def to_groups(self, values, group: int):
+        axis = max(range(values.dim()), key=lambda d: (values.shape[d], -d)) \
+            if values.dim() else 0
+        moved = values.reshape(1) if values.dim() == 0 else values.movedim(axis, -1)
+        length = moved.shape[-1]
+        pad = (-length) % group
+        if pad:
+            moved = self.torch.cat([moved, moved[..., -1:].expand(*moved.shape[:-1], pad)], -1)
+        return moved.contiguous().reshape(-1, group), (axis, tuple(moved.shape), length)
+
+    @staticmethod
+    def from_groups(rows, layout):
+        axis, padded, length = layout
+        return rows.reshape(padded)[..., :length].movedim(-1, axis).contiguous()
 
     def at_least_one(self, codes, mask):
         return self.torch.maximum(codes, mask.to(codes.dtype))
@@ -186,12 +228,13 @@ class _QuantStored(Stored):
 class Kept(Stored):
     """An array kept as it is (a quantizer's fallback for non-finite values)."""
 
-    __slots__ = ("array",)
+    __slots__ = ("array", "note")
 
     kind = "kept"
 
-    def __init__(self, array: Any):
+    def __init__(self, array: Any, note: str = ""):
         self.array = array
+        self.note = note
 
     @property
     def nbytes(self) -> int:
@@ -204,10 +247,45 @@ class Kept(Stored):
         return np.ascontiguousarray(array) if isinstance(array, np.ndarray) else array
 
 
+class _GroupStored(Stored):
+    """Codes of groups of values (rows of a ``_QuantStored``) and how to put them back."""
+
+    __slots__ = ("rows", "layout", "shape")
+
+    def __init__(self, rows: _QuantStored, layout: tuple, shape: tuple):
+        self.rows, self.layout, self.shape = rows, layout, shape
+
+    @property
+    def kind(self) -> str:  # type: ignore[override]
+        return self.rows.kind
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows.nbytes
+
+    def decode(self) -> Any:
+        values = self.rows.kernels.from_groups(self.rows.decode(), self.layout)
+        return values.reshape(self.shape)
+
+
+def quantize_groups(array: Any, bits: int, group: int, kernels: Any = NumpyKernels,
+                    seed: Optional[int] = None) -> Stored:
+    """Encode ``array`` in groups of ``group`` consecutive values along its largest dimension,
+    each with its own offset and scale (ActNN's per-group quantization)."""
+    values = kernels.work(array)
+    if values.ndim == 0:
+        values = values.reshape(1)
+    rows, layout = kernels.to_groups(values, group)
+    stored = quantize_array(rows, bits, 0, kernels, seed)
+    stored.dtype = array.dtype
+    return _GroupStored(stored, layout, tuple(array.shape))
+
+
 def quantize_array(array: Any, bits: int, axis: Optional[int],
-                   kernels: Any = NumpyKernels) -> _QuantStored:
+                   kernels: Any = NumpyKernels, seed: Optional[int] = None) -> _QuantStored:
     """Encode ``array``; ``axis`` is the channel dim (one scale per slice) or None (one scale,
-    over the flattened array: a 0-d tensor is one value)."""
+    over the flattened array: a 0-d tensor is one value). ``seed``: round stochastically with
+    noise from a generator seeded with it (None: to nearest)."""
     values = kernels.work(array)
     if axis is None or values.ndim < 2:
         values = values.reshape(-1)
@@ -222,7 +300,7 @@ def quantize_array(array: Any, bits: int, axis: Optional[int],
     zero_floor = low == 0  # where the minimum is an exact zero (a ReLU's output)
     above = (scaled > 0) & zero_floor if bool(zero_floor.any()) else None
     scaled /= scale
-    codes = kernels.codes(scaled, levels)
+    codes = kernels.codes(scaled, levels, seed)
     if above is not None:
         codes = kernels.at_least_one(codes, above)  # above zero: never code 0
     return _QuantStored(kernels.pack_bits(codes, bits), low, scale, bits, tuple(array.shape),
@@ -231,31 +309,51 @@ def quantize_array(array: Any, bits: int, axis: Optional[int],
 
 class quantize(Saver):
     """Store saved floating activations as ``bits``-bit codes (8, 4 or 2) with a scale and an
-    offset per channel (``per="channel"``, along ``dim``) or per tensor (``per="tensor"``).
+    offset per channel (``per="channel"``, along ``dim``), per tensor (``per="tensor"``) or per
+    group of ``group_size`` consecutive values along the largest dimension (``per="group"``).
 
-    8 bits keep a quarter of float32's bytes with gradients within ~1e-2 relative error; 2 bits
-    keep a sixteenth and are much rougher (see the benchmark's table). On torch the codes are
-    computed with torch ops on the tensor's device::
+    8 bits keep a quarter of float32's bytes with gradients within ~1e-2 relative error. 2 bits
+    train only with small groups and ``rounding="stochastic"`` (ActNN's recipe: codes round up
+    with probability equal to the remainder, so they are unbiased); the noise comes from a
+    generator seeded with ``(seed, call number)``, so a run repeats exactly. On torch the codes
+    are computed with torch ops on the tensor's device::
 
         with memory.quantize(8):                      # framework="torch" for a torch model
             loss = model(x).sum()
         loss.backward()
+        with memory.quantize(2, per="group", rounding="stochastic"):
+            ...
     """
 
     def __init__(self, bits: int = 8, per: str = "channel", dim: int = 1, min_bytes: int = 0,
-                 framework: Optional[str] = None):
+                 framework: Optional[str] = None, group_size: int = 128,
+                 rounding: str = "nearest", seed: int = 0):
         super().__init__(min_bytes, framework)
         if bits not in (8, 4, 2):
             raise ValueError(f"quantize() supports bits=8, 4 or 2, got {bits}")
-        if per not in ("channel", "tensor"):
-            raise ValueError(f"per must be 'channel' or 'tensor', got {per!r}")
+        if per not in ("channel", "tensor", "group"):
+            raise ValueError(f"per must be 'channel', 'tensor' or 'group', got {per!r}")
+        if rounding not in ("nearest", "stochastic"):
+            raise ValueError(f"rounding must be 'nearest' or 'stochastic', got {rounding!r}")
+        if group_size < 2:
+            raise ValueError(f"group_size must be >= 2, got {group_size}")
         self.bits = bits
         self.per = per
         self.dim = dim
+        self.group_size = int(group_size)
+        self.rounding = rounding
+        self.seed = int(seed)
+        self._calls = 0
         self._torch_kernels: Optional[TorchKernels] = None
 
     def accepts(self, dtype: DType) -> bool:
         return dtype.kind == "f"
+
+    def _next_seed(self) -> Optional[int]:
+        if self.rounding == "nearest":
+            return None
+        self._calls += 1
+        return (self.seed * 1_000_003 + self._calls) & ((1 << 63) - 1)
 
     def _store(self, array: Any, tensor: Any, backend: Backend) -> Stored:
         axis = None
@@ -264,18 +362,31 @@ class quantize(Saver):
         if backend.name == "torch":
             if self._torch_kernels is None:
                 self._torch_kernels = TorchKernels(backend.torch)
-            stored = quantize_array(array, self.bits, axis, self._torch_kernels)
+            kernels: Any = self._torch_kernels
         else:
-            with np.errstate(invalid="ignore", over="ignore"):
-                stored = quantize_array(array, self.bits, axis)
-        kernels = stored.kernels
-        if not (kernels.all_finite(stored.low) and kernels.all_finite(stored.scale)):
-            return Kept(array)  # inf or nan has no affine code: keep it exact
+            kernels = NumpyKernels
+        with np.errstate(invalid="ignore", over="ignore"):
+            if self.per == "group":
+                stored: Any = quantize_groups(array, self.bits, self.group_size, kernels,
+                                              self._next_seed())
+                rows = stored.rows
+            else:
+                stored = rows = quantize_array(array, self.bits, axis, kernels,
+                                               self._next_seed())
+        if not (kernels.all_finite(rows.low) and kernels.all_finite(rows.scale)):
+            # inf or nan has no affine code: keep it exact
+            return Kept(array, f"{self!r}: inf or nan has no code, kept exact")
         return stored
 
     def _describe(self) -> str:
         text = f"{self.bits}, per={self.per!r}"
         if self.per == "channel" and self.dim != 1:
             text += f", dim={self.dim}"
+        if self.per == "group":
+            text += f", group_size={self.group_size}"
+        if self.rounding != "nearest":
+            text += f", rounding={self.rounding!r}"
+            if self.seed:
+                text += f", seed={self.seed}"
         extra = super()._describe()
         return text + (", " + extra if extra else "")
