@@ -2,7 +2,10 @@
 
 ``import hookgrad as torch`` runs ordinary small PyTorch programs.
 """
+import types as _types
+
 from . import _dtype
+from . import overrides as _overrides
 from ._dtype import (bool_ as bool, can_cast, double, dtype, float, float16, float32,  # noqa: A004
                      float64, get_default_dtype, half, int, int8, int16, int32, int64, long,
                      promote_types, result_type, set_default_dtype, short, uint8)
@@ -101,5 +104,17 @@ def get_num_threads() -> "int":
 
     return os.cpu_count() or 1
 
+
+# every torch-level function is visible to an active TorchFunctionMode; plumbing is not
+_PLUMBING = {"load", "save", "get_printoptions", "set_printoptions", "is_grad_enabled",
+             "is_inference_mode_enabled", "get_default_dtype", "set_default_dtype",
+             "promote_types", "can_cast", "get_default_device", "set_default_device",
+             "default_generator", "get_rng_state", "set_rng_state", "initial_seed",
+             "manual_seed", "seed", "set_num_threads", "get_num_threads", "is_tensor",
+             "broadcast_shapes"}
+for _name, _value in list(globals().items()):
+    if (_name[0] != "_" and _name not in _PLUMBING and isinstance(_value, _types.FunctionType)):
+        globals()[_name] = _overrides.wrap(_value)
+del _name, _value
 
 from . import func  # noqa: E402  (torch.func: transforms over the whole public API above)

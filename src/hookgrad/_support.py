@@ -89,7 +89,8 @@ ROWS: List[Row] = [
                         "utils.safetensors.load_file"), True,
         "torch's zip (and legacy) format both ways; load never runs code from the file"),
     Row("Per-op interception", ("overrides.TorchFunctionMode",
-                                "utils.flop_counter.FlopCounterMode"), False, "not yet"),
+                                "utils.flop_counter.FlopCounterMode"), True,
+        "every hookgrad.*, nn.functional and Tensor method call; FLOPs of products and convs"),
     Row("Not there", ("fft", "compile", "amp", "distributed"), False,
         "no FFT, compiler, autocast or distributed training of hookgrad's own"),
 ]

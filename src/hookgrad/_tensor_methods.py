@@ -27,7 +27,20 @@ from .ops import sorting as S
 from .ops import structure as T
 from .ops.axis_alias import NAMES as AXIS_NAMES
 from .ops.axis_alias import accept_axis
+from .overrides import wrap as _visible_to_modes
 from .tensor import Tensor
+
+# bound plainly: construction and the tensor's own autograd plumbing are not torch-level calls
+_NOT_INTERCEPTED = frozenset({"__init__", "_grad_accumulator", "_ensure_hooks_attached"})
+# torch hands a mode these operators under the name of the method they call (x + 1 is "add")
+_MODE_NAMES = {
+    "__add__": "add", "__radd__": "add", "__mul__": "mul", "__rmul__": "mul", "__sub__": "sub",
+    "__truediv__": "div", "__rtruediv__": "__rdiv__", "__matmul__": "matmul", "__neg__": "neg",
+    "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__ne__": "ne",
+    "__pow__": "pow", "__mod__": "remainder", "__abs__": "abs", "__pos__": "positive",
+    "__iadd__": "add_", "__imul__": "mul_", "__isub__": "sub_", "__itruediv__": "div_",
+    "__rand__": "bitwise_and", "__ror__": "bitwise_or", "__rxor__": "bitwise_xor",
+}
 
 
 def _reflect(fn):
@@ -237,9 +250,13 @@ MORE_METHODS = {
 
 def install(methods: dict, properties: dict = None) -> None:
     """Bind functions as Tensor methods and properties; those with a ``dim`` argument also take
-    NumPy's ``axis=`` (``x.sum(axis=1)``), as torch's argument parser allows."""
+    NumPy's ``axis=`` (``x.sum(axis=1)``), as torch's argument parser allows. Each method is
+    also visible to an active ``TorchFunctionMode`` (one list test per call when none is)."""
     for name, fn in methods.items():
-        setattr(Tensor, name, accept_axis(fn) if name in AXIS_NAMES else fn)
+        if name in AXIS_NAMES:
+            fn = accept_axis(fn)
+        setattr(Tensor, name, fn if name in _NOT_INTERCEPTED else _visible_to_modes(
+            fn, _MODE_NAMES.get(name, name), "Tensor"))
     for name, fn in (properties or {}).items():
         setattr(Tensor, name, property(fn))
 

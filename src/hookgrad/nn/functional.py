@@ -433,3 +433,17 @@ from .ops.pool3d import (adaptive_avg_pool3d, avg_pool3d, conv_transpose3d,  # n
 from .ops.bilinear import bilinear  # noqa: E402,F401
 from .ops.embedding_bag import embedding_bag  # noqa: E402,F401
 from .ops.grid_sample import affine_grid, grid_sample  # noqa: E402,F401
+
+
+def _make_visible_to_modes(namespace: dict) -> None:
+    """Every public function here is seen by an active ``TorchFunctionMode``."""
+    from types import FunctionType
+
+    from ..overrides import wrap
+
+    for name, value in list(namespace.items()):
+        if name[0] != "_" and isinstance(value, FunctionType):
+            namespace[name] = wrap(value)
+
+
+_make_visible_to_modes(globals())
