@@ -53,6 +53,25 @@ def _product_forward(ctx, self: np.ndarray, other: np.ndarray, kernel: str,
 
 
 # -- mm, bmm, mv, dot ---------------------------------------------------------------------------
+def _transposed(a: np.ndarray) -> bool:
+    """Whether a matrix is laid out column-major (a transposed view, as ``weight.t()``)."""
+    return a.ndim == 2 and a.flags.f_contiguous and not a.flags.c_contiguous
+
+
+def mm_grads(grad: Tensor, mat1, mat2, mat1_transposed: bool, mat2_transposed: bool):
+    """``grad mat2^T`` and ``mat1^T grad`` (None where the saved factor is None), each produced
+    in the layout of the input it belongs to, as torch does: for a transposed input (a Linear
+    weight seen through ``.t()``) the product is computed transposed and viewed back, so that
+    the gradient reaching the weight is C-ordered and accumulating it into ``.grad`` is a
+    plain copy rather than a transposing one."""
+    grad_mat1 = grad_mat2 = None
+    if mat2 is not None:
+        grad_mat1 = (mat2.mm(grad.t()).t() if mat1_transposed else grad.mm(mat2.t()))
+    if mat1 is not None:
+        grad_mat2 = (grad.t().mm(mat1).t() if mat2_transposed else mat1.t().mm(grad))
+    return grad_mat1, grad_mat2
+
+
 class Mm(Op):
     """d(A B) = grad B^T, A^T grad"""
 
@@ -71,13 +90,13 @@ class Mm(Op):
         if self.dtype != mat2.dtype:
             raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                                f"{_CPP_NAME[self.dtype.name]} != {_CPP_NAME[mat2.dtype.name]}")
+        ctx.layouts = (_transposed(self), _transposed(mat2))
         return _product_forward(ctx, self, mat2, "addmm_impl_cpu_", self_first=False)
 
     @staticmethod
     def backward(ctx, grad):
         mat2, self = ctx.saved_tensors
-        return (grad.mm(mat2.t()) if mat2 is not None else None,
-                self.t().mm(grad) if self is not None else None)
+        return mm_grads(grad, self, mat2, *ctx.layouts)
 
 
 class Bmm(Op):

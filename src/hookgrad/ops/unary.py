@@ -14,6 +14,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor
 from ._util import quiet, restore, silence
+from ._erf import erf
 from ._base import finish, Op, work_dtype
 
 _FLOAT16 = np.dtype(np.float16)
@@ -313,31 +314,6 @@ _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 _TANH_K = math.sqrt(2 / math.pi)
 _KAPPA = 0.044715
-
-
-def erf(x: np.ndarray) -> np.ndarray:
-    """erf in float64 to a few ulp, without SciPy. Below 1.5 a series of positive terms,
-    erf(x) = 2x/sqrt(pi) exp(-a/2) (1 + a/3 (1 + a/5 (1 + ...))) with a = 2x^2, where using one
-    rounded ``a`` in both factors cancels its rounding error; from 1.5 to 6 a continued fraction
-    of erfc; beyond, 1. Each branch runs on its own elements; the loops run over terms."""
-    x64 = np.asarray(x, dtype=np.float64)
-    ax = np.abs(x64)
-    result = np.ones_like(ax)
-    near = ax < 1.5
-    small = ax[near]
-    a = 2 * small * small
-    nested = np.ones_like(small)
-    for n in range(45, 0, -1):
-        nested = 1 + a / (2 * n + 1) * nested
-    result[near] = _TWO_OVER_SQRT_PI * small * np.exp(-a / 2) * nested
-    middle = (ax >= 1.5) & (ax < 6.0)
-    large = ax[middle]
-    # erfc(x) = exp(-x^2) / sqrt(pi) / (x + (1/2) / (x + 1 / (x + (3/2) / (x + ...))))
-    fraction = large.copy()
-    for k in range(120, 0, -1):
-        fraction = large + (k / 2) / fraction
-    result[middle] = 1 - np.exp(-large * large) / (_SQRT_PI * fraction)
-    return np.where(np.isnan(x64), x64, np.copysign(result, x64))
 
 
 class Erf(Op):

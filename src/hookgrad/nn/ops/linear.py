@@ -6,7 +6,7 @@ from typing import Optional
 
 import numpy as np
 
-from ...ops.linalg import matmul
+from ...ops.linalg import _transposed, matmul, mm_grads
 from ...tensor import Tensor
 from ...ops._base import Op
 
@@ -51,6 +51,7 @@ class Addmm(Op):
     def forward(ctx, self, mat1, mat2, beta=1, alpha=1):
         _check(self, mat1, mat2)
         ctx.beta, ctx.alpha = beta, alpha
+        ctx.layouts = (_transposed(mat1), _transposed(mat2))
         _need_self, need_mat1, need_mat2 = ctx.needs_input_grad[:3]
         ctx.save_for_backward(mat1 if need_mat2 else None, mat2 if need_mat1 else None)
         product = mat1 @ mat2
@@ -65,8 +66,11 @@ class Addmm(Op):
     def backward(ctx, grad):
         mat1, mat2 = ctx.saved_tensors
         grad_self = _scaled(grad, ctx.beta) if ctx.needs_input_grad[0] else None
-        grad_mat1 = _scaled(grad.mm(mat2.t()), ctx.alpha) if mat2 is not None else None
-        grad_mat2 = _scaled(mat1.t().mm(grad), ctx.alpha) if mat1 is not None else None
+        grad_mat1, grad_mat2 = mm_grads(grad, mat1, mat2, *ctx.layouts)
+        if grad_mat1 is not None:
+            grad_mat1 = _scaled(grad_mat1, ctx.alpha)
+        if grad_mat2 is not None:
+            grad_mat2 = _scaled(grad_mat2, ctx.alpha)
         return grad_self, grad_mat1, grad_mat2
 
 
