@@ -276,6 +276,7 @@ def _input_needs(cls, args: tuple, any_needs: bool) -> tuple:
 # The built-in path, recorded
 # ---------------------------------------------------------------------------------------------
 def _record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
+    _distinct_arrays(args, arrays)
     node = cls._backward_cls()
     node.needs_input_grad, positions = _input_needs(cls, args, True)
     outputs = cls.forward(node, *arrays, **kwargs)
@@ -284,9 +285,21 @@ def _record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
     results = _builtin_outputs(cls, node, args, raw_outputs)
     _set_output_meta(node, results)
     if node._to_save is not None:
-        node._saved = save_builtin(node, args, raw_outputs, results, node._to_save, cls._inplace)
+        node._saved = save_builtin(node, args, arrays, raw_outputs, results, node._to_save,
+                                   cls._inplace)
         node._to_save = None
     return tuple(results) if type(outputs) is tuple else results[0]
+
+
+def _distinct_arrays(args: tuple, arrays: list) -> None:
+    """Give each distinct input tensor its own array object, so a saved array names the tensor
+    it came from: ``x`` and ``x.detach()`` share one ndarray, yet only ``x`` has a history."""
+    seen: dict = {}
+    for i, arg in enumerate(args):
+        if isinstance(arg, Tensor):
+            first = seen.setdefault(id(arrays[i]), arg)
+            if first is not arg:
+                arrays[i] = arrays[i].view()
 
 
 _OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor refers to "

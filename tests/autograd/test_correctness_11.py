@@ -1,0 +1,63 @@
+"""Silent wrong answers found by differential testing, each run under torch and hookgrad on the
+same program and compared (values, gradients, ``requires_grad`` and errors)."""
+import numpy as np
+import pytest
+import torch
+
+import hookgrad
+
+
+def _run(fn, lib):
+    """``fn(lib)``'s result as NumPy values, or the error's type and first words."""
+    try:
+        out = fn(lib)
+    except Exception as error:  # noqa: BLE001 - compared with torch's error
+        return ("error", type(error).__name__, str(error).split("\n")[0][:60])
+    return _plain(out)
+
+
+def _plain(out):
+    if isinstance(out, (tuple, list)):
+        return tuple(_plain(o) for o in out)
+    if hasattr(out, "detach") and hasattr(out, "requires_grad"):
+        return ("tensor", out.requires_grad, str(out.dtype).split(".")[-1],
+                out.detach().numpy().round(10).tolist())
+    return out
+
+
+def check(fn):
+    expected, got = _run(fn, torch), _run(fn, hookgrad)
+    assert got == expected, f"torch: {expected}\nhookgrad: {got}"
+    return expected
+
+
+# -- second derivatives through detach(): saved tensors belong to the tensor, not its array ----
+def _detach_mul(lib):
+    x = lib.tensor([1., 2., 3.], dtype=lib.float64, requires_grad=True)
+    (g,) = lib.autograd.grad((x * x.detach()).sum(), x, create_graph=True)
+    return g, lib.autograd.grad(g.sum(), x)
+
+
+def _detach_bmm(lib):
+    v = lib.arange(8., dtype=lib.float64).reshape(2, 2, 2).requires_grad_()
+    (g,) = lib.autograd.grad(lib.bmm(v, v.detach()).pow(2).sum(), v, create_graph=True)
+    return g, lib.autograd.grad(g.sum(), v)
+
+
+def _detach_first(lib):
+    x = lib.tensor([0.5, -2., 3.], dtype=lib.float64, requires_grad=True)
+    (g,) = lib.autograd.grad((x.detach() * x).pow(2).sum(), x, create_graph=True)
+    return g, lib.autograd.grad(g.sum(), x)
+
+
+def _detach_inplace(lib):
+    x = lib.tensor([0.5, -2., 3.], dtype=lib.float64, requires_grad=True)
+    h = x * 1
+    h.mul_(h.detach())
+    (g,) = lib.autograd.grad(h.pow(2).sum(), x, create_graph=True)
+    return g, lib.autograd.grad(g.sum(), x)
+
+
+@pytest.mark.parametrize("program", [_detach_mul, _detach_bmm, _detach_first, _detach_inplace])
+def test_double_backward_through_detach(program):
+    check(program)
