@@ -61,3 +61,51 @@ def _detach_inplace(lib):
 @pytest.mark.parametrize("program", [_detach_mul, _detach_bmm, _detach_first, _detach_inplace])
 def test_double_backward_through_detach(program):
     check(program)
+
+
+# -- once_differentiable: a second differentiation raises -----------------------------------
+def _sq(lib):
+    class Sq(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @lib.autograd.function.once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2 * x
+
+    return Sq
+
+
+def _once_twice(lib):
+    x = lib.tensor([1., 2.], dtype=lib.float64, requires_grad=True)
+    w = lib.tensor([3., 4.], dtype=lib.float64, requires_grad=True)
+    (g,) = lib.autograd.grad((_sq(lib).apply(x) * w).sum(), x, create_graph=True)
+    ((g * g).sum() + (w * w).sum()).backward()
+    return w.grad
+
+
+def _once_flags(lib):
+    x = lib.tensor([1., 2.], dtype=lib.float64, requires_grad=True)
+    w = lib.tensor([3., 4.], dtype=lib.float64, requires_grad=True)
+    (g,) = lib.autograd.grad((_sq(lib).apply(x) * w).sum(), x, create_graph=True)
+    (h,) = lib.autograd.grad(_sq(lib).apply(x).sum(), x, create_graph=True)
+    return g, h
+
+
+def _once_first_order(lib):
+    x = lib.tensor([1., 2.], dtype=lib.float64, requires_grad=True)
+    (_sq(lib).apply(x) * 3).sum().backward()
+    return x.grad
+
+
+@pytest.mark.parametrize("program", [_once_twice, _once_flags, _once_first_order])
+def test_once_differentiable(program):
+    check(program)
+
+
+def test_once_differentiable_raises():
+    assert check(_once_twice)[0] == "error"

@@ -472,7 +472,11 @@ def once_differentiable(backward):
             return result
         single = not isinstance(result, tuple)
         results = (result,) if single else result
-        wrapped = tuple(_DelayedError.apply(r) if isinstance(r, Tensor) else r for r in results)
+        # the results were computed without recording; as torch, route each through a node
+        # that raises when reached, fed by a fresh leaf so that the result requires grad
+        wrapped = tuple(_DelayedError.apply(r.detach().requires_grad_())
+                        if isinstance(r, Tensor) and r._data.dtype.kind in "fc" else r
+                        for r in results)
         return wrapped[0] if single else wrapped
 
     return wrapper
