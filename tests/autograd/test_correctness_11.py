@@ -109,3 +109,56 @@ def test_once_differentiable(program):
 
 def test_once_differentiable_raises():
     assert check(_once_twice)[0] == "error"
+
+
+# -- custom Functions returning non-tensors: passed through, None as their gradient ---------
+def _mixed(lib, outputs, materialize=True):
+    class Mixed(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(materialize)
+            ctx.save_for_backward(x)
+            return outputs(x)
+
+        @staticmethod
+        def backward(ctx, *grads):
+            (x,) = ctx.saved_tensors
+            seen.append(tuple(None if g is None else g.detach().numpy().tolist()
+                              for g in grads))
+            total = None
+            for g in grads:
+                if g is not None:
+                    total = g * x if total is None else total + g * x
+            return total
+
+    seen = []
+    return Mixed, seen
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+@pytest.mark.parametrize("use", ["first", "last", "both", "double"])
+@pytest.mark.parametrize("shape", ["tensor_number", "number_between", "number_first"])
+def test_non_tensor_outputs(shape, use, materialize):
+    makers = {"tensor_number": lambda x: (x * 2, 7),
+              "number_between": lambda x: (x * 2, "label", x * 3),
+              "number_first": lambda x: (None, x * 2, 1.5, x * 3)}
+
+    def program(lib):
+        fn, seen = _mixed(lib, makers[shape], materialize)
+        x = lib.tensor([1., 2.], dtype=lib.float64, requires_grad=True)
+        out = fn.apply(x)
+        tensors = [o for o in out if isinstance(o, lib.Tensor)]
+        plain = [o for o in out if not isinstance(o, lib.Tensor)]
+        if use == "first":
+            loss = tensors[0].sum()
+        elif use == "last":
+            loss = tensors[-1].pow(2).sum()
+        else:
+            loss = sum((t * (i + 1)).sum() for i, t in enumerate(tensors))
+        if use == "double":
+            (g,) = lib.autograd.grad(loss, x, create_graph=True)
+            return plain, g, lib.autograd.grad(g.sum(), x), seen
+        loss.backward()
+        return plain, x.grad, [t.requires_grad for t in tensors], seen
+
+    check(program)

@@ -86,8 +86,9 @@ class BackwardCFunction(Node, FunctionCtx):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def _materialized(self, grad_outputs: tuple) -> tuple:
-        return tuple(Tensor._make(np.zeros(shape, dtype)) if g is None else g
-                     for g, (shape, dtype) in zip(grad_outputs, self._output_meta))
+        # a non-tensor output (meta ``None``) has no gradient to make: it stays ``None``
+        return tuple(Tensor._make(np.zeros(*meta)) if g is None and meta is not None else g
+                     for g, meta in zip(grad_outputs, self._output_meta))
 
     def apply(self, grad_outputs: tuple) -> tuple:
         if self._materialize_grads and any(g is None for g in grad_outputs):
