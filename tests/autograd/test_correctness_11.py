@@ -162,3 +162,25 @@ def test_non_tensor_outputs(shape, use, materialize):
         return plain, x.grad, [t.requires_grad for t in tensors], seen
 
     check(program)
+
+
+# -- std/var over some dims: constant rows have exactly zero spread, so std's grad is 0 -----
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", ["std", "var", "std_mean", "var_mean"])
+@pytest.mark.parametrize("dim", [0, 1, -1, (0, 2)])
+@pytest.mark.parametrize("correction", [0, 1])
+def test_spread_of_constant_rows(dtype, op, dim, correction):
+    rng = np.random.default_rng(7)
+    data = np.full((3, 5, 7), 0.1, dtype)
+    data[0, 0] = 1822.0113633283233  # constant along every reduced dim in some rows, not all
+    data[1] = rng.standard_normal((5, 7))
+
+    def program(lib):
+        x = lib.tensor(data, requires_grad=True)
+        out = getattr(lib, op)(x, dim=dim, correction=correction)
+        first = out[0] if isinstance(out, tuple) else out
+        (g,) = lib.autograd.grad(first.sum(), x, create_graph=True)
+        zeros = (first == 0).numpy().tolist()
+        return zeros, np.round(g.detach().numpy(), 4).tolist(), g.requires_grad
+
+    check(program)
