@@ -184,3 +184,29 @@ def test_spread_of_constant_rows(dtype, op, dim, correction):
         return zeros, np.round(g.detach().numpy(), 4).tolist(), g.requires_grad
 
     check(program)
+
+
+# -- an incoming gradient is cast to the dtype of the node input it flows into ---------------
+ROOTS = {"leaf": lambda x: x, "matmul": lambda x: x @ x, "sum": lambda x: x.sum(0),
+         "exp": lambda x: x.exp(), "index": lambda x: x[0], "t": lambda x: x.t(),
+         "view": lambda x: x.view(4), "relu": lambda x: x.relu(), "to_float": lambda x: x.float()}
+
+
+@pytest.mark.parametrize("grad_dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("root", sorted(ROOTS))
+@pytest.mark.parametrize("entry", ["grad", "backward", "create_graph"])
+def test_grad_outputs_cast_to_output_dtype(root, grad_dtype, entry):
+    def program(lib):
+        x = lib.tensor([[1., -2.], [3., 4.]], dtype=lib.float64, requires_grad=True)
+        y = ROOTS[root](x)
+        v = lib.ones(y.shape, dtype=getattr(lib, grad_dtype)) * 2
+        if entry == "backward":
+            y.backward(v)
+            return x.grad
+        if entry == "grad":
+            return lib.autograd.grad(y, x, grad_outputs=v)
+        v = v.double().requires_grad_() if grad_dtype != "float32" else v.requires_grad_()
+        (g,) = lib.autograd.grad(y, x, grad_outputs=v, create_graph=True)
+        return g, lib.autograd.grad(g.sum(), v, allow_unused=True)
+
+    check(program)
