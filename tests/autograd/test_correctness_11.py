@@ -210,3 +210,35 @@ def test_grad_outputs_cast_to_output_dtype(root, grad_dtype, entry):
         return g, lib.autograd.grad(g.sum(), v, allow_unused=True)
 
     check(program)
+
+
+# -- gradients that torch computes from a saved tensor depend on it under create_graph -------
+MASKED = {
+    "relu": lambda lib, x: lib.relu(x),
+    "relu_": lambda lib, x: (x * 1).relu_(),
+    "relu6": lambda lib, x: lib.nn.functional.relu6(x * 4),
+    "hardtanh": lambda lib, x: lib.nn.functional.hardtanh(x),
+    "leaky_relu": lambda lib, x: lib.nn.functional.leaky_relu(x, 0.2),
+    "leaky_relu_": lambda lib, x: lib.nn.functional.leaky_relu(x * 1, 0.2, inplace=True),
+    "hardsigmoid": lambda lib, x: lib.nn.functional.hardsigmoid(x * 4),
+    "hardshrink": lambda lib, x: lib.nn.functional.hardshrink(x, 0.5),
+    "softshrink": lambda lib, x: lib.nn.functional.softshrink(x, 0.5),
+    "max_pool1d": lambda lib, x: lib.nn.functional.max_pool1d(x.reshape(1, 2, 3), 2, 1),
+    "max_pool2d": lambda lib, x: lib.nn.functional.max_pool2d(x.reshape(1, 2, 3), 2, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MASKED))
+@pytest.mark.parametrize("seed_grad", ["plain", "requires_grad"])
+def test_masked_gradient_depends_on_saved(name, seed_grad):
+    def program(lib):
+        x = lib.tensor([-1.5, -0.3, 0.25, 0.2, 0.7, 2.0], dtype=lib.float64, requires_grad=True)
+        y = MASKED[name](lib, x)
+        v = lib.full(y.shape, 3.0, dtype=lib.float64, requires_grad=seed_grad != "plain")
+        (g,) = lib.autograd.grad(y, x, v, create_graph=True)
+        if not g.requires_grad or name == "hardsigmoid":  # torch has no hardsigmoid 2nd order
+            return g.requires_grad, g.detach()
+        wrt = (x, v) if seed_grad != "plain" else (x,)
+        return g, lib.autograd.grad((g * g).sum(), wrt, allow_unused=True)
+
+    check(program)
