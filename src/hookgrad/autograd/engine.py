@@ -61,6 +61,10 @@ def _make_grads(outputs: tuple, grad_outputs: tuple) -> list:
         if grad._data.shape != output._data.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                f"{grad.shape} and output[{i}] has a shape of {output.shape}.")
+        if grad._data.dtype != output._data.dtype:
+            # as every gradient a node hands on (``_validate``): cast to the dtype of the node
+            # input it flows into, i.e. the output's (recorded, so create_graph sees it)
+            grad = grad.to(output._data.dtype)
         grads.append(grad)
     return grads
 

@@ -86,8 +86,9 @@ class BackwardCFunction(Node, FunctionCtx):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def _materialized(self, grad_outputs: tuple) -> tuple:
-        return tuple(Tensor._make(np.zeros(shape, dtype)) if g is None else g
-                     for g, (shape, dtype) in zip(grad_outputs, self._output_meta))
+        # a non-tensor output (meta ``None``) has no gradient to make: it stays ``None``
+        return tuple(Tensor._make(np.zeros(*meta)) if g is None and meta is not None else g
+                     for g, meta in zip(grad_outputs, self._output_meta))
 
     def apply(self, grad_outputs: tuple) -> tuple:
         if self._materialize_grads and any(g is None for g in grad_outputs):
@@ -276,6 +277,7 @@ def _input_needs(cls, args: tuple, any_needs: bool) -> tuple:
 # The built-in path, recorded
 # ---------------------------------------------------------------------------------------------
 def _record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
+    _distinct_arrays(args, arrays)
     node = cls._backward_cls()
     node.needs_input_grad, positions = _input_needs(cls, args, True)
     outputs = cls.forward(node, *arrays, **kwargs)
@@ -284,9 +286,21 @@ def _record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
     results = _builtin_outputs(cls, node, args, raw_outputs)
     _set_output_meta(node, results)
     if node._to_save is not None:
-        node._saved = save_builtin(node, args, raw_outputs, results, node._to_save, cls._inplace)
+        node._saved = save_builtin(node, args, arrays, raw_outputs, results, node._to_save,
+                                   cls._inplace)
         node._to_save = None
     return tuple(results) if type(outputs) is tuple else results[0]
+
+
+def _distinct_arrays(args: tuple, arrays: list) -> None:
+    """Give each distinct input tensor its own array object, so a saved array names the tensor
+    it came from: ``x`` and ``x.detach()`` share one ndarray, yet only ``x`` has a history."""
+    seen: dict = {}
+    for i, arg in enumerate(args):
+        if isinstance(arg, Tensor):
+            first = seen.setdefault(id(arrays[i]), arg)
+            if first is not arg:
+                arrays[i] = arrays[i].view()
 
 
 _OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor refers to "
@@ -459,7 +473,11 @@ def once_differentiable(backward):
             return result
         single = not isinstance(result, tuple)
         results = (result,) if single else result
-        wrapped = tuple(_DelayedError.apply(r) if isinstance(r, Tensor) else r for r in results)
+        # the results were computed without recording; as torch, route each through a node
+        # that raises when reached, fed by a fresh leaf so that the result requires grad
+        wrapped = tuple(_DelayedError.apply(r.detach().requires_grad_())
+                        if isinstance(r, Tensor) and r._data.dtype.kind in "fc" else r
+                        for r in results)
         return wrapped[0] if single else wrapped
 
     return wrapper

@@ -373,9 +373,12 @@ def save_user(node, args, raw_outputs, results, to_save) -> tuple:
     return tuple(saved)
 
 
-def save_builtin(node, args, raw_outputs, results, to_save, inplace: bool) -> tuple:
+def save_builtin(node, args, arrays, raw_outputs, results, to_save, inplace: bool) -> tuple:
     """A built-in op saved arrays (or a tensor it was handed): each is matched to the output
-    or input it is, so that it keeps that tensor's version counter and history.
+    or input it is, so that it keeps that tensor's version counter and history. An input is
+    matched by its position (``arrays[i]`` is the array forward got for ``args[i]``), never by
+    the array alone: tensors sharing one ndarray (``x`` and ``x.detach()``) have different
+    histories.
 
     An in-place op saved its inputs before writing, as torch does: an input that shares the
     written tensor's versions is recorded at the version before this op (so ``x.mul_(x)``
@@ -387,20 +390,20 @@ def save_builtin(node, args, raw_outputs, results, to_save, inplace: bool) -> tu
             saved.append(None)
             continue
         overwritten = written is not None and any(
-            isinstance(a, Tensor) and a._data is item for a in args[1:])
+            isinstance(a, Tensor) and arr is item for a, arr in zip(args[1:], arrays[1:]))
         entry = _saved_output(node, args, raw_outputs, results, item,
                               written[0] - 1 if overwritten else None)
         if entry is None:
-            entry = _saved_input(node, args, item, written)
+            entry = _saved_input(node, args, arrays, item, written)
         saved.append(entry)
     return tuple(saved)
 
 
-def _saved_input(node, args, item, written) -> SavedTensor:
+def _saved_input(node, args, arrays, item, written) -> SavedTensor:
     if isinstance(item, Tensor):  # a clone taken by the caller before an in-place write
         return SavedTensor(item, node, is_output=False)
-    for arg in args:
-        if isinstance(arg, Tensor) and arg._data is item:
+    for arg, array in zip(args, arrays):
+        if isinstance(arg, Tensor) and array is item:
             version = written[0] - 1 if arg._version_counter is written else None
             return SavedTensor(arg, node, is_output=False, version=version)
     return SavedTensor(Tensor._make(item), node, False, is_input=False)  # an intermediate

@@ -279,3 +279,21 @@ class Original:
     def saved(original) -> Tensor:
         """What forward saves for the old self: the clone, or ``None``."""
         return None if original is None else original.clone
+
+
+def through_saved(grad: Tensor, *saved: Tensor) -> Tensor:
+    """The incoming ``grad`` of a formula that masks or scales it by a pattern read from saved
+    tensors, made to depend on them (call it on ``grad`` before the mask).
+
+    torch writes such gradients as functions of the saved tensor (``threshold_backward(grad,
+    result)`` for relu), so under ``create_graph`` the gradient requires grad whenever a saved
+    tensor does, and its derivative with respect to that tensor is zero. A mask taken from
+    ``saved._data`` loses that link; this adds a zero that carries it (only while recording,
+    so first-order backward pays nothing).
+    """
+    if not grad_mode._state.enabled:
+        return grad
+    for tensor in saved:
+        if tensor.requires_grad:
+            grad = grad + tensor.masked_fill(np.ones((), bool), 0.0).sum()
+    return grad

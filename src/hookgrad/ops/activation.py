@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from ._base import Op, finish
+from ._base import Op, finish, through_saved
 from .unary import (_INV_SQRT_2PI, _KAPPA, _SQRT_HALF, _TANH_K, _apply_float, _not_for_integers,
                     _sigmoid, _zero, erf)
 
@@ -29,7 +29,7 @@ class Relu(Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return grad.masked_fill(result._data <= 0, 0.0)
+        return through_saved(grad, result).masked_fill(result._data <= 0, 0.0)
 
 
 class ReluInplace(Relu):
@@ -136,7 +136,8 @@ class LeakyRelu(Op):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad * _slopes(x._data > 0, ctx.negative_slope, x._data.dtype), None
+        slopes = _slopes(x._data > 0, ctx.negative_slope, x._data.dtype)
+        return through_saved(grad, x) * slopes, None
 
 
 def _slopes(positive: np.ndarray, negative_slope, dtype) -> Tensor:
@@ -167,7 +168,8 @@ class LeakyReluInplace(Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return grad * _slopes(result._data > 0, ctx.negative_slope, result._data.dtype), None
+        slopes = _slopes(result._data > 0, ctx.negative_slope, result._data.dtype)
+        return through_saved(grad, result) * slopes, None
 
 
 class Elu(Op):

@@ -12,7 +12,7 @@ from .._dtype import scalar_type_name
 from ..tensor import Tensor
 from .unary import _apply_float, _not_for_integers
 from . import inplace as _inplace
-from ._base import Op
+from ._base import Op, through_saved
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -67,7 +67,7 @@ class Hardtanh(Op):
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
         outside = _outside(self._data, ctx._saved_min_val, ctx._saved_max_val)
-        return grad.masked_fill(outside, 0.0), None, None
+        return through_saved(grad, self).masked_fill(outside, 0.0), None, None
 
 
 class Hardsigmoid(Op):
@@ -86,6 +86,7 @@ class Hardsigmoid(Op):
     @staticmethod
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
+        grad = through_saved(grad, self)
         return (grad * _ONE_SIXTH).masked_fill(_outside(self._data, -3, 3), 0.0)
 
 
@@ -218,7 +219,7 @@ class Softshrink(Op):
         (self,) = ctx.saved_tensors
         lambd = ctx._saved_lambd
         inside = (self._data >= -lambd) & (self._data <= lambd)
-        return grad.masked_fill(inside, 0.0), None
+        return through_saved(grad, self).masked_fill(inside, 0.0), None
 
 
 class Hardshrink(Softshrink):

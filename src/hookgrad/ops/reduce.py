@@ -118,6 +118,12 @@ def _variance(self: np.ndarray, dims: tuple, correction: float, keepdim: bool) -
                       "than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=4)
     with np.errstate(invalid="ignore", divide="ignore"):
+        if 0 < count < x.size:
+            # torch reduces over some dims with a running (Welford) mean, exact where a row is
+            # constant, so std there is exactly 0 and its gradient is masked to 0. Shifting each
+            # row by its first element gives the same exact zeros (over all dims torch makes two
+            # plain passes, as below).
+            x = x - x[tuple(slice(0, 1) if d in dims else slice(None) for d in range(x.ndim))]
         centered = x - np.sum(x, axis=dims, keepdims=True) / work.type(builtins.max(count, 1))
         squares = np.sum(centered * centered, axis=dims, keepdims=keepdim)
         return np.asarray(squares / work.type(dof)).astype(self.dtype, copy=False)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .conv import windows
-from ...ops._base import Op
+from ...ops._base import Op, through_saved
 
 Ints = tuple
 
@@ -118,11 +118,14 @@ class MaxPoolWithIndices(Op):
 
     @staticmethod
     def backward(ctx, grad, _grad_indices=None):
-        _self, indices = ctx.saved_tensors
+        self, indices = ctx.saved_tensors
+        grad = through_saved(grad, self)  # torch's formula reads self
         if ctx.tiled:
-            return MaxPoolTileScatter.apply(grad, indices._data, ctx.self_shape, ctx.kernel)
-        return MaxPoolScatter.apply(grad, _flat_indices(indices._data, ctx.self_shape, ctx.nd),
-                                    ctx.self_shape)
+            scattered = MaxPoolTileScatter.apply(grad, indices._data, ctx.self_shape, ctx.kernel)
+        else:
+            scattered = MaxPoolScatter.apply(
+                grad, _flat_indices(indices._data, ctx.self_shape, ctx.nd), ctx.self_shape)
+        return scattered
 
 
 # The common geometry (stride = kernel, no padding or dilation, every window inside the input,
