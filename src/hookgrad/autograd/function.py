@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensor import Tensor, has_internal_overlap
 from . import grad_mode
 from .grad_mode import _state
 from .node import Node, tasks
@@ -180,6 +180,9 @@ class Function:
     _ctx_base: Any = BackwardCFunction  # the node class each subclass's ctx derives from
     _view_of: Any = None  # built-in view ops: index of the input the output views
     _inplace = False  # built-in in-place ops: input 0 is modified and returned
+    # an in-place op that writes one value everywhere (fill_, zero_) is well defined on memory
+    # that several elements share, so torch lets it write there
+    _overlap_ok = False
     _multi_view = False  # outputs are several views (split): in-place on them is refused
     _wrapped_scalars: tuple = ()  # positions where torch wraps a Python number as an input
     node_name: Any = None  # name of the backward node; default "<Class>Backward"
@@ -235,7 +238,8 @@ class BuiltinFunction(Function):
                     break
         if cls._inplace:
             target = args[0]
-            if not target._data.flags.writeable:
+            if not target._data.flags.writeable or (
+                    not cls._overlap_ok and has_internal_overlap(target._data)):
                 raise RuntimeError(_OVERLAP_ERROR)
             if any_needs or (grad_on and target._base is not None):
                 check_inplace(target)
