@@ -12,6 +12,7 @@ forward saved to the single door (``saved.py``). There are two paths:
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any
 
 import numpy as np
@@ -76,14 +77,33 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def __getattr__(self, name: str):
         # torch's inspection names: grad_fn._saved_self, grad_fn._raw_saved_other, ...
-        names = type(self)._forward_cls.saved_names
+        forward_cls = type(self)._forward_cls
         for prefix, raw in (("_raw_saved_", True), ("_saved_", False)):
-            if name.startswith(prefix) and name[len(prefix):] in names:
-                saved = self._saved[names.index(name[len(prefix):])]
-                if saved is None or raw:
-                    return saved
-                return saved.unpack(self)
+            if not name.startswith(prefix):
+                continue
+            key = name[len(prefix):]
+            if key in forward_cls.saved_names:
+                return self._saved_slot(forward_cls, key, raw)
+            if not raw and key in forward_cls.saved_values:
+                # a non-tensor argument torch keeps on the node (alpha, exponent, min ...)
+                return self.__dict__.get(forward_cls.saved_values[key])
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def _saved_slot(self, forward_cls, key: str, raw: bool):
+        index = forward_cls.saved_names.index(key)
+        saved = self._saved
+        if saved is not None and index < len(saved):
+            saved = saved[index]
+            if saved is None or raw:
+                return saved
+            return saved.unpack(self)
+        # nothing was saved: a Python number took this tensor's place (x * 3). torch keeps
+        # it as a wrapped 0-dim tensor (int64, float64 or bool) outside the pack hooks;
+        # the slots that only the number's gradient would have needed stay None
+        number = self.__dict__.get("number")
+        if number is None or raw or key not in _wrapped_names(forward_cls):
+            return None
+        return Tensor._make(np.asarray(number))
 
     def _materialized(self, grad_outputs: tuple) -> tuple:
         return tuple(Tensor._make(np.zeros(shape, dtype)) if g is None else g
@@ -187,6 +207,9 @@ class Function:
     _wrapped_scalars: tuple = ()  # positions where torch wraps a Python number as an input
     node_name: Any = None  # name of the backward node; default "<Class>Backward"
     saved_names: tuple = ()  # torch's names of the saved tensors, in save order
+    # torch's names of the non-tensor arguments its node keeps (``grad_fn._saved_alpha``),
+    # each mapped to the ctx attribute that holds it
+    saved_values: dict = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -291,6 +314,13 @@ def _record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
         node._saved = save_builtin(node, args, raw_outputs, results, node._to_save, cls._inplace)
         node._to_save = None
     return tuple(results) if type(outputs) is tuple else results[0]
+
+
+@functools.lru_cache(maxsize=None)
+def _wrapped_names(forward_cls) -> tuple:
+    """The forward parameter names at the positions where a Python number may stand."""
+    parameters = list(inspect.signature(forward_cls.forward).parameters)[1:]  # after ctx
+    return tuple(parameters[i] for i in forward_cls._wrapped_scalars if i < len(parameters))
 
 
 _OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor refers to "

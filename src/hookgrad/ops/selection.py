@@ -202,6 +202,7 @@ class Clamp(Op):
 
     node_name = "ClampBackward1"
     saved_names = ("self",)
+    saved_values = {"min": "min", "max": "max"}
 
     @staticmethod
     def forward(ctx, self, min, max, dtype):
@@ -230,10 +231,12 @@ def _inside(x: np.ndarray, low, high) -> np.ndarray:
 
 class ClampMin(Clamp):
     node_name = "ClampMinBackward0"
+    saved_values = {"min": "min"}
 
 
 class ClampMax(Clamp):
     node_name = "ClampMaxBackward0"
+    saved_values = {"max": "max"}
 
 
 class ClampMinTensor(Op):
