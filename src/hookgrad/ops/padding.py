@@ -39,7 +39,8 @@ class ConstantPadNd(Op):
             crop[dim] = slice(start, stop)
             widths[dim] = (max(before, 0), max(after, 0))
         cropped = self[tuple(crop)]
-        return np.pad(cropped, widths, mode="constant", constant_values=value)
+        return np.ascontiguousarray(np.pad(cropped, widths, mode="constant",
+                                           constant_values=value))
 
     @staticmethod
     def backward(ctx, grad):
