@@ -14,7 +14,7 @@ from ..tensor import Tensor
 from . import grad_mode
 from .grad_mode import _state
 from .node import Node
-from .tensor_hooks import grad_edge
+from .tensor_hooks import grad_edge, history_moved
 
 NO_GRAD_VIEW_ERROR = (
     "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
@@ -222,9 +222,13 @@ def rebase_history(view: Tensor, node, index: int) -> None:
     _refuse_multi_view(view)
     copy_node = CopySlices(grad_edge(base), node, view._view_fn,
                            (base._data.shape, base._data.dtype), base._data.strides)
+    old_node, old_nr = base._grad_fn, base._output_nr
     base._grad_fn = copy_node
     base._output_nr = 0
     base._requires_grad = False
+    if base._hooks is not None or base._extra is not None:
+        # the base's value changed as if written directly: retain_grad moves to the new node
+        history_moved(base, old_node, old_nr)
     # the view's own history is now a view of the base's: rebuild it right away, since
     # Function.apply reads ``_grad_fn`` directly and would otherwise use the stale one
     view._view_version = -1
