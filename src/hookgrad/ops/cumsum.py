@@ -22,7 +22,7 @@ class Cumsum(Op):
         if self.ndim == 0:
             return self.astype(dtype)
         result = np.cumsum(self, axis=dim, dtype=_accumulator(dtype)).astype(dtype, copy=False)
-        return np.ascontiguousarray(result)  # torch's result is contiguous
+        return np.require(result, requirements="C")  # torch's result is contiguous
 
     @staticmethod
     def backward(ctx, grad):

@@ -210,7 +210,7 @@ class Index(Op):
         ctx.save_for_backward(*originals)
         # NumPy lays the result out after the input (a transposed result for x[:, [2, 0]]);
         # torch's is contiguous, so .view() and strides must see it that way
-        return np.ascontiguousarray(self[key])
+        return np.require(self[key], requirements="C")
 
     @staticmethod
     def backward(ctx, grad):

@@ -121,7 +121,8 @@ class MaskedFill(Op):
         if self.size >= _BITWISE_FROM and mask.shape == self.shape and self.flags.c_contiguous:
             return _select_bits(mask, value, self)
         try:
-            return np.ascontiguousarray(np.where(mask, value, self))  # contiguous, as torch's
+            # contiguous, as torch's
+            return np.require(np.where(mask, value, self), requirements="C")
         except ValueError:
             raise broadcast_error("masked_fill", self.shape, mask.shape) from None
 

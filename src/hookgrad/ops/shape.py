@@ -79,7 +79,7 @@ class Roll(Op):
         ctx.shifts, ctx.dims = shifts, dims
         if not dims:  # roll the flattened tensor
             return np.roll(self.reshape(-1), shifts[0]).reshape(self.shape)
-        return np.ascontiguousarray(np.roll(self, shifts, dims))  # torch's is contiguous
+        return np.require(np.roll(self, shifts, dims), requirements="C")  # torch's is contiguous
 
     @staticmethod
     def backward(ctx, grad):
