@@ -318,6 +318,30 @@ def root_array(array: np.ndarray) -> np.ndarray:
     return array
 
 
+def has_internal_overlap(array: np.ndarray) -> bool:
+    """Whether some element of ``array`` is reachable by two index tuples (an in-place write
+    through it would be ambiguous). Exact: stride 0 on a dim of size > 1 overlaps; otherwise
+    dims sorted by stride that each step past everything the smaller ones span cannot
+    overlap; only a strided layout that passes neither test is resolved by its offsets."""
+    if array.size < 2:
+        return False
+    dims = sorted((abs(stride), size) for size, stride in zip(array.shape, array.strides)
+                  if size > 1)
+    span = 0
+    for stride, size in dims:
+        if stride == 0:
+            return True
+        if stride <= span:
+            break
+        span += stride * (size - 1)
+    else:
+        return False
+    offsets = np.zeros((), np.int64)
+    for stride, size in dims:
+        offsets = (offsets[..., None] + np.arange(size, dtype=np.int64) * stride).ravel()
+    return np.unique(offsets).size != offsets.size
+
+
 class _Storage:
     __slots__ = ("_array",)
 

@@ -12,11 +12,12 @@ forward saved to the single door (``saved.py``). There are two paths:
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensor import Tensor, has_internal_overlap
 from . import grad_mode
 from .grad_mode import _state
 from .node import Node, tasks
@@ -76,14 +77,33 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def __getattr__(self, name: str):
         # torch's inspection names: grad_fn._saved_self, grad_fn._raw_saved_other, ...
-        names = type(self)._forward_cls.saved_names
+        forward_cls = type(self)._forward_cls
         for prefix, raw in (("_raw_saved_", True), ("_saved_", False)):
-            if name.startswith(prefix) and name[len(prefix):] in names:
-                saved = self._saved[names.index(name[len(prefix):])]
-                if saved is None or raw:
-                    return saved
-                return saved.unpack(self)
+            if not name.startswith(prefix):
+                continue
+            key = name[len(prefix):]
+            if key in forward_cls.saved_names:
+                return self._saved_slot(forward_cls, key, raw)
+            if not raw and key in forward_cls.saved_values:
+                # a non-tensor argument torch keeps on the node (alpha, exponent, min ...)
+                return self.__dict__.get(forward_cls.saved_values[key])
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def _saved_slot(self, forward_cls, key: str, raw: bool):
+        index = forward_cls.saved_names.index(key)
+        saved = self._saved
+        if saved is not None and index < len(saved):
+            saved = saved[index]
+            if saved is None or raw:
+                return saved
+            return saved.unpack(self)
+        # nothing was saved: a Python number took this tensor's place (x * 3). torch keeps
+        # it as a wrapped 0-dim tensor (int64, float64 or bool) outside the pack hooks;
+        # the slots that only the number's gradient would have needed stay None
+        number = self.__dict__.get("number")
+        if number is None or raw or key not in _wrapped_names(forward_cls):
+            return None
+        return Tensor._make(np.asarray(number))
 
     def _materialized(self, grad_outputs: tuple) -> tuple:
         # a non-tensor output (meta ``None``) has no gradient to make: it stays ``None``
@@ -181,10 +201,16 @@ class Function:
     _ctx_base: Any = BackwardCFunction  # the node class each subclass's ctx derives from
     _view_of: Any = None  # built-in view ops: index of the input the output views
     _inplace = False  # built-in in-place ops: input 0 is modified and returned
+    # an in-place op that writes one value everywhere (fill_, zero_) is well defined on memory
+    # that several elements share, so torch lets it write there
+    _overlap_ok = False
     _multi_view = False  # outputs are several views (split): in-place on them is refused
     _wrapped_scalars: tuple = ()  # positions where torch wraps a Python number as an input
     node_name: Any = None  # name of the backward node; default "<Class>Backward"
     saved_names: tuple = ()  # torch's names of the saved tensors, in save order
+    # torch's names of the non-tensor arguments its node keeps (``grad_fn._saved_alpha``),
+    # each mapped to the ctx attribute that holds it
+    saved_values: dict = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -236,7 +262,8 @@ class BuiltinFunction(Function):
                     break
         if cls._inplace:
             target = args[0]
-            if not target._data.flags.writeable:
+            if not target._data.flags.writeable or (
+                    not cls._overlap_ok and has_internal_overlap(target._data)):
                 raise RuntimeError(_OVERLAP_ERROR)
             if any_needs or (grad_on and target._base is not None):
                 check_inplace(target)
@@ -301,6 +328,13 @@ def _distinct_arrays(args: tuple, arrays: list) -> None:
             first = seen.setdefault(id(arrays[i]), arg)
             if first is not arg:
                 arrays[i] = arrays[i].view()
+
+
+@functools.lru_cache(maxsize=None)
+def _wrapped_names(forward_cls) -> tuple:
+    """The forward parameter names at the positions where a Python number may stand."""
+    parameters = list(inspect.signature(forward_cls.forward).parameters)[1:]  # after ctx
+    return tuple(parameters[i] for i in forward_cls._wrapped_scalars if i < len(parameters))
 
 
 _OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor refers to "

@@ -8,11 +8,13 @@ in place is refused with torch's words.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..tensor import Tensor
 from . import grad_mode
 from .grad_mode import _state
 from .node import Node
-from .tensor_hooks import grad_edge
+from .tensor_hooks import grad_edge, history_moved
 
 NO_GRAD_VIEW_ERROR = (
     "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
@@ -163,8 +165,9 @@ class CopySlices(Node):
 
     __slots__ = ("__dict__", "fn", "view_fn")
 
-    def __init__(self, base_edge, fn, view_fn, base_meta):
+    def __init__(self, base_edge, fn, view_fn, base_meta, base_strides=None):
         self._init_node()
+        self.base_strides = base_strides
         self.fn = fn
         self.view_fn = view_fn
         self.next_functions = (base_edge or (None, 0),) + tuple(fn.next_functions[1:])
@@ -179,7 +182,7 @@ class CopySlices(Node):
         if grad is None:
             return (None,) * len(self.next_functions)
         # tensor ops throughout, so that with create_graph this is differentiable (as torch's)
-        result = grad.clone()
+        result = self._laid_out_as_base(grad)
         region = self.view_fn(result)
         fn_grads = self.fn.apply((region.clone(),))
         fn_grads = tuple(fn_grads) + (None,) * (len(self.fn.next_functions) - len(fn_grads))
@@ -188,6 +191,19 @@ class CopySlices(Node):
         else:
             region.copy_(fn_grads[0])
         return (result,) + fn_grads[1:]
+
+    def _laid_out_as_base(self, grad: Tensor) -> Tensor:
+        """A copy of ``grad`` with the base's strides: the view is replayed on it, and a view
+        that is legal on the base (``view(6)`` of a contiguous base) may not be on a
+        gradient that arrives transposed."""
+        strides = self.base_strides
+        if strides is None or grad._data.strides == strides:
+            return grad.clone()
+        shape = grad._data.shape
+        order = sorted(range(len(shape)), key=lambda d: -abs(strides[d]))  # outermost first
+        buffer = np.empty([shape[d] for d in order], grad._data.dtype)
+        result = Tensor._make(buffer.transpose(np.argsort(order)))
+        return result.copy_(grad)
 
     def release_variables(self) -> None:
         self.fn.release_variables()
@@ -205,10 +221,14 @@ def rebase_history(view: Tensor, node, index: int) -> None:
     base = view._base
     _refuse_multi_view(view)
     copy_node = CopySlices(grad_edge(base), node, view._view_fn,
-                           (base._data.shape, base._data.dtype))
+                           (base._data.shape, base._data.dtype), base._data.strides)
+    old_node, old_nr = base._grad_fn, base._output_nr
     base._grad_fn = copy_node
     base._output_nr = 0
     base._requires_grad = False
+    if base._hooks is not None or base._extra is not None:
+        # the base's value changed as if written directly: retain_grad moves to the new node
+        history_moved(base, old_node, old_nr)
     # the view's own history is now a view of the base's: rebuild it right away, since
     # Function.apply reads ``_grad_fn`` directly and would otherwise use the stale one
     view._view_version = -1

@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.function import BuiltinFunction
-from ..tensor import Tensor
+from ..tensor import Tensor, has_internal_overlap
 from ._util import broadcast_error, restore, silence
 
 
@@ -228,7 +228,7 @@ def _scaled(other: np.ndarray, alpha, work: np.dtype) -> np.ndarray:
 # In-place checks
 # ---------------------------------------------------------------------------------------------
 def _check_writable(array: np.ndarray) -> None:
-    if not array.flags.writeable:
+    if not array.flags.writeable or has_internal_overlap(array):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
                            "refers to a single memory location. Please clone() the tensor before "
                            "performing the operation.")

@@ -125,6 +125,7 @@ class LeakyRelu(Op):
 
     node_name = "LeakyReluBackward0"
     saved_names = ("self",)
+    saved_values = {"negative_slope": "negative_slope"}
 
     @staticmethod
     def forward(ctx, self, negative_slope=0.01):

@@ -31,6 +31,7 @@ class Add(Op):
     """out = self + alpha * other;  d self = grad, d other = alpha * grad"""
 
     node_name = "AddBackward0"
+    saved_values = {"alpha": "alpha"}
     _wrapped_scalars = (1,)
 
     @staticmethod
@@ -46,6 +47,7 @@ class Sub(Op):
     """out = self - alpha * other;  d self = grad, d other = -alpha * grad"""
 
     node_name = "SubBackward0"
+    saved_values = {"alpha": "alpha"}
     _wrapped_scalars = (1,)
 
     @staticmethod
@@ -62,6 +64,7 @@ class Rsub(Op):
     """out = other - alpha * self (two tensors: RsubBackward0)"""
 
     node_name = "RsubBackward0"
+    saved_values = {"alpha": "alpha"}
 
     @staticmethod
     def forward(ctx, self, other, dtype, number, alpha=1):
@@ -84,6 +87,7 @@ class RsubScalar(Op):
     """out = other - alpha * self for a number ``other`` (no edge for it: RsubBackward1)"""
 
     node_name = "RsubBackward1"
+    saved_values = {"alpha": "alpha"}
 
     @staticmethod
     def forward(ctx, self, other, dtype, alpha=1):
@@ -181,6 +185,7 @@ class DivMode(Op):
 
     node_name = "DivBackward2"
     saved_names = ("other", "self")
+    saved_values = {"rounding_mode": "rounding_mode"}
     _wrapped_scalars = (1,)
 
     @staticmethod
@@ -188,6 +193,7 @@ class DivMode(Op):
         if rounding_mode not in ("floor", "trunc"):
             raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
                                f"'floor' but found '{rounding_mode}'")
+        ctx.number, ctx.rounding_mode = number, rounding_mode
         if number is None:
             need_self, need_other = ctx.needs_input_grad[:2]
             ctx.save_for_backward(other if need_self or need_other else None,
@@ -229,6 +235,7 @@ class Remainder(Op):
 
 class RemainderScalar(Remainder):
     node_name = "RemainderBackward0"
+    saved_names = ()  # torch keeps nothing when other is a number
 
     @staticmethod
     def forward(ctx, self, other, dtype):
@@ -311,6 +318,7 @@ class Pow(Op):
 
     node_name = "PowBackward0"
     saved_names = ("self",)
+    saved_values = {"exponent": "exponent"}
 
     @staticmethod
     def forward(ctx, self, exponent, dtype):
@@ -364,6 +372,7 @@ class RPow(Op):
 
     node_name = "PowBackward2"
     saved_names = ("exponent", "result")
+    saved_values = {"self": "base"}
 
     @staticmethod
     def forward(ctx, exponent, base, dtype):

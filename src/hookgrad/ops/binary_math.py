@@ -135,6 +135,7 @@ class Fmod(Op):
 
 class FmodScalar(Fmod):
     node_name = "FmodBackward0"
+    saved_names = ()  # torch keeps nothing when other is a number
     _wrapped_scalars = ()
 
     @staticmethod

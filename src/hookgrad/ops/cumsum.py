@@ -21,7 +21,8 @@ class Cumsum(Op):
             dtype = np.dtype(np.int64) if self.dtype.kind in "biu" else self.dtype
         if self.ndim == 0:
             return self.astype(dtype)
-        return np.cumsum(self, axis=dim, dtype=_accumulator(dtype)).astype(dtype, copy=False)
+        result = np.cumsum(self, axis=dim, dtype=_accumulator(dtype)).astype(dtype, copy=False)
+        return np.require(result, requirements="C")  # torch's result is contiguous
 
     @staticmethod
     def backward(ctx, grad):

@@ -208,7 +208,9 @@ class Index(Op):
         dims, originals = indices
         ctx.dims, ctx.self_shape = dims, self.shape
         ctx.save_for_backward(*originals)
-        return self[key]
+        # NumPy lays the result out after the input (a transposed result for x[:, [2, 0]]);
+        # torch's is contiguous, so .view() and strides must see it that way
+        return np.require(self[key], requirements="C")
 
     @staticmethod
     def backward(ctx, grad):

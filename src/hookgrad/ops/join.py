@@ -65,7 +65,9 @@ class Cat(Op):
                     raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}. "
                                        f"Expected size {first.shape[d]} but got size "
                                        f"{t.shape[d]} for tensor number {position} in the list.")
-        return np.concatenate([t for _, t in kept], axis=dim, dtype=dtype)
+        # C order as torch's: NumPy follows the inputs' layout
+        joined = np.concatenate([t for _, t in kept], axis=dim, dtype=dtype)
+        return np.require(joined, requirements="C")
 
     @staticmethod
     def backward(ctx, grad):
@@ -109,7 +111,8 @@ class Stack(Op):
                 raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                    f"{list(shape)} at entry 0 and {list(t.shape)} at entry {i}")
         ctx.dim = normalize_dim(dim, len(shape) + 1)
-        return np.stack(tensors, axis=ctx.dim, dtype=dtype)
+        stacked = np.stack(tensors, axis=ctx.dim, dtype=dtype)
+        return np.require(stacked, requirements="C")
 
     @staticmethod
     def backward(ctx, grad):

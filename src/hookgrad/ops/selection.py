@@ -121,7 +121,8 @@ class MaskedFill(Op):
         if self.size >= _BITWISE_FROM and mask.shape == self.shape and self.flags.c_contiguous:
             return _select_bits(mask, value, self)
         try:
-            return np.where(mask, value, self)
+            # contiguous, as torch's
+            return np.require(np.where(mask, value, self), requirements="C")
         except ValueError:
             raise broadcast_error("masked_fill", self.shape, mask.shape) from None
 
@@ -202,6 +203,7 @@ class Clamp(Op):
 
     node_name = "ClampBackward1"
     saved_names = ("self",)
+    saved_values = {"min": "min", "max": "max"}
 
     @staticmethod
     def forward(ctx, self, min, max, dtype):
@@ -230,10 +232,12 @@ def _inside(x: np.ndarray, low, high) -> np.ndarray:
 
 class ClampMin(Clamp):
     node_name = "ClampMinBackward0"
+    saved_values = {"min": "min"}
 
 
 class ClampMax(Clamp):
     node_name = "ClampMaxBackward0"
+    saved_values = {"max": "max"}
 
 
 class ClampMinTensor(Op):

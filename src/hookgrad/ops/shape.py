@@ -52,7 +52,8 @@ class Flip(Op):
     @staticmethod
     def forward(ctx, self, dims):
         ctx.dims = dims
-        return np.flip(self, dims).copy() if dims else self.copy()
+        # order="K": torch's flip keeps the input's layout (a transposed input stays transposed)
+        return np.flip(self, dims).copy(order="K") if dims else self.copy(order="K")
 
     @staticmethod
     def backward(ctx, grad):
@@ -78,7 +79,7 @@ class Roll(Op):
         ctx.shifts, ctx.dims = shifts, dims
         if not dims:  # roll the flattened tensor
             return np.roll(self.reshape(-1), shifts[0]).reshape(self.shape)
-        return np.roll(self, shifts, dims)
+        return np.require(np.roll(self, shifts, dims), requirements="C")  # torch's is contiguous
 
     @staticmethod
     def backward(ctx, grad):

@@ -76,6 +76,7 @@ class Softmax(Op):
         with np.errstate(invalid="ignore", over="ignore"):
             exps = np.exp(work - np.max(work, axis=axis, keepdims=True)) if self.size else work
             result = (exps / np.sum(exps, axis=axis, keepdims=True)).astype(self.dtype)
+        result = np.require(result, requirements="C")  # torch's result is contiguous
         ctx.save_for_backward(result)
         return result
 

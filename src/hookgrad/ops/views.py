@@ -291,7 +291,11 @@ class Expand(_View):
         target = tuple(target)
         if target == (1,) * lead + self.shape:  # nothing repeats: keep it writable
             return self.reshape(target)
-        return np.broadcast_to(self, target)  # read-only: elements share memory
+        expanded = np.broadcast_to(self, target)
+        # writable as its input, as torch: in-place ops refuse it only where an element is
+        # really reached twice (has_internal_overlap), so a stride-1 slice of it is fine
+        expanded.flags.writeable = self.flags.writeable
+        return expanded
 
     @staticmethod
     def backward(ctx, grad):

@@ -1,0 +1,41 @@
+"""In-place through a view, then a gradient that reaches the base in another layout."""
+import pytest
+import torch
+
+import hookgrad
+from tests.conftest import assert_close
+
+# each: an in-place op through a view of h = x * 1, then a loss whose gradient for h is not
+# laid out as h (a transpose, a permute, an expand)
+PROGRAMS = {
+    "view_then_transpose": lambda lib, h: (h.view(6).mul_(2.0), (h.t() @ lib.ones(2, 2)).sum()),
+    "slice_then_transpose": lambda lib, h: (h[:, 1:].add_(1.0), (h.t() ** 2).sum()),
+    "flatten_then_permute": lambda lib, h: (h.view(-1)[::2].mul_(3.0),
+                                            (h.t().contiguous() * lib.arange(6.).view(3, 2)).sum()),
+    "row_then_expand": lambda lib, h: (h[0].mul_(-1.0), h.sum(0).sum()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_inplace_on_view_then_non_contiguous_gradient(name):
+    def run(lib):
+        x = lib.arange(1., 7.).reshape(2, 3).requires_grad_()
+        _, loss = PROGRAMS[name](lib, x * 1)
+        loss.backward()
+        return x.grad
+
+    assert_close(run(hookgrad), run(torch))
+
+
+def test_issue_example_second_order():
+    def run(lib):
+        x = lib.arange(1., 7.).reshape(2, 3).requires_grad_()
+        h = x * x
+        h.view(6).mul_(2.0)
+        (grad,) = lib.autograd.grad((h.t() @ lib.ones(2, 2)).sum(), x, create_graph=True)
+        (grad * grad).sum().backward()
+        return grad.detach(), x.grad
+
+    ours, theirs = run(hookgrad), run(torch)
+    assert_close(ours[0], theirs[0])
+    assert_close(ours[1], theirs[1])

@@ -1,0 +1,44 @@
+"""retain_grad follows a tensor to the new history an in-place op through its view gives it."""
+import pytest
+import torch
+
+import hookgrad
+from tests.conftest import assert_close
+
+# each modifies v (retaining its grad) through a view of it, after v has been used once
+INPLACE = {
+    "full_slice_mul": lambda v: v[:].mul_(0.5),
+    "view_add": lambda v: v.view(2).add_(1.0),
+    "part_slice_mul": lambda v: v[1:].mul_(4.0),
+    "direct_mul": lambda v: v.mul_(0.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE))
+def test_retain_grad_after_inplace_through_view(name):
+    def run(lib):
+        x = lib.tensor([1., 2.], requires_grad=True)
+        v = x * 1
+        v.retain_grad()
+        used = v * 3
+        INPLACE[name](v)
+        (used.sum() + (v * lib.tensor([1., 10.])).sum()).backward()
+        return v.grad, x.grad
+
+    ours, theirs = run(hookgrad), run(torch)
+    assert_close(ours[0], theirs[0])
+    assert_close(ours[1], theirs[1])
+
+
+def test_hook_registered_before_inplace_through_view_stays_with_old_value():
+    def run(lib):
+        seen = []
+        x = lib.tensor([1., 2.], requires_grad=True)
+        v = x * 1
+        v.register_hook(lambda g: seen.append(g.tolist()))
+        used = v * 3
+        v[:].mul_(0.5)
+        (used.sum() + (v * lib.tensor([1., 10.])).sum()).backward()
+        return seen
+
+    assert run(hookgrad) == run(torch)
