@@ -3,7 +3,7 @@
 ``import hookgrad as torch`` runs ordinary small PyTorch programs.
 """
 from . import _dtype
-from ._dtype import (bool_ as bool, can_cast, double, dtype, float, float16, float32,  # noqa: A004
+from ._dtype import (bfloat16, bool_ as bool, can_cast, double, dtype, float, float16, float32,  # noqa: A004
                      float64, get_default_dtype, half, int, int8, int16, int32, int64, long,
                      promote_types, result_type, set_default_dtype, short, uint8)
 from .serialization import load, save

@@ -255,7 +255,7 @@ class quantize(Saver):
         self._torch_kernels: Optional[TorchKernels] = None
 
     def accepts(self, dtype: DType) -> bool:
-        return dtype.kind == "f"
+        return dtype.kind in "fV"
 
     def _store(self, array: Any, tensor: Any, backend: Backend) -> Stored:
         axis = None

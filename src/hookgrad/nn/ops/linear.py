@@ -10,7 +10,8 @@ from ...ops.linalg import matmul
 from ...tensor import Tensor
 from ...ops._base import Op
 
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int"}
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "int64": "long int"}
 
 
 def _check(self: np.ndarray, mat1: np.ndarray, mat2: np.ndarray) -> None:
