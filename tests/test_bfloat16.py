@@ -261,3 +261,27 @@ def test_without_ml_dtypes_the_dtype_exists_but_tensors_need_the_extra():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             env=env)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("call", ["linear3d", "linear2d", "addmm", "einsum", "bmm"])
+def test_fused_products_round_once_and_backpropagate(call):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    w = rng.standard_normal((5, 4)).astype(np.float32)
+    b = rng.standard_normal(5).astype(np.float32)
+    fns = {"linear3d": lambda lib, x, w, b: lib.nn.functional.linear(x, w, b),
+           "linear2d": lambda lib, x, w, b: lib.nn.functional.linear(x[0], w, b),
+           "addmm": lambda lib, x, w, b: lib.addmm(b, x[0], w.t()),
+           "einsum": lambda lib, x, w, b: lib.einsum("bij,kj->bik", x, w),
+           "bmm": lambda lib, x, w, b: lib.bmm(x, x.transpose(1, 2))}
+    results = []
+    for lib in (hookgrad, torch):
+        leaves = [lib.tensor(v, dtype=lib.bfloat16, requires_grad=True) for v in (x, w, b)]
+        out = fns[call](lib, *leaves)
+        (out * out).sum().backward()
+        assert repr(out.dtype) == "torch.bfloat16"
+        results.append([out.float().detach().numpy()] + [
+            leaf.grad.float().numpy() for leaf in leaves if leaf.grad is not None])
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=2 ** -7, atol=1e-6)
+    for ours, theirs in zip(results[0][1:], results[1][1:]):
+        np.testing.assert_allclose(ours, theirs, rtol=2 ** -6, atol=5e-2)
