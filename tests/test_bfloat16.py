@@ -285,3 +285,12 @@ def test_fused_products_round_once_and_backpropagate(call):
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=2 ** -7, atol=1e-6)
     for ours, theirs in zip(results[0][1:], results[1][1:]):
         np.testing.assert_allclose(ours, theirs, rtol=2 ** -6, atol=5e-2)
+
+
+def test_a_bfloat16_model_takes_a_torch_bfloat16_state_dict_bit_for_bit():
+    source = torch.nn.Linear(3, 2).to(torch.bfloat16)
+    ours = hookgrad.nn.Linear(3, 2).to(hookgrad.bfloat16)
+    ours.load_state_dict(source.state_dict())
+    assert ours.weight.dtype is hookgrad.bfloat16
+    np.testing.assert_array_equal(_bits(ours.weight), _bits(source.weight))
+    np.testing.assert_array_equal(_bits(ours.bias), _bits(source.bias))
