@@ -6,7 +6,7 @@ import types as _types
 
 from . import _dtype
 from . import overrides as _overrides
-from ._dtype import (bool_ as bool, can_cast, double, dtype, float, float16, float32,  # noqa: A004
+from ._dtype import (bfloat16, bool_ as bool, can_cast, double, dtype, float, float16, float32,  # noqa: A004
                      float64, get_default_dtype, half, int, int8, int16, int32, int64, long,
                      promote_types, result_type, set_default_dtype, short, uint8)
 from .serialization import load, save

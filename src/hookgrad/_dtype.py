@@ -16,16 +16,17 @@ class dtype:
         "is_signed",
         "itemsize",
         "name",
-        "numpy",
+        "_numpy",
     )
 
-    def __init__(self, name: str, numpy_dtype, category: int):
+    def __init__(self, name: str, numpy_dtype, category: int, itemsize: int = 0):
         self.name = name
-        self.numpy = np.dtype(numpy_dtype)
+        # None when the NumPy type lives in an optional package that is not installed (bfloat16)
+        self._numpy = None if numpy_dtype is None else np.dtype(numpy_dtype)
         self.is_floating_point = category == 2
         self.is_complex = False
-        self.is_signed = category != 0 and self.numpy.kind != "u"
-        self.itemsize = self.numpy.itemsize
+        self.is_signed = category != 0 and (self._numpy is None or self._numpy.kind != "u")
+        self.itemsize = itemsize or self._numpy.itemsize
         self._category = category  # 0 bool, 1 integer, 2 floating
 
     def __repr__(self) -> str:
@@ -34,6 +35,15 @@ class dtype:
     def __reduce__(self):
         return (_by_name, (self.name,))
 
+    @property
+    def numpy(self) -> np.dtype:
+        """The NumPy dtype arrays of this type use; an ImportError names the extra that
+        provides it when it comes from a package that is not installed."""
+        if self._numpy is None:
+            raise ImportError(f"{self!r} tensors need the ml_dtypes package: "
+                              "pip install 'hookgrad[bfloat16]' (or pip install ml_dtypes)")
+        return self._numpy
+
     def to_real(self) -> dtype:
         return self
 
@@ -41,6 +51,20 @@ class dtype:
 float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
 float16 = dtype("float16", np.float16, 2)
+
+
+def _bfloat16_numpy():
+    # NumPy has no bfloat16; ml_dtypes (extra ``hookgrad[bfloat16]``) registers one
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return ml_dtypes.bfloat16
+
+
+bfloat16 = dtype("bfloat16", _bfloat16_numpy(), 2, itemsize=2)
+# ml_dtypes' bfloat16 has NumPy kind "V", so the engine tests floating arrays with
+# ``kind in "fV"`` (no other "V" dtype ever reaches a tensor: from_numpy_dtype refuses them)
 int64 = dtype("int64", np.int64, 1)
 int32 = dtype("int32", np.int32, 1)
 int16 = dtype("int16", np.int16, 1)
@@ -54,8 +78,9 @@ long = int64
 int = int32
 short = int16
 
-_ALL = (float32, float64, float16, int64, int32, int16, int8, uint8, bool_)
-_FROM_NUMPY = {d.numpy: d for d in _ALL}
+_ALL = (float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8, bool_)
+_FROM_NUMPY = {d._numpy: d for d in _ALL if d._numpy is not None}
+BFLOAT16_NUMPY = bfloat16._numpy  # None without ml_dtypes
 
 
 def _by_name(name: str) -> dtype:
@@ -104,6 +129,10 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         return a
     if a._category != b._category:
         return a if a._category > b._category else b
+    if a is bfloat16 or b is bfloat16:
+        # neither half type holds the other: bfloat16 with float16 meets at float32
+        other = b if a is bfloat16 else a
+        return float32 if other is float16 else other
     return from_numpy_dtype(np.promote_types(a.numpy, b.numpy))
 
 
@@ -113,7 +142,8 @@ def can_cast(from_: dtype, to: dtype) -> bool:
 
 
 _SCALAR_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+                "bfloat16": "BFloat16"}
 
 
 def scalar_type_name(d) -> str:
@@ -169,7 +199,8 @@ def result_type(*operands) -> dtype:
 
 
 _LEGACY_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+                "bfloat16": "BFloat16"}
 
 
 def legacy_type_name(array: np.ndarray) -> str:

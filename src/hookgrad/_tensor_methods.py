@@ -160,7 +160,9 @@ METHODS = {
     "index_put_": indexing.index_put_, "index_put": indexing.index_put,
     # types
     "to": _to, "type": _type, "float": _caster(_dtype.float32), "double": _caster(_dtype.float64),
-    "half": _caster(_dtype.float16), "long": _caster(_dtype.int64), "int": _caster(_dtype.int32),
+    "half": _caster(_dtype.float16),
+    "bfloat16": _caster(_dtype.bfloat16), "long": _caster(_dtype.int64),
+    "int": _caster(_dtype.int32),
     "bool": _caster(_dtype.bool_), "type_as": lambda self, other: _to(self, other.dtype),
     "new_zeros": lambda self, *size, dtype=None, **kw: creation.zeros(
         *size, dtype=dtype or self.dtype),

@@ -67,7 +67,7 @@ class _Formatter:
     __slots__ = ("floating", "int_mode", "sci_mode", "width")
 
     def __init__(self, values: np.ndarray):
-        self.floating = values.dtype.kind == "f"
+        self.floating = values.dtype.kind in "fV"
         self.int_mode = True
         self.sci_mode = False
         self.width = 1

@@ -79,7 +79,7 @@ class Tensor:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
                                "want to use a computed variable in a subgraph that doesn't require "
                                "differentiation use var_no_grad = var.detach().")
-        if value and self._data.dtype.kind not in "fc":
+        if value and self._data.dtype.kind not in "fcV":
             raise RuntimeError("only Tensors of floating point dtype can require "
                                "gradients")
         self._requires_grad = bool(value)
@@ -200,10 +200,10 @@ class Tensor:
 
     @property
     def is_floating_point_(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return self._data.dtype.kind in "fV"
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return self._data.dtype.kind in "fV"
 
     def is_contiguous(self, memory_format=None) -> bool:
         return self._data.flags.c_contiguous

@@ -51,7 +51,7 @@ def _make_grads(outputs: tuple, grad_outputs: tuple) -> list:
         if grad is None:
             if output._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if output._data.dtype.kind not in "fc":
+            if output._data.dtype.kind not in "fcV":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                    f"outputs but got {output.dtype}")
             grads.append(Tensor._make(np.ones_like(output._data)))

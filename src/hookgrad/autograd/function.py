@@ -379,7 +379,7 @@ def _builtin_outputs(cls, node, args, raw_outputs) -> list:
     if cls._inplace:
         tensor = args[0]
         tensor._version_counter[0] += 1
-        if tensor._data.dtype.kind not in "fc":
+        if tensor._data.dtype.kind not in "fcV":
             tensor._grad_fn = None
         elif tensor._base is not None:
             rebase_history(tensor, node, 0)
@@ -399,7 +399,7 @@ def _builtin_outputs(cls, node, args, raw_outputs) -> list:
             tensor = make_view(out, args[view_of], cls, args, index)
         else:
             tensor = Tensor._make(out)
-        if out.dtype.kind in "fc":
+        if out.dtype.kind in "fcV":
             tensor._grad_fn = node
             tensor._output_nr = index
         results.append(tensor)
@@ -454,7 +454,7 @@ def _user_outputs(node, args, raw_outputs) -> list:
             tensor = alias(out, node._forward_cls.__name__)  # an input returned as-is
         else:
             tensor = out
-        if any(out is n for n in non_diff) or tensor._data.dtype.kind not in "fc":
+        if any(out is n for n in non_diff) or tensor._data.dtype.kind not in "fcV":
             tensor._grad_fn = None
         elif is_dirty and tensor._base is not None:
             rebase_history(tensor, node, index)

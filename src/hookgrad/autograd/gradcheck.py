@@ -86,7 +86,7 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
     outputs = _outputs(func, inputs)
     if grad_outputs is None:  # torch's make_tensor(low=-1, high=1): uniform_ on its stream
         grad_outputs = tuple(
-            Tensor._make(np.empty(o._data.shape, o._data.dtype if o._data.dtype.kind == "f"
+            Tensor._make(np.empty(o._data.shape, o._data.dtype if o._data.dtype.kind in "fV"
                                   else np.float64)).uniform_(-1, 1).requires_grad_()
             for o in outputs if o.requires_grad)
     differentiable = [t for t in inputs if getattr(t, "requires_grad", False)]

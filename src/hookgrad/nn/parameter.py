@@ -28,7 +28,7 @@ class Parameter(Tensor):
             self._init(data._data)
             self._version_counter = data._version_counter
         if requires_grad:
-            if self._data.dtype.kind not in "fc":
+            if self._data.dtype.kind not in "fcV":
                 raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                    "gradients")
             self._requires_grad = True

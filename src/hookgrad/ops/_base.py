@@ -74,11 +74,14 @@ def as_operand(value, op_name: str, position: int = 2):
 
 _FLOAT16 = np.dtype(np.float16)
 _FLOAT32 = np.dtype(np.float32)
+# the 16-bit floats torch computes in float32 (bfloat16 only when ml_dtypes is installed)
+HALF_TYPES = tuple(d for d in (_FLOAT16, _dtype.BFLOAT16_NUMPY) if d is not None)
 
 
 def work_dtype(dtype: np.dtype) -> np.dtype:
-    """Half precision is computed in float32 and rounded once at the end (torch's opmath)."""
-    return _FLOAT32 if dtype == _FLOAT16 else dtype
+    """Half precision (float16, bfloat16) is computed in float32 and rounded once at the end
+    (torch's opmath)."""
+    return _FLOAT32 if dtype in HALF_TYPES else dtype
 
 
 def cast(value, dtype: np.dtype) -> np.ndarray:
@@ -93,7 +96,7 @@ def cast(value, dtype: np.dtype) -> np.ndarray:
             restore(token)
     token = silence()
     try:
-        if dtype.kind == "f":
+        if dtype.kind in "fV":
             return np.asarray(value, dtype)
         return np.asarray(value).astype(dtype)
     finally:
@@ -127,7 +130,7 @@ def to_work(value, work: np.dtype) -> np.ndarray:
     """``cast`` for callers already inside a quiet section (``_util.silence``)."""
     if isinstance(value, np.ndarray):
         return value if value.dtype == work else value.astype(work)
-    return np.asarray(value, work) if work.kind == "f" else np.asarray(value).astype(work)
+    return np.asarray(value, work) if work.kind in "fV" else np.asarray(value).astype(work)
 
 
 def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype,
@@ -137,7 +140,7 @@ def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype,
     share one quiet section. ``inplace`` (the ufunc ``fn`` of add_, mul_ ...): when ``a``
     already has the work dtype and the result dtype, the result is written straight into ``a``
     (NumPy computes as if an overlapping ``b`` were copied first) and ``a`` is returned."""
-    work = _FLOAT32 if dtype == _FLOAT16 else dtype
+    work = work_dtype(dtype)
     token = silence()
     try:
         if inplace and a.dtype == dtype and work is dtype:
@@ -165,7 +168,7 @@ def promote(a, b) -> np.dtype:
         dtype = a._data.dtype
         if isinstance(b, Tensor) and b._data.dtype == dtype:
             return dtype
-        if dtype.kind == "f" and type(b) in (float, int):
+        if dtype.kind in "fV" and type(b) in (float, int):
             return dtype
     return _dtype.result_type(a, b).numpy
 
@@ -185,13 +188,13 @@ def _binary_apply(cls, op_name: str, a, b, *extra):
             dtype = _dtype.result_type(a, b).numpy
         return cls.apply(a, b, dtype, None, *extra)
     kind = type(b)
-    if (kind is float or kind is int) and a._data.dtype.kind == "f":
+    if (kind is float or kind is int) and a._data.dtype.kind in "fV":
         return cls.apply(a, b, a._data.dtype, b, *extra)
     b = as_operand(b, op_name)
     dtype = promote(a, b)
     if isinstance(b, Tensor):
         return cls.apply(a, b, dtype, None, *extra)
-    if type(b) is int and not _INT_MIN <= b < _UINT_END and dtype.kind != "f":
+    if type(b) is int and not _INT_MIN <= b < _UINT_END and dtype.kind not in "fV":
         cast(b, dtype)  # an int beyond int64 fails here, before any check of the op (as in torch)
     return cls.apply(a, b, dtype, b, *extra)
 

@@ -223,7 +223,7 @@ def random_default(generator, count: int, np_dtype: np.dtype) -> np.ndarray:
     words = generator._random64(count) if wide else generator._random(count)
     if np_dtype.kind == "b":
         return (words & np.uint64(1)).astype(np.bool_)
-    if np_dtype.kind == "f":
+    if np_dtype.kind in "fV":
         modulus = (1 << (np.finfo(np_dtype).nmant + 1)) + 1
     else:
         modulus = int(np.iinfo(np_dtype).max) + 1

@@ -40,7 +40,7 @@ class _RandomFill(Op):
 
     @classmethod
     def forward(cls, ctx, self, *args):
-        if self.dtype.kind != "f" and cls._kernel:
+        if self.dtype.kind not in "fV" and cls._kernel:
             raise not_implemented(cls._kernel, self.dtype)
         *params, generator = args
         cls._draw(resolve(generator), self, *params)
@@ -226,7 +226,7 @@ def bernoulli_(input: Tensor, p=0.5, *, generator=None) -> Tensor:
 
 def _random_top(dtype: np.dtype) -> int:
     """random_(to=None) ends past the largest integer the dtype holds exactly."""
-    if dtype.kind == "f":
+    if dtype.kind in "fV":
         return 2 ** (np.finfo(dtype).nmant + 1) + 1
     if dtype.kind == "b":
         return 2
@@ -239,7 +239,7 @@ _UNSET = object()
 def _float_range(low: int, high: int, np_dtype: np.dtype) -> tuple[int, int]:
     """torch moves [low, high) inward for a float dtype until both ends survive the cast, so
     no drawn integer rounds onto ``high``."""
-    if np_dtype.kind != "f":
+    if np_dtype.kind not in "fV":
         return low, high
     digits = np.finfo(np_dtype).nmant + 1
     nearest_up = int(np_dtype.type(low + 1))
@@ -268,7 +268,7 @@ def random_(input: Tensor, from_=None, to=_UNSET, *, generator=None, **kwargs) -
         if high is None:
             if low == -(2 ** 63):
                 high = 2 ** 63
-            elif np_dtype.kind == "f":
+            elif np_dtype.kind in "fV":
                 high = min(2 ** (np.finfo(np_dtype).nmant + 1), 2 ** 63 - 1) + 1
             else:
                 high = _random_top(np_dtype)

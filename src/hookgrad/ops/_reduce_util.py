@@ -6,11 +6,13 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor
+from ._base import work_dtype
 from ._util import normalize_dim
 
 _UNSET = object()  # ``x.sum()`` and ``x.sum(dim=None)`` are different overloads in torch
 _TORCH_NAME = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+               "bfloat16": "BFloat16"}
 
 
 def torch_type_name(array: np.ndarray) -> str:
@@ -49,8 +51,8 @@ def _restore(grad: Tensor, shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
 
 
 def _accumulator(dtype: np.dtype) -> np.dtype:
-    """torch accumulates half precision in float32 on the CPU."""
-    return np.dtype(np.float32) if dtype == np.float16 else dtype
+    """torch accumulates half precision (float16, bfloat16) in float32 on the CPU."""
+    return work_dtype(dtype)
 
 
 def _numpy_dtype(dtype) -> np.dtype | None:
@@ -69,7 +71,7 @@ def as_dtype(tensor: Tensor, dtype: np.dtype) -> Tensor:
 
 
 def _check_float(array: np.ndarray, op: str) -> None:
-    if array.dtype.kind not in "fc":
+    if array.dtype.kind not in "fcV":
         raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {torch_type_name(array)}")
 

@@ -59,7 +59,7 @@ class Hardtanh(Op):
 
     @staticmethod
     def _clip(x: np.ndarray, low, high) -> np.ndarray:
-        if x.dtype.kind == "f":
+        if x.dtype.kind in "fV":
             return np.clip(x, x.dtype.type(low), x.dtype.type(high))
         return np.clip(x, low, high).astype(x.dtype)
 

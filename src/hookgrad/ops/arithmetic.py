@@ -10,7 +10,7 @@ from .. import _dtype
 from ..tensor import Tensor
 from ._util import quiet, restore, silence
 from ._base import (arithmetic, cast, _check_alpha, _check_sub, compute, finish, not_implemented,
-                    Op, _pair, _scaled, work_dtype)
+                    Op, _pair, _scaled, work_dtype, HALF_TYPES)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -21,6 +21,8 @@ def _add_scaled(ctx, op_name: str, fn, self, other, dtype, alpha, inplace: bool 
     dtype before the sum, as torch computes it."""
     _check_alpha(alpha, dtype)
     ctx.alpha = alpha
+    if dtype in HALF_TYPES and not isinstance(other, np.ndarray):
+        other = cast(other, dtype)  # torch's add kernel rounds a number to half precision first
     if alpha != 1:
         work = work_dtype(dtype)
         other = _scaled(cast(other, work), alpha, work)
@@ -94,6 +96,8 @@ class RsubScalar(Op):
         _check_sub(self, self, other)
         _check_alpha(alpha, dtype)
         ctx.alpha = alpha
+        if dtype in HALF_TYPES and not isinstance(other, np.ndarray):
+            other = cast(other, dtype)  # rounded to half precision first, as in add
         if alpha == 1:
             return arithmetic("rsub", _subtract_from, self, other, dtype)
         work = work_dtype(dtype)
@@ -130,7 +134,7 @@ class Mul(Op):
 
 
 def _true_dtype(dtype: np.dtype) -> np.dtype:
-    return dtype if dtype.kind == "f" else _dtype.get_default_dtype().numpy
+    return dtype if dtype.kind in "fV" else _dtype.get_default_dtype().numpy
 
 
 class Div(Op):

@@ -49,7 +49,7 @@ class Hypot(Op):
 
     @staticmethod
     def forward(ctx, self, other, dtype, number):
-        if dtype.kind != "f":
+        if dtype.kind not in "fV":
             raise not_implemented("hypot_cpu", dtype)
         a, b, out = _float_pair(self, other, dtype)
         result = finish(compute("hypot", np.hypot, a, b), out)
@@ -72,7 +72,7 @@ class Logaddexp(Op):
 
     @staticmethod
     def forward(ctx, self, other, dtype, number):
-        if dtype.kind != "f":
+        if dtype.kind not in "fV":
             raise not_implemented("logaddexp_cpu", dtype)
         ctx.save_for_backward(other, self)
         a, b, out = _float_pair(self, other, dtype)

@@ -92,7 +92,7 @@ def _to_array(data, dtype=None) -> np.ndarray:
         np_dtype = inferred.numpy
     raw = np.array([value for value, _ in leaves])
     if raw.dtype == object or raw.dtype == np.uint64:  # Python ints beyond int64
-        if np_dtype.kind != "f":
+        if np_dtype.kind not in "fV":
             raise ValueError("Overflow when unpacking long long")
         raw = raw.astype(np.float64)
     check_range(raw, np_dtype, np_dtype.name)
@@ -112,7 +112,7 @@ def check_range(values: np.ndarray, np_dtype: np.dtype, type_name: str,
         low = -int(info.max) if np_dtype.kind == "u" else int(info.min)
         with np.errstate(invalid="ignore"):
             bad = (values < low) | (values > info.max)
-            if values.dtype.kind == "f":
+            if values.dtype.kind in "fV":
                 bad |= np.isnan(values)
                 if np_dtype.kind == "u":
                     bad |= values < 0
@@ -132,7 +132,7 @@ _COPY_WARNING = ("To copy construct from a tensor, it is recommended to use "
 
 def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
     """The tensor a factory returns; only floating tensors may require grad (torch's check)."""
-    if requires_grad and array.dtype.kind != "f":
+    if requires_grad and array.dtype.kind not in "fV":
         raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                            "gradients")
     return Tensor._make(array, requires_grad=bool(requires_grad))
@@ -224,7 +224,7 @@ def _fill_value(value):
 
 _C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "short", "int32": "int",
             "int64": "int64_t", "float32": "float", "float64": "double", "float16": "c10::Half",
-            "bool": "bool"}
+            "bfloat16": "c10::BFloat16", "bool": "bool"}
 
 
 def _filled(shape: tuple, value, np_dtype: np.dtype) -> np.ndarray:
@@ -299,7 +299,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     count = math.ceil((float(end) - float(start)) / float(step))
-    if np_dtype.kind == "f":
+    if np_dtype.kind in "fV":
         array = (float(start) + np.arange(count, dtype=np.float64) * float(step)).astype(np_dtype)
     else:
         array = (int(start) + np.arange(count, dtype=np.int64) * int(step)).astype(np_dtype)
@@ -315,7 +315,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     np_dtype = _float_dtype(dtype)
-    work = np_dtype if np_dtype.kind == "f" else np.dtype(np.float64)
+    work = np_dtype if np_dtype.kind in "fV" else np.dtype(np.float64)
     if np_dtype == np.float16:
         work = np.dtype(np.float32)
     if steps <= 1:

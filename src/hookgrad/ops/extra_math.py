@@ -222,7 +222,7 @@ class Frac(Op):
 
     @staticmethod
     def forward(ctx, self):
-        if self.dtype.kind != "f":
+        if self.dtype.kind not in "fV":
             raise not_implemented("frac_cpu", self.dtype)
         return finish(self - np.trunc(self), self.dtype)
 
@@ -296,7 +296,7 @@ class NanToNum(Op):
     @staticmethod
     def forward(ctx, self, nan, posinf, neginf):
         ctx.save_for_backward(self)
-        if self.dtype.kind != "f":
+        if self.dtype.kind not in "fV":
             return self.copy()
         info = np.finfo(self.dtype)
         return np.nan_to_num(self, nan=0.0 if nan is None else nan,

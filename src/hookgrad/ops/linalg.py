@@ -17,11 +17,12 @@ from .._dtype import to_numpy_dtype
 from ._reduce_util import _accumulator, _const, _restore, reduce_dims, torch_type_name
 from .einsum import Einsum, einsum  # noqa: F401  (torch.einsum sits with the products)
 from .views import UnsafeView
-from ._base import Op
+from ._base import HALF_TYPES, Op
 
 _CPP_NAME = {"float32": "float", "float64": "double", "float16": "c10::Half",
-             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-             "uint8": "unsigned char", "bool": "bool"}
+             "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+             "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+             "bool": "bool"}
 
 
 def _size(shape: tuple) -> str:
@@ -35,8 +36,8 @@ def _check_kind(array: np.ndarray, kernel: str) -> None:
 
 def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a @ b; half precision accumulates in float32 as torch's CPU kernels do."""
-    if a.dtype == np.float16:
-        return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
+    if a.dtype in HALF_TYPES:
+        return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
     return np.matmul(a, b)
 
 
@@ -343,7 +344,7 @@ class LinalgVectorNorm(Op):
 
     @staticmethod
     def forward(ctx, self, ord, dims, keepdim, dtype=None):
-        if self.dtype.kind not in "fc":
+        if self.dtype.kind not in "fcV":
             raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                                f"as input. Got {torch_type_name(self)}")
         if math.isinf(ord) and self.size == 0:
@@ -406,7 +407,7 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     ord = float(ord)
     dims = reduce_dims(dim, x._data.ndim)
     np_dtype = None if dtype is None else to_numpy_dtype(dtype)
-    if np_dtype is not None and x._data.dtype.kind == "f" and \
+    if np_dtype is not None and x._data.dtype.kind in "fV" and \
             np.promote_types(x._data.dtype, np_dtype) != np_dtype:
         raise RuntimeError(f"linalg.vector_norm: the dtype of the input "
                            f"({torch_type_name(x._data)}) should be convertible without "

@@ -78,7 +78,7 @@ def rsub(input, other, *, alpha=1) -> Tensor:
     """other - alpha * input"""
     kind = type(other)
     if (kind is float or kind is int) and isinstance(input, Tensor) and \
-            input._data.dtype.kind == "f":  # a float tensor keeps its dtype
+            input._data.dtype.kind in "fV":  # a float tensor keeps its dtype
         return RsubScalar.apply(input, other, input._data.dtype, alpha)
     input = _tensor(input, "rsub")
     other = as_operand(other, "rsub")
@@ -222,7 +222,7 @@ def _clamp_args(input, min, max, op_name: str):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if type(min) in _PLAIN_BOUND and type(max) in _PLAIN_BOUND and isinstance(input, Tensor) \
-            and input._data.dtype.kind == "f":  # number bounds keep a float tensor's dtype
+            and input._data.dtype.kind in "fV":  # number bounds keep a float tensor's dtype
         return input, min, max, input._data.dtype, False
     input = _tensor(input, op_name)
     min = None if min is None else as_operand(min, op_name)
@@ -412,7 +412,7 @@ def _bitwise(name: str, fn):
         input, other = _first_tensor(input, other, name)
         other = as_operand(other, name)
         dtype = promote(input, other)
-        if dtype.kind == "f":
+        if dtype.kind in "fV":
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
                                       f"'{_dtype.scalar_type_name(dtype)}'")
         return _apply_pair(name, fn, input, other, dtype)
@@ -431,7 +431,7 @@ def logical_not(input: Tensor) -> Tensor:
 
 
 def bitwise_not(input: Tensor) -> Tensor:
-    if input._data.dtype.kind == "f":
+    if input._data.dtype.kind in "fV":
         raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for "
                                   f"'{_dtype.scalar_type_name(input._data.dtype)}'")
     return Tensor._make(np.invert(input._data))

@@ -26,7 +26,7 @@ from ._base import Op, not_implemented
 # -- factories ----------------------------------------------------------------------------------
 def _random_float(dtype, kernel: str) -> np.dtype:
     np_dtype = _float_dtype(dtype)
-    if np_dtype.kind != "f":
+    if np_dtype.kind not in "fV":
         raise not_implemented(kernel, np_dtype)
     return np_dtype
 
@@ -96,7 +96,7 @@ def _like(input: Tensor, dtype, device) -> np.ndarray:
 def rand_like(input: Tensor, *, dtype=None, layout=None, device=None,
               requires_grad: bool = False, memory_format=None, generator=None) -> Tensor:
     array = _like(input, dtype, device)
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in "fV":
         raise not_implemented("check_uniform_bounds", array.dtype)
     Uniform._draw(resolve(generator), array, 0.0, 1.0)
     return _finish(array, requires_grad)
@@ -105,7 +105,7 @@ def rand_like(input: Tensor, *, dtype=None, layout=None, device=None,
 def randn_like(input: Tensor, *, dtype=None, layout=None, device=None,
                requires_grad: bool = False, memory_format=None, generator=None) -> Tensor:
     array = _like(input, dtype, device)
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in "fV":
         raise not_implemented("normal_kernel_cpu", array.dtype)
     Normal._draw(resolve(generator), array, 0.0, 1.0)
     return _finish(array, requires_grad)
@@ -216,7 +216,7 @@ def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
     input's dtype (a C-ordered result, as torch's)."""
     generator = resolve(generator)
     if p is None:
-        if input._data.dtype.kind != "f":
+        if input._data.dtype.kind not in "fV":
             raise not_implemented("bernoulli_tensor_cpu_p_", input._data.dtype)
         return BernoulliSample.apply(input, generator)
     if not 0 <= p <= 1:
@@ -233,7 +233,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     probs = input._data
     if probs.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if probs.dtype.kind != "f":
+    if probs.dtype.kind not in "fV":
         raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
                            f"{_dtype.scalar_type_name(probs.dtype)}")
     if num_samples <= 0:
@@ -270,7 +270,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
 def poisson(input: Tensor, generator=None) -> Tensor:
     """Poisson counts with the rates in ``input`` (torch's sampler, one element at a time)."""
     rates = input._data
-    if rates.dtype.kind != "f":
+    if rates.dtype.kind not in "fV":
         raise not_implemented("poisson_cpu", rates.dtype)
     if rates.size and float(np.min(rates)) < 0:
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")

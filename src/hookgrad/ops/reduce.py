@@ -147,7 +147,7 @@ def _var_backward(ctx, grad: Tensor, self: Tensor) -> Tensor:
 
 
 def _var_context(ctx, self, dims, correction, keepdim, all_dims, saved_correction) -> None:
-    if self.dtype.kind not in "fc":
+    if self.dtype.kind not in "fcV":
         raise RuntimeError("std and var only support floating point and complex dtypes")
     ctx.dims, ctx.correction, ctx.all_dims = dims, correction, all_dims
     ctx._saved_dim = None if all_dims else dims

@@ -87,7 +87,7 @@ class Cummax(Op):
         values = cls._accumulate.accumulate(self, axis=dim)
         positions = np.arange(self.shape[dim]).reshape((-1,) + (1,) * (self.ndim - dim - 1))
         hit = self == values
-        if self.dtype.kind == "f":
+        if self.dtype.kind in "fV":
             hit |= np.isnan(self)
         indices = np.maximum.accumulate(np.where(hit, positions, 0), axis=dim).astype(np.int64)
         ctx.save_for_backward(self, indices)
@@ -125,7 +125,7 @@ class Logcumsumexp(Op):
     @staticmethod
     def forward(ctx, self, dim):
         ctx._saved_dim = dim
-        if self.dtype.kind != "f":
+        if self.dtype.kind not in "fV":
             raise not_implemented("logcumsumexp_out_cpu", self.dtype)
         result = self.copy() if self.ndim == 0 else np.logaddexp.accumulate(self, axis=dim)
         ctx.save_for_backward(self, result)
@@ -336,7 +336,7 @@ def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
 
 def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """nansum / the count of non-NaN elements (as torch composes it)"""
-    if dtype is None and input._data.dtype.kind != "f":
+    if dtype is None and input._data.dtype.kind not in "fV":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_dtype.scalar_type_name(input._data.dtype)}")
     dims, saved = _dims_of(input, dim)

@@ -210,7 +210,7 @@ class Bincount(_NotDifferentiable):
 
     @staticmethod
     def forward(ctx, self, weights, minlength):
-        dtype = weights.dtype if weights.dtype.kind == "f" else np.dtype(np.float64)
+        dtype = weights.dtype if weights.dtype.kind in "fV" else np.dtype(np.float64)
         return np.bincount(self, weights.astype(np.float64), minlength).astype(dtype)
 
 

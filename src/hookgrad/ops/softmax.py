@@ -48,7 +48,7 @@ def logsumexp(input: Tensor, dim=_UNSET, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) computed stably; integer inputs give the default float dtype."""
     if dim is _UNSET:
         raise TypeError("logsumexp() missing 1 required positional arguments: \"dim\"")
-    if input._data.dtype.kind not in "fc":
+    if input._data.dtype.kind not in "fcV":
         input = input.to(_dtype.get_default_dtype())
     return Logsumexp.apply(input, reduce_dims(dim, input._data.ndim), keepdim)
 
@@ -56,7 +56,7 @@ def logsumexp(input: Tensor, dim=_UNSET, keepdim: bool = False) -> Tensor:
 def _softmax_input(ctx, self: np.ndarray, dim: int, op: str) -> tuple:
     """Checks a softmax input and records ``dim``; returns the input in its accumulation dtype
     and the axis to normalise over (None for a 0-d input)."""
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         kernel = f"{op}_lastdim_kernel_impl" if dim == self.ndim - 1 or self.ndim == 0 \
             else f"{op}_kernel_impl"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{torch_type_name(self)}'")

@@ -183,7 +183,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *,
 def _median_position(self: np.ndarray, dim: int, skip_nan: bool) -> np.ndarray:
     """Where the lower median sits in the stable order: NaN sorts last, so a slice with NaN
     picks its first NaN (median) or ignores them (nanmedian)."""
-    nans = np.isnan(self).sum(axis=dim, keepdims=True) if self.dtype.kind == "f" else \
+    nans = np.isnan(self).sum(axis=dim, keepdims=True) if self.dtype.kind in "fV" else \
         np.zeros(_reduced_shape(self, dim), np.int64)
     size = self.shape[dim]
     if skip_nan:
@@ -230,7 +230,7 @@ class Median(Op):
             raise not_implemented("median_cpu", self.dtype)
         flat = self.reshape(-1)
         if flat.size == 0:
-            result = np.asarray(np.nan, self.dtype) if self.dtype.kind == "f" else \
+            result = np.asarray(np.nan, self.dtype) if self.dtype.kind in "fV" else \
                 np.zeros((), self.dtype)
         else:
             position = _median_position(flat, 0, cls._skip_nan)

@@ -15,9 +15,8 @@ from .. import _dtype
 from ..tensor import Tensor
 from ._util import quiet, restore, silence
 from ._erf import erf
-from ._base import finish, Op, work_dtype
+from ._base import finish, HALF_TYPES, Op, work_dtype
 
-_FLOAT16 = np.dtype(np.float16)
 
 
 def _apply_float(fn, x: np.ndarray, can_warn: bool = True) -> np.ndarray:
@@ -26,15 +25,15 @@ def _apply_float(fn, x: np.ndarray, can_warn: bool = True) -> np.ndarray:
     ``can_warn=False``: ``fn`` raises no floating-point flag for any float input, not even
     underflow (tanh), so float32 and float64 inputs skip switching NumPy's error state."""
     dtype = x.dtype
-    if not can_warn and dtype.kind == "f" and dtype != _FLOAT16:
+    if not can_warn and dtype.kind in "fV" and dtype not in HALF_TYPES:
         result = fn(x)
         return result if type(result) is np.ndarray else np.asarray(result)
     token = silence()
     try:
-        if dtype.kind != "f":
+        if dtype.kind not in "fV":
             dtype = _dtype.get_default_dtype().numpy
             x = x.astype(work_dtype(dtype))
-        elif dtype == _FLOAT16:
+        elif dtype in HALF_TYPES:
             x = x.astype(np.float32)
         result = fn(x)
         if type(result) is not np.ndarray:
@@ -45,7 +44,7 @@ def _apply_float(fn, x: np.ndarray, can_warn: bool = True) -> np.ndarray:
 
 
 def _not_for_integers(x: np.ndarray, kernel: str) -> None:
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise NotImplementedError(f"\"{kernel}\" not implemented for "
                                   f"'{_dtype.scalar_type_name(x.dtype)}'")
 

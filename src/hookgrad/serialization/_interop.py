@@ -22,11 +22,16 @@ def from_torch(value: Any) -> Any:
 
     torch = sys.modules["torch"]
     name = str(value.dtype).replace("torch.", "")
-    hookgrad_dtype(name, "a torch tensor")
+    dtype = hookgrad_dtype(name, "a torch tensor")
     data = value.detach()
     if data.device.type != "cpu":
         data = data.cpu()
-    tensor = hookgrad.from_numpy(data.resolve_conj().resolve_neg().numpy())
+    data = data.resolve_conj().resolve_neg()
+    if dtype is hookgrad.bfloat16:  # torch gives no NumPy array of bfloat16: read its bits
+        array = data.view(torch.int16).numpy().view(dtype.numpy)
+    else:
+        array = data.numpy()
+    tensor = hookgrad.from_numpy(array)
     if isinstance(value, torch.nn.Parameter):
         return hookgrad.nn.Parameter(tensor, value.requires_grad)
     return tensor

@@ -89,7 +89,7 @@ class cast(Saver):
 
     def accepts(self, dtype: DType) -> bool:
         # a float16 tensor cast to bfloat16 would lose bits for no saving
-        return dtype.kind == "f" and dtype.itemsize > 2
+        return dtype.kind in "fV" and dtype.itemsize > 2
 
     def _store(self, array: Any, tensor: Any, backend: Backend) -> Stored:
         if backend.name == "torch":

@@ -347,7 +347,7 @@ class quantize(Saver):
         self._torch_kernels: Optional[TorchKernels] = None
 
     def accepts(self, dtype: DType) -> bool:
-        return dtype.kind == "f"
+        return dtype.kind in "fV"
 
     def _next_seed(self) -> Optional[int]:
         if self.rounding == "nearest":

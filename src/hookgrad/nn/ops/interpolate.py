@@ -290,7 +290,7 @@ def _check_sizes(spatial: list, output: list) -> None:
 def _check_dtype(input: Tensor, mode: str, nd: int) -> None:
     """Floating inputs everywhere, uint8 in the nearest modes; torch's kernel names otherwise."""
     dtype = input._data.dtype
-    if dtype.kind == "f" or (dtype == np.uint8 and mode.startswith("nearest")):
+    if dtype.kind in "fV" or (dtype == np.uint8 and mode.startswith("nearest")):
         return
     if dtype == np.uint8 and mode != "area":
         raise NotImplementedError(f"interpolate(mode={mode!r}) of uint8 input (torch's rounded "

@@ -6,11 +6,14 @@ from typing import Optional
 
 import numpy as np
 
+from ... import _dtype
 from ...ops.linalg import _transposed, matmul, mm_grads
 from ...tensor import Tensor
 from ...ops._base import Op
 
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int"}
+_BFLOAT16 = _dtype.BFLOAT16_NUMPY  # ml_dtypes' bfloat16 matmul answers in float32
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "int64": "long int"}
 
 
 def _check(self: np.ndarray, mat1: np.ndarray, mat2: np.ndarray) -> None:
@@ -54,13 +57,15 @@ class Addmm(Op):
         ctx.layouts = (_transposed(mat1), _transposed(mat2))
         _need_self, need_mat1, need_mat2 = ctx.needs_input_grad[:3]
         ctx.save_for_backward(mat1 if need_mat2 else None, mat2 if need_mat1 else None)
+        out_dtype = mat1.dtype
+        if out_dtype == _BFLOAT16:  # computed in float32 and rounded once, as torch's kernel
+            self, mat1, mat2 = (a.astype(np.float32) for a in (self, mat1, mat2))
         product = mat1 @ mat2
         if alpha != 1:
             product = product * mat1.dtype.type(alpha)
-        if beta == 0:
-            return product
-        product += self if beta == 1 else self * self.dtype.type(beta)
-        return product
+        if beta != 0:
+            product += self if beta == 1 else self * self.dtype.type(beta)
+        return product.astype(out_dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -92,12 +97,15 @@ class Baddbmm(Op):
         ctx.beta, ctx.alpha = beta, alpha
         _need_self, need_batch1, need_batch2 = ctx.needs_input_grad[:3]
         ctx.save_for_backward(batch1 if need_batch2 else None, batch2 if need_batch1 else None)
+        out_dtype = batch1.dtype
+        if out_dtype == _BFLOAT16:  # computed in float32 and rounded once, as torch's kernel
+            self, batch1, batch2 = (a.astype(np.float32) for a in (self, batch1, batch2))
         product = np.matmul(batch1, batch2)
         if alpha != 1:
             product = product * batch1.dtype.type(alpha)
-        if beta == 0:
-            return product
-        return product + (self if beta == 1 else self * self.dtype.type(beta))
+        if beta != 0:
+            product = product + (self if beta == 1 else self * self.dtype.type(beta))
+        return product.astype(out_dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):

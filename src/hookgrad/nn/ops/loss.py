@@ -417,7 +417,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
     logp = log_softmax(input, class_dim)
     weight_shape = [1] * input.ndim
     weight_shape[class_dim] = classes
-    if target._data.dtype.kind == "f":
+    if target._data.dtype.kind in "fV":
         if target.shape != input.shape:
             raise RuntimeError(f"Expected target size {list(input.shape)}, got "
                                f"{list(target.shape)}")

@@ -46,7 +46,7 @@ def _padded(x: np.ndarray, out: Ints, kernel: Ints, stride: Ints, padding: Ints,
 
 
 def _lowest(dtype: np.dtype):
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+    return -np.inf if dtype.kind in "fV" else np.iinfo(dtype).min
 
 
 def _scatter_windows(values: np.ndarray, size: Ints, kernel: Ints, stride: Ints,
@@ -93,7 +93,7 @@ class MaxPoolWithIndices(Op):
         flat = view.reshape(view.shape[:2 + nd] + (-1,))
         local = np.argmax(flat, axis=-1)  # the first maximum, as in torch
         result = np.take_along_axis(flat, local[..., None], axis=-1)[..., 0]
-        if self.dtype.kind == "f" and np.isnan(result).any():
+        if self.dtype.kind in "fV" and np.isnan(result).any():
             # a NaN wins, and of several torch reports the last (it also takes `val != val`)
             nan = np.isnan(flat)
             last = flat.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
@@ -172,7 +172,7 @@ def _tile_max(x: np.ndarray, out: Ints, kernel: Ints):
     offset = np.full(result.shape, slices[-1][0], np.int64)
     for where, values in reversed(slices[:-1]):  # walk back so the first match is kept
         np.copyto(offset, where, where=values == result)
-    if x.dtype.kind == "f" and np.isnan(result).any():
+    if x.dtype.kind in "fV" and np.isnan(result).any():
         for where, values in slices:  # walk forward so the last NaN is kept
             np.copyto(offset, where, where=np.isnan(values))
     return result, offset + _tile_origins(x.shape[-len(kernel):], out, kernel)
