@@ -126,6 +126,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: Optional[bool] = None
     """The gradients of ``outputs`` w.r.t. ``inputs``, without touching any ``.grad``."""
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     else:

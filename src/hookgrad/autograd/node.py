@@ -125,7 +125,13 @@ class AccumulateGrad(Node):
         hooks = variable._extra.get("post_accumulate_hooks") if variable._extra else None
         if hooks:
             for hook in tuple(hooks.values()):
-                hook(variable)
+                result = hook(variable)
+                if result is None:
+                    continue
+                if not isinstance(result, Tensor):
+                    raise TypeError(f"expected Variable, but hook returned "
+                                    f"'{type(result).__name__}'")
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         return ()
 
 
