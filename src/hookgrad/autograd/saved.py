@@ -286,11 +286,14 @@ class SavedTensor:
             root = self._root_ref()
             if root is not None and np.shares_memory(root, data):
                 self._raise_modified(node)
+        # the result keeps the versions of what the hook gave back, as in torch: the original's
+        # when it returned the original (or a detached alias), its own when it made a copy
+        versions = result._version_counter
         if self._is_output:
-            return _make_saved(data, self._version_counter, node, self._output_nr)
+            return _make_saved(data, versions, node, self._output_nr)
         if self._edge is None:
             return result
-        return _make_saved(data, self._version_counter, self._edge[0], self._edge[1],
+        return _make_saved(data, versions, self._edge[0], self._edge[1],
                             leaf_accumulator=self._is_leaf)
 
     def _raise_modified(self, node) -> None:
