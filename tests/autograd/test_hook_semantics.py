@@ -114,3 +114,39 @@ def test_hook_replacing_a_none_gradient_raises():
     with pytest.raises(RuntimeError) as got:
         program(hookgrad)
     assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("hold", ["view", "tensor"])
+@pytest.mark.parametrize("build", ["add", "mul", "view", "clone"])
+def test_grad_steals_an_unreferenced_buffer_as_torch(build, hold):
+    """A post-accumulate hook's in-place change of .grad reaches what a tensor hook kept exactly
+    when torch made .grad the incoming buffer instead of a copy."""
+    def program(lib):
+        x = lib.ones(3, requires_grad=True)
+        kept = []
+
+        def scale(param):
+            param.grad.mul_(10)
+
+        x.register_post_accumulate_grad_hook(scale)
+        y = {"add": lambda: x + 0, "mul": lambda: x * 1, "view": lambda: x.view(3),
+             "clone": lambda: x.clone()}[build]()
+        y.register_hook(lambda grad: kept.append(grad[:] if hold == "view" else grad))
+        y.backward(lib.full((3,), 2.0))
+        return x.grad.tolist(), kept[0].tolist()
+
+    assert program(hookgrad) == program(torch)
+
+
+def test_stolen_grad_accumulates_without_touching_the_kept_gradient():
+    def program(lib):
+        x = lib.ones(3, requires_grad=True)
+        kept = []
+        y = x + 0
+        y.register_hook(lambda grad: kept.append(grad[:]))
+        y.backward(lib.ones(3), retain_graph=True)
+        y.backward(lib.ones(3))
+        x.grad.mul_(5)
+        return x.grad.tolist(), [grad.tolist() for grad in kept]
+
+    assert program(hookgrad) == program(torch)

@@ -246,6 +246,7 @@ def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
                     if child not in buffers:
                         buffers[child] = [None] * _num_inputs(child)
                     heapq.heappush(ready, (-child._sequence_nr, next(tie), child))
+            grad = outputs = None  # the buffers own them now: AccumulateGrad may steal one
     finally:
         _state.enabled = previous_mode
         tasks.stack.pop()
