@@ -130,6 +130,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: Optional[bool] = None
     """The gradients of ``outputs`` w.r.t. ``inputs``, without touching any ``.grad``."""
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     else:
@@ -248,6 +250,7 @@ def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
                     if child not in buffers:
                         buffers[child] = [None] * _num_inputs(child)
                     heapq.heappush(ready, (-child._sequence_nr, next(tie), child))
+            grad = outputs = None  # the buffers own them now: AccumulateGrad may steal one
     finally:
         _state.enabled = previous_mode
         tasks.stack.pop()
@@ -258,16 +261,19 @@ def _run_node(node, grads: list, task: GraphTask, captures, captured: list, accu
               keep_graph: bool):
     """One node's turn, in torch's order. Returns its gradients for its inputs, or ``None``
     when the node itself does not run (a capture point of ``autograd.grad``)."""
-    # 1. tensor pre-hooks (Tensor.register_hook), in registration order, per incoming gradient
+    # 1. tensor pre-hooks (Tensor.register_hook), in registration order, per output of the node;
+    #    an output that got no gradient (one of unbind's, say) is called with None, as in torch
     tensor_hooks = node._tensor_pre_hooks
     if tensor_hooks:
         for nr, hooks in tensor_hooks.items():
-            if nr >= len(grads) or grads[nr] is None or not hooks:
+            if nr >= len(grads) or not hooks:
                 continue
             value = grads[nr]
             for hook in tuple(hooks.values()):  # a copy: a hook may remove itself
                 result = hook(value)
                 if result is not None:
+                    if value is None:
+                        raise RuntimeError("can't replace a None gradient with a non-None value")
                     value = _check_hook_result(hook, value, result)
             grads[nr] = value
     # 2. retain_grad, so a non-leaf's .grad sees what its own hooks returned
@@ -283,8 +289,10 @@ def _run_node(node, grads: list, task: GraphTask, captures, captured: list, accu
         if isinstance(node, AccumulateGrad):
             if not accumulate:  # autograd.grad never touches .grad
                 return None
-        elif not any(child in task.executes for child, _ in node.next_functions):
-            return None  # only a capture point: its own backward is not needed
+        elif not accumulate and not any(child in task.executes for child, _ in node.next_functions):
+            return None  # only a capture point of autograd.grad: its backward is not needed
+        # backward(inputs=(non_leaf,)) runs the non-leaf's node, with its hooks, as torch does;
+        # its gradients then flow nowhere, as no child of it is to be executed
     grad_outputs = tuple(grads)
     # 4. node pre-hooks (grad_fn.register_prehook)
     if node._pre_hooks:

@@ -423,18 +423,30 @@ def _apply_user(cls, args: tuple, kwargs: dict):
             outputs = cls.forward(node, *args, **kwargs)
     finally:
         _state.enabled = grad_on
+    raw_outputs = outputs if type(outputs) is tuple else (outputs,)
+    if node._dirty:
+        _check_dirty_returned(node._dirty, raw_outputs)
     if not any_needs:
         for dirty in node._dirty or ():
             dirty._version_counter[0] += 1
         return outputs
     _connect(node, args, positions)
-    raw_outputs = outputs if type(outputs) is tuple else (outputs,)
     results = _user_outputs(node, args, raw_outputs)
     _set_output_meta(node, results)
     if node._to_save is not None:
         node._saved = save_user(node, args, raw_outputs, results, node._to_save)
         node._to_save = None
     return tuple(results) if type(outputs) is tuple else results[0]
+
+
+def _check_dirty_returned(dirty: tuple, raw_outputs: tuple) -> None:
+    """A tensor marked dirty must be an output: its new history is this node, so one that is
+    not returned would keep a history that no longer describes its values."""
+    for tensor in dirty:
+        if not any(tensor is out for out in raw_outputs):
+            raise RuntimeError("Some elements marked as dirty during the forward method were not "
+                               "returned as output. The inputs that are modified inplace must all "
+                               "be outputs of the Function.")
 
 
 def _user_outputs(node, args, raw_outputs) -> list:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 import threading
 from collections import OrderedDict
 from typing import Callable, Optional
@@ -121,20 +122,45 @@ class AccumulateGrad(Node):
         if grad is None:
             return ()
         variable = self.variable
-        accumulate_grad(variable, grad)
+        # torch steals a gradient that nothing else refers to instead of copying it; the
+        # references here are the engine's list and tuple, ``grad`` and getrefcount's argument
+        steal = sys.getrefcount(grad) <= _ENGINE_REFS
+        accumulate_grad(variable, grad, steal)
         hooks = variable._extra.get("post_accumulate_hooks") if variable._extra else None
         if hooks:
             for hook in tuple(hooks.values()):
-                hook(variable)
+                result = hook(variable)
+                if result is None:
+                    continue
+                if not isinstance(result, Tensor):
+                    raise TypeError(f"expected Variable, but hook returned "
+                                    f"'{type(result).__name__}'")
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         return ()
 
 
-def accumulate_grad(variable: Tensor, grad: Tensor) -> None:
+_ENGINE_REFS = 4
+
+
+def _stealable(variable: Tensor, grad: Tensor) -> bool:
+    """Torch's rule for keeping the incoming buffer as ``.grad``: a plain tensor with the
+    variable's layout (dense, same strides), whose array no other tensor wraps."""
+    data = grad._data
+    # three references to the array: the tensor's, ``data`` and getrefcount's argument
+    return (grad._grad_fn is None and not grad._requires_grad and grad._extra is None
+            and data.flags.writeable and data.flags.c_contiguous
+            and data.strides == variable._data.strides and sys.getrefcount(data) <= 3)
+
+
+def accumulate_grad(variable: Tensor, grad: Tensor, steal: bool = False) -> None:
     """A fresh tensor the first time, then add (out of place when building a graph of the
-    gradient, as torch does)."""
+    gradient, as torch does). With ``steal``, the caller holds the only reference to ``grad``
+    and, as torch, it becomes ``.grad`` itself when its layout allows."""
     if variable._grad is None:
         if _grad_state.enabled:
             variable._grad = grad if grad._grad_fn is not None else grad.detach().clone()
+        elif steal and _stealable(variable, grad):
+            variable._grad = grad
         else:
             variable._grad = Tensor._make(np.array(grad._data, copy=True, order="C"))
     elif _grad_state.enabled:

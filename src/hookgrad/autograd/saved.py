@@ -212,11 +212,19 @@ class SavedTensor:
                                self._is_output, storage_key(tensor._data), tensor._data.nbytes)
         previous, _hook_state.current = _hook_state.current, info
         grad_enabled, _grad_state.enabled = _grad_state.enabled, False  # as torch: no recording
+        version = tensor._version_counter[0]
         try:
             self._packed = pack_hook(tensor)
         finally:
             _hook_state.current = previous
             _grad_state.enabled = grad_enabled
+        # the tensor is the caller's own (or the op's input): writing to it would corrupt it
+        if tensor._version_counter[0] != version:
+            raise RuntimeError(
+                "A saved tensor pack hook is modifying its input in place. Tensors provided as "
+                "input to pack hook cannot be modified by in-place operations as this can lead "
+                "to unexpected side-effects. Please open an issue if you need to perform in-place "
+                "operations on the input to a pack hook.")
         self._unpack_hook = unpack_hook
         self._hooked = True
         self._root_ref = weakref.ref(root_array(tensor._data))
@@ -278,11 +286,14 @@ class SavedTensor:
             root = self._root_ref()
             if root is not None and np.shares_memory(root, data):
                 self._raise_modified(node)
+        # the result keeps the versions of what the hook gave back, as in torch: the original's
+        # when it returned the original (or a detached alias), its own when it made a copy
+        versions = result._version_counter
         if self._is_output:
-            return _make_saved(data, self._version_counter, node, self._output_nr)
+            return _make_saved(data, versions, node, self._output_nr)
         if self._edge is None:
             return result
-        return _make_saved(data, self._version_counter, self._edge[0], self._edge[1],
+        return _make_saved(data, versions, self._edge[0], self._edge[1],
                             leaf_accumulator=self._is_leaf)
 
     def _raise_modified(self, node) -> None:
@@ -361,6 +372,10 @@ def _saved_output(node, args, raw_outputs, results, item, version=None):
 def save_user(node, args, raw_outputs, results, to_save) -> tuple:
     """A custom Function saved tensors: outputs keep only their array (the node is their
     history), anything else is saved as the tensor it is."""
+    for position, item in enumerate(to_save):
+        if item is not None and not isinstance(item, Tensor):
+            raise TypeError("save_for_backward can only save variables, but argument "
+                            f"{position} is of type {type(item).__name__}")
     saved = []
     for item in to_save:
         if item is None:

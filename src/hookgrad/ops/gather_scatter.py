@@ -259,8 +259,11 @@ class IndexSelect(Op):
         size = self.shape[dim] if self.ndim else 1
         bad = (index < 0) | (index >= size)
         if bad.any():
-            raise RuntimeError(f"INDICES element is out of DATA bounds, id="
-                               f"{int(index[bad].flat[0])} axis_dim={size}")
+            # torch's CPU kernel reports dim 1 of a matrix-or-higher with its own message
+            if dim == 1 and self.ndim > 1:
+                raise RuntimeError(f"INDICES element is out of DATA bounds, id="
+                                   f"{int(index[bad].flat[0])} axis_dim={size}")
+            raise IndexError("index out of range in self")
         ctx.dim, ctx.self_shape = dim, self.shape
         ctx.save_for_backward(index)
         if self.ndim == 0:

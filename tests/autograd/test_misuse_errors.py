@@ -1,0 +1,108 @@
+"""Misuse of the autograd API raises as torch does (same error type, torch's key words), rather
+than being accepted and giving a corrupted tensor or a wrong graph."""
+import pytest
+import torch
+
+import hookgrad
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as error:  # noqa: BLE001 - the test compares the exception with torch's
+        return type(error), str(error)
+    return None
+
+
+def _same_error(program, *key_words):
+    """Both libraries raise the same error type, and hookgrad's message has torch's words."""
+    expected = _error(lambda: program(torch))
+    got = _error(lambda: program(hookgrad))
+    assert expected is not None, "the oracle accepted the program"
+    assert got is not None, f"hookgrad accepted what torch rejects: {expected}"
+    assert got[0].__name__ == expected[0].__name__, (got, expected)
+    for word in key_words:
+        assert word in expected[1] and word in got[1], (word, got[1], expected[1])
+
+
+def test_pack_hook_modifying_its_input_in_place_raises():
+    def program(lib):
+        x = lib.ones(3, requires_grad=True)
+
+        def pack(tensor):
+            tensor.mul_(2)
+            return tensor
+
+        with lib.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+            (x * 1).exp()
+
+    _same_error(program, "pack hook is modifying its input in place")
+
+
+@pytest.mark.parametrize("returned", ["tensor", "number"])
+def test_post_accumulate_grad_hook_returning_a_value_raises(returned):
+    def program(lib):
+        x = lib.ones(3, requires_grad=True)
+        x.register_post_accumulate_grad_hook(
+            lambda param: param * 2 if returned == "tensor" else 5)
+        x.sum().backward()
+
+    _same_error(program, "return" if returned == "tensor" else "hook returned")
+
+
+def test_grad_with_no_inputs_raises():
+    def program(lib):
+        x = lib.ones(3, requires_grad=True)
+        lib.autograd.grad(x.sum(), [])
+
+    _same_error(program, "`inputs` argument to `grad()` cannot be empty")
+
+
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_mark_dirty_on_a_tensor_not_returned_raises(requires_grad):
+    def program(lib):
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                ctx.mark_dirty(y)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad, None
+
+        Scale.apply(lib.ones(3, requires_grad=requires_grad), lib.ones(3))
+
+    _same_error(program, "marked as dirty", "not returned as output")
+
+
+def test_save_for_backward_of_a_number_is_a_type_error_naming_the_argument():
+    def program(lib):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x, 3)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        Double.apply(lib.ones(3, requires_grad=True))
+
+    _same_error(program, "save_for_backward can only save variables", "argument 1",
+                "of type int")
+
+
+@pytest.mark.parametrize("shape, dim, index", [
+    ((5,), 0, [5]), ((5,), 0, [-1]), ((3, 4), 0, [0, 3]), ((3, 4), 1, [0, 4]),
+    ((2, 3, 4), 1, [3]), ((2, 3, 4), 2, [0, 4]), ((2, 3, 4), -1, [-2]), ((), 0, [1]),
+])
+def test_index_select_out_of_range_raises_as_torch(shape, dim, index):
+    def program(lib):
+        lib.ones(shape).index_select(dim, lib.tensor(index))
+
+    _same_error(program)
+    expected = _error(lambda: program(torch))
+    got = _error(lambda: program(hookgrad))
+    assert got == expected
