@@ -13,7 +13,8 @@ capture of a hookgrad model never imports torch.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from collections.abc import Mapping
+from typing import Any, Iterable, List, Optional, Tuple
 
 import numpy as np
 
@@ -50,6 +51,14 @@ class Backend:
         """The name prefix a wrapper adds (``"module."`` for DDP), else ``""``."""
         return ""
 
+    def function_mode(self) -> type:
+        """The framework's ``TorchFunctionMode`` base class (for ``capture(..., ops=...)``)."""
+        raise NotImplementedError
+
+    def op_namespaces(self) -> tuple:
+        """Where the framework's op names live: top level, ``nn.functional``, ``Tensor``."""
+        raise NotImplementedError
+
 
 class HookgradBackend(Backend):
     framework = "hookgrad"
@@ -66,6 +75,12 @@ class HookgradBackend(Backend):
 
     def from_numpy(self, array: np.ndarray, source_dtype: Optional[str] = None) -> Any:
         return self.hookgrad.from_numpy(np.array(array, copy=True))
+
+    def function_mode(self) -> type:
+        return self.hookgrad.overrides.TorchFunctionMode
+
+    def op_namespaces(self) -> tuple:
+        return (self.hookgrad, self.hookgrad.nn.functional, self.hookgrad.Tensor)
 
 
 # torch dtypes NumPy has no type for, and what their values are stored as (exactly: every
@@ -120,6 +135,31 @@ class TorchBackend(Backend):
 
     def wrapper_prefix(self, model: Any) -> str:
         return "module." if isinstance(model, self.wrappers) else ""
+
+    def function_mode(self) -> type:
+        # torch's own public seam: it sees torch.*, F.* and Tensor methods of a torch model
+        return self.torch.overrides.TorchFunctionMode
+
+    def op_namespaces(self) -> tuple:
+        return (self.torch, self.torch.nn.functional, self.torch.Tensor)
+
+
+def tensors_in(value: Any, backend: Backend, prefix: str = "") -> List[Tuple[str, Any]]:
+    """``(position, tensor)`` for every tensor in a (nested) tuple/list/dict, in order:
+    ``"1"``, ``"1.0"``, ``"key"``."""
+    if backend.is_tensor(value):
+        return [(prefix, value)]
+    items: Iterable[Tuple[Any, Any]]
+    if isinstance(value, (tuple, list)):
+        items = enumerate(value)
+    elif isinstance(value, Mapping):
+        items = value.items()
+    else:
+        return []
+    found = []
+    for index, item in items:
+        found += tensors_in(item, backend, f"{prefix}.{index}" if prefix else str(index))
+    return found
 
 
 _BACKENDS: dict = {}

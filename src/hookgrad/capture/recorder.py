@@ -20,15 +20,26 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 import numpy as np
 
-from ._backend import Backend, module_backend
+from ._backend import Backend, module_backend, tensors_in
 from .disk import DiskWriter, PathLike, read_array, read_index
 from .disk import load as load_run
+from .ops import OpRecorder, OpSpecs, known_op_names, parse_ops
 from .storage import KINDS, CaptureKeyError, KeyStats, Reader, Record, Stats, close_names_error
 
 Module = Any  # an nn.Module of hookgrad or of torch
 Tensor = Any  # a Tensor of the same framework
 Selector = Union[str, "re.Pattern[str]", type, Module]
 Layers = Union[None, Selector, Sequence[Selector], Mapping]
+
+
+class _EveryLeaf:
+    """The default of ``layers``: every leaf module, or no module when ``ops`` is given."""
+
+    def __repr__(self) -> str:
+        return "<every leaf module, or none when ops are given>"
+
+
+EVERY_LEAF: Any = _EveryLeaf()
 
 
 # -- choosing modules ----------------------------------------------------------------------------
@@ -100,23 +111,6 @@ def _layers_and_kinds(layers: Layers, kinds: Sequence[str],
 
 
 # -- flattening module values --------------------------------------------------------------------
-def _tensors(value: Any, backend: Backend, prefix: str = "") -> List[Tuple[str, Tensor]]:
-    """``(position, tensor)`` for every tensor in a (nested) tuple/list/dict, in order."""
-    if backend.is_tensor(value):
-        return [(prefix, value)]
-    items: Iterable[Tuple[Any, Any]]
-    if isinstance(value, (tuple, list)):
-        items = enumerate(value)
-    elif isinstance(value, Mapping):
-        items = value.items()
-    else:
-        return []
-    found = []
-    for index, item in items:
-        found += _tensors(item, backend, f"{prefix}.{index}" if prefix else str(index))
-    return found
-
-
 def _positions(value: tuple) -> List[Tuple[str, Any]]:
     """Positions of a tuple of module arguments (or gradients): none for a single one."""
     if len(value) == 1:
@@ -167,14 +161,24 @@ class capture(Reader):
 
     load = staticmethod(load_run)
 
-    def __init__(self, model: Module, layers: Layers = None,
+    def __init__(self, model: Module, layers: Layers = EVERY_LEAF,
                  kinds: Sequence[str] = KINDS, to: Optional[PathLike] = None, *,
-                 auto_step: bool = True, format: Optional[str] = None,  # noqa: A002
+                 ops: OpSpecs = None, auto_step: bool = True,
+                 format: Optional[str] = None,  # noqa: A002
                  overwrite: bool = False) -> None:
         self._backend = module_backend(model, "capture")
         self.model = model
         self.auto_step = auto_step
         self._selected: List[_Selected] = []
+        self._ops: Optional[OpRecorder] = None
+        self._op_specs: list = []
+        if ops is not None:
+            backend = self._backend
+            self._op_specs = parse_ops(
+                ops, kinds, lambda: known_op_names(*backend.op_namespaces()),
+                lambda glob: select_modules(model, [glob]) and None)
+        if layers is EVERY_LEAF:
+            layers = [] if ops is not None else None
         chosen: Dict[int, _Selected] = {}
         leaves_only = layers is None
         for selector, selector_kinds in _layers_and_kinds(layers, kinds, self._backend):
@@ -198,6 +202,7 @@ class capture(Reader):
         self._root_calls = 0
         self._root_handle: Any = None
         self._tensor_handles: list = []
+        self._storing = False
         self._active = False
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -209,6 +214,9 @@ class capture(Reader):
                     "modules": {entry.name: type(entry.module).__name__
                                 for entry in self._selected},
                     "kinds": {entry.name: list(entry.kinds) for entry in self._selected}}
+            if self._op_specs:
+                meta["ops"] = {f"{glob}/{name}" if glob else name: list(kinds)
+                               for glob, name, kinds in self._op_specs}
             self._writer = DiskWriter(self._to, meta, self._format, self._overwrite)
         self._active = True
         try:
@@ -216,6 +224,10 @@ class capture(Reader):
                 self._root_handle = self.model.register_forward_pre_hook(self._on_root_forward)
             for entry in self._selected:
                 self._register(entry)
+            if self._op_specs:
+                self._ops = OpRecorder(self, self._backend.naming_root(self.model),
+                                       self._op_specs)
+                self._ops.start(self._backend.function_mode())
         except BaseException:
             self.close()
             raise
@@ -227,6 +239,9 @@ class capture(Reader):
     def close(self) -> None:
         """Remove every hook this capture registered (also called on exit)."""
         self._active = False
+        if self._ops is not None:
+            self._ops.stop()
+            self._ops = None
         if self._root_handle is not None:
             self._root_handle.remove()
             self._root_handle = None
@@ -291,14 +306,14 @@ class capture(Reader):
         entry.open_calls.append(call)
         if "input" in entry.kinds:
             for position, value in _positions(args):
-                for inner, tensor in _tensors(value, self._backend, position):
+                for inner, tensor in tensors_in(value, self._backend, position):
                     self._add(entry, "input", inner, call, self._step, tensor)
 
     def _on_forward(self, entry: _Selected, output: Any) -> None:
         if not entry.open_calls:  # the pre-hook did not run (registered mid-call)
             return
         call = entry.open_calls.pop()
-        tensors = _tensors(output, self._backend)
+        tensors = tensors_in(output, self._backend)
         if len(tensors) == 1 and isinstance(output, (tuple, list)) and len(output) == 1:
             tensors = [("", tensors[0][1])]
         if "output" in entry.kinds:
@@ -333,11 +348,29 @@ class capture(Reader):
     # -- storing ---------------------------------------------------------------------------
     def _add(self, entry: _Selected, kind: str, position: str, call: int, step: int,
              tensor: Tensor) -> None:
-        array, source_dtype = self._backend.to_numpy(tensor)
-        key = f"{entry.name}.{kind}" if entry.name else kind
+        self._store(entry.name, kind, position, call, step, tensor)
+
+    def _grad_hook(self, name: str, position: str, call: int,
+                   step: int) -> Callable[[Tensor], None]:
+        """A tensor hook recording ``grad_output`` of an op's output (see ``ops.py``)."""
+        def hook(grad: Tensor) -> None:
+            if self._active:
+                self._store(name, "grad_output", position, call, step, grad)
+
+        return hook
+
+    def _store(self, name: str, kind: str, position: str, call: int, step: int,
+               tensor: Tensor) -> None:
+        # the copy runs ops (detach, to, ...): an ops capture must not record them
+        self._storing = True
+        try:
+            array, source_dtype = self._backend.to_numpy(tensor)
+        finally:
+            self._storing = False
+        key = f"{name}.{kind}" if name else kind
         if position:
             key += "." + position
-        record = Record(key, entry.name, kind, position, call, step, array.shape,
+        record = Record(key, name, kind, position, call, step, array.shape,
                         array.dtype.name, Stats.of(array), source_dtype=source_dtype)
         stats = self._key_stats_live.get(key)
         if stats is None:
