@@ -67,3 +67,55 @@ def libraries():
 
 def lib_id(lib) -> str:
     return lib.__name__
+
+
+def build_attention(lib, seed: int = 0, dtype=np.float64, dim: int = 4):
+    """A model whose interesting values are computed by functions inside ``forward``: one
+    attention called twice (``@``, ``matmul``, ``/``, ``Tensor.softmax``,
+    ``scaled_dot_product_attention``, ``cat``, ``F.linear``), then ``F.relu`` and
+    ``F.softmax`` in the root's own ``forward``. Each attention call keeps its intermediates in
+    ``trace`` so tests can compare records with the tensors themselves."""
+    rng = np.random.default_rng(seed)
+    functional = lib.nn.functional
+
+    def parameter(*shape):
+        return lib.nn.Parameter(lib.tensor(rng.standard_normal(shape).astype(dtype) / 2))
+
+    class Attention(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = parameter(dim, 3 * dim)
+            self.weight = parameter(dim, 2 * dim)
+            self.bias = parameter(dim)
+            self.trace = []
+
+        def forward(self, x):
+            q, k, v = (x @ self.qkv).chunk(3, -1)
+            scores = lib.matmul(q, k.transpose(-2, -1)) / dim ** 0.5
+            weights = scores.softmax(-1)
+            mixed = weights @ v
+            fused = functional.scaled_dot_product_attention(q, k, v)
+            out = functional.linear(lib.cat([mixed, fused], -1), self.weight, self.bias)
+            self.trace.append({"scores": scores, "weights": weights, "mixed": mixed,
+                               "fused": fused, "out": out})
+            return out
+
+    class Net(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = Attention()
+
+        def forward(self, x):
+            hidden = functional.relu(self.attn(self.attn(x)))
+            return functional.softmax(hidden, dim=-1)
+
+    return Net()
+
+
+def attention_step(lib, model, seed: int = 1, dtype=np.float64):
+    """One forward and backward of ``build_attention``'s model with a fixed output gradient."""
+    x = lib.tensor(np.random.default_rng(seed).standard_normal((2, 3, 4)).astype(dtype))
+    out = model(x)
+    weights = lib.tensor(np.linspace(-1, 1, out.numel()).reshape(out.shape).astype(dtype))
+    (out * weights).sum().backward()
+    return out

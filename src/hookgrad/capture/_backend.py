@@ -13,6 +13,7 @@ capture of a hookgrad model never imports torch.
 """
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any, Iterable, List, Optional, Tuple
 
@@ -58,6 +59,12 @@ class Backend:
     def op_namespaces(self) -> tuple:
         """Where the framework's op names live: top level, ``nn.functional``, ``Tensor``."""
         raise NotImplementedError
+
+    def unseen(self) -> contextlib.AbstractContextManager:
+        """A block whose calls no function mode sees: the capture's own copies and hook
+        registrations are not the model's work, so a user's mode (a FLOP counter, a log)
+        must not see them either."""
+        return contextlib.nullcontext()
 
 
 class HookgradBackend(Backend):
@@ -142,6 +149,11 @@ class TorchBackend(Backend):
 
     def op_namespaces(self) -> tuple:
         return (self.torch, self.torch.nn.functional, self.torch.Tensor)
+
+    def unseen(self) -> contextlib.AbstractContextManager:
+        # torch shows Tensor.detach, .to, .numpy, .register_hook to modes; this turns
+        # __torch_function__ handling off for the block (modes and subclasses alike)
+        return self.torch._C.DisableTorchFunction()
 
 
 def tensors_in(value: Any, backend: Backend, prefix: str = "") -> List[Tuple[str, Any]]:

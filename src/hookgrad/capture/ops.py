@@ -225,10 +225,11 @@ class OpRecorder:
             for position, tensor in tensors:
                 owner._store(site, "output", position, call, step, tensor)
         if "grad_output" in kinds:
-            for position, tensor in tensors:
-                if tensor.requires_grad:
-                    owner._tensor_handles.append(tensor.register_hook(
-                        owner._grad_hook(site, position, call, step)))
+            with backend.unseen():
+                for position, tensor in tensors:
+                    if tensor.requires_grad:
+                        owner._tensor_handles.append(tensor.register_hook(
+                            owner._grad_hook(site, position, call, step)))
         return output
 
 

@@ -364,7 +364,8 @@ class capture(Reader):
         # the copy runs ops (detach, to, ...): an ops capture must not record them
         self._storing = True
         try:
-            array, source_dtype = self._backend.to_numpy(tensor)
+            with self._backend.unseen():
+                array, source_dtype = self._backend.to_numpy(tensor)
         finally:
             self._storing = False
         key = f"{name}.{kind}" if name else kind
