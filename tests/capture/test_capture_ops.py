@@ -11,6 +11,7 @@ from conftest import assert_close
 from hookgrad.capture import CaptureKeyError, capture, load
 from hookgrad.overrides import has_torch_function
 
+pytestmark = pytest.mark.filterwarnings("ignore:Full backward hook is firing")
 on_both = pytest.mark.parametrize("lib", _models.libraries(), ids=_models.lib_id)
 OPS = ["matmul", "div", "softmax", "scaled_dot_product_attention", "cat", "linear", "relu"]
 

@@ -1,9 +1,10 @@
 """capture on rank 0 of a model under DistributedDataParallel: 2 gloo processes on 127.0.0.1.
 
-Rank 0's records must equal a single-process capture of the same model on rank 0's batch
-(activations and activation gradients are local to a rank; DDP averages parameter gradients
-only), under the same names whether the DDP wrapper or ``ddp.module`` was captured; and the
-capture must not disturb DDP: rank 0's parameter gradients are the mean over both ranks.
+Rank 0's records, of modules and of functional calls (``ops=``) alike, must equal a
+single-process capture of the same model on rank 0's batch (activations and activation
+gradients are local to a rank; DDP averages parameter gradients only), under the same names
+whether the DDP wrapper or ``ddp.module`` was captured; and the capture must not disturb DDP:
+rank 0's parameter gradients are the mean over both ranks.
 
 The ranks are forked from the test process, which has torch imported already: starting two
 fresh interpreters would spend most of the test importing torch twice.
@@ -33,6 +34,7 @@ pytestmark = [
 WORLD_SIZE = 2
 TIMEOUT = 30  # seconds per rank; a run takes about one
 LAYERS = ["inp", "shared", "pair", "head"]
+OPS = ["matmul", "tanh", "relu"]  # functional calls inside forward, seen by torch's mode
 
 
 def free_port() -> int:
@@ -58,7 +60,7 @@ def rank_main(rank: int, port: int, out_dir: Path) -> None:
         for target, run in ((ddp, "wrapper"), (ddp.module, "module")):
             ddp.zero_grad(set_to_none=True)
             if rank == 0:
-                with capture(target, layers=LAYERS, to=out_dir / run):
+                with capture(target, layers=LAYERS, ops=OPS, to=out_dir / run):
                     _models.step(torch, ddp, seed=seed)
             else:
                 _models.step(torch, ddp, seed=seed)
@@ -107,7 +109,7 @@ def ddp_run(tmp_path_factory):
 
 def single_process_capture():
     model = _models.build(torch)
-    with capture(model, layers=LAYERS) as cap:
+    with capture(model, layers=LAYERS, ops=OPS) as cap:
         _models.step(torch, model, seed=10)
     return cap
 
@@ -117,6 +119,7 @@ def test_rank0_capture_equals_a_single_process_capture(ddp_run, run):
     reference = single_process_capture()
     captured = load(ddp_run / run)
     assert captured.keys() == reference.keys()  # names without the "module." prefix
+    assert "shared/matmul:0.grad_output" in reference.keys()
     assert ([(r.key, r.step, r.call) for r in captured.records()]
             == [(r.key, r.step, r.call) for r in reference.records()])
     for key in reference:
