@@ -2,6 +2,9 @@
 that made them, on a hookgrad model and on its torch twin (through torch's own
 ``torch.overrides.TorchFunctionMode``), checked against each other and against the tensors the
 model computed."""
+import re
+from pathlib import Path
+
 import capture_models as _models
 import numpy as np
 import pytest
@@ -304,3 +307,22 @@ def test_a_wrapped_torch_model_is_named_as_the_model_it_wraps():
     _, plain = attention_capture(torch, ops=["softmax"], kinds=("output",))
     assert metadata(wrapped) == metadata(plain)
 
+
+
+@on_both
+def test_an_unknown_kind_is_a_value_error_also_for_ops_alone(lib):
+    with pytest.raises(ValueError, match="unknown kind 'outputs'"):
+        capture(_models.build_attention(lib), ops=["softmax"], kinds=("outputs",))
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+@pytest.mark.parametrize("name", ["capture.md", "pytorch.md"])
+def test_the_documented_example_prints_what_the_docs_show(name, tmp_path, monkeypatch, capsys):
+    text = (DOCS / name).read_text()
+    section = text[text.index("### Functional calls inside `forward`"):]
+    (_, code), (_, shown) = re.findall(r"```(\w*)\n(.*?)```", section, re.DOTALL)[:2]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, str(DOCS / name), "exec"), {"__name__": "docs_example"})
+    assert capsys.readouterr().out == shown

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
-from typing import Any, Iterable, List, Optional, Tuple
+from typing import Any, Iterable, Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -150,10 +150,20 @@ class TorchBackend(Backend):
     def op_namespaces(self) -> tuple:
         return (self.torch, self.torch.nn.functional, self.torch.Tensor)
 
-    def unseen(self) -> contextlib.AbstractContextManager:
-        # torch shows Tensor.detach, .to, .numpy, .register_hook to modes; this turns
-        # __torch_function__ handling off for the block (modes and subclasses alike)
-        return self.torch._C.DisableTorchFunction()
+    @contextlib.contextmanager
+    def unseen(self) -> Iterator[None]:
+        # torch shows Tensor.detach, .to, .numpy, .register_hook to modes: take every function
+        # mode off torch's stack for the block and put them back in order. Only modes: a tensor
+        # subclass's own __torch_function__ still runs, as it would without a capture.
+        overrides = self.torch.overrides
+        modes = []
+        while overrides._get_current_function_mode() is not None:
+            modes.append(overrides._pop_mode())
+        try:
+            yield
+        finally:
+            for mode in reversed(modes):
+                overrides._push_mode(mode)
 
 
 def tensors_in(value: Any, backend: Backend, prefix: str = "") -> List[Tuple[str, Any]]:

@@ -101,6 +101,9 @@ def parse_ops(ops: OpSpecs, kinds: Sequence[str], known: Callable[[], List[str]]
         items = list(ops.items())
     else:
         items = [(spec, None) for spec in ops]
+    for kind in kinds:
+        if kind not in KINDS:
+            raise ValueError(f"unknown kind {kind!r}; kinds are {', '.join(KINDS)}")
     names: Optional[set] = None
     specs = []
     for spec, spec_kinds in items:

@@ -142,14 +142,24 @@ class capture(Reader):
 
     ``layers``: names with globs (``fnmatch``, ``*`` also crosses dots), compiled regexes (full
     match), Module types, modules, or a dict ``{selector: kinds}``; ``None`` selects every leaf
-    module. Globs and regexes match submodules only; ``""`` (or the model itself) is the root,
-    whose keys are the bare kinds (``"output"``). ``kinds``: any of ``input``, ``output``,
-    ``grad_input``, ``grad_output`` (as torch's full backward hooks define them: ``grad_input``
-    has zeros for inputs that need no gradient; ``None`` gradients are not recorded). Keys are
+    module, as does the default unless ``ops`` is given. Globs and regexes match submodules
+    only; ``""`` (or the model itself) is the root, whose keys are the bare kinds
+    (``"output"``). ``kinds``: any of ``input``, ``output``, ``grad_input``, ``grad_output``
+    (as torch's full backward hooks define them: ``grad_input`` has zeros for inputs that need
+    no gradient; ``None`` gradients are not recorded). Keys are
     ``<module>.<kind>``, with ``.<position>`` appended when a module takes or returns several
     tensors. ``to="run1/"`` streams each record to disk as it arrives and keeps no array in
     memory; read it back with ``capture.load``.
     Steps advance at each forward of ``model`` (``auto_step``) and with ``cap.step()``.
+
+    ``ops=["matmul", "softmax"]`` also records functional calls made inside ``forward``
+    (``torch.softmax``, ``F.softmax`` and ``x.softmax`` are all ``"softmax"``; ``a @ b`` is
+    ``"matmul"``), through a ``TorchFunctionMode`` active for the block, under the innermost
+    running module: ``"attn/matmul:1.output"`` is the second ``matmul`` in ``attn``'s
+    ``forward``, with ``Record.call`` the call of ``attn``. ``"attn/softmax"`` (a module glob,
+    then ``/``) records only inside those modules; a dict ``{op: kinds}`` chooses kinds per op
+    (``input``, ``output``, ``grad_output``). With ``ops`` and no ``layers``, no module is
+    recorded. Without ``ops`` no mode is entered (see ``ops.py``).
 
     ``model`` may be a PyTorch ``nn.Module`` (also one wrapped in ``DistributedDataParallel``,
     named as the model it wraps): the same torch hooks are used, and each tensor is detached and
@@ -425,5 +435,6 @@ class capture(Reader):
     def __repr__(self) -> str:
         where = f"to {self.path!r}" if self._writer is not None else "in memory"
         state = "active" if self._active else "closed"
-        return (f"<capture of {len(self._selected)} modules {where}, {state}, "
+        ops = f" and {len(self._op_specs)} ops" if self._op_specs else ""
+        return (f"<capture of {len(self._selected)} modules{ops} {where}, {state}, "
                 f"{len(self._key_stats_live)} keys, step {self._step}>")
