@@ -326,3 +326,22 @@ def test_the_documented_example_prints_what_the_docs_show(name, tmp_path, monkey
     monkeypatch.chdir(tmp_path)
     exec(compile(code, str(DOCS / name), "exec"), {"__name__": "docs_example"})
     assert capsys.readouterr().out == shown
+
+
+@on_both
+def test_grad_output_is_of_the_value_the_op_returned_even_if_changed_in_place_later(lib):
+    class ScaledInPlace(lib.nn.Module):
+        def forward(self, x, w):
+            hidden = x @ w
+            hidden.mul_(3)
+            return hidden.sum(-1)
+
+    rng = np.random.default_rng(0)
+    x = lib.tensor(rng.standard_normal((3, 2)))
+    w = lib.tensor(rng.standard_normal((2, 2)), requires_grad=True)
+    scale = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)
+    with capture(ScaledInPlace(), ops=["matmul", "mul_"], kinds=("grad_output",)) as cap:
+        (cap.model(x, w) * scale).sum().backward()
+    expected = np.repeat(np.array([[1.0], [2.0], [3.0]]), 2, axis=1)
+    np.testing.assert_array_equal(cap["mul_:0.grad_output"][0], expected)
+    np.testing.assert_array_equal(cap["matmul:0.grad_output"][0], 3 * expected)

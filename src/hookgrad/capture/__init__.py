@@ -12,6 +12,10 @@ hooks are used then; records are NumPy copies made on the CPU by torch, and a mo
     cap["conv1.output"][0]          # a NumPy copy of conv1's output at the first call
     print(cap.summary())
 
+    with capture(model, ops=["matmul", "softmax"]) as cap:   # functional calls in forward
+        model(x)
+    cap["attn/softmax:0.output"]    # the first softmax computed in attn's forward, per call
+
     with capture(model, layers="conv*", to="run1/"):   # stream to disk: safetensors or .npy
         ...
     run = capture.load("run1/")     # same reading API; framework="torch" gives torch tensors
