@@ -138,3 +138,18 @@ def test_handle_torch_function_routes_through_the_mode():
 def test_tensor_methods_keep_their_names():
     assert hookgrad.Tensor.sum.__name__ == torch.Tensor.sum.__name__
     assert hookgrad.Tensor.backward.__name__ == "backward"
+
+
+def test_pop_and_push_mode_take_the_innermost_mode_off_and_back_as_in_torch():
+    def run(lib):
+        log = []
+        Log = _logging_mode(lib)
+        with Log(log, "outer:"), Log(log, "inner:"):
+            inner = lib.overrides._pop_mode()
+            lib.ones(1)
+            lib.overrides._push_mode(inner)
+            lib.zeros(1)
+        return log, lib.overrides._get_current_function_mode()
+
+    assert run(hookgrad) == run(torch)
+    assert run(hookgrad) == (["outer:ones", "inner:zeros", "outer:zeros"], None)

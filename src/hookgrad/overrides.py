@@ -61,6 +61,18 @@ def _get_current_function_mode() -> TorchFunctionMode | None:
     return _mode_stack[-1] if _mode_stack else None
 
 
+# torch's names for taking modes off the stack and back (a tool that must not be seen by the
+# modes, such as capture copying a tensor, pops them all and pushes them back in order)
+def _pop_mode() -> TorchFunctionMode:
+    if not _mode_stack:
+        raise RuntimeError("no TorchFunctionMode is active")
+    return _mode_stack.pop()
+
+
+def _push_mode(mode: TorchFunctionMode) -> None:
+    _mode_stack.append(mode)
+
+
 def _tensor_types(args: tuple, kwargs: dict) -> tuple:
     from .tensor import Tensor
 

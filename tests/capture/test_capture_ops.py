@@ -212,12 +212,14 @@ def test_a_users_own_mode_sees_the_same_calls_inside_or_outside_the_capture(lib)
         x = lib.tensor(np.random.default_rng(0).standard_normal((2, 3, 4)))
         if order == "alone":
             with log:
-                model(x)
+                model(x).sum().backward()
             return log.names, None
-        cap = capture(model, ops=["softmax", "matmul"], kinds=("output",))
+        # grad_output: the capture registers tensor hooks, which the user's mode must not see
+        cap = capture(model, layers=["attn"], ops=["softmax", "matmul"],
+                      kinds=("output", "grad_output"))
         first, second = (log, cap) if order == "outside" else (cap, log)
         with first, second:
-            model(x)
+            model(x).sum().backward()
         return log.names, metadata(cap)
 
     alone, _ = run("alone")

@@ -60,11 +60,22 @@ class Backend:
         """Where the framework's op names live: top level, ``nn.functional``, ``Tensor``."""
         raise NotImplementedError
 
-    def unseen(self) -> contextlib.AbstractContextManager:
+    @contextlib.contextmanager
+    def unseen(self) -> Iterator[None]:
         """A block whose calls no function mode sees: the capture's own copies and hook
         registrations are not the model's work, so a user's mode (a FLOP counter, a log)
-        must not see them either."""
-        return contextlib.nullcontext()
+        must not see them either. Every mode is taken off the framework's stack and put back
+        in order; only modes: a torch tensor subclass's own ``__torch_function__`` still runs,
+        as it would without a capture."""
+        overrides = self.overrides
+        modes = []
+        while overrides._get_current_function_mode() is not None:
+            modes.append(overrides._pop_mode())
+        try:
+            yield
+        finally:
+            for mode in reversed(modes):
+                overrides._push_mode(mode)
 
 
 class HookgradBackend(Backend):
@@ -76,6 +87,7 @@ class HookgradBackend(Backend):
         self.hookgrad = hookgrad
         self.module_type = hookgrad.nn.Module
         self.tensor_type = hookgrad.Tensor
+        self.overrides = hookgrad.overrides
 
     def to_numpy(self, tensor: Any) -> Tuple[np.ndarray, Optional[str]]:
         return np.array(tensor.detach().numpy(), copy=True, order="C"), None
@@ -84,7 +96,7 @@ class HookgradBackend(Backend):
         return self.hookgrad.from_numpy(np.array(array, copy=True))
 
     def function_mode(self) -> type:
-        return self.hookgrad.overrides.TorchFunctionMode
+        return self.overrides.TorchFunctionMode
 
     def op_namespaces(self) -> tuple:
         return (self.hookgrad, self.hookgrad.nn.functional, self.hookgrad.Tensor)
@@ -105,6 +117,8 @@ class TorchBackend(Backend):
         self.torch = torch
         self.module_type = torch.nn.Module
         self.tensor_type = torch.Tensor
+        # torch shows Tensor.detach, .to, .numpy, .register_hook to modes (see ``unseen``)
+        self.overrides = torch.overrides
         self.wrappers = (torch.nn.parallel.DistributedDataParallel, torch.nn.DataParallel)
 
     def to_numpy(self, tensor: Any) -> Tuple[np.ndarray, Optional[str]]:
@@ -145,25 +159,10 @@ class TorchBackend(Backend):
 
     def function_mode(self) -> type:
         # torch's own public seam: it sees torch.*, F.* and Tensor methods of a torch model
-        return self.torch.overrides.TorchFunctionMode
+        return self.overrides.TorchFunctionMode
 
     def op_namespaces(self) -> tuple:
         return (self.torch, self.torch.nn.functional, self.torch.Tensor)
-
-    @contextlib.contextmanager
-    def unseen(self) -> Iterator[None]:
-        # torch shows Tensor.detach, .to, .numpy, .register_hook to modes: take every function
-        # mode off torch's stack for the block and put them back in order. Only modes: a tensor
-        # subclass's own __torch_function__ still runs, as it would without a capture.
-        overrides = self.torch.overrides
-        modes = []
-        while overrides._get_current_function_mode() is not None:
-            modes.append(overrides._pop_mode())
-        try:
-            yield
-        finally:
-            for mode in reversed(modes):
-                overrides._push_mode(mode)
 
 
 def tensors_in(value: Any, backend: Backend, prefix: str = "") -> List[Tuple[str, Any]]:

@@ -17,7 +17,8 @@ names them after (``a + b`` is ``"add"``, ``a += b`` is ``"add_"``, ``a / b`` is
 
 Calls made while the mode handles a call (the op's own implementation, or this capture copying
 tensors) are not seen again: the mode is off the stack while its handler runs, as in torch, and
-the capture's own copying is marked so module records never show up as op records.
+the capture's own copying runs with every mode off the stack (``Backend.unseen``), so module
+records never show up as op records and a user's own mode never sees them.
 """
 from __future__ import annotations
 
@@ -194,7 +195,7 @@ class OpRecorder:
     # -- recording a call ------------------------------------------------------------------
     def wanted(self, name: str) -> tuple:
         """The kinds to record for op ``name`` called in the innermost running module."""
-        if name not in self.names or not self.frames or self.owner._storing:
+        if name not in self.names or not self.frames:
             return ()
         module = self.frames[-1].name
         kinds = self._kinds.get((module, name))

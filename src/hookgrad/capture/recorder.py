@@ -212,7 +212,6 @@ class capture(Reader):
         self._root_calls = 0
         self._root_handle: Any = None
         self._tensor_handles: list = []
-        self._storing = False
         self._active = False
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -331,10 +330,11 @@ class capture(Reader):
                 self._add(entry, "output", position, call, self._step, tensor)
         if "grad_output" in entry.kinds or "grad_input" in entry.kinds:
             step = self._step
-            for position, tensor in tensors:
-                if tensor.requires_grad:
-                    self._tensor_handles.append(tensor.register_hook(
-                        self._grad_output_hook(entry, position, call, step)))
+            with self._backend.unseen():  # not the model's work: no mode is shown it
+                for position, tensor in tensors:
+                    if tensor.requires_grad:
+                        self._tensor_handles.append(tensor.register_hook(
+                            self._grad_output_hook(entry, position, call, step)))
 
     def _grad_output_hook(self, entry: _Selected, position: str, call: int,
                           step: int) -> Callable[[Tensor], None]:
@@ -371,13 +371,9 @@ class capture(Reader):
 
     def _store(self, name: str, kind: str, position: str, call: int, step: int,
                tensor: Tensor) -> None:
-        # the copy runs ops (detach, to, ...): an ops capture must not record them
-        self._storing = True
-        try:
-            with self._backend.unseen():
-                array, source_dtype = self._backend.to_numpy(tensor)
-        finally:
-            self._storing = False
+        # the copy runs ops (detach, to, ...): no mode, an ops capture's included, may see them
+        with self._backend.unseen():
+            array, source_dtype = self._backend.to_numpy(tensor)
         key = f"{name}.{kind}" if name else kind
         if position:
             key += "." + position
