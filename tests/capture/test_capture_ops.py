@@ -177,6 +177,9 @@ def test_steps_and_calls_of_op_records(lib):
     _, cap = attention_capture(lib, ops=["softmax"], kinds=("output",), steps=3)
     assert ([(r.step, r.call) for r in cap.records("attn/softmax:0.output")]
             == [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)])
+    # calls in the root's own forward: one per step
+    assert ([(r.step, r.call) for r in cap.records("softmax:0.output")]
+            == [(0, 0), (1, 0), (2, 0)])
 
 
 @on_both

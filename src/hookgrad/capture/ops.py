@@ -162,9 +162,10 @@ class OpRecorder:
     # -- lifecycle -------------------------------------------------------------------------
     def start(self, mode_base: type) -> None:
         for name, module in self.root.named_modules():
-            # prepend: the frame is open before any other pre-hook of the module runs
+            # registered after the capture's step hook on the root: a frame opened by a new
+            # forward belongs to the new step
             self.handles.append(module.register_forward_pre_hook(
-                lambda mod, args, name=name: self._enter(mod, name), prepend=True))
+                lambda mod, args, name=name: self._enter(mod, name)))
             self.handles.append(module.register_forward_hook(
                 lambda mod, args, output: self._leave(mod), always_call=True))
         self.mode = _mode_class(mode_base)(self)
