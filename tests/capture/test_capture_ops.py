@@ -350,3 +350,27 @@ def test_grad_output_is_of_the_value_the_op_returned_even_if_changed_in_place_la
     expected = np.repeat(np.array([[1.0], [2.0], [3.0]]), 2, axis=1)
     np.testing.assert_array_equal(cap["mul_:0.grad_output"][0], expected)
     np.testing.assert_array_equal(cap["matmul:0.grad_output"][0], 3 * expected)
+
+
+class Logged(torch.Tensor):
+    """A torch tensor subclass that logs the functions called on it."""
+
+    names: list = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.names.append(getattr(func, "__name__", ""))
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def test_a_torch_tensor_subclass_still_handles_its_own_calls_under_an_ops_capture():
+    # the capture hides its copies from modes only; a subclass's __torch_function__ is the
+    # tensor's own behaviour and still runs, as it does without a capture
+    model = _models.build_attention(torch)
+    x = torch.tensor(np.random.default_rng(0).standard_normal((2, 3, 4))).as_subclass(Logged)
+    Logged.names = []
+    with capture(model, ops=["softmax"], kinds=("input", "output")) as cap:
+        model(x)
+    assert "detach" in Logged.names and "numpy" in Logged.names  # the capture's own copies
+    assert cap.keys() == ["attn/softmax:0.input", "attn/softmax:0.output", "softmax:0.input",
+                          "softmax:0.output"]

@@ -91,7 +91,7 @@ def known_op_names(*namespaces: Any) -> List[str]:
 
 
 def parse_ops(ops: OpSpecs, kinds: Sequence[str], known: Callable[[], List[str]],
-              check_module: Callable[[str], None]) -> List[Tuple[str, str, tuple]]:
+              check_module: Callable[[str], Any]) -> List[Tuple[str, str, tuple]]:
     """``(module glob or "", op name, kinds)`` per spec. A spec is ``"softmax"`` (anywhere in
     the model) or ``"blocks.*.attn/softmax"`` (only in modules the glob matches). ``kinds`` is
     capture's ``kinds`` (``grad_input`` dropped: an op has no module boundary to see it at),

@@ -186,7 +186,7 @@ class capture(Reader):
             backend = self._backend
             self._op_specs = parse_ops(
                 ops, kinds, lambda: known_op_names(*backend.op_namespaces()),
-                lambda glob: select_modules(model, [glob]) and None)
+                lambda glob: select_modules(model, [glob]))  # raises when nothing matches
         if layers is EVERY_LEAF:
             layers = [] if ops is not None else None
         chosen: Dict[int, _Selected] = {}
