@@ -2,6 +2,7 @@
 that made them, on a hookgrad model and on its torch twin (through torch's own
 ``torch.overrides.TorchFunctionMode``), checked against each other and against the tensors the
 model computed."""
+import contextlib
 import re
 from pathlib import Path
 
@@ -374,3 +375,28 @@ def test_a_torch_tensor_subclass_still_handles_its_own_calls_under_an_ops_captur
     assert "detach" in Logged.names and "numpy" in Logged.names  # the capture's own copies
     assert cap.keys() == ["attn/softmax:0.input", "attn/softmax:0.output", "softmax:0.input",
                           "softmax:0.output"]
+
+
+@on_both
+@pytest.mark.parametrize("order", ["counter_outside", "counter_inside"])
+def test_a_flop_counter_counts_the_same_under_an_ops_capture(lib, order):
+    if lib is torch:
+        from torch.utils.flop_counter import FlopCounterMode
+    else:
+        from hookgrad.utils.flop_counter import FlopCounterMode
+
+    def total(with_capture):
+        model = _models.build_attention(lib)
+        counter = FlopCounterMode(display=False)
+        contexts = [counter]
+        if with_capture:
+            cap = capture(model, ops=["matmul", "linear", "scaled_dot_product_attention"])
+            contexts = [counter, cap] if order == "counter_outside" else [cap, counter]
+        with contextlib.ExitStack() as stack:
+            for context in contexts:
+                stack.enter_context(context)
+            _models.attention_step(lib, model)
+        return counter.get_total_flops()
+
+    plain = total(False)
+    assert plain > 0 and total(True) == plain
