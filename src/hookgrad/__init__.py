@@ -25,6 +25,7 @@ from .autograd.grad_mode import is_inference_mode_enabled
 from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,
                            full_like, linspace, ones, ones_like, tensor, zeros, zeros_like)
 from ._device import device, get_default_device, set_default_device
+from ._finfo import finfo, iinfo
 from ._generator import (default_generator, Generator, get_rng_state, initial_seed,
                          manual_seed, seed, set_rng_state)
 from .ops.random import (bernoulli, multinomial, normal, poisson, rand, rand_like, randint,
