@@ -112,10 +112,12 @@ _default = float32
 
 
 def get_default_dtype() -> dtype:
+    """The floating dtype that new float tensors get (float32 unless changed)."""
     return _default
 
 
 def set_default_dtype(d: dtype) -> None:
+    """Sets the floating dtype that new float tensors get (float32 or float64, as torch)."""
     global _default
     if not (isinstance(d, dtype) and d.is_floating_point):
         raise TypeError("only floating-point types are supported as the default type")

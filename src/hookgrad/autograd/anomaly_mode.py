@@ -6,10 +6,12 @@ _enabled = False
 
 
 def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on."""
     return _enabled
 
 
 class set_detect_anomaly:
+    """Context manager that turns anomaly detection on or off."""
     def __init__(self, mode: bool, check_nan: bool = True):
         global _enabled
         self.prev = _enabled
@@ -25,5 +27,7 @@ class set_detect_anomaly:
 
 
 class detect_anomaly(set_detect_anomaly):
+    """Context manager: backward errors name the forward op that made the failing node, and NaN
+    gradients raise."""
     def __init__(self, check_nan: bool = True):
         super().__init__(True, check_nan)

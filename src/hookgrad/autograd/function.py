@@ -543,9 +543,12 @@ class _DelayedError(Function):
 
 
 class InplaceFunction(Function):
+    """A ``Function`` base that records whether it should run in place (``self.inplace``), kept for
+    old code."""
     def __init__(self, inplace: bool = False):
         self.inplace = inplace
 
 
 class NestedIOFunction(Function):
+    """Legacy ``Function`` base whose forward and backward take nested inputs; kept for old code."""
     pass

@@ -129,20 +129,24 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fills ``tensor`` with ``val`` in place, without recording gradients."""
     with no_grad():
         return tensor.fill_(val)
 
 
 def ones_(tensor: Tensor) -> Tensor:
+    """Fills ``tensor`` with ones in place."""
     return constant_(tensor, 1.0)
 
 
 def zeros_(tensor: Tensor) -> Tensor:
+    """Fills ``tensor`` with zeros in place."""
     with no_grad():
         return tensor.zero_()
 
 
 def eye_(tensor: Tensor) -> Tensor:
+    """Fills a 2-d ``tensor`` with the identity in place."""
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     return _write(tensor, np.eye(*tensor.shape))

@@ -40,6 +40,8 @@ def _give_weight(module: Module, _weight: Optional[Tensor], dtype,
 
 
 class Embedding(Module):
+    """A lookup table: row ``i`` of ``weight`` for index ``i`` (``padding_idx`` rows get no
+    gradient)."""
     __constants__ = ["num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type",
                      "scale_grad_by_freq", "sparse"]
 
