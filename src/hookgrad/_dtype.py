@@ -117,7 +117,7 @@ def get_default_dtype() -> dtype:
 
 
 def set_default_dtype(d: dtype) -> None:
-    """Sets the floating dtype that new float tensors get (float32 or float64, as torch)."""
+    """Sets the floating dtype that new float tensors get; a non-floating dtype raises TypeError."""
     global _default
     if not (isinstance(d, dtype) and d.is_floating_point):
         raise TypeError("only floating-point types are supported as the default type")

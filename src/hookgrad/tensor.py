@@ -92,7 +92,8 @@ class Tensor:
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
-        """Sets ``requires_grad`` in place (leaves only for False) and returns the tensor."""
+        """Sets ``requires_grad`` in place and returns the tensor; only a leaf can be switched
+        off, and only a floating tensor switched on."""
         self.requires_grad = requires_grad
         return self
 
