@@ -82,3 +82,28 @@ def test_ranges_past_the_exact_integers_warn_as_torch(call):
         return [str(w.message).split(" (Triggered internally")[0] for w in caught]
 
     assert messages(hookgrad) == messages(torch)
+
+
+@pytest.mark.parametrize("dtype", HALF_TYPES)
+@pytest.mark.parametrize("make", [
+    lambda L, d: L.nn.Linear(5, 4, dtype=d).weight,
+    lambda L, d: L.nn.Conv2d(2, 3, 3, dtype=d).bias,
+    lambda L, d: L.nn.LSTM(3, 4, dtype=d).weight_hh_l0,
+    lambda L, d: L.nn.Embedding(5, 4, dtype=d).weight,
+    lambda L, d: L.nn.init.kaiming_normal_(L.empty(20, 8, dtype=d)),
+    lambda L, d: L.nn.init.xavier_uniform_(L.empty(6, 8, dtype=d)),
+    lambda L, d: L.nn.init.trunc_normal_(L.empty(30, dtype=d)),
+], ids=["Linear", "Conv2d", "LSTM", "Embedding", "kaiming_normal_", "xavier_uniform_",
+        "trunc_normal_"])
+def test_default_and_explicit_initialisation(make, dtype):
+    assert_same_stream(lambda L: _widened(make(L, getattr(L, dtype)).detach()))
+
+
+@pytest.mark.parametrize("dtype", HALF_TYPES)
+def test_sampling_from_half_probabilities(dtype):
+    def case(L):
+        weights = L.tensor([0.1, 0.5, 0.4], dtype=getattr(L, dtype))
+        return [L.multinomial(weights, 6, replacement=True), L.multinomial(weights, 3),
+                _widened(L.poisson(L.full((10,), 3.0, dtype=getattr(L, dtype))))]
+
+    assert_same_stream(case)
