@@ -1,6 +1,7 @@
 """Every public name a torch user reaches through hookgrad's torch-shaped namespaces has a
-docstring of its own: the functions and classes of each namespace and every Tensor method and
-property. The text is ours: none opens with the same line as torch's docstring for that name."""
+docstring of its own: the functions and classes of each namespace, the public methods of those
+classes, and every Tensor method and property. The text is ours: none opens with the same line
+as torch's docstring for that name."""
 from __future__ import annotations
 
 import importlib
@@ -67,6 +68,30 @@ def test_the_walk_reaches_the_whole_api():
 def test_every_public_name_has_a_docstring():
     missing = [name for name, _, doc in OBJECTS if not (doc or "").strip()]
     assert not missing, f"{len(missing)} public names without a docstring: {missing}"
+
+
+def _class_members():
+    """(qualified name, docstring) for each public method and property a public hookgrad class
+    defines; a method that overrides a documented one (``forward``) inherits its docstring."""
+    for qualified, value, _ in OBJECTS:
+        if not isinstance(value, type) or value is hookgrad.Tensor:
+            continue
+        for name, member in vars(value).items():
+            if name.startswith("_"):
+                continue
+            function = member.__func__ if isinstance(member, (staticmethod, classmethod)) \
+                else member.fget if isinstance(member, property) else member
+            if not callable(function):
+                continue
+            doc = getattr(function, "__doc__", None) or inspect.getdoc(getattr(value, name))
+            yield f"{qualified}.{name}", doc
+
+
+def test_every_public_method_of_a_public_class_has_a_docstring():
+    members = list(_class_members())
+    assert len(members) > 200
+    missing = [name for name, doc in members if not (doc or "").strip()]
+    assert not missing, f"{len(missing)} public methods without a docstring: {missing}"
 
 
 def _torch_counterpart(qualified: str):

@@ -45,6 +45,8 @@ class dtype:
         return self._numpy
 
     def to_real(self) -> dtype:
+        """The real dtype of the same precision: this dtype itself, since hookgrad has no complex
+        dtypes."""
         return self
 
 

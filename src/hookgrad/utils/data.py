@@ -184,6 +184,8 @@ class RandomSampler(Sampler[int]):
 
     @property
     def num_samples(self) -> int:
+        """How many indices one pass draws: ``len(data_source)`` unless ``num_samples`` was given.
+        """
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:

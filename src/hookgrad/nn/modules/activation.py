@@ -161,6 +161,8 @@ def _with_inplace(name: str, functional):
     def forward(self, input: Tensor) -> Tensor:
         return functional(input, inplace=self.inplace)
 
+    forward.__doc__ = f"``F.{functional.__name__}(input)``, in place if the module says so."
+
     return type(name, (ReLU,), {"forward": forward, "__module__": __name__,
                                 "__doc__": f"Module form of ``F.{functional.__name__}``."})
 
@@ -170,6 +172,8 @@ def _without_options(name: str, functional):
 
     def forward(self, input: Tensor) -> Tensor:
         return functional(input)
+
+    forward.__doc__ = f"``F.{functional.__name__}(input)``."
 
     return type(name, (Module,), {"forward": forward, "__module__": __name__,
                                   "__doc__": f"Module form of ``F.{functional.__name__}``."})

@@ -111,6 +111,7 @@ class LayerNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Sets ``weight`` to ones and ``bias`` to zeros."""
         _reset_affine(self.elementwise_affine, self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
@@ -139,6 +140,7 @@ class GroupNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Sets ``weight`` to ones and ``bias`` to zeros."""
         _reset_affine(self.affine, self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:

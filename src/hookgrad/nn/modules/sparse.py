@@ -91,6 +91,7 @@ class Embedding(Module):
                         padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
                         norm_type: float = 2.0, scale_grad_by_freq: bool = False,
                         sparse: bool = False) -> "Embedding":
+        """An Embedding whose table is ``embeddings`` (frozen unless ``freeze=False``)."""
         if embeddings.ndim != 2:
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape
