@@ -25,6 +25,7 @@ from .autograd.grad_mode import is_inference_mode_enabled
 from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,
                            full_like, linspace, ones, ones_like, tensor, zeros, zeros_like)
 from ._device import device, get_default_device, set_default_device
+from ._finfo import finfo, iinfo
 from ._generator import (default_generator, Generator, get_rng_state, initial_seed,
                          manual_seed, seed, set_rng_state)
 from .ops.random import (bernoulli, multinomial, normal, poisson, rand, rand_like, randint,
@@ -80,18 +81,22 @@ __version__ = "0.1.0"
 
 
 def is_tensor(obj) -> "bool":
+    """True when ``obj`` is a hookgrad Tensor (or Parameter)."""
     return isinstance(obj, Tensor)
 
 
 def numel(input: Tensor) -> "int":
+    """The number of elements of ``input``."""
     return input.numel()
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
+    """A copy of ``input`` that stays in the graph (its gradient flows back to ``input``)."""
     return input.clone()
 
 
 def is_floating_point(input: Tensor) -> "bool":
+    """True when ``input`` has a floating dtype."""
     return input.is_floating_point()
 
 
@@ -100,6 +105,9 @@ def set_num_threads(n: "int") -> None:
 
 
 def get_num_threads() -> "int":
+    """The number of CPUs (``os.cpu_count()``).
+
+    Differs from torch: hookgrad sets no thread pool of its own; NumPy's BLAS decides."""
     import os
 
     return os.cpu_count() or 1

@@ -99,5 +99,6 @@ def set_default_device(target) -> None:
 
 
 def get_default_device() -> device:
+    """The device new tensors go to: always ``cpu`` in hookgrad."""
     check(_default[0])
     return device("cpu")

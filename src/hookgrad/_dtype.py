@@ -45,6 +45,8 @@ class dtype:
         return self._numpy
 
     def to_real(self) -> dtype:
+        """The real dtype of the same precision: this dtype itself, since hookgrad has no complex
+        dtypes."""
         return self
 
 
@@ -112,10 +114,12 @@ _default = float32
 
 
 def get_default_dtype() -> dtype:
+    """The floating dtype that new float tensors get (float32 unless changed)."""
     return _default
 
 
 def set_default_dtype(d: dtype) -> None:
+    """Sets the floating dtype that new float tensors get; a non-floating dtype raises TypeError."""
     global _default
     if not (isinstance(d, dtype) and d.is_floating_point):
         raise TypeError("only floating-point types are supported as the default type")

@@ -57,6 +57,7 @@ class Generator:
         return value
 
     def initial_seed(self) -> int:
+        """The seed this generator was last seeded with."""
         return self._seed
 
     # -- state ------------------------------------------------------------------------------
@@ -179,6 +180,7 @@ def seed() -> int:
 
 
 def initial_seed() -> int:
+    """The seed the default generator was last seeded with."""
     return default_generator.initial_seed()
 
 

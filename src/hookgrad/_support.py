@@ -30,6 +30,7 @@ ROWS: List[Row] = [
         "float16/32/64, int8-64, uint8, bool; views share memory and a version counter"),
     Row("Tensors", ("bfloat16", "Tensor.bfloat16"), True,
         "through ml_dtypes (extra hookgrad[bfloat16]); computed in float32 and rounded once"),
+    Row("Tensors", ("finfo", "iinfo"), True, "same attributes, values and repr as torch's"),
     Row("Tensors", ("complex64", "sparse_coo_tensor"), False,
         "no complex or sparse dtypes yet"),
     Row("Autograd", ("autograd.grad", "autograd.backward", "autograd.Function",

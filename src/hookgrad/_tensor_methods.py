@@ -43,6 +43,13 @@ _MODE_NAMES = {
 }
 
 
+def _doc(text: str, fn):
+    """``fn`` with the one-line docstring ``text``: how a table entry that is a lambda carries its
+    documentation."""
+    fn.__doc__ = text
+    return fn
+
+
 def _reflect(fn):
     return lambda self, other: fn(other, self)
 
@@ -69,18 +76,21 @@ def _to(self: Tensor, *args, **kwargs) -> Tensor:
 
 def _caster(dtype):
     def cast(self: Tensor, memory_format=None) -> Tensor:
+        """``self.to(dtype)``: this tensor itself when it already has the dtype, else a copy."""
         return _to(self, dtype)
 
     return cast
 
 
 def _type(self: Tensor, dtype=None, **kwargs):
+    """With no dtype, torch's legacy type name (``'torch.FloatTensor'``); else ``to(dtype)``."""
     if dtype is None:
         return _dtype.legacy_type_name(self._data)
     return _to(self, dtype)
 
 
 def _contiguous(self: Tensor, memory_format=None) -> Tensor:
+    """This tensor when already row-major contiguous, else a row-major copy in the graph."""
     if self._data.flags.c_contiguous:
         return self
     result = copy_ops.Clone.apply(self)
@@ -119,8 +129,9 @@ METHODS = {
     "clamp_min": pw.clamp_min, "clamp_max": pw.clamp_max, "clamp_min_": pw.clamp_min_,
     "clamp_max_": pw.clamp_max_,
     "maximum": pw.maximum, "minimum": pw.minimum, "masked_fill": pw.masked_fill,
-    "masked_fill_": pw.masked_fill_, "where": lambda self, cond, other: pw.where(
-        cond, self, other),
+    "masked_fill_": pw.masked_fill_, "where": _doc(
+        "``where(condition, self, other)``: this tensor where ``condition`` holds, else ``other``.",
+        lambda self, cond, other: pw.where(cond, self, other)),
     "floor": pw.floor, "ceil": pw.ceil, "round": pw.round, "trunc": pw.trunc,
     "add_": pw.add_, "sub_": pw.sub_, "mul_": pw.mul_, "div_": pw.div_,
     # comparison
@@ -154,7 +165,8 @@ METHODS = {
     "scatter": gather_scatter.scatter, "scatter_": gather_scatter.scatter_,
     "index_select": gather_scatter.index_select, "index_add": gather_scatter.index_add,
     "index_add_": gather_scatter.index_add_,
-    "clone": lambda self, memory_format=None: copy_ops.Clone.apply(self),
+    "clone": _doc("A copy that stays in the graph (gradients flow back to this tensor).",
+                  lambda self, memory_format=None: copy_ops.Clone.apply(self)),
     "contiguous": _contiguous,
     "copy_": copy_ops.copy_, "fill_": copy_ops.fill_, "zero_": copy_ops.zero_,
     "index_put_": indexing.index_put_, "index_put": indexing.index_put,
@@ -163,17 +175,23 @@ METHODS = {
     "half": _caster(_dtype.float16),
     "bfloat16": _caster(_dtype.bfloat16), "long": _caster(_dtype.int64),
     "int": _caster(_dtype.int32),
-    "bool": _caster(_dtype.bool_), "type_as": lambda self, other: _to(self, other.dtype),
-    "new_zeros": lambda self, *size, dtype=None, **kw: creation.zeros(
-        *size, dtype=dtype or self.dtype),
-    "new_ones": lambda self, *size, dtype=None, **kw: creation.ones(
-        *size, dtype=dtype or self.dtype),
-    "new_full": lambda self, size, value, dtype=None, **kw: creation.full(
-        size, value, dtype=dtype or self.dtype),
-    "new_empty": lambda self, *size, dtype=None, **kw: creation.empty(
-        *size, dtype=dtype or self.dtype),
-    "new_tensor": lambda self, data, dtype=None, **kw: creation.tensor(
-        data, dtype=dtype or self.dtype),
+    "bool": _caster(_dtype.bool_), "type_as": _doc(
+        "``to(other.dtype)``.", lambda self, other: _to(self, other.dtype)),
+    "new_zeros": _doc("Zeros of ``size``, with this tensor's dtype unless given.",
+                      lambda self, *size, dtype=None, **kw: creation.zeros(
+                          *size, dtype=dtype or self.dtype)),
+    "new_ones": _doc("Ones of ``size``, with this tensor's dtype unless given.",
+                     lambda self, *size, dtype=None, **kw: creation.ones(
+                         *size, dtype=dtype or self.dtype)),
+    "new_full": _doc("``size`` filled with ``value``, with this tensor's dtype unless given.",
+                     lambda self, size, value, dtype=None, **kw: creation.full(
+                         size, value, dtype=dtype or self.dtype)),
+    "new_empty": _doc("A tensor of ``size`` with this tensor's dtype unless given (zero-filled).",
+                      lambda self, *size, dtype=None, **kw: creation.empty(
+                          *size, dtype=dtype or self.dtype)),
+    "new_tensor": _doc("A new tensor copying ``data``, with this tensor's dtype unless given.",
+                       lambda self, data, dtype=None, **kw: creation.tensor(
+                           data, dtype=dtype or self.dtype)),
     # operators
     "__add__": pw.add, "__radd__": pw.radd, "__iadd__": pw.add_,
     "__sub__": pw.sub, "__rsub__": pw.rsub_operator, "__isub__": pw.sub_,
@@ -194,9 +212,12 @@ METHODS = {
 }
 
 PROPERTIES = {
-    "grad_fn": autograd_views.grad_fn, "device": lambda self: _device.device("cpu"),
+    "grad_fn": autograd_views.grad_fn,
+    "device": _doc("Always ``device('cpu')``: hookgrad has no other device.",
+                   lambda self: _device.device("cpu")),
     "T": views.numpy_T, "mT": views.matrix_T,
-    "real": lambda self: self,
+    "real": _doc("The tensor itself: hookgrad has no complex dtypes, so every tensor is real.",
+                 lambda self: self),
 }
 
 
@@ -209,6 +230,7 @@ def _inplace_binary(cls, name: str):
         return I.inplace(cls, self, other, _base.promote(self, other), None)
 
     op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"In place ``{name[:-1]}`` with ``other`` broadcast to this tensor's shape."
     return op
 
 

@@ -47,6 +47,7 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 
 def get_printoptions() -> dict:
+    """The current print options (precision, threshold, edgeitems, linewidth, sci_mode), a dict."""
     return asdict(PRINT_OPTS)
 
 

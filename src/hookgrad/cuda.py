@@ -17,22 +17,27 @@ def _lazy_init() -> None:
 
 
 def is_available() -> bool:
+    """False: hookgrad computes on the CPU only."""
     return False
 
 
 def device_count() -> int:
+    """0: hookgrad has no GPU backend."""
     return 0
 
 
 def is_initialized() -> bool:
+    """False: CUDA is never initialised."""
     return False
 
 
 def init() -> None:
+    """Raises torch's CPU-build error: there is no CUDA to initialise."""
     _lazy_init()
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """False: no CUDA device, so no CUDA bfloat16."""
     return False
 
 

@@ -39,10 +39,16 @@ class Size(tuple):
         return Size(tuple(other) + tuple(self))
 
     def numel(self) -> int:
+        """The number of elements."""
         return int(np.prod(self, dtype=np.int64))
 
 
 class Tensor:
+    """An n-dimensional array on a NumPy buffer that records the operations applied to it, so that
+    ``backward`` can compute gradients.
+
+    Differs from torch: the data always lives in host memory (``device`` is always ``cpu``);
+    ``numpy()`` shares that buffer."""
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_version_counter",
                  "_base", "_view_fn", "_view_version", "_hooks", "_extra", "__weakref__")
 
@@ -71,6 +77,7 @@ class Tensor:
     # -- autograd state --------------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
+        """Whether operations on this tensor are recorded for gradients."""
         return self._requires_grad or self.grad_fn is not None
 
     @requires_grad.setter
@@ -85,15 +92,20 @@ class Tensor:
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Sets ``requires_grad`` in place and returns the tensor; only a leaf can be switched
+        off, and only a floating tensor switched on."""
         self.requires_grad = requires_grad
         return self
 
     @property
     def is_leaf(self) -> bool:
+        """True for tensors created by the user (or with ``requires_grad=False``), not by a
+        differentiable op."""
         return self.grad_fn is None
 
     @property
     def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 for leaves)."""
         return self._output_nr
 
     @property
@@ -102,6 +114,8 @@ class Tensor:
 
     @property
     def grad(self) -> Optional["Tensor"]:
+        """The accumulated gradient (None until a backward pass reaches this leaf, or one that
+        retains its grad)."""
         if self._grad_fn is not None and not self.retains_grad:
             warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
@@ -120,10 +134,13 @@ class Tensor:
 
     @property
     def retains_grad(self) -> bool:
+        """True when ``retain_grad()`` asked a non-leaf to keep its ``.grad``."""
         return bool(self._extra and self._extra.get("retains_grad"))
 
     @property
     def data(self) -> "Tensor":
+        """The same values detached from the graph (shares memory); assigning replaces the values
+        but keeps the tensor's identity."""
         return Tensor._make(self._data)
 
     @data.setter
@@ -137,6 +154,7 @@ class Tensor:
         return tensor
 
     def detach_(self) -> "Tensor":
+        """Cuts this tensor from the graph in place: it becomes a leaf without ``grad_fn``."""
         if self._base is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self._grad_fn = None
@@ -152,9 +170,11 @@ class Tensor:
     # -- plain data access -------------------------------------------------------------------
     @property
     def shape(self) -> Size:
+        """The size of each dimension, as a ``hookgrad.Size``."""
         return Size(self._data.shape)
 
     def size(self, dim: Optional[int] = None):
+        """The shape as a ``hookgrad.Size``, or the size of one dimension ``dim``."""
         if dim is None:
             return Size(self._data.shape)
         ndim = max(self._data.ndim, 1)
@@ -165,31 +185,38 @@ class Tensor:
 
     @property
     def dtype(self) -> _dtype.dtype:
+        """The element type (``hookgrad.float32`` and so on)."""
         return _dtype.from_numpy_dtype(self._data.dtype)
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions (property)."""
         return self._data.ndim
 
     def dim(self) -> int:
+        """The number of dimensions."""
         return self._data.ndim
 
     ndimension = dim
 
     def numel(self) -> int:
+        """The number of elements."""
         return self._data.size
 
     nelement = numel
 
     def element_size(self) -> int:
+        """Bytes per element."""
         return self._data.itemsize
 
     @property
     def itemsize(self) -> int:
+        """Bytes per element (the property spelling of ``element_size()``)."""
         return self._data.itemsize
 
     @property
     def nbytes(self) -> int:
+        """Bytes the elements take: ``numel() * element_size()``."""
         return self._data.nbytes
 
     is_cuda = False
@@ -200,45 +227,60 @@ class Tensor:
 
     @property
     def is_floating_point_(self) -> bool:
+        """The same test as ``is_floating_point()``, under a second name some callers use."""
         return self._data.dtype.kind in "fV"
 
     def is_floating_point(self) -> bool:
+        """True for float16, bfloat16, float32 and float64 tensors."""
         return self._data.dtype.kind in "fV"
 
     def is_contiguous(self, memory_format=None) -> bool:
+        """True when the elements lie in row-major order without gaps."""
         return self._data.flags.c_contiguous
 
     def stride(self, dim: Optional[int] = None):
+        """Elements to step in memory for one step along each dimension (or along ``dim``)."""
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[dim]
 
     def storage_offset(self) -> int:
+        """Offset, in elements, of the first element from the start of the storage."""
         root = root_array(self._data)
         start = self._data.__array_interface__["data"][0]
         return (start - root.__array_interface__["data"][0]) // self._data.itemsize
 
     def data_ptr(self) -> int:
+        """Address of the first element in memory (of the NumPy buffer)."""
         return self._data.__array_interface__["data"][0]
 
     def untyped_storage(self):
+        """The raw byte storage behind the tensor, shared with its views."""
         return _Storage(root_array(self._data))
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
+        """A NumPy array sharing this tensor's memory; raises if the tensor requires grad unless
+        ``force=True``.
+
+        Differs from torch: a bfloat16 tensor gives an ml_dtypes bfloat16 array (NumPy has no such
+        type)."""
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return self._data
 
     def item(self):
+        """The single element as a Python number; raises if the tensor has more than one element."""
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
         return self._data.item()
 
     def tolist(self):
+        """The values as (nested) Python lists of numbers."""
         return self._data.tolist()
 
     def cpu(self) -> "Tensor":
+        """This tensor: every hookgrad tensor already lives on the CPU."""
         return self
 
     def get_device(self) -> int:

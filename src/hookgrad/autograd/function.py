@@ -54,11 +54,16 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple:
+        """The tensors given to ``save_for_backward``, unpacked (through any unpack hook); raises
+        after they are freed."""
         return tuple(None if saved is None else saved.unpack(self) for saved in self._saved)
 
     saved_variables = saved_tensors
 
     def save_for_forward(self, *tensors) -> None:
+        """Keeps tensors for a forward-mode ``jvp``; accepted for compatibility.
+
+        Differs from torch: hookgrad has no forward-mode engine, so nothing reads them."""
         self._saved_for_forward = tensors
 
 
@@ -221,24 +226,33 @@ class Function:
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
+        """The op's computation, written by the subclass: ``forward(ctx, *args)`` or, with
+        ``setup_context``, ``forward(*args)``."""
         raise NotImplementedError("You must implement the forward function for custom "
                                   "autograd.Function.")
 
     @staticmethod
     def setup_context(ctx, inputs: tuple, output) -> None:
+        """Saves what backward needs (``ctx.save_for_backward``) when ``forward`` does not take
+        ``ctx``."""
         raise NotImplementedError("setup_context is not implemented.")
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        """Written by the subclass: gradients of the inputs from the gradients of the outputs, one
+        per input (None where none flows)."""
         raise NotImplementedError("You must implement either the backward or vjp method for "
                                   "your custom autograd.Function to use it with backward mode AD.")
 
     @classmethod
     def vjp(cls, ctx, *grad_outputs):
+        """Same as ``backward`` (the name torch.func uses)."""
         return cls.backward(ctx, *grad_outputs)
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        """Runs the Function on ``args`` and records its node in the graph; call this, never
+        ``forward``."""
         return _apply_user(cls, args, kwargs)
 
 
@@ -543,9 +557,12 @@ class _DelayedError(Function):
 
 
 class InplaceFunction(Function):
+    """A ``Function`` base that records whether it should run in place (``self.inplace``), kept for
+    old code."""
     def __init__(self, inplace: bool = False):
         self.inplace = inplace
 
 
 class NestedIOFunction(Function):
+    """Legacy ``Function`` base whose forward and backward take nested inputs; kept for old code."""
     pass

@@ -15,10 +15,12 @@ _state = _State()
 
 
 def is_grad_enabled() -> bool:
+    """Whether operations are being recorded for autograd in this thread."""
     return _state.enabled
 
 
 def is_inference_mode_enabled() -> bool:
+    """Whether an ``inference_mode`` block is active."""
     return _state.inference
 
 
@@ -56,6 +58,7 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class no_grad(_DecoratorContextManager):
+    """Context manager and decorator that stops recording operations for gradients."""
     def __enter__(self):
         self.prev = _state.enabled
         _state.enabled = False
@@ -66,6 +69,7 @@ class no_grad(_DecoratorContextManager):
 
 
 class enable_grad(_DecoratorContextManager):
+    """Context manager and decorator that turns recording of gradients back on."""
     def __enter__(self):
         self.prev = _state.enabled
         _state.enabled = True

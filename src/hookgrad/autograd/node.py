@@ -44,6 +44,7 @@ class Node:
         self._input_meta = ()
 
     def name(self) -> str:
+        """The node's class name as torch prints it (``MulBackward0``)."""
         return type(self).__name__
 
     def __repr__(self) -> str:
@@ -85,11 +86,14 @@ class Node:
         self._retains_grad_hooks[output_nr] = fn
 
     def release_variables(self) -> None:
+        """Frees what the node saved for backward (done after a backward pass without
+        ``retain_graph``)."""
         for saved in self._saved:
             if saved is not None:
                 saved.release()
 
     def apply(self, grad_outputs: tuple) -> tuple:
+        """Gradients of the node's inputs from the gradients of its outputs."""
         raise NotImplementedError
 
     def __call__(self, *grad_outputs):

@@ -47,40 +47,49 @@ def _ntuple(value, n: int, name: str = "") -> tuple:
 
 # -- activations (the core ops, under torch.nn.functional's names) ------------------------------
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``max(x, 0)`` elementwise."""
     return _activation.relu_(input) if inplace else _activation.relu(input)
 
 
 def relu_(input: Tensor) -> Tensor:
+    """In place ``relu``."""
     return _activation.relu_(input)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """``x * Phi(x)`` (``approximate='tanh'`` for the tanh formula)."""
     return _activation.gelu(input, approximate)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)`` elementwise."""
     if inplace:  # silu of a copy, written back: the core's in-place silu saves the input it
         return input.copy_(_activation.silu(input.clone()))  # then overwrites (version error)
     return _activation.silu(input)
 
 
 def sigmoid(input: Tensor) -> Tensor:
+    """``1 / (1 + exp(-x))`` elementwise."""
     return _pointwise.sigmoid(input)
 
 
 def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent elementwise."""
     return _pointwise.tanh(input)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, linear above ``threshold``."""
     return _activation.softplus(input, beta, threshold)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` for positive ``x``, else ``negative_slope * x``."""
     return _activation.leaky_relu(input, negative_slope, inplace)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` for positive ``x``, else ``alpha * (exp(x) - 1)``."""
     return _activation.elu(input, alpha, inplace)
 
 
@@ -92,6 +101,7 @@ def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
 
 def softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,
             dtype=None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim``, computed stably."""
     if dim is None:
         dim = _softmax_dim("softmax", input.ndim, _stacklevel)
     return _reduce.softmax(input, dim, dtype=dtype)
@@ -99,6 +109,7 @@ def softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,
 
 def log_softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,
                 dtype=None) -> Tensor:
+    """``log(softmax(input, dim))`` computed stably."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.ndim, _stacklevel)
     return _reduce.log_softmax(input, dim, dtype=dtype)
@@ -212,25 +223,31 @@ def _warn_once(message: str) -> None:
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """1-d convolution (cross-correlation, as torch's) of ``(N, C, L)`` input with ``weight``."""
     return _convolution("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """2-d convolution (cross-correlation, as torch's) of ``(N, C, H, W)`` input with ``weight``."""
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """3-d convolution (cross-correlation, as torch's) of ``(N, C, D, H, W)`` input with ``weight``.
+    """
     return _convolution("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1) -> Tensor:
+    """Transposed 1-d convolution: the gradient of ``conv1d`` with respect to its input."""
     return _convolution("conv_transpose1d", 1, input, weight, bias, stride, padding, dilation,
                         groups, True, output_padding)
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1) -> Tensor:
+    """Transposed 2-d convolution: the gradient of ``conv2d`` with respect to its input."""
     return _convolution("conv_transpose2d", 2, input, weight, bias, stride, padding, dilation,
                         groups, True, output_padding)
 
@@ -269,6 +286,7 @@ def _check_pool(input, nd, kernel, stride, padding, dilation, ceil_mode):
 
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=True):
+    """``max_pool2d`` returning ``(values, indices)``."""
     kernel, stride, padding, dilation = _pool_args(2, kernel_size, stride, padding, dilation)
     _check_pool(input, 2, kernel, stride, padding, dilation, ceil_mode)
     return _pool.MaxPoolWithIndices.apply(input, kernel, stride, padding, dilation, ceil_mode)
@@ -276,6 +294,8 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
+    """Maximum over sliding windows of an image (``return_indices`` also gives where each came
+    from)."""
     output, indices = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,
                                               ceil_mode)
     return (output, indices) if return_indices else output
@@ -283,6 +303,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None) -> Tensor:
+    """Average over sliding windows of an image."""
     kernel, stride, padding, _ = _pool_args(2, kernel_size, stride, padding)
     _check_pool(input, 2, kernel, stride, padding, (1, 1), ceil_mode)
     if divisor_override is not None and divisor_override == 0:
@@ -292,6 +313,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def adaptive_avg_pool2d(input, output_size) -> Tensor:
+    """Average pooling over an image to ``output_size`` windows chosen from the input size."""
     if input.ndim not in (3, 4):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
                            f"{list(input.shape)}")
@@ -329,6 +351,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True) -> Tensor:
+    """Average over sliding windows of a 1-d signal."""
     stride = kernel_size if stride is None or stride == () else stride
     return avg_pool2d(_as_2d(input, "avg_pool1d"), (1, _one(kernel_size, "kernel_size")),
                       (1, _one(stride, "stride")), (0, _one(padding, "padding")), ceil_mode,
@@ -336,6 +359,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def adaptive_avg_pool1d(input, output_size) -> Tensor:
+    """Average pooling over a 1-d signal to ``output_size`` windows chosen from the input length."""
     size = _one(output_size, "output_size")
     pooled = _pool.AdaptiveAvgPool.apply(_as_2d(input, "adaptive_avg_pool1d"), (1, size))
     return pooled.squeeze(-2)
@@ -344,6 +368,8 @@ def adaptive_avg_pool1d(input, output_size) -> Tensor:
 # -- normalization --------------------------------------------------------------------------------
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5) -> Tensor:
+    """Normalises each channel by batch statistics (training) or by
+    ``running_mean``/``running_var``, which training updates in place."""
     if training:
         count = input.numel() // input.shape[1] if input.ndim > 1 else 1
         if count == 1:
@@ -362,6 +388,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Tensor:
+    """Normalises over the trailing ``normalized_shape`` dimensions, then applies the optional
+    affine ``weight``/``bias``."""
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
@@ -379,6 +407,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Ten
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5) -> Tensor:
+    """Normalises groups of channels per sample, then applies the optional affine
+    ``weight``/``bias``."""
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.ndim}")
@@ -416,6 +446,7 @@ def _renorm_rows(weight: Tensor, indices: np.ndarray, max_norm: float, norm_type
 
 # -- utilities ------------------------------------------------------------------------------------
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """Int64 tensor with a trailing dimension of ``num_classes`` holding a 1 at each label."""
     if tensor._data.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     classes = int(tensor._data.max()) + 1 if num_classes == -1 else num_classes

@@ -212,6 +212,16 @@ def random_from_to(generator, count: int, np_dtype: np.dtype, low: int, span: in
     return _cast_int64(values, np_dtype)
 
 
+def float_digits(np_dtype: np.dtype) -> int:
+    """Significand bits, the implicit one included, of a floating dtype (NumPy's ``finfo`` does
+    not know ml_dtypes' bfloat16, so that one asks ml_dtypes)."""
+    if np_dtype.kind == "V":
+        import ml_dtypes
+
+        return int(ml_dtypes.finfo(np_dtype).nmant) + 1
+    return int(np.finfo(np_dtype).nmant) + 1
+
+
 def random_full_range(generator, count: int, np_dtype: np.dtype) -> np.ndarray:
     """``random_(-2**63, None)``: a whole 64-bit word read as int64."""
     return _cast_int64(generator._random64(count).view(np.int64), np_dtype)
@@ -224,7 +234,7 @@ def random_default(generator, count: int, np_dtype: np.dtype) -> np.ndarray:
     if np_dtype.kind == "b":
         return (words & np.uint64(1)).astype(np.bool_)
     if np_dtype.kind in "fV":
-        modulus = (1 << (np.finfo(np_dtype).nmant + 1)) + 1
+        modulus = (1 << float_digits(np_dtype)) + 1
     else:
         modulus = int(np.iinfo(np_dtype).max) + 1
     return (words % np.uint64(modulus)).astype(np_dtype)

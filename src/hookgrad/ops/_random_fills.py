@@ -6,6 +6,8 @@ Elements are filled in torch's order: memory order for a tensor whose strides ar
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._generator import resolve
@@ -227,7 +229,7 @@ def bernoulli_(input: Tensor, p=0.5, *, generator=None) -> Tensor:
 def _random_top(dtype: np.dtype) -> int:
     """random_(to=None) ends past the largest integer the dtype holds exactly."""
     if dtype.kind in "fV":
-        return 2 ** (np.finfo(dtype).nmant + 1) + 1
+        return 2 ** D.float_digits(dtype) + 1
     if dtype.kind == "b":
         return 2
     return int(np.iinfo(dtype).max) + 1
@@ -236,12 +238,30 @@ def _random_top(dtype: np.dtype) -> int:
 _UNSET = object()
 
 
+_CPP_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+              "float64": "double"}
+
+
+def _warn_beyond_exact_integers(low: int, high: int, digits: int, np_dtype: np.dtype) -> None:
+    """torch warns (not raises) when an end of an integer range lies past the integers the
+    float dtype represents exactly; the draw still goes ahead."""
+    bound = 1 << digits
+    for value, name in ((low, "from"), (high - 1, "to - 1")):
+        if not -bound <= value <= bound:
+            warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
+                          f"limitations {_CPP_NAMES[np_dtype.name]} can support discrete uniform "
+                          "distribution only within this range. This warning will become an "
+                          "error in version 1.7 release, please fix the code in advance",
+                          UserWarning, stacklevel=4)
+
+
 def _float_range(low: int, high: int, np_dtype: np.dtype) -> tuple[int, int]:
     """torch moves [low, high) inward for a float dtype until both ends survive the cast, so
     no drawn integer rounds onto ``high``."""
     if np_dtype.kind not in "fV":
         return low, high
-    digits = np.finfo(np_dtype).nmant + 1
+    digits = D.float_digits(np_dtype)
+    _warn_beyond_exact_integers(low, high, digits, np_dtype)
     nearest_up = int(np_dtype.type(low + 1))
     if nearest_up < low:
         low = nearest_up + (1 << (abs(low + 1).bit_length() - 1 - digits + 1))
@@ -269,7 +289,7 @@ def random_(input: Tensor, from_=None, to=_UNSET, *, generator=None, **kwargs) -
             if low == -(2 ** 63):
                 high = 2 ** 63
             elif np_dtype.kind in "fV":
-                high = min(2 ** (np.finfo(np_dtype).nmant + 1), 2 ** 63 - 1) + 1
+                high = min(2 ** D.float_digits(np_dtype), 2 ** 63 - 1) + 1
             else:
                 high = _random_top(np_dtype)
     if low >= high:

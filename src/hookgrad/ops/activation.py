@@ -235,6 +235,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def relu_(input: Tensor) -> Tensor:
+    """In place ``relu``."""
     return relu(input, inplace=True)
 
 

@@ -240,11 +240,13 @@ class Hardshrink(Softshrink):
 # functions (torch.nn.functional's names; selu and celu are in torch too)
 # ---------------------------------------------------------------------------------------------
 def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x))`` computed stably."""
     return LogSigmoid.apply(input)
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
+    """``clamp(x, min_val, max_val)`` elementwise."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     if inplace:
@@ -253,6 +255,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """In place ``hardtanh``."""
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
@@ -268,14 +271,17 @@ def _maybe_inplace(cls, input: Tensor, inplace: bool) -> Tensor:
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``clamp(x / 6 + 1 / 2, 0, 1)`` elementwise."""
     return _maybe_inplace(Hardsigmoid, input, inplace)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * hardsigmoid(x)`` elementwise."""
     return _maybe_inplace(Hardswish, input, inplace)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))`` elementwise."""
     return _maybe_inplace(Mish, input, inplace)
 
 
@@ -286,6 +292,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def selu_(input: Tensor) -> Tensor:
+    """In place ``selu``."""
     return selu(input, inplace=True)
 
 
@@ -298,14 +305,17 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In place ``celu``."""
     return celu(input, alpha, inplace=True)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
     return Softshrink.apply(input, lambd)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x`` where ``|x| > lambd``, else 0."""
     return Hardshrink.apply(input, lambd)
 
 
@@ -315,5 +325,6 @@ def softsign(input: Tensor) -> Tensor:
 
 
 def tanhshrink(input: Tensor) -> Tensor:
+    """``x - tanh(x)`` elementwise."""
     return input - input.tanh()
 

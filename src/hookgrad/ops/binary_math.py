@@ -173,6 +173,7 @@ fmod = _binary(Fmod, "fmod", FmodScalar)
 
 
 def copysign(input: Tensor, other, *, out=None) -> Tensor:
+    """``|input|`` with the sign of ``other``, elementwise."""
     other = as_operand(other, "copysign")
     if not isinstance(other, Tensor):
         other = Tensor._make(cast(other, _true_dtype(promote(input, other))))
@@ -406,8 +407,10 @@ def _addc(cls, input: Tensor, tensor1: Tensor, tensor2: Tensor, value) -> Tensor
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out=None) -> Tensor:
+    """``input + value * tensor1 * tensor2``."""
     return _addc(Addcmul, input, tensor1, tensor2, value)
 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out=None) -> Tensor:
+    """``input + value * tensor1 / tensor2``."""
     return _addc(Addcdiv, input, tensor1, tensor2, value)

@@ -106,12 +106,15 @@ class Zero(Fill):
 
 
 def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
+    """Copies ``src``'s values into this tensor in place (broadcasting and casting); gradient flows
+    to ``src``."""
     if not isinstance(src, Tensor):
         src = Tensor._make(np.asarray(src, dtype=self._data.dtype))
     return Copy.apply(self, src)
 
 
 def fill_(self: Tensor, value) -> Tensor:
+    """Sets every element to ``value`` in place."""
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
@@ -121,4 +124,5 @@ def fill_(self: Tensor, value) -> Tensor:
 
 
 def zero_(self: Tensor) -> Tensor:
+    """Sets every element to zero in place."""
     return Zero.apply(self, 0)

@@ -201,6 +201,7 @@ def _float_dtype(dtype) -> np.dtype:
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None,
           layout=None) -> Tensor:
+    """A tensor of zeros of the given shape."""
     _device.check(device)
     shape = _size(size, "zeros", "zeros: Dimension size must be non-negative.")
     return _finish(np.zeros(shape, _float_dtype(dtype)), requires_grad)
@@ -208,6 +209,7 @@ def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None,
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None,
          layout=None) -> Tensor:
+    """A tensor of ones of the given shape."""
     _device.check(device)
     return _finish(np.ones(_size(size, "ones"), _float_dtype(dtype)), requires_grad)
 
@@ -251,24 +253,30 @@ def _like(input: Tensor, dtype) -> np.dtype:
 
 def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
                memory_format=None, layout=None) -> Tensor:
+    """A tensor of zeros with ``input``'s shape."""
     _device.check(device)
     return _finish(np.zeros(input._data.shape, _like(input, dtype)), requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
               memory_format=None, layout=None) -> Tensor:
+    """A tensor of ones with ``input``'s shape."""
     _device.check(device)
     return _finish(np.ones(input._data.shape, _like(input, dtype)), requires_grad)
 
 
 def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
                memory_format=None, layout=None) -> Tensor:
+    """An uninitialised tensor with ``input``'s shape (and dtype unless given).
+
+    Differs from torch: the memory is zero-filled (NumPy's ``empty`` would expose stale bytes)."""
     _device.check(device)
     return _finish(np.zeros(input._data.shape, _like(input, dtype)), requires_grad)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None,
               requires_grad: bool = False, memory_format=None, layout=None) -> Tensor:
+    """A tensor of ``input``'s shape filled with ``fill_value``."""
     _device.check(device)
     array = _filled(input._data.shape, _fill_value(fill_value), _like(input, dtype))
     return _finish(array, requires_grad)
@@ -332,6 +340,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
+    """An ``n`` by ``m`` matrix with ones on the diagonal."""
     _device.check(device)
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")

@@ -47,4 +47,5 @@ class ReversedCumsum(Op):
 
 
 def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """Running sum along ``dim``."""
     return Cumsum.apply(input, normalize_dim(dim, input._data.ndim), _numpy_dtype(dtype))

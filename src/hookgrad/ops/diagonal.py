@@ -68,18 +68,22 @@ class TriuInplace(TrilInplace):
 
 
 def tril(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
+    """Lower triangle (on and below diagonal ``diagonal``); the rest zeroed."""
     return Tril.apply(input, int(diagonal))
 
 
 def triu(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
+    """Upper triangle (on and above diagonal ``diagonal``); the rest zeroed."""
     return Triu.apply(input, int(diagonal))
 
 
 def tril_(input: Tensor, diagonal: int = 0) -> Tensor:
+    """In place ``tril``."""
     return TrilInplace.apply(input, int(diagonal))
 
 
 def triu_(input: Tensor, diagonal: int = 0) -> Tensor:
+    """In place ``triu``."""
     return TriuInplace.apply(input, int(diagonal))
 
 
@@ -190,6 +194,8 @@ class DiagEmbed(Op):
 
 
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Tensors whose last-two-dimension diagonals (at ``offset``) hold the last dimension of
+    ``input``."""
     dim1, dim2 = _diagonal_dims(input._data.ndim + 1, dim1, dim2)
     return DiagEmbed.apply(input, int(offset), dim1, dim2)
 
@@ -205,6 +211,7 @@ def diag(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
 
 
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """A square matrix with the flattened input on diagonal ``offset``."""
     return DiagEmbed.apply(input.reshape(-1), int(offset), 0, 1)
 
 
@@ -228,6 +235,7 @@ class Trace(Op):
 
 
 def trace(input: Tensor) -> Tensor:
+    """Sum of the main diagonal of a matrix."""
     return Trace.apply(input)
 
 

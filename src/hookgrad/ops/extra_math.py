@@ -248,11 +248,15 @@ class _Scale(Op):
 
 
 class Deg2Rad(_Scale):
+    """Degrees to radians: ``x * pi / 180``."""
+
     node_name = "Deg2RadBackward0"
     _factor = math.pi / 180
 
 
 class Rad2Deg(_Scale):
+    """Radians to degrees: ``x * 180 / pi``."""
+
     node_name = "Rad2DegBackward0"
     _factor = 180 / math.pi
 
@@ -350,6 +354,7 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
 
 
 def positive(input: Tensor) -> Tensor:
+    """The input itself (raises for bool tensors, as torch)."""
     if input._data.dtype == np.bool_:
         raise TypeError("The `+` operator, on a bool tensor is not supported.")
     return input

@@ -81,6 +81,7 @@ class Gather(Op):
 
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
            out=None) -> Tensor:
+    """Picks, along ``dim``, the element named by ``index`` for every position of ``index``."""
     dim = normalize_dim(dim, input._data.ndim)
     return _to_out(Gather.apply(input, dim, _index_data(index, "gather")), out)
 
@@ -165,11 +166,13 @@ def _assign(out, key, src) -> None:
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """A copy with ``src`` added at ``index`` along ``dim`` (repeats accumulate)."""
     dim = normalize_dim(dim, input._data.ndim)
     return ScatterAdd.apply(input, dim, _index_data(index, "scatter_add", False), src)
 
 
 def scatter_add_(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """In place ``scatter_add``."""
     dim = normalize_dim(dim, input._data.ndim)
     return ScatterAddInplace.apply(input, dim, _index_data(index, "scatter_add_", False), src)
 
@@ -229,10 +232,13 @@ class ScatterValueInplace(ScatterValue):
 
 
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None) -> Tensor:
+    """A copy with ``src`` (or ``value``) written at ``index`` along ``dim``; ``reduce`` combines
+    instead."""
     return _scatter("scatter", Scatter, ScatterValue, input, dim, index, src, value)
 
 
 def scatter_(input: Tensor, dim: int, index: Tensor, src=None, *, value=None) -> Tensor:
+    """In place ``scatter``."""
     return _scatter("scatter_", ScatterInplace, ScatterValueInplace, input, dim, index, src,
                     value)
 
@@ -278,6 +284,7 @@ class IndexSelect(Op):
 
 
 def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
+    """The slices at ``index`` along ``dim`` (a copy)."""
     dim = normalize_dim(dim, input._data.ndim)
     if not isinstance(index, Tensor):
         raise TypeError(f"index_select(): argument 'index' must be Tensor, not "
@@ -347,10 +354,12 @@ def _index_add_into(out: np.ndarray, dim: int, index: np.ndarray, source: np.nda
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    """A copy with ``alpha * source`` rows added at ``index`` along ``dim`` (repeats accumulate)."""
     dim = normalize_dim(dim, input._data.ndim)
     return IndexAdd.apply(input, dim, _index_data(index, "index_add"), source, alpha)
 
 
 def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    """In place ``index_add``."""
     dim = normalize_dim(dim, input._data.ndim)
     return IndexAddInplace.apply(input, dim, _index_data(index, "index_add_"), source, alpha)

@@ -343,11 +343,14 @@ def _type_word(tensor: Tensor) -> str:
 
 
 def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    """In place ``index_put``."""
     key, saved_indices = _put_args(self, indices, values)
     return IndexPut.apply(self, values, key, saved_indices, accumulate)
 
 
 def index_put(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
+    """A copy with ``values`` written (or added, with ``accumulate``) at the index tensors
+    ``indices``."""
     key, saved_indices = _put_args(self, indices, values)
     return IndexPutCopy.apply(self, values, key, saved_indices, accumulate)
 

@@ -62,6 +62,7 @@ def _method(cls, name: str):
         return inplace(cls, input)
 
     op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"In place ``{name[:-1]}``: overwrites this tensor and bumps its version."
     return op
 
 
@@ -79,12 +80,14 @@ METHODS = {name: _method(cls, name) for name, cls in _UNARY.items()}
 
 
 def round_(input: Tensor, *, decimals: int = 0) -> Tensor:
+    """In place ``round`` (half to even, or to ``decimals`` places)."""
     if decimals:
         return inplace(U.RoundDecimals, input, decimals)
     return inplace(U.Round, input)
 
 
 def pow_(input: Tensor, exponent) -> Tensor:
+    """In place ``self = self ** exponent``."""
     exponent = as_operand(exponent, "pow_")
     if isinstance(exponent, Tensor):
         dtype = promote(input, exponent)
@@ -93,18 +96,22 @@ def pow_(input: Tensor, exponent) -> Tensor:
 
 
 def square_(input: Tensor) -> Tensor:
+    """In place ``self = self * self``."""
     return pow_(input, 2)
 
 
 def logit_(input: Tensor, eps: float | None = None) -> Tensor:
+    """In place ``logit``: ``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` if given."""
     return inplace(X.Logit, input, eps)
 
 
 def nan_to_num_(input: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
+    """In place ``nan_to_num``: replaces NaN and infinities by finite values."""
     return inplace(X.NanToNum, input, nan, posinf, neginf)
 
 
 def fmod_(input: Tensor, other) -> Tensor:
+    """In place ``fmod``: remainder with the sign of the dividend."""
     other = as_operand(other, "fmod_")
     if isinstance(other, Tensor):
         return inplace(B.Fmod, input, other, promote(input, other), None)
@@ -112,6 +119,7 @@ def fmod_(input: Tensor, other) -> Tensor:
 
 
 def lerp_(input: Tensor, end: Tensor, weight) -> Tensor:
+    """In place ``self += weight * (end - self)``."""
     B._same_dtype("lerp", input, "end", end)
     if isinstance(weight, Tensor):
         B._same_dtype("lerp", input, "weight", weight)
@@ -120,10 +128,12 @@ def lerp_(input: Tensor, end: Tensor, weight) -> Tensor:
 
 
 def addcmul_(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """In place ``self += value * tensor1 * tensor2``."""
     return inplace(B.Addcmul, input, tensor1, tensor2, value, input._data.dtype)
 
 
 def addcdiv_(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """In place ``self += value * tensor1 / tensor2``."""
     return inplace(B.Addcdiv, input, tensor1, tensor2, value, input._data.dtype)
 
 

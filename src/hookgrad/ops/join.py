@@ -84,6 +84,7 @@ class Cat(Op):
 
 
 def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
+    """Joins tensors along an existing dimension ``dim``."""
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -92,6 +93,7 @@ def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
 
 
 def concatenate(tensors, dim: int = 0, *, axis=None, out=None) -> Tensor:
+    """Alias of ``cat``."""
     return cat(tensors, dim if axis is None else axis, out=out)
 
 
@@ -120,6 +122,7 @@ class Stack(Op):
 
 
 def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
+    """Joins tensors of equal shape along a new dimension ``dim``."""
     tensors = tuple(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
@@ -136,11 +139,13 @@ def _atleast(tensor: Tensor, ndim: int) -> Tensor:
 
 
 def hstack(tensors, *, out=None) -> Tensor:
+    """Joins along dimension 1 (dimension 0 for 1-d inputs)."""
     tensors = [_atleast(t, 1) for t in tensors]
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1, out=out)
 
 
 def vstack(tensors, *, out=None) -> Tensor:
+    """Joins along dimension 0 after making inputs at least 2-d."""
     return cat([_atleast(t, 2) for t in tensors], 0, out=out)
 
 
@@ -179,6 +184,8 @@ class Unbind(Split):
 
 
 def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    """Views of consecutive pieces along ``dim``: equal pieces of ``split_size`` or the listed
+    sizes."""
     if input._data.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     dim = normalize_dim(dim, input._data.ndim)
@@ -217,6 +224,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:
+    """The views along ``dim``, one per index, with that dimension removed."""
     if input._data.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     dim = normalize_dim(dim, input._data.ndim)

@@ -191,21 +191,25 @@ def _tensor_args(op: str, input, other) -> None:
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Matrix product of two 2-d tensors (no broadcasting)."""
     _tensor_args("mm", input, mat2)
     return Mm.apply(input, mat2)
 
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Batched matrix product of ``(b, n, m)`` and ``(b, m, p)`` tensors (no broadcasting)."""
     _tensor_args("bmm", input, mat2)
     return Bmm.apply(input, mat2)
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """Matrix-vector product."""
     _tensor_args("mv", input, vec)
     return Mv.apply(input, vec)
 
 
 def dot(input: Tensor, other: Tensor) -> Tensor:
+    """Inner product of two 1-d tensors."""
     _tensor_args("dot", input, other)
     return Dot.apply(input, other)
 

@@ -46,6 +46,7 @@ class MaskedSelect(Op):
 
 
 def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
+    """The elements where ``mask`` is True, as a 1-d tensor."""
     if not isinstance(mask, Tensor) or mask._data.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     return MaskedSelect.apply(input, mask._data)
@@ -118,11 +119,13 @@ def _type(tensor: Tensor) -> str:
 
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """A copy where the True positions of ``mask`` take consecutive elements of ``source``."""
     return MaskedScatter.apply(input, _scatter_args(input, mask, source, "masked_scatter"),
                                source)
 
 
 def masked_scatter_(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """In place ``masked_scatter``."""
     mask = _scatter_args(input, mask, source, "masked_scatter_")
     if mask.ndim > input._data.ndim:
         raise RuntimeError(f"expand(CPUBoolType{{{list(mask.shape)}}}, size="
@@ -234,8 +237,10 @@ def _index_fill(input: Tensor, dim: int, index: Tensor, value, inplace: bool) ->
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    """A copy with the slices at ``index`` along ``dim`` set to ``value``."""
     return _index_fill(input, dim, index, value, inplace=False)
 
 
 def index_fill_(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    """In place ``index_fill``."""
     return _index_fill(input, dim, index, value, inplace=True)

@@ -145,6 +145,8 @@ def max(input: Tensor, dim=None, keepdim: bool = False, *, other: Tensor | None 
 
 
 def min(input: Tensor, dim=None, keepdim: bool = False, *, other: Tensor | None = None):
+    """Minimum of all elements; with ``dim``, ``(values, indices)``; with a tensor, the elementwise
+    minimum."""
     return _extreme("min", input, dim, keepdim, other)
 
 
@@ -192,6 +194,7 @@ def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
 
 
 def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """Minimum over ``dim`` (all dims by default); the gradient is shared among ties."""
     return _amax(Amin, "amin", input, dim, keepdim)
 
 
@@ -217,4 +220,5 @@ def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
 
 
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the (first) minimum, over all elements or along ``dim``."""
     return _arg_extreme("argmin", input, dim, keepdim)

@@ -118,6 +118,7 @@ divide = true_divide = div
 
 
 def floor_divide(input, other) -> Tensor:
+    """Elementwise ``floor(input / other)``, as torch's (rounds toward minus infinity)."""
     input, other = _first_tensor(input, other, "floor_divide")
     other = as_operand(other, "floor_divide")
     if isinstance(other, Tensor):
@@ -150,6 +151,7 @@ def pow(input, exponent) -> Tensor:
 
 
 def square(input: Tensor) -> Tensor:
+    """``input * input`` elementwise."""
     return pow(input, 2)
 
 
@@ -204,6 +206,7 @@ def masked_fill(input: Tensor, mask, value) -> Tensor:
 
 
 def masked_fill_(input: Tensor, mask, value) -> Tensor:
+    """In place: sets the elements where the bool ``mask`` is True to ``value``."""
     return _masked_fill(input, mask, value, S.MaskedFillInplace, S.MaskedFillTensorInplace)
 
 
@@ -251,6 +254,7 @@ clip = clamp
 
 
 def clamp_(input: Tensor, min=None, max=None) -> Tensor:
+    """In place ``clamp``: limits every element to ``[min, max]``."""
     input, min, max, dtype, tensor_bounds = _clamp_args(input, min, max, "clamp_")
     if not _dtype.can_cast(_dtype.from_numpy_dtype(dtype), input.dtype):
         raise RuntimeError(f"result type {_dtype.scalar_type_name(dtype)} can't be cast to the "
@@ -269,6 +273,7 @@ clip_ = clamp_
 
 
 def clamp_min_(input: Tensor, min) -> Tensor:
+    """In place ``clamp_min``."""
     input, min, _, dtype, tensor_bound = _clamp_args(input, min, None, "clamp_min_")
     if tensor_bound:
         return _inplace.inplace(S.ClampMinTensor, input, min, dtype)
@@ -276,6 +281,7 @@ def clamp_min_(input: Tensor, min) -> Tensor:
 
 
 def clamp_max_(input: Tensor, max) -> Tensor:
+    """In place ``clamp_max``."""
     input, _, max, dtype, tensor_bound = _clamp_args(input, None, max, "clamp_max_")
     if tensor_bound:
         return _inplace.inplace(S.ClampMaxTensor, input, max, dtype)
@@ -283,6 +289,7 @@ def clamp_max_(input: Tensor, max) -> Tensor:
 
 
 def clamp_min(input: Tensor, min) -> Tensor:
+    """``max(input, min)`` elementwise: a lower bound only."""
     input, min, _, dtype, tensor_bound = _clamp_args(input, min, None, "clamp_min")
     if tensor_bound:
         return S.ClampMinTensor.apply(input, min, dtype)
@@ -290,6 +297,7 @@ def clamp_min(input: Tensor, min) -> Tensor:
 
 
 def clamp_max(input: Tensor, max) -> Tensor:
+    """``min(input, max)`` elementwise: an upper bound only."""
     input, _, max, dtype, tensor_bound = _clamp_args(input, None, max, "clamp_max")
     if tensor_bound:
         return S.ClampMaxTensor.apply(input, max, dtype)
@@ -298,18 +306,22 @@ def clamp_max(input: Tensor, max) -> Tensor:
 
 # in-place arithmetic -----------------------------------------------------------------------
 def add_(input: Tensor, other, *, alpha=1) -> Tensor:
+    """In place ``self += alpha * other``; ``other`` must broadcast to ``self``'s shape."""
     return _inplace.inplace_binary(_inplace.AddInplace, "add_", input, other, alpha)
 
 
 def sub_(input: Tensor, other, *, alpha=1) -> Tensor:
+    """In place ``self -= alpha * other``; ``other`` must broadcast to ``self``'s shape."""
     return _inplace.inplace_binary(_inplace.SubInplace, "sub_", input, other, alpha)
 
 
 def mul_(input: Tensor, other) -> Tensor:
+    """In place ``self *= other``; ``other`` must broadcast to ``self``'s shape."""
     return _inplace.inplace_binary(_inplace.MulInplace, "mul_", input, other)
 
 
 def div_(input: Tensor, other) -> Tensor:
+    """In place ``self /= other`` (``rounding_mode`` as in ``div``)."""
     return _inplace.inplace_binary(_inplace.DivInplace, "div_", input, other)
 
 
@@ -383,7 +395,24 @@ def _compare(name: str, fn):
         return _apply_pair(name, fn, input, other, work_dtype(promote(input, other)))
 
     op.__name__ = name
+    op.__doc__ = _COMPARISON_DOCS[name]
     return op
+
+
+_COMPARISON_DOCS = {
+    "eq": "Elementwise ``input == other`` with broadcasting; a bool tensor, never differentiable.",
+    "ne": "Elementwise ``input != other`` with broadcasting; a bool tensor, never differentiable.",
+    "lt": "Elementwise ``input < other`` with broadcasting; a bool tensor, never differentiable.",
+    "le": "Elementwise ``input <= other`` with broadcasting; a bool tensor, never differentiable.",
+    "gt": "Elementwise ``input > other`` with broadcasting; a bool tensor, never differentiable.",
+    "ge": "Elementwise ``input >= other`` with broadcasting; a bool tensor, never differentiable.",
+    "logical_and": "Elementwise: both nonzero; a bool tensor.",
+    "logical_or": "Elementwise: either nonzero; a bool tensor.",
+    "logical_xor": "Elementwise: exactly one nonzero; a bool tensor.",
+    "bitwise_and": "Elementwise bitwise AND of integer or bool tensors (floats raise, as torch).",
+    "bitwise_or": "Elementwise bitwise OR of integer or bool tensors (floats raise, as torch).",
+    "bitwise_xor": "Elementwise bitwise XOR of integer or bool tensors (floats raise, as torch).",
+}
 
 
 def _apply_pair(name: str, fn, input: Tensor, other, dtype) -> Tensor:
@@ -418,6 +447,7 @@ def _bitwise(name: str, fn):
         return _apply_pair(name, fn, input, other, dtype)
 
     op.__name__ = name
+    op.__doc__ = _COMPARISON_DOCS[name]
     return op
 
 
@@ -427,10 +457,12 @@ bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor)
 
 
 def logical_not(input: Tensor) -> Tensor:
+    """Elementwise logical NOT; the result is a bool tensor."""
     return Tensor._make(np.logical_not(input._data))
 
 
 def bitwise_not(input: Tensor) -> Tensor:
+    """Elementwise bitwise NOT of an integer tensor, logical NOT of a bool one."""
     if input._data.dtype.kind in "fV":
         raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for "
                                   f"'{_dtype.scalar_type_name(input._data.dtype)}'")
@@ -438,28 +470,35 @@ def bitwise_not(input: Tensor) -> Tensor:
 
 
 def isnan(input: Tensor) -> Tensor:
+    """Elementwise: NaN (a bool tensor)."""
     return Tensor._make(np.isnan(input._data))
 
 
 def isinf(input: Tensor) -> Tensor:
+    """Elementwise: plus or minus infinity (a bool tensor)."""
     return Tensor._make(np.isinf(input._data))
 
 
 def isfinite(input: Tensor) -> Tensor:
+    """Elementwise: neither infinite nor NaN (a bool tensor)."""
     return Tensor._make(np.isfinite(input._data))
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
+    """True when both tensors have the same shape and the same elements (a Python bool)."""
     return input._data.shape == other._data.shape and bool(np.array_equal(input._data,
                                                                            other._data))
 
 
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
+    """True when every pair of elements satisfies ``isclose`` (a Python bool)."""
     return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
+    """Elementwise ``|input - other| <= atol + rtol * |other|``; NaNs equal only with ``equal_nan``.
+    """
     return Tensor._make(np.asarray(np.isclose(input._data, _array(other), rtol=rtol, atol=atol,
                                               equal_nan=equal_nan)))

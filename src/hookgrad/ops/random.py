@@ -95,6 +95,7 @@ def _like(input: Tensor, dtype, device) -> np.ndarray:
 
 def rand_like(input: Tensor, *, dtype=None, layout=None, device=None,
               requires_grad: bool = False, memory_format=None, generator=None) -> Tensor:
+    """Uniform ``[0, 1)`` draws with ``input``'s shape, from torch's stream."""
     array = _like(input, dtype, device)
     if array.dtype.kind not in "fV":
         raise not_implemented("check_uniform_bounds", array.dtype)
@@ -104,6 +105,7 @@ def rand_like(input: Tensor, *, dtype=None, layout=None, device=None,
 
 def randn_like(input: Tensor, *, dtype=None, layout=None, device=None,
                requires_grad: bool = False, memory_format=None, generator=None) -> Tensor:
+    """Standard normal draws with ``input``'s shape, from torch's stream."""
     array = _like(input, dtype, device)
     if array.dtype.kind not in "fV":
         raise not_implemented("normal_kernel_cpu", array.dtype)
@@ -113,6 +115,7 @@ def randn_like(input: Tensor, *, dtype=None, layout=None, device=None,
 
 def randint_like(input: Tensor, low, high=None, *, dtype=None, layout=None, device=None,
                  requires_grad: bool = False, memory_format=None, generator=None) -> Tensor:
+    """Integers in ``[low, high)`` with ``input``'s shape, from torch's stream."""
     if high is None:
         low, high = 0, low
     if low >= high:

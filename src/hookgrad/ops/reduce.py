@@ -219,6 +219,7 @@ def var(input: Tensor, dim=_UNSET, unbiased: bool | None = None, keepdim: bool =
 
 def std(input: Tensor, dim=_UNSET, unbiased: bool | None = None, keepdim: bool = False, *,
         correction=None) -> Tensor:
+    """Standard deviation over ``dim`` with ``correction`` (1, Bessel's, by default)."""
     return Std.apply(input, *_var_args("std", input, dim, unbiased, keepdim, correction))
 
 
@@ -321,6 +322,7 @@ def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 
 
 def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """True when every element (or every element along ``dim``) is nonzero."""
     return _logical_reduce(np.all, input, dim, keepdim)
 
 

@@ -63,6 +63,7 @@ class Cumprod(Op):
 
 
 def cumprod(input: Tensor, dim: int, *, dtype=None, out=None) -> Tensor:
+    """Running product along ``dim``."""
     return Cumprod.apply(input, normalize_dim(dim, input._data.ndim), _numpy_dtype(dtype))
 
 
@@ -108,10 +109,12 @@ class Cummin(Cummax):
 
 
 def cummax(input: Tensor, dim: int) -> CummaxResult:
+    """Running maximum along ``dim`` and the index where each was reached."""
     return CummaxResult(*Cummax.apply(input, normalize_dim(dim, input._data.ndim)))
 
 
 def cummin(input: Tensor, dim: int) -> CumminResult:
+    """Running minimum along ``dim`` and the index where each was reached."""
     return CumminResult(*Cummin.apply(input, normalize_dim(dim, input._data.ndim)))
 
 
@@ -148,6 +151,7 @@ class Logcumsumexp(Op):
 
 
 def logcumsumexp(input: Tensor, dim: int, *, out=None) -> Tensor:
+    """Running ``log(sum(exp(x)))`` along ``dim``, computed stably."""
     return Logcumsumexp.apply(input, normalize_dim(dim, input._data.ndim))
 
 
@@ -232,6 +236,7 @@ def var_mean(input: Tensor, dim=_UNSET, unbiased=None, keepdim: bool = False, *,
 
 def std_mean(input: Tensor, dim=_UNSET, unbiased=None, keepdim: bool = False, *,
              correction=None) -> tuple:
+    """``(std, mean)`` over ``dim`` in one call (``correction`` as in ``std``)."""
     return StdMean.apply(input, *_var_args("std_mean", input, dim, unbiased, keepdim, correction))
 
 
@@ -330,6 +335,7 @@ def _dims_of(input: Tensor, dim):
 
 
 def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Sum treating NaN as zero."""
     dims, saved = _dims_of(input, dim)
     return Nansum.apply(input, dims, keepdim, _numpy_dtype(dtype), saved)
 

@@ -125,10 +125,12 @@ def nonzero(input: Tensor, *, as_tuple: bool = False, out=None):
 
 
 def argwhere(input: Tensor) -> Tensor:
+    """Indices of the nonzero elements, one row per element."""
     return nonzero(input)
 
 
 def count_nonzero(input: Tensor, dim=None) -> Tensor:
+    """Number of nonzero elements (over ``dim`` if given)."""
     data = input._data
     if dim is not None:
         dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)

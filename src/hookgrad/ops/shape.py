@@ -41,6 +41,7 @@ class Repeat(Op):
 
 
 def repeat(input: Tensor, *repeats) -> Tensor:
+    """The tensor tiled ``sizes`` times along each dimension (a copy)."""
     return Repeat.apply(input, _shape_args(repeats, "repeat"))
 
 
@@ -61,6 +62,7 @@ class Flip(Op):
 
 
 def flip(input: Tensor, *dims) -> Tensor:
+    """A copy with the order of elements reversed along ``dims``."""
     dims = _shape_args(dims, "flip")
     normalized = tuple(normalize_dim(d, input._data.ndim) for d in dims)
     for d in normalized:
@@ -87,6 +89,7 @@ class Roll(Op):
 
 
 def roll(input: Tensor, shifts, dims=None) -> Tensor:
+    """Elements shifted by ``shifts`` along ``dims``, wrapping around."""
     shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
     dims = () if dims is None else (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
     if not shifts:

@@ -125,4 +125,5 @@ def softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
 
 
 def log_softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
+    """``log(softmax(input, dim))`` computed stably."""
     return _softmax(LogSoftmax, input, dim, dtype)

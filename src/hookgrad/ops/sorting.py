@@ -103,6 +103,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool | 
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False,
             stable: bool = False) -> Tensor:
+    """The indices that sort ``input`` along ``dim`` (``stable`` keeps ties in order)."""
     dim = _dim(input, dim)
     if input._data.ndim == 0:
         return Tensor._make(np.zeros((), np.int64))
@@ -308,4 +309,5 @@ class Mode(_Selecting):
 
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out=None) -> ModeResult:
+    """The most frequent value along ``dim`` and an index where it occurs."""
     return ModeResult(*Mode.apply(input, _dim(input, dim), bool(keepdim)))

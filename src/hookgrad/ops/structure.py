@@ -108,6 +108,7 @@ def cross(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor:
 
 
 def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:
+    """Cross product of 3-vectors along ``dim`` (default the last), with broadcasting."""
     return _cross_args(input, other, dim)
 
 
@@ -181,6 +182,7 @@ class BlockDiag(Op):
 
 
 def block_diag(*tensors) -> Tensor:
+    """A block-diagonal matrix with the given matrices on its diagonal."""
     for position, tensor in enumerate(tensors):
         if tensor._data.ndim > 2:
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
@@ -285,14 +287,17 @@ def _atleast(ndim: int, args):
 
 
 def atleast_1d(*tensors):
+    """Each input with at least one dimension (scalars become shape ``(1,)``)."""
     return _atleast(1, tensors)
 
 
 def atleast_2d(*tensors):
+    """Each input with at least two dimensions (size-1 dimensions added in front)."""
     return _atleast(2, tensors)
 
 
 def atleast_3d(*tensors):
+    """Each input with at least three dimensions, placed as torch places them."""
     return _atleast(3, tensors)
 
 
@@ -314,6 +319,7 @@ row_stack = vstack
 # broadcasting, rotation, flat views and take
 # ---------------------------------------------------------------------------------------------
 def broadcast_shapes(*shapes) -> Size:
+    """The shape that tensors of the given shapes broadcast to; raises if they do not."""
     shapes = [(s,) if isinstance(s, (int, np.integer)) else tuple(s) for s in shapes]
     result = []
     for index, shape in enumerate(shapes):
@@ -331,6 +337,7 @@ def broadcast_shapes(*shapes) -> Size:
 
 
 def broadcast_to(input: Tensor, size) -> Tensor:
+    """A view of ``input`` broadcast to ``size``."""
     return expand(input, tuple(size))
 
 
@@ -362,6 +369,7 @@ class Rot90(Op):
 
 
 def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
+    """Rotates by 90 degrees ``k`` times in the plane of ``dims``."""
     dims = tuple(dims)
     ndim = input._data.ndim
     if len(dims) != 2:
@@ -376,6 +384,7 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
 
 
 def ravel(input: Tensor) -> Tensor:
+    """The elements as a 1-d tensor; a view when contiguous."""
     return reshape(input, (-1,))
 
 
@@ -404,6 +413,7 @@ class Take(Op):
 
 
 def take(input: Tensor, index: Tensor) -> Tensor:
+    """The elements at the given flat indices, as if the input were 1-d."""
     if index._data.dtype != np.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got "
                            f"{_dtype.scalar_type_name(index._data.dtype)}")

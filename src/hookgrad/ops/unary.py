@@ -350,16 +350,22 @@ class _Rounding(Op):
 
 
 class Floor(_Rounding):
+    """Largest integer not above each element (the dtype is kept); gradient zero."""
+
     node_name = "FloorBackward0"
     _round = staticmethod(np.floor)
 
 
 class Ceil(_Rounding):
+    """Smallest integer not below each element (the dtype is kept); gradient zero."""
+
     node_name = "CeilBackward0"
     _round = staticmethod(np.ceil)
 
 
 class Trunc(_Rounding):
+    """Each element rounded toward zero (the dtype is kept); gradient zero."""
+
     node_name = "TruncBackward0"
     _round = staticmethod(np.trunc)
 

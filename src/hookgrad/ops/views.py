@@ -103,6 +103,8 @@ def reshape(input: Tensor, *shape) -> Tensor:
 
 
 def view(input: Tensor, *shape) -> Tensor:
+    """A view with a new shape over the same memory (or reinterpreted as another dtype); raises if
+    the strides do not allow it."""
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list, Tensor)):
         with grad_mode.no_grad():
             return ViewDtype.apply(input, np.dtype(to_numpy_dtype(shape[0])))
@@ -110,14 +112,18 @@ def view(input: Tensor, *shape) -> Tensor:
 
 
 def view_as(input: Tensor, other: Tensor) -> Tensor:
+    """``view(other.size())``."""
     return View.apply(input, other._data.shape)
 
 
 def reshape_as(input: Tensor, other: Tensor) -> Tensor:
+    """``reshape(other.size())``."""
     return reshape(input, other._data.shape)
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merges dimensions ``start_dim..end_dim`` into one; a view when the layout allows, else a
+    copy."""
     ndim = input._data.ndim
     if ndim == 0:
         return reshape(input, (1,))
@@ -131,6 +137,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
+    """A view splitting dimension ``dim`` into ``sizes``."""
     shape = input._data.shape
     dim = normalize_dim(dim, input._data.ndim)
     sizes = _shape_args((sizes,), "unflatten")
@@ -222,6 +229,7 @@ class SliceBackward(Op):
 
 
 def select(input: Tensor, dim: int, index) -> Tensor:
+    """A view of index ``index`` along ``dim``; that dimension is removed."""
     return Select.apply(input, dim, operator.index(index))
 
 
@@ -235,6 +243,7 @@ def slice_dim(input: Tensor, dim: int, start, stop, step: int = 1) -> Tensor:
 
 
 def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
+    """A view of ``length`` elements from ``start`` along ``dim``."""
     if input._data.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     dim = normalize_dim(dim, input._data.ndim)
@@ -303,10 +312,12 @@ class Expand(_View):
 
 
 def expand(input: Tensor, *sizes) -> Tensor:
+    """A view repeating size-1 dimensions to ``sizes`` without copying (``-1`` keeps a size)."""
     return Expand.apply(input, _shape_args(sizes, "expand"))
 
 
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
+    """``expand(other.size())``."""
     return Expand.apply(input, other._data.shape)
 
 
@@ -334,10 +345,12 @@ class Permute(_View):
 
 
 def permute(input: Tensor, *dims) -> Tensor:
+    """A view with the dimensions reordered as ``dims``."""
     return Permute.apply(input, _shape_args(dims, "permute"))
 
 
 def movedim(input: Tensor, source, destination) -> Tensor:
+    """A view with dimensions ``source`` moved to positions ``destination``."""
     ndim = input._data.ndim
     source = (source,) if isinstance(source, int) else tuple(source)
     destination = (destination,) if isinstance(destination, int) else tuple(destination)
@@ -376,6 +389,7 @@ class Transpose(_View):
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """A view with dimensions ``dim0`` and ``dim1`` swapped."""
     return Transpose.apply(input, dim0, dim1)
 
 
@@ -398,6 +412,7 @@ class T(_View):
 
 
 def t(input: Tensor) -> Tensor:
+    """Transpose of a tensor of at most two dimensions (a view)."""
     return T.apply(input)
 
 
@@ -449,6 +464,7 @@ class SqueezeDims(Squeeze):
 
 
 def squeeze(input: Tensor, dim=None) -> Tensor:
+    """A view without size-1 dimensions (all of them, or only those in ``dim``)."""
     if dim is None:
         return Squeeze.apply(input)
     if isinstance(dim, (tuple, list)):
@@ -472,6 +488,7 @@ class Unsqueeze(_View):
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """A view with a new size-1 dimension at ``dim``."""
     return Unsqueeze.apply(input, operator.index(dim))
 
 

@@ -1,8 +1,8 @@
 """Datasets, samplers and DataLoader with torch's names and batching rules (``default_collate``).
 
-Loading runs in the calling process: ``num_workers`` is accepted for compatibility and the
-batches are the same as torch's for a map-style dataset; only their order under ``shuffle``
-comes from hookgrad's generator, not torch's.
+Loading runs in the calling process: ``num_workers`` is accepted for compatibility. For a
+map-style dataset the batches are torch's, and so is their order under ``shuffle`` (and the
+split of ``random_split``) for the same seed: samplers draw from torch's stream as torch's do.
 """
 from __future__ import annotations
 
@@ -184,6 +184,8 @@ class RandomSampler(Sampler[int]):
 
     @property
     def num_samples(self) -> int:
+        """How many indices one pass draws: ``len(data_source)`` unless ``num_samples`` was given.
+        """
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:

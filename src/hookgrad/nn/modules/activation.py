@@ -17,6 +17,7 @@ def _inplace(inplace: bool) -> str:
 
 
 class ReLU(Module):
+    """Module form of ``F.relu``."""
     __constants__ = ["inplace"]
 
     def __init__(self, inplace: bool = False) -> None:
@@ -31,11 +32,13 @@ class ReLU(Module):
 
 
 class SiLU(ReLU):
+    """Module form of ``F.silu``."""
     def forward(self, input: Tensor) -> Tensor:
         return F.silu(input, inplace=self.inplace)
 
 
 class GELU(Module):
+    """Module form of ``F.gelu`` (``approximate='none'`` or ``'tanh'``)."""
     __constants__ = ["approximate"]
 
     def __init__(self, approximate: str = "none") -> None:
@@ -50,16 +53,19 @@ class GELU(Module):
 
 
 class Sigmoid(Module):
+    """Module form of ``sigmoid``."""
     def forward(self, input: Tensor) -> Tensor:
         return F.sigmoid(input)
 
 
 class Tanh(Module):
+    """Module form of ``tanh``."""
     def forward(self, input: Tensor) -> Tensor:
         return F.tanh(input)
 
 
 class Softplus(Module):
+    """Module form of ``F.softplus``."""
     __constants__ = ["beta", "threshold"]
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
@@ -74,6 +80,7 @@ class Softplus(Module):
 
 
 class LeakyReLU(Module):
+    """Module form of ``F.leaky_relu``."""
     __constants__ = ["inplace", "negative_slope"]
 
     def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
@@ -88,6 +95,7 @@ class LeakyReLU(Module):
 
 
 class ELU(Module):
+    """Module form of ``F.elu``."""
     __constants__ = ["alpha", "inplace"]
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
@@ -102,6 +110,7 @@ class ELU(Module):
 
 
 class Softmax(Module):
+    """Module form of ``F.softmax`` along ``dim``."""
     __constants__ = ["dim"]
 
     def __init__(self, dim: Optional[int] = None) -> None:
@@ -116,11 +125,13 @@ class Softmax(Module):
 
 
 class LogSoftmax(Softmax):
+    """Module form of ``F.log_softmax`` along ``dim``."""
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim, _stacklevel=5)
 
 
 class Hardtanh(Module):
+    """Module form of ``F.hardtanh``."""
     __constants__ = ["min_val", "max_val", "inplace"]
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
@@ -136,6 +147,7 @@ class Hardtanh(Module):
 
 
 class ReLU6(Hardtanh):
+    """``min(max(x, 0), 6)`` as a module."""
     def __init__(self, inplace: bool = False) -> None:
         super().__init__(0.0, 6.0, inplace)
 
@@ -149,7 +161,10 @@ def _with_inplace(name: str, functional):
     def forward(self, input: Tensor) -> Tensor:
         return functional(input, inplace=self.inplace)
 
-    return type(name, (ReLU,), {"forward": forward, "__module__": __name__})
+    forward.__doc__ = f"``F.{functional.__name__}(input)``, in place if the module says so."
+
+    return type(name, (ReLU,), {"forward": forward, "__module__": __name__,
+                                "__doc__": f"Module form of ``F.{functional.__name__}``."})
 
 
 def _without_options(name: str, functional):
@@ -158,7 +173,10 @@ def _without_options(name: str, functional):
     def forward(self, input: Tensor) -> Tensor:
         return functional(input)
 
-    return type(name, (Module,), {"forward": forward, "__module__": __name__})
+    forward.__doc__ = f"``F.{functional.__name__}(input)``."
+
+    return type(name, (Module,), {"forward": forward, "__module__": __name__,
+                                  "__doc__": f"Module form of ``F.{functional.__name__}``."})
 
 
 SELU = _with_inplace("SELU", F.selu)
@@ -171,6 +189,7 @@ Tanhshrink = _without_options("Tanhshrink", F.tanhshrink)
 
 
 class CELU(Module):
+    """Module form of ``F.celu``: ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     __constants__ = ["alpha", "inplace"]
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
@@ -185,6 +204,7 @@ class CELU(Module):
 
 
 class Softshrink(Module):
+    """Module form of ``F.softshrink``."""
     __constants__ = ["lambd"]
 
     def __init__(self, lambd: float = 0.5) -> None:
@@ -199,6 +219,7 @@ class Softshrink(Module):
 
 
 class Hardshrink(Softshrink):
+    """Module form of ``F.hardshrink``."""
     def forward(self, input: Tensor) -> Tensor:
         return F.hardshrink(input, self.lambd)
 

@@ -29,6 +29,7 @@ class Bilinear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Redraws ``weight`` and ``bias`` from U(-1/sqrt(in1_features), 1/sqrt(in1_features))."""
         if self.in1_features <= 0:
             raise ValueError(f"in1_features must be > 0, but got "
                              f"(in1_features={self.in1_features})")

@@ -105,15 +105,18 @@ class Sequential(Module):
         return [key for key in super().__dir__() if not key.isdigit()]
 
     def pop(self, key: Union[int, slice]) -> Module:
+        """Removes the module at ``key`` and returns it."""
         value = self[key]
         del self[key]
         return value
 
     def append(self, module: Module) -> "Sequential":
+        """Adds ``module`` at the end; returns self."""
         self.add_module(str(len(self)), module)
         return self
 
     def insert(self, index: int, module: Module) -> "Sequential":
+        """Inserts ``module`` before position ``index``; returns self."""
         if not isinstance(module, Module):
             raise AssertionError(f"module should be of type: {Module}")
         count = len(self._modules)
@@ -129,6 +132,7 @@ class Sequential(Module):
         return self
 
     def extend(self, sequential: Iterable[Module]) -> "Sequential":
+        """Appends every module of ``sequential``; returns self."""
         for layer in sequential:
             self.append(layer)
         return self
@@ -206,20 +210,24 @@ class ModuleList(Module):
         return [key for key in super().__dir__() if not key.isdigit()]
 
     def insert(self, index: int, module: Module) -> None:
+        """Inserts ``module`` before position ``index``."""
         for i in range(len(self._modules), index, -1):
             self._modules[str(i)] = self._modules[str(i - 1)]
         self._modules[str(index)] = module
 
     def append(self, module: Module) -> "ModuleList":
+        """Adds ``module`` at the end; returns self."""
         self.add_module(str(len(self)), module)
         return self
 
     def pop(self, key: Union[int, slice]) -> Module:
+        """Removes the module at ``key`` and returns it."""
         value = self[key]
         del self[key]
         return value
 
     def extend(self, modules: Iterable[Module]) -> "ModuleList":
+        """Appends every module of ``modules``; returns self."""
         if not isinstance(modules, Iterable) or isinstance(modules, (str, bytes)):
             raise TypeError("ModuleList.extend should be called with an iterable, but got "
                             + type(modules).__name__)
@@ -259,23 +267,29 @@ class ModuleDict(Module):
         self.add_module(key, module)
 
     def clear(self) -> None:
+        """Removes every module."""
         self._modules.clear()
 
     def pop(self, key: str) -> Module:
+        """Removes the module named ``key`` and returns it."""
         value = self[key]
         del self[key]
         return value
 
     def keys(self):
+        """The names, in insertion order."""
         return self._modules.keys()
 
     def items(self):
+        """``(name, module)`` pairs, in insertion order."""
         return self._modules.items()
 
     def values(self):
+        """The modules, in insertion order."""
         return self._modules.values()
 
     def update(self, modules: Any) -> None:
+        """Adds or replaces modules from a mapping or from ``(name, module)`` pairs."""
         if not isinstance(modules, Iterable):
             raise TypeError("ModuleDict.update should be called with an iterable of key/value "
                             "pairs, but got " + type(modules).__name__)

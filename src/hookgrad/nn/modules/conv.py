@@ -83,6 +83,8 @@ class _ConvNd(Module):
 
 
 class Conv1d(_ConvNd):
+    """1-d convolution layer; default initialisation draws from torch's stream, so a seeded layer
+    equals torch's."""
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
                  device=None, dtype=None) -> None:
@@ -98,6 +100,8 @@ class Conv1d(_ConvNd):
 
 
 class Conv2d(_ConvNd):
+    """2-d convolution layer; default initialisation draws from torch's stream, so a seeded layer
+    equals torch's."""
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
                  device=None, dtype=None) -> None:
@@ -133,6 +137,7 @@ class _ConvTransposeNd(_ConvNd):
 
 
 class ConvTranspose1d(_ConvTransposeNd):
+    """Transposed 1-d convolution layer."""
     _nd = 1
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
@@ -151,6 +156,7 @@ class ConvTranspose1d(_ConvTransposeNd):
 
 
 class ConvTranspose2d(_ConvTransposeNd):
+    """Transposed 2-d convolution layer."""
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
                  padding_mode: str = "zeros", device=None, dtype=None) -> None:

@@ -20,15 +20,21 @@ class _DropoutNd(Module):
 
 
 class Dropout(_DropoutNd):
+    """Zeroes elements with probability ``p`` in training and scales the rest by ``1 / (1 - p)``.
+
+    Differs from torch: masks follow torch's portable CPU kernel (as on AMD CPUs); torch on Intel
+    CPUs draws them from MKL's stream instead."""
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout(input, self.p, self.training, self.inplace)
 
 
 class Dropout1d(_DropoutNd):
+    """Zeroes whole channels of ``(N, C, L)`` input with probability ``p`` in training."""
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout1d(input, self.p, self.training, self.inplace)
 
 
 class Dropout2d(_DropoutNd):
+    """Zeroes whole channels of ``(N, C, H, W)`` input with probability ``p`` in training."""
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout2d(input, self.p, self.training, self.inplace)

@@ -50,6 +50,8 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Redraws ``weight`` (Kaiming uniform, a=sqrt(5)) and ``bias`` (U(-1/sqrt(fan_in),
+        1/sqrt(fan_in))) from torch's stream, as torch's layer does."""
         reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:

@@ -34,6 +34,7 @@ class _WeightedLoss(_Loss):
 
 
 class MSELoss(_Loss):
+    """Mean (or sum) squared error."""
     __constants__ = ["reduction"]
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -41,6 +42,7 @@ class MSELoss(_Loss):
 
 
 class L1Loss(_Loss):
+    """Mean (or sum) absolute error."""
     __constants__ = ["reduction"]
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -48,6 +50,8 @@ class L1Loss(_Loss):
 
 
 class SmoothL1Loss(_Loss):
+    """Quadratic below ``beta``, linear above, scaled by ``1 / beta`` (module form of
+    ``F.smooth_l1_loss``)."""
     __constants__ = ["reduction"]
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
@@ -60,6 +64,7 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
+    """Quadratic below ``delta``, linear above (module form of ``F.huber_loss``)."""
     __constants__ = ["reduction", "delta"]
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
@@ -71,6 +76,7 @@ class HuberLoss(_Loss):
 
 
 class NLLLoss(_WeightedLoss):
+    """Negative log-likelihood of log-probabilities at the target classes."""
     __constants__ = ["ignore_index", "reduction"]
 
     def __init__(self, weight: Optional[Tensor] = None, size_average=None,
@@ -84,6 +90,8 @@ class NLLLoss(_WeightedLoss):
 
 
 class CrossEntropyLoss(_WeightedLoss):
+    """Cross-entropy of logits against class indices or class probabilities (log-softmax then NLL).
+    """
     __constants__ = ["ignore_index", "reduction", "label_smoothing"]
 
     def __init__(self, weight: Optional[Tensor] = None, size_average=None,
@@ -99,6 +107,8 @@ class CrossEntropyLoss(_WeightedLoss):
 
 
 class BCELoss(_WeightedLoss):
+    """Binary cross-entropy between probabilities and targets (module form of
+    ``F.binary_cross_entropy``)."""
     __constants__ = ["reduction"]
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -107,6 +117,8 @@ class BCELoss(_WeightedLoss):
 
 
 class BCEWithLogitsLoss(_Loss):
+    """Binary cross-entropy on logits, computed stably (module form of
+    ``F.binary_cross_entropy_with_logits``)."""
     def __init__(self, weight: Optional[Tensor] = None, size_average=None, reduce=None,
                  reduction: str = "mean", pos_weight: Optional[Tensor] = None) -> None:
         super().__init__(size_average, reduce, reduction)

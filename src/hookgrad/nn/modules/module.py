@@ -99,6 +99,8 @@ class Module(HooksMixin, StateDictMixin):
     forward: Callable[..., Any]
 
     def forward(self, *input: Any) -> Any:  # noqa: F811 - subclasses replace it
+        """The computation of the module; every subclass defines it. Call the module (``module(x)``)
+        rather than ``forward`` so that hooks run."""
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
                                   '"forward" function')
 
@@ -154,9 +156,12 @@ class Module(HooksMixin, StateDictMixin):
                                                       name, module)
 
     def register_module(self, name: str, module: Optional["Module"]) -> None:
+        """Same as ``add_module``: registers ``module`` as a child named ``name``."""
         self.add_module(name, module)
 
     def get_submodule(self, target: str) -> "Module":
+        """The descendant module at the dotted path ``target`` (``'encoder.layers.0'``);
+        AttributeError names the missing step."""
         if target == "":
             return self
         module = self
@@ -190,6 +195,7 @@ class Module(HooksMixin, StateDictMixin):
         return module, name
 
     def get_parameter(self, target: str) -> Parameter:
+        """The parameter at the dotted path ``target``."""
         module, name = self._owner_and_name(target)
         param = getattr(module, name)
         if not isinstance(param, Parameter):
@@ -197,6 +203,7 @@ class Module(HooksMixin, StateDictMixin):
         return param
 
     def get_buffer(self, target: str) -> Tensor:
+        """The buffer at the dotted path ``target``."""
         module, name = self._owner_and_name(target)
         if name not in module._buffers:
             raise AttributeError(f"`{name}` is not a buffer")
@@ -292,6 +299,7 @@ class Module(HooksMixin, StateDictMixin):
                 yield module_prefix + ("." if module_prefix else "") + name, value
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Every parameter of this module (and, with ``recurse``, of its descendants), each once."""
         for _, param in self.named_parameters(recurse=recurse):
             yield param
 
@@ -302,19 +310,23 @@ class Module(HooksMixin, StateDictMixin):
                                        remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Every buffer of this module (and, with ``recurse``, of its descendants)."""
         for _, buffer in self.named_buffers(recurse=recurse):
             yield buffer
 
     def named_buffers(self, prefix: str = "", recurse: bool = True,
                       remove_duplicate: bool = True) -> Iterator[Tuple[str, Tensor]]:
+        """``(dotted name, buffer)`` pairs, descendants included with ``recurse``."""
         yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse,
                                        remove_duplicate)
 
     def children(self) -> Iterator["Module"]:
+        """The direct child modules."""
         for _, module in self.named_children():
             yield module
 
     def named_children(self) -> Iterator[Tuple[str, "Module"]]:
+        """``(name, module)`` for each direct child."""
         seen: Set[int] = set()
         for name, module in self._modules.items():
             if module is not None and id(module) not in seen:
@@ -322,11 +334,13 @@ class Module(HooksMixin, StateDictMixin):
                 yield name, module
 
     def modules(self) -> Iterator["Module"]:
+        """This module and all its descendants, each once, parents first."""
         for _, module in self.named_modules():
             yield module
 
     def named_modules(self, memo: Optional[Set["Module"]] = None, prefix: str = "",
                       remove_duplicate: bool = True) -> Iterator[Tuple[str, "Module"]]:
+        """``(dotted name, module)`` for this module and all descendants, each once."""
         if memo is None:
             memo = set()
         if self in memo:
@@ -341,6 +355,8 @@ class Module(HooksMixin, StateDictMixin):
 
     # -- modes, casting and bulk changes -----------------------------------------------------
     def train(self, mode: bool = True) -> "Module":
+        """Puts this module and its descendants in training mode (or evaluation with ``False``);
+        returns self."""
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         self.training = mode
@@ -350,14 +366,18 @@ class Module(HooksMixin, StateDictMixin):
         return self
 
     def eval(self) -> "Module":
+        """Evaluation mode: ``train(False)``. Dropout passes inputs through; batch norm uses running
+        statistics."""
         return self.train(False)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        """Sets ``requires_grad`` on every parameter; returns self."""
         for param in self.parameters():
             param.requires_grad_(requires_grad)
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clears every parameter's gradient (to None by default, or to zeros)."""
         for param in self.parameters():
             grad = param.grad
             if grad is None:
@@ -426,24 +446,32 @@ class Module(HooksMixin, StateDictMixin):
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
     def float(self) -> "Module":
+        """Casts floating parameters and buffers to float32 in place; returns self."""
         return self._cast_floating(_dtype.float32)
 
     def double(self) -> "Module":
+        """Casts floating parameters and buffers to float64 in place; returns self."""
         return self._cast_floating(_dtype.float64)
 
     def half(self) -> "Module":
+        """Casts floating parameters and buffers to float16 in place; returns self."""
         return self._cast_floating(_dtype.float16)
 
     def type(self, dst_type: Union[_dtype.dtype, str]) -> "Module":
+        """Casts every parameter and buffer to ``dst_type``; returns self."""
         return self._apply(lambda t: t.type(dst_type))
 
     def cpu(self) -> "Module":
+        """Returns self: hookgrad modules already live on the CPU."""
         return self
 
     def cuda(self, device: Any = None) -> "Module":
+        """Raises torch's CPU-build error: hookgrad has no CUDA device."""
         raise AssertionError("Torch not compiled with CUDA enabled")
 
     def share_memory(self) -> "Module":
+        """Returns self; kept for torch.multiprocessing code (hookgrad shares nothing across
+        processes)."""
         return self
 
     # -- repr --------------------------------------------------------------------------------

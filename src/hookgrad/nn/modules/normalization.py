@@ -82,18 +82,21 @@ class _BatchNorm(Module):
 
 
 class BatchNorm1d(_BatchNorm):
+    """Batch normalisation of ``(N, C)`` or ``(N, C, L)`` input with running statistics."""
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim not in (2, 3):
             raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
 
 
 class BatchNorm2d(_BatchNorm):
+    """Batch normalisation of ``(N, C, H, W)`` input with running statistics."""
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim != 4:
             raise ValueError(f"expected 4D input (got {input.ndim}D input)")
 
 
 class LayerNorm(Module):
+    """Layer normalisation over the trailing ``normalized_shape`` dimensions."""
     __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
 
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
@@ -108,6 +111,7 @@ class LayerNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Sets ``weight`` to ones and ``bias`` to zeros."""
         _reset_affine(self.elementwise_affine, self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
@@ -119,6 +123,7 @@ class LayerNorm(Module):
 
 
 class GroupNorm(Module):
+    """Group normalisation with per-channel affine parameters."""
     __constants__ = ["num_groups", "num_channels", "eps", "affine"]
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
@@ -135,6 +140,7 @@ class GroupNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Sets ``weight`` to ones and ``bias`` to zeros."""
         _reset_affine(self.affine, self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:

@@ -71,11 +71,13 @@ class ParameterList(Module):
         return [key for key in super().__dir__() if not key.isdigit()]
 
     def append(self, value: Any) -> "ParameterList":
+        """Adds ``value`` (a tensor becomes a Parameter) at the end; returns self."""
         self._size += 1
         self[self._size - 1] = value
         return self
 
     def extend(self, values: Iterable[Any]) -> "ParameterList":
+        """Appends every value of ``values``; returns self."""
         if not isinstance(values, abc.Iterable) or isinstance(values, Tensor):
             raise TypeError("ParameterList.extend should be called with an iterable, but got "
                             + type(values).__name__)
@@ -134,41 +136,51 @@ class ParameterDict(Module):
         return len(self._keys)
 
     def copy(self) -> "ParameterDict":
+        """A new ParameterDict holding the same parameters."""
         return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
 
     def setdefault(self, key: str, default: Any = None) -> Any:
+        """The value at ``key``, first storing ``default`` there if the key is absent."""
         if key not in self:
             self[key] = default
         return self[key]
 
     def clear(self) -> None:
+        """Removes every entry."""
         for key in list(self._keys):
             del self[key]
 
     def pop(self, key: str) -> Any:
+        """Removes the entry ``key`` and returns its value."""
         value = self[key]
         del self[key]
         return value
 
     def popitem(self) -> tuple:
+        """Removes the most recently inserted entry and returns ``(key, value)``."""
         key = next(reversed(self._keys))
         value = self[key]
         del self[key]
         return key, value
 
     def get(self, key: str, default: Any = None) -> Any:
+        """The value at ``key``, or ``default`` when absent."""
         return self[key] if key in self else default
 
     def fromkeys(self, keys: Iterable[str], default: Any = None) -> "ParameterDict":
+        """A new ParameterDict with every key of ``keys`` set to ``default``."""
         return ParameterDict((k, default) for k in keys)
 
     def keys(self):
+        """The keys, in insertion order."""
         return self._keys.keys()
 
     def items(self) -> Iterable[tuple]:
+        """``(key, value)`` pairs, in insertion order."""
         return ((k, self[k]) for k in self._keys)
 
     def values(self) -> Iterable[Any]:
+        """The values, in insertion order."""
         return (self[k] for k in self._keys)
 
     def update(self, parameters: Any) -> None:

@@ -7,6 +7,7 @@ from .module import Module
 
 
 class MaxPool2d(Module):
+    """Module form of ``F.max_pool2d``."""
     __constants__ = ["kernel_size", "stride", "padding", "dilation", "return_indices",
                      "ceil_mode"]
 
@@ -30,6 +31,7 @@ class MaxPool2d(Module):
 
 
 class AvgPool2d(Module):
+    """Module form of ``F.avg_pool2d``."""
     __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
                      "divisor_override"]
 
@@ -50,6 +52,7 @@ class AvgPool2d(Module):
 
 
 class AdaptiveAvgPool2d(Module):
+    """Module form of ``F.adaptive_avg_pool2d``."""
     __constants__ = ["output_size"]
 
     def __init__(self, output_size) -> None:
@@ -64,12 +67,14 @@ class AdaptiveAvgPool2d(Module):
 
 
 class MaxPool1d(MaxPool2d):
+    """Module form of ``F.max_pool1d``."""
     def forward(self, input: Tensor):
         return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
 class AvgPool1d(Module):
+    """Module form of ``F.avg_pool1d``."""
     __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -89,6 +94,7 @@ class AvgPool1d(Module):
 
 
 class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
+    """Module form of ``F.adaptive_avg_pool1d``."""
     def forward(self, input: Tensor) -> Tensor:
         return F.adaptive_avg_pool1d(input, self.output_size)
 

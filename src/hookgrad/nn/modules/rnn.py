@@ -116,6 +116,8 @@ class RNNBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Redraws every weight and bias from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), in
+        torch's order and stream."""
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
         for weight in self.parameters():
             init.uniform_(weight, -bound, bound)
@@ -151,6 +153,7 @@ class RNNBase(Module):
     # -- checks (torch's messages) ---------------------------------------------------------
 
     def check_input(self, input: Tensor, batch_sizes: Optional[list]) -> None:
+        """Raises torch's error when the input's dtype or rank or feature size does not fit."""
         weight_dtype = self.weight_ih_l0.dtype
         if input.dtype != weight_dtype:
             raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
@@ -165,6 +168,7 @@ class RNNBase(Module):
                                f"{self.input_size}, got {input.shape[-1]}")
 
     def get_expected_hidden_size(self, input: Tensor, batch_sizes: Optional[list]) -> tuple:
+        """The shape ``h_0`` must have for this input."""
         if batch_sizes is not None:
             mini_batch = int(batch_sizes[0])
         else:
@@ -175,15 +179,19 @@ class RNNBase(Module):
 
     def check_hidden_size(self, hx: Tensor, expected_hidden_size: tuple,
                           msg: str = "Expected hidden size {}, got {}") -> None:
+        """Raises torch's error when ``hx`` does not have ``expected_hidden_size``."""
         if tuple(hx.shape) != tuple(expected_hidden_size):
             raise RuntimeError(msg.format(expected_hidden_size, list(hx.shape)))
 
     def check_forward_args(self, input: Tensor, hidden: Tensor,
                            batch_sizes: Optional[list]) -> None:
+        """Checks the input and the hidden state together, as torch does before running."""
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
     def permute_hidden(self, hx: Tensor, permutation: Optional[Tensor]) -> Tensor:
+        """``hx`` reordered along the batch dimension by ``permutation`` (packed sequences sorted by
+        length)."""
         if permutation is None:
             return hx
         return hx.index_select(1, permutation)
@@ -371,11 +379,13 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def get_expected_cell_size(self, input: Tensor, batch_sizes: Optional[list]) -> tuple:
+        """The shape ``c_0`` must have for this input (``hidden_size`` even with ``proj_size``)."""
         layers, batch, _ = self.get_expected_hidden_size(input, batch_sizes)
         return (layers, batch, self.hidden_size)
 
     def check_forward_args(self, input: Tensor, hidden: tuple,
                            batch_sizes: Optional[list]) -> None:
+        """Checks the input, ``h_0`` and ``c_0`` together."""
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
                                "Expected hidden[0] size {}, got {}")
@@ -383,6 +393,7 @@ class LSTM(RNNBase):
                                "Expected hidden[1] size {}, got {}")
 
     def permute_hidden(self, hx: tuple, permutation: Optional[Tensor]) -> tuple:
+        """``(h, c)`` reordered along the batch dimension by ``permutation``."""
         if permutation is None:
             return hx
         return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)

@@ -90,6 +90,8 @@ class RNNCellBase(Module):
         return text
 
     def reset_parameters(self) -> None:
+        """Redraws every weight and bias from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as
+        torch."""
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
         for weight in self.parameters():
             init.uniform_(weight, -bound, bound)

@@ -40,6 +40,8 @@ def _give_weight(module: Module, _weight: Optional[Tensor], dtype,
 
 
 class Embedding(Module):
+    """A lookup table: row ``i`` of ``weight`` for index ``i`` (``padding_idx`` rows get no
+    gradient)."""
     __constants__ = ["num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type",
                      "scale_grad_by_freq", "sparse"]
 
@@ -89,6 +91,7 @@ class Embedding(Module):
                         padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
                         norm_type: float = 2.0, scale_grad_by_freq: bool = False,
                         sparse: bool = False) -> "Embedding":
+        """An Embedding whose table is ``embeddings`` (frozen unless ``freeze=False``)."""
         if embeddings.ndim != 2:
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape

@@ -34,6 +34,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
 
 def convolution(input: Tensor, weight: Tensor, bias: Optional[Tensor], stride, padding,
                 dilation, transposed: bool, output_padding, groups: int) -> Tensor:
+    """torch's general convolution entry point: plain or transposed, any of 1-3 spatial dims."""
     nd = input.ndim - 2
     name = ("conv_transpose" if transposed else "conv") + f"{nd}d"
     return F._convolution(name, nd, input, weight, bias, stride, padding, dilation, groups,
@@ -42,29 +43,35 @@ def convolution(input: Tensor, weight: Tensor, bias: Optional[Tensor], stride, p
 
 def max_pool2d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
                ceil_mode: bool = False) -> Tensor:
+    """torch's top-level ``max_pool2d``."""
     return F.max_pool2d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
 
 
 def batch_norm(input: Tensor, weight, bias, running_mean, running_var, training: bool,
                momentum: float, eps: float, cudnn_enabled: bool = True) -> Tensor:
+    """torch's top-level ``batch_norm``: ``F.batch_norm`` with every argument given."""
     return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
 def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5,
                cudnn_enable: bool = True) -> Tensor:
+    """torch's top-level ``layer_norm``."""
     return F.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: float = 1e-5,
                cudnn_enabled: bool = True) -> Tensor:
+    """torch's top-level ``group_norm``."""
     return F.group_norm(input, num_groups, weight, bias, eps)
 
 
 def dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    """torch's top-level ``dropout(input, p, train)``."""
     return F.dropout(input, p, train)
 
 
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """torch's top-level ``embedding(weight, indices)`` (note: weight first)."""
     return F.embedding(indices, weight, None if padding_idx == -1 else padding_idx,
                        scale_grad_by_freq=scale_grad_by_freq)

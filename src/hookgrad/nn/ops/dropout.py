@@ -46,8 +46,10 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, nd:
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False) -> Tensor:
+    """Channel dropout of ``(N, C, L)`` input: whole channels zeroed with probability ``p``."""
     return _feature_dropout(input, p, training, inplace, 1)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False) -> Tensor:
+    """Channel dropout of ``(N, C, H, W)`` input: whole channels zeroed with probability ``p``."""
     return _feature_dropout(input, p, training, inplace, 2)

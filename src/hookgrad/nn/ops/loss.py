@@ -309,6 +309,7 @@ def _reduced(loss: Tensor, reduction: str) -> Tensor:
 
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
              reduction: str = "mean", weight: Optional[Tensor] = None) -> Tensor:
+    """Squared error, reduced by ``reduction``."""
     input, target = _broadcast_pair(input, target)
     if weight is not None:
         return _weighted((input - target).pow(2), weight, input, reduction, True)
@@ -317,6 +318,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
 
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
             reduction: str = "mean", weight: Optional[Tensor] = None) -> Tensor:
+    """Absolute error, reduced by ``reduction``."""
     input, target = _broadcast_pair(input, target)
     if weight is not None:
         return _weighted((input - target).abs(), weight, input, reduction, True)
@@ -325,6 +327,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """Quadratic below ``beta``, linear above, scaled by ``1 / beta``."""
     input, target = _broadcast_pair(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if beta < 0:
@@ -336,6 +339,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Optional[Tensor] = None) -> Tensor:
+    """Quadratic below ``delta``, linear above."""
     input, target = _broadcast_pair(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
@@ -347,6 +351,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None,
                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """``-(t * log(p) + (1 - t) * log(1 - p))``, the logs clamped at -100 as torch does."""
     reduction = _reduction(size_average, reduce, reduction)
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
@@ -360,6 +365,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                      weight: Optional[Tensor] = None, size_average=None,
                                      reduce=None, reduction: str = "mean",
                                      pos_weight: Optional[Tensor] = None) -> Tensor:
+    """Binary cross-entropy on logits, with ``pos_weight`` and ``weight``, computed stably."""
     reduction = _reduction(size_average, reduce, reduction)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
@@ -371,6 +377,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
 
 def nll_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, size_average=None,
              ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood: minus the log-probability at each target class (``weight``,
+    ``ignore_index`` as torch)."""
     reduction = _reduction(size_average, reduce, reduction)
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")

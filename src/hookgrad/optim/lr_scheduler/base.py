@@ -86,6 +86,7 @@ class LRScheduler:
         return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
 
     def load_state_dict(self, state_dict: dict) -> None:
+        """Restores the scheduler from ``state_dict()``'s output."""
         self.__dict__.update(state_dict)
 
     def get_last_lr(self) -> list:

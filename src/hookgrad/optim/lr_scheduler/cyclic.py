@@ -106,6 +106,7 @@ class CyclicLR(LRScheduler):
         return state
 
     def load_state_dict(self, state_dict: dict) -> None:
+        """Restores the scheduler; the scale function comes back from the saved mode."""
         saved = state_dict.pop("_scale_fn_custom")
         super().load_state_dict(state_dict)
         # Only a callable object's attributes were saved; a plain function stays as given.
