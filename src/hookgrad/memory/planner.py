@@ -271,38 +271,8 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
         if measure:
             result.baseline_memory_peak, _ = _measured_peak(model, inputs, loss_fn, backend,
                                                             device)
-        key = signature(model, inputs, backend)
-        known = None if recalibrate else MODULE_SECONDS.get(key)
-        timers: List[Dict[str, float]] = []
-        led = Ledger(backend.name, measure=False)
-        inputs_of: Dict[str, set] = {}
-
-        def note(module, args):
-            name = tracker.current()[1] if tracker.current() else ""
-            inputs_of[name] = {("storage", backend.storage_key(a))
-                               for a in args if backend.is_tensor(a)}
-
-        for index in range(1 if known is not None else rounds):
-            timer = _Timer()
-            tracker.acquire(timer)
-            try:
-                handles = backend.module_hooks(note, lambda module, args, output: None)
-                try:
-                    if index == 0:
-                        with led:
-                            _step(model, inputs, loss_fn)
-                    else:
-                        _step(model, inputs, loss_fn)
-                finally:
-                    for handle in handles:
-                        handle.remove()
-            finally:
-                tracker.release(timer)
-            timers.append(timer.seconds)
-        if known is None:
-            known = {name: snap(float(np.median([t.get(name, 0.0) for t in timers])))
-                     for name in timers[0]}
-            MODULE_SECONDS[key] = known
+        led, known, inputs_of = _profile(model, inputs, loss_fn, backend, tracker, rounds,
+                                         recalibrate)
         result.baseline_seconds = _median_step(model, inputs, loss_fn, rounds)
         result.baseline_peak = led.peak
         inputs_bytes = sum(r.counted for r in led.records if r.kind == "input")
@@ -324,30 +294,77 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
         if other is not None and result.policy is not None:
             result.estimated_memory_peak = other + result.estimated_peak - inputs_bytes
         if verify and result.policy is not None:
-            with Ledger(backend.name, measure=False) as check:
-                with result.policy:
-                    loss = loss_fn(model(*inputs))
-                loss.backward()
-            result.measured_peak = check.peak
-            plain, timed = [], []
-            for _ in range(rounds):  # in turns: load from other processes falls on both alike
-                plain.append(_median_step(model, inputs, loss_fn, 1))
-                timed.append(_median_step(model, inputs, loss_fn, 1, result.policy))
-            result.measured_seconds = float(np.median(timed))
-            result.measured_extra_seconds = result.measured_seconds - float(np.median(plain))
-            if measure:
-                result.memory_peak, result.memory_peak_split = _measured_peak(
-                    model, inputs, loss_fn, backend, device, result.policy)
-            over = (check.peak > result.budget if budget_on == "saved"
-                    else result.memory_peak is not None and result.memory_peak > result.budget)
-            if result.feasible and over:
-                result.feasible = False
-                measured = check.peak if budget_on == "saved" else result.memory_peak
-                estimated = (result.estimated_peak if budget_on == "saved"
-                             else result.estimated_memory_peak)
-                result.reason = (f"the measured peak {format_bytes(measured)} is over the "
-                                 f"budget (estimated {format_bytes(estimated or 0)})")
+            _verify(result, model, inputs, loss_fn, backend, device, rounds, measure)
     finally:
         for p, grad in zip(params, saved_grads):
             p.grad = grad
     return result
+
+
+def _profile(model, inputs: tuple, loss_fn: Callable, backend: Backend, tracker, rounds: int,
+             recalibrate: bool) -> tuple:
+    """Step 1: a ledger of one step, each module's inputs, and its forward seconds (medians
+    of ``rounds`` steps, snapped to the cost grid and kept for the process). Returns (ledger,
+    seconds per module name, input storages per module name)."""
+    key = signature(model, inputs, backend)
+    known = None if recalibrate else MODULE_SECONDS.get(key)
+    timers: List[Dict[str, float]] = []
+    led = Ledger(backend.name, measure=False)
+    inputs_of: Dict[str, set] = {}
+
+    def note(module, args):
+        name = tracker.current()[1] if tracker.current() else ""
+        inputs_of[name] = {("storage", backend.storage_key(a))
+                           for a in args if backend.is_tensor(a)}
+
+    for index in range(1 if known is not None else rounds):
+        timer = _Timer()
+        tracker.acquire(timer)
+        try:
+            handles = backend.module_hooks(note, lambda module, args, output: None)
+            try:
+                if index == 0:
+                    with led:
+                        _step(model, inputs, loss_fn)
+                else:
+                    _step(model, inputs, loss_fn)
+            finally:
+                for handle in handles:
+                    handle.remove()
+        finally:
+            tracker.release(timer)
+        timers.append(timer.seconds)
+    if known is None:
+        known = {name: snap(float(np.median([t.get(name, 0.0) for t in timers])))
+                 for name in timers[0]}
+        MODULE_SECONDS[key] = known
+    return led, known, inputs_of
+
+
+def _verify(result: Plan, model, inputs: tuple, loss_fn: Callable, backend: Backend,
+            device: Any, rounds: int, measure: bool) -> None:
+    """Step 4: run the plan; its saved peak, its time against no policy (medians, the two in
+    turns so load from other processes falls on both alike) and its whole-step peak."""
+    with Ledger(backend.name, measure=False) as check:
+        with result.policy:
+            loss = loss_fn(model(*inputs))
+        loss.backward()
+    result.measured_peak = check.peak
+    plain, timed = [], []
+    for _ in range(rounds):
+        plain.append(_median_step(model, inputs, loss_fn, 1))
+        timed.append(_median_step(model, inputs, loss_fn, 1, result.policy))
+    result.measured_seconds = float(np.median(timed))
+    result.measured_extra_seconds = result.measured_seconds - float(np.median(plain))
+    if measure:
+        result.memory_peak, result.memory_peak_split = _measured_peak(
+            model, inputs, loss_fn, backend, device, result.policy)
+    saved_budget = result.budget_on == "saved"
+    over = (check.peak > result.budget if saved_budget
+            else result.memory_peak is not None and result.memory_peak > result.budget)
+    if result.feasible and over:
+        result.feasible = False
+        measured = check.peak if saved_budget else result.memory_peak
+        estimated = result.estimated_peak if saved_budget else result.estimated_memory_peak
+        result.reason = (f"the measured peak {format_bytes(measured)} is over the "
+                         f"budget (estimated {format_bytes(estimated or 0)})")
