@@ -86,6 +86,8 @@ def _figures(matplotlib: Any, runs: List[RunResult], captured: Any, data: digits
                                           data.test_y[:count], out / "feature_maps.png"))
     if any(run.ledger is not None for run in runs):
         paths.append(figures.saved_bytes(plt, runs, out / "saved_bytes.png"))
+    if runs and all(run.ledger is not None and run.ledger.timeline for run in runs):
+        paths.append(figures.memory_timeline(runs, out / "memory_timeline.png"))
     paths.append(figures.loss_curves(plt, runs, out / "loss_curves.png"))
     return paths
 
@@ -172,4 +174,5 @@ def run(args: argparse.Namespace, echo=_print) -> int:
 def _figure_caption(name: str) -> str:
     return {"feature_maps.png": "the first convolution's outputs for 4 test images",
             "saved_bytes.png": "saved bytes per module, both runs",
+            "memory_timeline.png": "bytes alive through one step, per module, both runs",
             "loss_curves.png": "training loss of both runs"}.get(name, "")

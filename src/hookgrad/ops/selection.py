@@ -105,7 +105,7 @@ def _select_bits(mask: np.ndarray, value: np.ndarray, array: np.ndarray) -> np.n
     bits = _SAME_SIZE_INT[array.dtype.itemsize]
     a = array.view(bits)
     result = np.bitwise_xor(a, value.view(bits))
-    flat_result, flat_a, flat_mask = result.reshape(-1), a.reshape(-1), mask.reshape(-1)
+    flat_result, flat_mask = result.reshape(-1), mask.reshape(-1)
     for start in range(0, flat_result.size, _SELECT_BLOCK):
         block = slice(start, start + _SELECT_BLOCK)
         select = flat_mask[block].astype(bits)
