@@ -157,12 +157,12 @@ def run(args: argparse.Namespace, echo=_print) -> int:
     results_path.write_text(json.dumps(results, indent=1, default=float))
 
     echo(f"\nwritten to {out}/:")
-    echo(f"  {'capture/':<17} conv1.output, fc2.grad_input, fc2.grad_output as "
+    echo(f"  {'capture/':<19} conv1.output, fc2.grad_input, fc2.grad_output as "
          f"{captured.meta.get('file_format', '?')} files + index.jsonl")
-    echo(f"  {'':<17} (read back with hookgrad.capture.load, or safetensors/numpy alone)")
+    echo(f"  {'':<19} (read back with hookgrad.capture.load, or safetensors/numpy alone)")
     for path in figure_paths:
-        echo(f"  {path.name:<17} {_figure_caption(path.name)}")
-    echo(f"  {results_path.name:<17} accuracies, step times, losses, saved bytes, the plan")
+        echo(f"  {path.name:<19} {_figure_caption(path.name)}")
+    echo(f"  {results_path.name:<19} accuracies, step times, losses, saved bytes, the plan")
     if notes.messages:
         echo("\nnotes (pip install hookgrad[demo] for everything):")
         for message in notes.messages:

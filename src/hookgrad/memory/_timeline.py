@@ -40,7 +40,7 @@ def timeline_png(ledgers: dict, path: str, modules: int = 6,
                                    sharey=True, squeeze=False)
     for axis, (label, led) in zip(axes[0], ledgers.items()):
         _panel(axis, led, names, colors)
-        axis.set_title(label, fontsize=10)
+        axis.set_title(label, fontsize=10, pad=16)  # above the peak label
     axes[0][0].set_ylabel("MiB alive above the step's start")
     axes[0][0].legend(loc="upper left", fontsize=7)
     figure.suptitle(title, fontsize=11)
