@@ -54,6 +54,7 @@ class Knapsack:
             if name:
                 parent = name.rsplit(".", 1)[0] if "." in name else ""
                 self.children.setdefault(parent, []).append(name)
+        self._options: Dict[str, list] = {}
         self.homes: Dict[str, list] = {}
         for unit in units:
             self.homes.setdefault(unit.home if unit.home in self.names else "", []).append(unit)
@@ -109,7 +110,12 @@ class Knapsack:
 
     def recompute_options(self, name: str) -> list:
         """(kept bytes, seconds, transient bytes, entry): the whole module, or a Sequential
-        in runs as recompute(segments=k) does it."""
+        in runs as recompute(segments=k) does it (worked out once per module)."""
+        if name not in self._options:
+            self._options[name] = self._recompute_options(name)
+        return self._options[name]
+
+    def _recompute_options(self, name: str) -> list:
         inside_units = [u for u in self.units if self.inside(name, u.home)]
         freed = sum(u.nbytes for u in inside_units)
         result = []
@@ -176,28 +182,49 @@ class Knapsack:
     def best(self, budget: int) -> Optional[tuple]:
         """(choices, seconds, peak) of the least added time under ``budget``, or None.
 
-        A recompute re-saves its module during backward; its transient must fit beside what
-        is kept, so when the cheapest plan overshoots, recomputes with a transient that large
-        are ruled out and the table is solved again (the reserve falls every round, so this
-        ends; the first plan that fits is kept)."""
-        reserve = self.total
+        A recompute re-saves its module during backward: its transient must fit beside what
+        is kept. So for each cap on the transient (0 and each recompute's own), recomputes
+        above the cap are left out and the kept bytes get the budget less the cap; every plan
+        found that way fits, and the cheapest wins (of equal ones, the lower cap). Without
+        any that fits, the plan keeping the fewest bytes within the budget is returned, as
+        infeasible."""
         found = None
-        for _ in range(64):  # distinct transients only fall: a few rounds in practice
-            table, how = self.node("", reserve)
-            room = budget - self.fixed
-            limit = min(BINS, room // self.quantum) if room >= 0 else -1
-            if limit < 0 or not np.isfinite(table[:limit + 1]).any():
-                return found
+        for cap in self.transient_levels():
+            room = budget - self.fixed - cap
+            if room < 0:
+                break
+            table, how = self.node("", cap)
+            limit = min(BINS, room // self.quantum)
+            if not np.isfinite(table[:limit + 1]).any():
+                continue
             b = int(np.argmin(table[:limit + 1]))  # the first of equal costs: fewest bytes
+            if found is not None and not table[b] < found[1]:
+                continue
             chosen: list = []
             self.unwind("", how, b, chosen)
             transient = max([c[5] for c in chosen if c[0] == "recompute"], default=0)
-            peak = self.fixed + b * self.quantum + transient
-            found = (chosen, float(table[b]), peak)
-            if peak <= budget or transient == 0:
-                return found
-            reserve = min(reserve - 1, max(0, transient - 1 - (peak - budget)))
-        return found
+            found = (chosen, float(table[b]), self.fixed + b * self.quantum + transient)
+        if found is not None:
+            return found
+        table, how = self.node("", self.total)
+        room = budget - self.fixed
+        limit = min(BINS, room // self.quantum) if room >= 0 else -1
+        if limit < 0 or not np.isfinite(table[:limit + 1]).any():
+            return None
+        b = int(np.argmin(table[:limit + 1]))
+        chosen = []
+        self.unwind("", how, b, chosen)
+        transient = max([c[5] for c in chosen if c[0] == "recompute"], default=0)
+        return chosen, float(table[b]), self.fixed + b * self.quantum + transient
+
+    def transient_levels(self) -> list:
+        """0 and every recompute option's transient, ascending."""
+        levels = {0}
+        if self.allow_recompute:
+            for name in self.names:
+                if self.subtree_bytes(name):
+                    levels.update(option[2] for option in self.recompute_options(name))
+        return sorted(levels)
 
     def floor(self) -> int:
         """The fewest saved bytes any plan keeps."""

@@ -321,7 +321,12 @@ def _profile(model, inputs: tuple, loss_fn: Callable, backend: Backend, tracker,
         timer = _Timer()
         tracker.acquire(timer)
         try:
-            handles = backend.module_hooks(note, lambda module, args, output: None)
+            # inputs are noted in the ledger's step only: storage keys are addresses, and a
+            # later step's input may sit where one of the ledger's saved tensors was, which
+            # would make the planner think a recompute keeps it (plans then varied with the
+            # allocation history)
+            handles = (backend.module_hooks(note, lambda module, args, output: None)
+                       if index == 0 else [])
             try:
                 if index == 0:
                     with led:
