@@ -15,7 +15,7 @@ from hookgrad.capture import load
 
 OPTIONAL = {"tqdm": "tqdm", "matplotlib": "matplotlib", "sklearn": "scikit-learn",
             "safetensors": "safetensors"}
-FIGURES = ("feature_maps.png", "saved_bytes.png", "loss_curves.png")
+FIGURES = ("feature_maps.png", "saved_bytes.png", "memory_timeline.png", "loss_curves.png")
 HINT = "pip install hookgrad[demo]"
 
 BLOCKING_RUNNER = """

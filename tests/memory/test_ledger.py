@@ -203,3 +203,32 @@ def test_the_timeline_follows_the_step_and_draws_to_a_png(tmp_path):
         model(x).sum().backward()
     with pytest.raises(RuntimeError, match="no timeline"):
         quiet.timeline_png(str(tmp_path / "none.png"))
+
+
+def test_the_timeline_splits_saved_bytes_by_module_and_draws_runs_side_by_side(tmp_path):
+    pytest.importorskip("matplotlib")
+    hookgrad.manual_seed(0)
+    model = hookgrad.nn.Sequential(hookgrad.nn.Linear(64, 256), hookgrad.nn.ReLU(),
+                                   hookgrad.nn.Linear(256, 8))
+    x = hookgrad.randn(512, 64)
+    with memory.ledger() as plain:
+        model(x).pow(2).sum().backward()
+    with memory.ledger() as quantized:
+        with memory.quantize(8):
+            loss = model(x).pow(2).sum()
+        loss.backward()
+    for led in (plain, quantized):
+        # per module, the saved bytes alive add up to the saved total at every event
+        assert all(sum(row[5].values()) == row[1] for row in led.timeline)
+        assert led.timeline[-1][5] == {}  # all freed by backward
+    hidden = 512 * 256 * 4  # ReLU's output, saved by ReLU (first) and the second Linear
+
+    def when_backward_starts(led):
+        return next(row for row in led.timeline if row[0].startswith("backward"))[5]
+
+    assert when_backward_starts(plain)["1"] == hidden
+    assert when_backward_starts(quantized)["1"] < hidden / 3
+    path = memory.timeline_png({"no policy": plain, "int8": quantized},
+                               str(tmp_path / "both.png"))
+    with open(path, "rb") as handle:
+        assert handle.read(8) == b"\x89PNG\r\n\x1a\n"

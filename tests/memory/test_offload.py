@@ -119,6 +119,21 @@ def test_prefetch_reads_the_next_older_tensors_ahead(tmp_path, x):
     loss.backward()
 
 
+def test_read_ahead_stays_within_the_prefetch_window(tmp_path, x):
+    # each unpack tops the window up to `prefetch` older tensors; it never starts more, so the
+    # reads waiting in memory do not pile up through backward
+    saver = memory.offload(tmp_path, prefetch=2)
+    with saver:
+        loss = _chain(x, length=7)
+    _wait_written(saver)
+    items = [ref() for ref in saver._store_obj.items]
+    for position in range(len(items) - 1, 2, -1):
+        items[position].decode()
+        waiting = [item.read is not None and item.loaded is None for item in items[:position]]
+        assert sum(waiting) == 2 and waiting[-2:] == [True, True]
+    loss.backward()
+
+
 def test_gradients_survive_retain_graph(tmp_path, x):
     with memory.offload(tmp_path):
         loss = _chain(x, length=3)

@@ -324,3 +324,18 @@ def test_stochastic_rounding_is_unbiased_and_repeats_with_its_seed(rng):
     np.testing.assert_array_equal(runs[0].detach().numpy(), runs[1].detach().numpy())
     other = _round_trip(memory.quantize(2, per="group", rounding="stochastic", seed=8), x)[1]
     assert not np.array_equal(runs[0].detach().numpy(), other.detach().numpy())
+
+
+@pytest.mark.parametrize("axis", [1, None, 0])
+def test_large_activations_encode_in_blocks_to_the_same_codes(monkeypatch, axis):
+    # a bounded encoding workspace: the codes of a large activation, block by block, are
+    # those of one pass over it (rounding to nearest)
+    import importlib
+    quantizer = importlib.import_module("hookgrad.memory.savers.quantize")
+    values = np.maximum(np.random.default_rng(0).standard_normal((40, 6, 9, 7)), 0)
+    values = values.astype(np.float32)
+    whole = quantizer.quantize_array(values, 4, axis).decode()
+    monkeypatch.setattr(quantizer, "ENCODE_BLOCK_BYTES", values[0].nbytes * 3)
+    blocks = quantizer.quantize_array(values, 4, axis).decode()
+    np.testing.assert_array_equal(blocks, whole)
+    assert np.abs(blocks - values).max() <= values.max() / 15 * 1.0001  # within one step

@@ -10,9 +10,11 @@ from conftest import compare, compare_double_backward
 from hookgrad.nn.ops import conv
 
 
-@pytest.fixture(params=[0, None], ids=["one-gemm", "default"])
+@pytest.fixture(params=[0, None, "chunked"], ids=["one-gemm", "default", "chunked"])
 def threshold(request, monkeypatch):
-    if request.param is not None:
+    if request.param == "chunked":  # every im2col / col2im workspace over one sample
+        monkeypatch.setattr(conv, "WORKSPACE_BYTES", 1)
+    elif request.param is not None:
         monkeypatch.setattr(conv, "SINGLE_THREAD_GEMM", request.param)
 
 
@@ -60,3 +62,35 @@ def test_float32_large_layer_takes_one_gemm_and_matches_torch(rng):
     compare(lambda lib, x, w: lib.nn.functional.conv2d(x, w, None, 1, 1),
             rng.standard_normal((4, 32, 14, 14)).astype(np.float32),
             rng.standard_normal((32, 32, 3, 3)).astype(np.float32), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("gemm", [0, None], ids=["one-gemm", "default"])
+@pytest.mark.parametrize("shape,weight,stride,padding,dilation,groups", CASES[:3])
+def test_bounded_workspace_gives_the_unchunked_result(rng, monkeypatch, gemm, shape, weight,
+                                                      stride, padding, dilation, groups):
+    # each sample's columns are those of the one-pass path; only BLAS's blocking of a GEMM with
+    # fewer columns (and the weight gradient's sum over slices) may move the last bit
+    if gemm is not None:
+        monkeypatch.setattr(conv, "SINGLE_THREAD_GEMM", gemm)
+    stride, padding, dilation = (conv_tuple(v) for v in (stride, padding, dilation))
+    x = rng.standard_normal((5,) + shape[1:])
+    w = rng.standard_normal(weight)
+
+    def run():
+        y = conv.correlate(x, w, stride, padding, dilation, groups)
+        grad = np.cos(np.arange(y.size)).reshape(y.shape)
+        return (y, conv.correlate_input_grad(grad, w, x.shape[2:], stride, padding, dilation,
+                                             groups),
+                conv.correlate_weight_grad(x, grad, w.shape[2:], stride, padding, dilation,
+                                           groups))
+
+    whole = run()
+    monkeypatch.setattr(conv, "WORKSPACE_BYTES", 2 * x[0].nbytes * 9)
+    assert conv._batch_chunk(5, x[0].nbytes * 9 * 2) < 5  # the premise: it does chunk
+    sliced = run()
+    for part, one_pass in zip(sliced, whole):
+        np.testing.assert_allclose(part, one_pass, rtol=1e-13, atol=1e-13)
+
+
+def conv_tuple(value):
+    return value if isinstance(value, tuple) else (value, value)

@@ -86,6 +86,8 @@ def _figures(matplotlib: Any, runs: List[RunResult], captured: Any, data: digits
                                           data.test_y[:count], out / "feature_maps.png"))
     if any(run.ledger is not None for run in runs):
         paths.append(figures.saved_bytes(plt, runs, out / "saved_bytes.png"))
+    if runs and all(run.ledger is not None and run.ledger.timeline for run in runs):
+        paths.append(figures.memory_timeline(runs, out / "memory_timeline.png"))
     paths.append(figures.loss_curves(plt, runs, out / "loss_curves.png"))
     return paths
 
@@ -155,12 +157,12 @@ def run(args: argparse.Namespace, echo=_print) -> int:
     results_path.write_text(json.dumps(results, indent=1, default=float))
 
     echo(f"\nwritten to {out}/:")
-    echo(f"  {'capture/':<17} conv1.output, fc2.grad_input, fc2.grad_output as "
+    echo(f"  {'capture/':<19} conv1.output, fc2.grad_input, fc2.grad_output as "
          f"{captured.meta.get('file_format', '?')} files + index.jsonl")
-    echo(f"  {'':<17} (read back with hookgrad.capture.load, or safetensors/numpy alone)")
+    echo(f"  {'':<19} (read back with hookgrad.capture.load, or safetensors/numpy alone)")
     for path in figure_paths:
-        echo(f"  {path.name:<17} {_figure_caption(path.name)}")
-    echo(f"  {results_path.name:<17} accuracies, step times, losses, saved bytes, the plan")
+        echo(f"  {path.name:<19} {_figure_caption(path.name)}")
+    echo(f"  {results_path.name:<19} accuracies, step times, losses, saved bytes, the plan")
     if notes.messages:
         echo("\nnotes (pip install hookgrad[demo] for everything):")
         for message in notes.messages:
@@ -172,4 +174,5 @@ def run(args: argparse.Namespace, echo=_print) -> int:
 def _figure_caption(name: str) -> str:
     return {"feature_maps.png": "the first convolution's outputs for 4 test images",
             "saved_bytes.png": "saved bytes per module, both runs",
+            "memory_timeline.png": "bytes alive through one step, per module, both runs",
             "loss_curves.png": "training loss of both runs"}.get(name, "")

@@ -65,6 +65,16 @@ def saved_bytes(plt: Any, runs: List[RunResult], path: Path) -> Path:
     return _save(plt, figure, path)
 
 
+def memory_timeline(runs: List[RunResult], path: Path) -> Path:
+    """Bytes alive through each run's first step (saved per module, gradients, workspaces),
+    the runs side by side on one scale: ``hookgrad.memory.timeline_png``."""
+    from hookgrad import memory
+
+    memory.timeline_png({run.label: run.ledger for run in runs}, str(path),
+                        title="memory through the first training step (memory ledger)")
+    return path
+
+
 def loss_curves(plt: Any, runs: List[RunResult], path: Path) -> Path:
     figure, axis = plt.subplots(figsize=(6, 3.6))
     for run in runs:

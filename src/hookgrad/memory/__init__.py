@@ -14,6 +14,7 @@ model's (``plan(model, ...)``, ``policy(rules, model=model)``, ``ledger(model=mo
 implementation per tool; what differs per framework is asked of ``_backend.py``.
 """
 from ._packed import Held, Packed, unpack_any
+from ._timeline import timeline_png
 from .ledger import Ledger, Record, format_bytes, ledger
 from .planner import Plan, plan
 from .policy import Policy, policy, recompute
@@ -21,5 +22,6 @@ from .savers import Saver, cast, offload, quantize
 
 __all__ = [
     "Held", "Ledger", "Packed", "Plan", "Policy", "Record", "Saver", "cast", "format_bytes",
-    "ledger", "offload", "plan", "policy", "quantize", "recompute", "unpack_any",
+    "ledger", "offload", "plan", "policy", "quantize", "recompute", "timeline_png",
+    "unpack_any",
 ]

@@ -97,8 +97,9 @@ class Ledger:
         self._inputs_live = 0
         self._saved_then = 0
         # hookgrad, measured, at every event: (where, saved, gradients, all traced bytes now,
-        # the traced peak since the previous event)
+        # the traced peak since the previous event, saved bytes alive per module)
         self.timeline: List[tuple] = []
+        self._module_live: Dict[str, int] = {}  # module -> saved bytes alive (inputs left out)
         self._meters: list = []
         self.records: List[Record] = []
         self.current = 0
@@ -157,7 +158,8 @@ class Ledger:
         rose = meter.poll()
         # the highest since the last event came while the step was at the last event's place
         self.timeline.append((where, saved, max(0, grads), meter.current(),
-                              max(0, meter.last_peak)))
+                              max(0, meter.last_peak),
+                              {name: size for name, size in self._module_live.items() if size}))
         if rose:
             self.peak_split = {"saved": self._saved_then, "gradients": max(0, grads),
                                "where": self._where}
@@ -263,7 +265,9 @@ class Ledger:
             for key, size in keys:
                 entry = self._live.get(key)
                 if entry is None:
-                    self._live[key] = [1, size, record.index, record.kind == "input"]
+                    # the module saving a buffer first holds all of it in the timeline
+                    entry = self._live[key] = [1, size, record.index, record.kind == "input",
+                                               _module_label(record)]
                     self._inputs_live += size if record.kind == "input" else 0
                     added = size
                 else:
@@ -271,6 +275,8 @@ class Ledger:
                     added = max(0, size - entry[1])
                     entry[1] += added
                     record.alias_of = entry[2]
+                if not entry[3]:
+                    self._module_live[entry[4]] = self._module_live.get(entry[4], 0) + added
                 record.counted += added
                 self.current += added
                 self.total += added
@@ -297,6 +303,8 @@ class Ledger:
                     self.current -= entry[1]
                     if entry[3]:
                         self._inputs_live -= entry[1]
+                    else:
+                        self._module_live[entry[4]] -= entry[1]
                     del self._live[key]
 
     def _repacked(self, box: Held) -> None:
@@ -327,9 +335,7 @@ class Ledger:
         ops; sorted by counted bytes, largest first."""
         rows: Dict[str, dict] = {}
         for record in self.records:
-            name = record.module if record.module is not None else "(no module)"
-            if name == "":
-                name = f"({record.module_type})"
+            name = _module_label(record)
             row = rows.setdefault(name, {"type": record.module_type, "tensors": 0,
                                          "activation_bytes": 0, "counted": 0, "disk": 0,
                                          "parameter_bytes": 0, "ops": []})
@@ -389,41 +395,15 @@ class Ledger:
                 f"{format_bytes(split['gradients'])}, transient workspaces "
                 f"{format_bytes(split['transient'])}; reached at {split['where']}")
 
-    def timeline_png(self, path: str, title: str = "memory through one step") -> str:
-        """Draw ``timeline`` (bytes alive at every event of the step: saved activations,
-        gradients, and the rest, transient workspaces) as a stacked area chart in a PNG, with
-        the peak reached before the next event as a line, and where the highest came. Needs
-        matplotlib (``hookgrad[demo]``)."""
-        if not self.timeline:
-            raise RuntimeError("no timeline: measure a hookgrad step with ledger(measure=True)")
-        try:
-            import matplotlib
-        except ImportError as error:
-            raise ImportError("timeline_png needs matplotlib: pip install matplotlib") from error
-        matplotlib.use("Agg")
-        from matplotlib import pyplot
-        mib = float(1 << 20)
-        saved = [row[1] / mib for row in self.timeline]
-        grads = [row[2] / mib for row in self.timeline]
-        other = [max(0.0, row[3] / mib - s - g) for row, s, g in zip(self.timeline, saved, grads)]
-        figure, axes = pyplot.subplots(figsize=(9, 4))
-        steps = range(len(self.timeline))
-        axes.stackplot(steps, saved, grads, other,
-                       labels=["saved activations", "gradients", "transient workspaces"])
-        # the peak between two events (a backward workspace) belongs to the earlier one
-        between = [row[4] / mib for row in self.timeline[1:]] + [0.0]
-        axes.step(steps, between, where="post", color="black", linewidth=0.8,
-                  label="peak before the next event")
-        top = max(range(len(between)), key=between.__getitem__)
-        axes.annotate(self.timeline[top][0], (top, between[top]), fontsize=8, ha="right")
-        axes.set_xlabel("event (module entered or left, tensor saved, unpacked or freed)")
-        axes.set_ylabel("MiB alive above the step's start")
-        axes.set_title(title)
-        axes.legend(loc="upper left", fontsize=8)
-        figure.tight_layout()
-        figure.savefig(path, dpi=100)
-        pyplot.close(figure)
-        return path
+    def timeline_png(self, path: str, title: str = "memory through one step",
+                     modules: int = 6) -> str:
+        """Draw ``timeline`` as a PNG: bytes alive at every event of the step, stacked as
+        saved activations per module (the ``modules`` largest, the rest together), gradients
+        and transient workspaces, with the peak between events as a line. Needs matplotlib
+        (``hookgrad[demo]``); ``memory.timeline_png`` puts several ledgers on one figure."""
+        from ._timeline import timeline_png
+
+        return timeline_png({title: self}, path, modules=modules)
 
     def to_json(self, **kwargs) -> str:
         return json.dumps({"total": self.total, "peak": self.peak, "current": self.current,
@@ -434,6 +414,13 @@ class Ledger:
     def __repr__(self) -> str:
         return (f"<Ledger {len(self.records)} saved tensors, total {format_bytes(self.total)}, "
                 f"peak {format_bytes(self.peak)}>")
+
+
+def _module_label(record: Record) -> str:
+    """The name a record is filed under: its module's, ``(Type)`` for the root."""
+    if record.module is None:
+        return "(no module)"
+    return record.module or f"({record.module_type})"
 
 
 def ledger(model: Any = None, framework: Optional[str] = None, measure: Optional[bool] = None,

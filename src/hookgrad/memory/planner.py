@@ -20,20 +20,18 @@ NumPy's allocations for hookgrad, the profiler's memory events on a CPU and
 """
 from __future__ import annotations
 
-import math
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from ._backend import Backend, backend_for, dtype_from_name
+from ._backend import Backend, backend_for
 from ._modules import tracker_for
-from ._costs import MODULE_SECONDS, calibrate, signature, snap
+from ._costs import MODULE_SECONDS, signature, snap
+from ._knapsack import solve
 from .ledger import Ledger, format_bytes
 from .policy import Policy, recompute
 from .savers import Saver, cast, offload, quantize
-
-BINS = 256
 
 
 class _Timer:
@@ -126,19 +124,6 @@ def _units(led: Ledger) -> tuple:
         if unit.nbytes:
             result.append(unit)
     return result, fixed
-
-
-def _combine(left: np.ndarray, right: np.ndarray) -> tuple:
-    """Min-plus convolution over kept-byte bins; also which left bin each result came from."""
-    size = len(left)
-    best = np.full(size, np.inf)
-    source = np.zeros(size, dtype=np.int64)
-    for i in np.flatnonzero(np.isfinite(left)):
-        candidate = left[i] + right[:size - i]
-        better = candidate < best[i:]
-        best[i:][better] = candidate[better]
-        source[i:][better] = i
-    return best, source
 
 
 class Plan:
@@ -286,38 +271,8 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
         if measure:
             result.baseline_memory_peak, _ = _measured_peak(model, inputs, loss_fn, backend,
                                                             device)
-        key = signature(model, inputs, backend)
-        known = None if recalibrate else MODULE_SECONDS.get(key)
-        timers: List[Dict[str, float]] = []
-        led = Ledger(backend.name, measure=False)
-        inputs_of: Dict[str, set] = {}
-
-        def note(module, args):
-            name = tracker.current()[1] if tracker.current() else ""
-            inputs_of[name] = {("storage", backend.storage_key(a))
-                               for a in args if backend.is_tensor(a)}
-
-        for index in range(1 if known is not None else rounds):
-            timer = _Timer()
-            tracker.acquire(timer)
-            try:
-                handles = backend.module_hooks(note, lambda module, args, output: None)
-                try:
-                    if index == 0:
-                        with led:
-                            _step(model, inputs, loss_fn)
-                    else:
-                        _step(model, inputs, loss_fn)
-                finally:
-                    for handle in handles:
-                        handle.remove()
-            finally:
-                tracker.release(timer)
-            timers.append(timer.seconds)
-        if known is None:
-            known = {name: snap(float(np.median([t.get(name, 0.0) for t in timers])))
-                     for name in timers[0]}
-            MODULE_SECONDS[key] = known
+        led, known, inputs_of = _profile(model, inputs, loss_fn, backend, tracker, rounds,
+                                         recalibrate)
         result.baseline_seconds = _median_step(model, inputs, loss_fn, rounds)
         result.baseline_peak = led.peak
         inputs_bytes = sum(r.counted for r in led.records if r.kind == "input")
@@ -328,8 +283,9 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
             other = max(0, result.baseline_memory_peak - (led.peak - inputs_bytes))
             if budget_on == "peak":
                 budget = result.budget - other + inputs_bytes
-        _solve(result, model, led, known, inputs_of, savers, allow_recompute, backend, budget,
-               recalibrate)
+        units, fixed = _units(led)
+        solve(result, model, led, units, fixed, known, inputs_of, savers, allow_recompute,
+              backend, budget, recalibrate)
         if budget_on == "peak" and result.policy is None and other is not None:
             result.reason = (f"besides saved activations the step holds "
                              f"{format_bytes(other)} (transient workspaces, gradients), which "
@@ -338,203 +294,82 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
         if other is not None and result.policy is not None:
             result.estimated_memory_peak = other + result.estimated_peak - inputs_bytes
         if verify and result.policy is not None:
-            with Ledger(backend.name, measure=False) as check:
-                with result.policy:
-                    loss = loss_fn(model(*inputs))
-                loss.backward()
-            result.measured_peak = check.peak
-            plain, timed = [], []
-            for _ in range(rounds):  # in turns: load from other processes falls on both alike
-                plain.append(_median_step(model, inputs, loss_fn, 1))
-                timed.append(_median_step(model, inputs, loss_fn, 1, result.policy))
-            result.measured_seconds = float(np.median(timed))
-            result.measured_extra_seconds = result.measured_seconds - float(np.median(plain))
-            if measure:
-                result.memory_peak, result.memory_peak_split = _measured_peak(
-                    model, inputs, loss_fn, backend, device, result.policy)
-            over = (check.peak > result.budget if budget_on == "saved"
-                    else result.memory_peak is not None and result.memory_peak > result.budget)
-            if result.feasible and over:
-                result.feasible = False
-                measured = check.peak if budget_on == "saved" else result.memory_peak
-                estimated = (result.estimated_peak if budget_on == "saved"
-                             else result.estimated_memory_peak)
-                result.reason = (f"the measured peak {format_bytes(measured)} is over the "
-                                 f"budget (estimated {format_bytes(estimated or 0)})")
+            _verify(result, model, inputs, loss_fn, backend, device, rounds, measure)
     finally:
         for p, grad in zip(params, saved_grads):
             p.grad = grad
     return result
 
 
-def _solve(result: Plan, model, led: Ledger, seconds: Dict[str, float],
-           inputs_of: Dict[str, set], savers: List[Saver], allow_recompute: bool,
-           backend: Backend, budget: int, recalibrate: bool = False) -> None:
-    """The knapsack; ``budget`` is on saved bytes (``plan`` converts a whole-step budget)."""
-    units, fixed = _units(led)
-    total = fixed + sum(u.nbytes for u in units)
-    quantum = max(1, -(-total // BINS))
-    size = BINS + 1
-    rates = [(saver, *calibrate(saver, backend, recalibrate)) for saver in savers]
-    names = dict(model.named_modules())
-    children: Dict[str, List[str]] = {name: [] for name in names}
-    for name in names:
-        if name:
-            parent = name.rsplit(".", 1)[0] if "." in name else ""
-            children.setdefault(parent, []).append(name)
-    homes: Dict[str, List[_Unit]] = {}
-    for unit in units:
-        homes.setdefault(unit.home if unit.home in names else "", []).append(unit)
+def _profile(model, inputs: tuple, loss_fn: Callable, backend: Backend, tracker, rounds: int,
+             recalibrate: bool) -> tuple:
+    """Step 1: a ledger of one step, each module's inputs, and its forward seconds (medians
+    of ``rounds`` steps, snapped to the cost grid and kept for the process). Returns (ledger,
+    seconds per module name, input storages per module name)."""
+    key = signature(model, inputs, backend)
+    known = None if recalibrate else MODULE_SECONDS.get(key)
+    timers: List[Dict[str, float]] = []
+    led = Ledger(backend.name, measure=False)
+    inputs_of: Dict[str, set] = {}
 
-    def bin_of(nbytes: float) -> int:
-        return min(BINS, int(math.ceil(nbytes / quantum - 1e-9)))
+    def note(module, args):
+        name = tracker.current()[1] if tracker.current() else ""
+        inputs_of[name] = {("storage", backend.storage_key(a))
+                           for a in args if backend.is_tensor(a)}
 
-    def unit_table(unit: _Unit) -> tuple:
-        table = np.full(size, np.inf)
-        choice: Dict[int, tuple] = {}
-        options = [(unit.nbytes, 0.0, None)] + [
-            (unit.nbytes * kept, unit.tensors * per_tensor + unit.nbytes * per_byte, saver)
-            for saver, kept, per_tensor, per_byte in rates
-            if all(saver.accepts(dtype_from_name(d)) for d in unit.dtypes)]
-        for kept, cost, saver in options:
-            b = bin_of(kept)
-            if cost < table[b]:
-                table[b] = cost
-                choice[b] = (saver, kept, cost)
-        return table, choice
+    for index in range(1 if known is not None else rounds):
+        timer = _Timer()
+        tracker.acquire(timer)
+        try:
+            # inputs are noted in the ledger's step only: storage keys are addresses, and a
+            # later step's input may sit where one of the ledger's saved tensors was, which
+            # would make the planner think a recompute keeps it (plans then varied with the
+            # allocation history)
+            handles = (backend.module_hooks(note, lambda module, args, output: None)
+                       if index == 0 else [])
+            try:
+                if index == 0:
+                    with led:
+                        _step(model, inputs, loss_fn)
+                else:
+                    _step(model, inputs, loss_fn)
+            finally:
+                for handle in handles:
+                    handle.remove()
+        finally:
+            tracker.release(timer)
+        timers.append(timer.seconds)
+    if known is None:
+        known = {name: snap(float(np.median([t.get(name, 0.0) for t in timers])))
+                 for name in timers[0]}
+        MODULE_SECONDS[key] = known
+    return led, known, inputs_of
 
-    def inside(name: str, home: str) -> bool:
-        return name == "" or home == name or home.startswith(name + ".")
 
-    def subtree_bytes(name: str) -> int:
-        return sum(u.nbytes for u in units if inside(name, u.home))
-
-    def node(name: str, reserve: int) -> tuple:
-        parts: List[tuple] = [("unit", u, *unit_table(u)) for u in homes.get(name, [])]
-        parts += [("node", child, *node(child, reserve)) for child in children.get(name, [])]
-        table = np.full(size, np.inf)
-        table[0] = 0.0
-        trail = []
-        for part in parts:
-            table, source = _combine(table, part[2])
-            trail.append((part, source))
-        options: Dict[int, tuple] = {}  # kept bin -> (seconds, transient, entry)
-        if allow_recompute and any(u.nbytes for u in units if inside(name, u.home)):
-            for kept, cost, transient, entry in recompute_options(name):
-                b = bin_of(kept)
-                if transient <= reserve and cost < table[b]:
-                    table = table.copy()
-                    table[b] = cost
-                    options[b] = (cost, transient, entry)
-        return table, (trail, options)
-
-    def child_index(name: str, module: str, order: Dict[str, int]) -> Optional[int]:
-        rest = module if name == "" else module[len(name) + 1:]
-        if module == name or not rest:
-            return None
-        return order.get((name + "." if name else "") + rest.split(".")[0])
-
-    def recompute_options(name: str) -> list:
-        """(kept bytes, seconds, transient bytes, entry): the whole module, or a Sequential
-        in runs as recompute(segments=k) does it."""
-        inside_units = [u for u in units if inside(name, u.home)]
-        freed = sum(u.nbytes for u in inside_units)
-        result = []
-        if name:
-            held = sum(u.nbytes for u in inside_units if u.keys & inputs_of.get(name, set()))
-            result.append((held, seconds.get(name, 0.0), freed - held, recompute()))
-        kids = children.get(name, [])
-        if len(kids) < 3 or not hasattr(names[name], "__getitem__"):
-            return result
-        order = {kid: i for i, kid in enumerate(kids)}
-        for count in range(2, min(len(kids), 8) + 1):
-            width = -(-len(kids) // count)
-            runs = [kids[i:i + width] for i in range(0, len(kids), width)]
-            if len(runs) < 2:
-                continue
-            run_of = {kid: r for r, run in enumerate(runs) for kid in run}
-            freed_in = [0] * len(runs)
-            for unit in inside_units:
-                spots = {child_index(name, m, order) for m in unit.modules}
-                if None in spots:
-                    continue
-                owners = {run_of[kids[i]] for i in spots}
-                run = owners.pop()
-                if owners or run == len(runs) - 1:
-                    continue  # spans runs, or in the last run (not checkpointed)
-                if unit.keys & inputs_of.get(runs[run][0], set()):
-                    continue  # the run's input: checkpoint keeps it
-                freed_in[run] += unit.nbytes
-            cost = sum(seconds.get(kid, 0.0) for run in runs[:-1] for kid in run)
-            # backward frees the last run's tensors before it recomputes any other run
-            last = sum(u.nbytes for u in inside_units
-                       if {child_index(name, m, order) for m in u.modules}
-                       <= {order[kid] for kid in runs[-1]})
-            result.append((freed - sum(freed_in), cost, max(0, max(freed_in) - last),
-                           recompute(segments=len(runs))))
-        return result
-
-    def unwind(name: str, how: tuple, b: int, out: list) -> None:
-        trail, options = how
-        if b in options:
-            cost, transient, entry = options[b]
-            out.append(("recompute", name, subtree_bytes(name), b * quantum, cost, transient,
-                        entry))
-            return
-        for part, source in reversed(trail):
-            left = int(source[b])
-            here = b - left
-            if part[0] == "unit":
-                saver, kept, cost = part[3][here]
-                if saver is not None:
-                    out.append(("saver", part[1], saver, kept, cost))
-            else:
-                unwind(part[1], part[3], here, out)
-            b = left
-
-    reserve = total
-    best = None
-    for _ in range(4):  # a recompute re-saves its module in backward: leave room for that
-        table, how = node("", reserve)
-        room = budget - fixed
-        limit = min(BINS, room // quantum) if room >= 0 else -1
-        if limit < 0 or not np.isfinite(table[:limit + 1]).any():
-            break
-        b = int(np.argmin(table[:limit + 1]))
-        chosen: list = []
-        unwind("", how, b, chosen)
-        transient = max([c[5] for c in chosen if c[0] == "recompute"], default=0)
-        peak = fixed + b * quantum + transient
-        best = (chosen, float(table[b]), peak)
-        if peak <= budget:
-            break
-        reserve = max(0, transient - 1 - (peak - budget))
-    if best is None:
-        floor_table, _ = node("", total)
-        least = fixed + int(np.argmax(np.isfinite(floor_table))) * quantum
-        result.reason = (f"even with every candidate the saved bytes stay near "
-                         f"{format_bytes(least)} ({format_bytes(fixed)} cannot be reduced: "
-                         "inputs and tensors saved outside modules)")
-        return
-    chosen, extra, peak = best
-    rules: Dict[str, Any] = {}
-    for choice in chosen:
-        if choice[0] == "recompute":
-            _, name, before, after, cost, _transient, entry = choice
-            rules[name] = entry
-            result.choices.append((name or "(model)", repr(entry), before, after, cost))
-        else:
-            _, unit, saver, kept, cost = choice
-            for module in sorted(unit.modules):
-                rules.setdefault(module, saver)
-            result.choices.append((", ".join(sorted(unit.modules)), repr(saver), unit.nbytes,
-                                   int(kept), cost))
-    # recompute first: a module inside a recomputed one has nothing left to pack
-    ordered = sorted(rules.items(), key=lambda kv: not isinstance(kv[1], recompute))
-    result.policy = Policy(ordered, model=model, framework=backend.name)
-    result.estimated_peak = int(peak)
-    result.estimated_extra_seconds = extra
-    result.feasible = peak <= budget
-    if not result.feasible:
-        result.reason = (f"the best plan found keeps {format_bytes(peak)} "
-                         "(the recompute transient does not fit)")
+def _verify(result: Plan, model, inputs: tuple, loss_fn: Callable, backend: Backend,
+            device: Any, rounds: int, measure: bool) -> None:
+    """Step 4: run the plan; its saved peak, its time against no policy (medians, the two in
+    turns so load from other processes falls on both alike) and its whole-step peak."""
+    with Ledger(backend.name, measure=False) as check:
+        with result.policy:
+            loss = loss_fn(model(*inputs))
+        loss.backward()
+    result.measured_peak = check.peak
+    plain, timed = [], []
+    for _ in range(rounds):
+        plain.append(_median_step(model, inputs, loss_fn, 1))
+        timed.append(_median_step(model, inputs, loss_fn, 1, result.policy))
+    result.measured_seconds = float(np.median(timed))
+    result.measured_extra_seconds = result.measured_seconds - float(np.median(plain))
+    if measure:
+        result.memory_peak, result.memory_peak_split = _measured_peak(
+            model, inputs, loss_fn, backend, device, result.policy)
+    saved_budget = result.budget_on == "saved"
+    over = (check.peak > result.budget if saved_budget
+            else result.memory_peak is not None and result.memory_peak > result.budget)
+    if result.feasible and over:
+        result.feasible = False
+        measured = check.peak if saved_budget else result.memory_peak
+        estimated = result.estimated_peak if saved_budget else result.estimated_memory_peak
+        result.reason = (f"the measured peak {format_bytes(measured)} is over the "
+                         f"budget (estimated {format_bytes(estimated or 0)})")

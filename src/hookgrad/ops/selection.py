@@ -94,15 +94,23 @@ _SAME_SIZE_INT = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.in
                   8: np.dtype(np.int64)}
 
 
+# the widened mask is a workspace as large as the result: it is made this many elements at a
+# time, so a large masked_fill (ReLU's backward) does not hold a second full-size array
+_SELECT_BLOCK = 1 << 18
+
+
 def _select_bits(mask: np.ndarray, value: np.ndarray, array: np.ndarray) -> np.ndarray:
     """``np.where(mask, value, array)`` bit for bit, as integer ops on the same bytes:
     array ^ ((array ^ value) & -mask)."""
     bits = _SAME_SIZE_INT[array.dtype.itemsize]
     a = array.view(bits)
-    select = mask.astype(bits)
-    np.negative(select, out=select)  # all ones where mask
     result = np.bitwise_xor(a, value.view(bits))
-    np.bitwise_and(result, select, out=result)
+    flat_result, flat_mask = result.reshape(-1), mask.reshape(-1)
+    for start in range(0, flat_result.size, _SELECT_BLOCK):
+        block = slice(start, start + _SELECT_BLOCK)
+        select = flat_mask[block].astype(bits)
+        np.negative(select, out=select)  # all ones where mask
+        np.bitwise_and(flat_result[block], select, out=flat_result[block])
     np.bitwise_xor(result, a, out=result)
     return result.view(array.dtype)
 

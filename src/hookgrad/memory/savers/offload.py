@@ -201,16 +201,21 @@ class _Store:
                 self.items = []  # every saved tensor is gone: start the order afresh
 
     def prefetch_before(self, index: int) -> None:
-        """Read the next older saved tensors in the background (backward comes to them next)."""
-        wanted = self.prefetch
+        """Read the next older saved tensors in the background (backward comes to them next).
+
+        The window is the ``prefetch`` next older live items, read or not: counting only new
+        reads would let each unpack start two more, and the reads waiting in memory would grow
+        through backward until they held the step's peak."""
+        window = self.prefetch
         position = min(index, len(self.items)) - 1
         scanned = 0
-        while wanted > 0 and position >= 0 and scanned < 64:
+        while window > 0 and position >= 0 and scanned < 64:
             ref = self.items[position]
             item = ref() if ref is not None else None
-            if item is not None and item.read is None and item.loaded is None:
-                item.read = self.pool.submit(item.read_file)
-                wanted -= 1
+            if item is not None and not item.discarded:
+                if item.read is None and item.loaded is None:
+                    item.read = self.pool.submit(item.read_file)
+                window -= 1
             position -= 1
             scanned += 1
 
@@ -378,18 +383,21 @@ def _slots(obj: Any) -> list:
 class offload(Saver):
     """Keep saved activations in files in a private temporary directory (under ``directory``,
     default the system's temp dir) instead of memory; they are written by a background thread
-    and read back ahead of need during backward (``prefetch`` tensors ahead). Gradients are
+    and read back ahead of need during backward (``prefetch`` tensors ahead; each one read
+    ahead is resident until its node runs, so the default is one). Gradients are
     exact::
 
         with memory.offload():
             loss = model(x).sum()
         loss.backward()
 
-    ``max_pending_bytes`` bounds how much memory waits for the writer thread.
+    ``max_pending_bytes`` bounds how much memory waits for the writer thread: past it, saving
+    waits for older writes, so the queue never keeps many activations alive that forward would
+    already have dropped (the default, 4 MiB, keeps about one layer's output in flight).
     """
 
-    def __init__(self, directory: Optional[str] = None, prefetch: int = 2,
-                 max_pending_bytes: int = 64 << 20, min_bytes: int = 0,
+    def __init__(self, directory: Optional[str] = None, prefetch: int = 1,
+                 max_pending_bytes: int = 4 << 20, min_bytes: int = 0,
                  framework: Optional[str] = None):
         super().__init__(min_bytes, framework)
         if prefetch < 0:

@@ -296,6 +296,21 @@ def quantize_array(array: Any, bits: int, axis: Optional[int],
     high = kernels.reduce(values, reduce, largest=True)
     levels = (1 << bits) - 1
     scale = kernels.positive_or_one((high - low) / levels, values)  # constant: every code is 0
+    if kernels is NumpyKernels and values.ndim and values.nbytes > ENCODE_BLOCK_BYTES:
+        codes = _codes_in_blocks(values, low, scale, levels, seed)
+    else:
+        codes = _codes(values, low, scale, levels, seed, kernels)
+    return _QuantStored(kernels.pack_bits(codes, bits), low, scale, bits, tuple(array.shape),
+                        array.dtype, kernels)
+
+
+# Encoding makes float temporaries as large as the activation (values - low, the rounding
+# noise, masks); on NumPy a large activation is encoded this many bytes of it at a time, so
+# saving it does not raise the step's peak by a multiple of its size.
+ENCODE_BLOCK_BYTES = 1 << 20
+
+
+def _codes(values, low, scale, levels: int, seed: Optional[int], kernels: Any):
     scaled = values - low
     zero_floor = low == 0  # where the minimum is an exact zero (a ReLU's output)
     above = (scaled > 0) & zero_floor if bool(zero_floor.any()) else None
@@ -303,8 +318,22 @@ def quantize_array(array: Any, bits: int, axis: Optional[int],
     codes = kernels.codes(scaled, levels, seed)
     if above is not None:
         codes = kernels.at_least_one(codes, above)  # above zero: never code 0
-    return _QuantStored(kernels.pack_bits(codes, bits), low, scale, bits, tuple(array.shape),
-                        array.dtype, kernels)
+    return codes
+
+
+def _codes_in_blocks(values: np.ndarray, low, scale, levels: int, seed: Optional[int]):
+    """``_codes`` over slices of the leading dim (offsets and scales sliced alike when they
+    vary along it); each block's noise comes from the generator seeded with (seed, block)."""
+    codes = np.empty(values.shape, np.uint8)
+    rows = max(1, ENCODE_BLOCK_BYTES // max(1, values[0].nbytes))
+    low, scale = np.asarray(low), np.asarray(scale)
+    for number, start in enumerate(range(0, values.shape[0], rows)):
+        block = slice(start, start + rows)
+        part_low = low[block] if low.ndim and low.shape[0] > 1 else low
+        part_scale = scale[block] if scale.ndim and scale.shape[0] > 1 else scale
+        codes[block] = _codes(values[block], part_low, part_scale, levels,
+                              None if seed is None else (seed, number), NumpyKernels)
+    return codes
 
 
 class quantize(Saver):

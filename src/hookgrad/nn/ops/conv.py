@@ -83,10 +83,49 @@ def _batch_columns(x: np.ndarray, kernel: Ints, out: Ints, stride: Ints, padding
 # machine; one GEMM over the whole batch pays that hand-off once.
 SINGLE_THREAD_GEMM = 4 * 65536
 
+# The most bytes one im2col / col2im workspace may take. A layer whose columns for the whole
+# batch would be larger runs on slices of the batch, so the step's peak does not grow with a
+# transient many times the layer's own output (a 3x3 kernel makes columns 9x its input). Each
+# sample's columns, GEMM and scatter are the same as in one pass, so results do not change.
+WORKSPACE_BYTES = 4 << 20
+
+
+def _batch_chunk(n: int, bytes_per_sample: int) -> int:
+    """How many samples one workspace of at most ``WORKSPACE_BYTES`` holds (at least one)."""
+    return max(1, min(n, WORKSPACE_BYTES // max(1, bytes_per_sample)))
+
+
+def _chunked(n: int, bytes_per_sample: int, compute) -> "np.ndarray | None":
+    """``compute(start, stop)`` over slices of the batch, stacked along it; None when the
+    whole batch fits one workspace (the caller then runs in one pass)."""
+    chunk = _batch_chunk(n, bytes_per_sample)
+    if chunk >= n:
+        return None
+    result = None
+    for start in range(0, n, chunk):
+        part = compute(start, min(n, start + chunk))
+        if result is None:
+            result = np.empty((n,) + part.shape[1:], part.dtype)
+        result[start:start + part.shape[0]] = part
+        part = None  # frees the slice's workspace before the next is made
+    return result
+
 
 def correlate(x: np.ndarray, weight: np.ndarray, stride: Ints, padding: Ints, dilation: Ints,
               groups: int) -> np.ndarray:
     """y[n, o] = sum_{c, k} x_pad[n, c, s*i + d*k] w[o, c, k]  (torch's conv forward)."""
+    kernel = weight.shape[2:]
+    out = output_size(x.shape[2:], kernel, stride, padding, dilation)
+    columns = x.shape[1] * math.prod(kernel) * math.prod(out) * x.itemsize
+    chunked = _chunked(x.shape[0], columns, lambda start, stop: _correlate(
+        x[start:stop], weight, stride, padding, dilation, groups))
+    if chunked is not None:
+        return chunked
+    return _correlate(x, weight, stride, padding, dilation, groups)
+
+
+def _correlate(x: np.ndarray, weight: np.ndarray, stride: Ints, padding: Ints, dilation: Ints,
+               groups: int) -> np.ndarray:
     kernel = weight.shape[2:]
     out = output_size(x.shape[2:], kernel, stride, padding, dilation)
     matrix = weight.reshape(groups, weight.shape[0] // groups, -1)
@@ -128,6 +167,15 @@ def _flipped(weight: np.ndarray, groups: int) -> np.ndarray:
 
 
 def _col2im(grad, weight, size, stride, padding, dilation, groups) -> np.ndarray:
+    columns = weight.shape[1] * groups * math.prod(weight.shape[2:]) * math.prod(grad.shape[2:])
+    chunked = _chunked(grad.shape[0], columns * grad.itemsize, lambda start, stop: _col2im_all(
+        grad[start:stop], weight, size, stride, padding, dilation, groups))
+    if chunked is not None:
+        return chunked
+    return _col2im_all(grad, weight, size, stride, padding, dilation, groups)
+
+
+def _col2im_all(grad, weight, size, stride, padding, dilation, groups) -> np.ndarray:
     n, out_channels = grad.shape[:2]
     out = grad.shape[2:]
     kernel = weight.shape[2:]
@@ -160,9 +208,18 @@ def _col2im(grad, weight, size, stride, padding, dilation, groups) -> np.ndarray
 def correlate_weight_grad(x: np.ndarray, grad: np.ndarray, kernel: Ints, stride: Ints,
                           padding: Ints, dilation: Ints, groups: int) -> np.ndarray:
     """The adjoint of ``correlate`` in w: gw[o, c, k] = sum_{n,i} grad[n, o, i] x_pad[n, c, ..];
-    one GEMM per group over columns laid out (group, C/g * k, N * out)."""
+    one GEMM per group over columns laid out (group, C/g * k, N * out); a batch whose columns
+    exceed ``WORKSPACE_BYTES`` is summed over slices of it."""
     n, out_channels = grad.shape[:2]
     out = grad.shape[2:]
+    chunk = _batch_chunk(n, x.shape[1] * math.prod(kernel) * math.prod(out) * x.itemsize)
+    if chunk < n:
+        total = None
+        for start in range(0, n, chunk):
+            part = correlate_weight_grad(x[start:start + chunk], grad[start:start + chunk],
+                                         kernel, stride, padding, dilation, groups)
+            total = part if total is None else np.add(total, part, out=total)
+        return total
     columns = _batch_columns(x, kernel, out, stride, padding, dilation, groups)
     flat = np.ascontiguousarray(grad.reshape(n, groups, out_channels // groups, -1)
                                 .transpose(1, 2, 0, 3)).reshape(groups, out_channels // groups, -1)

@@ -1,0 +1,282 @@
+"""The planner's solver: a knapsack over the module tree, in bins of saved bytes kept.
+
+Each *unit* (saved tensors sharing one buffer, see ``planner._units``) can stay as it is or
+take a candidate saver; each module can instead be recomputed as a whole, and a ``Sequential``
+in ``k`` runs. Tables map a bin of kept bytes to the least seconds added; children combine by a
+min-plus convolution. Ties keep the first option met (no saver before a saver, savers in the
+order given, fewer bytes kept), so equal costs always give the same plan.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+from ._backend import Backend, dtype_from_name
+from ._costs import calibrate
+from .ledger import Ledger, format_bytes
+from .policy import Policy, recompute
+from .savers import Saver
+
+BINS = 256
+
+
+def _combine(left: np.ndarray, right: np.ndarray) -> tuple:
+    """Min-plus convolution over kept-byte bins; also which left bin each result came from."""
+    size = len(left)
+    best = np.full(size, np.inf)
+    source = np.zeros(size, dtype=np.int64)
+    for i in np.flatnonzero(np.isfinite(left)):
+        candidate = left[i] + right[:size - i]
+        better = candidate < best[i:]
+        best[i:][better] = candidate[better]
+        source[i:][better] = i
+    return best, source
+
+
+class Knapsack:
+    """One solve: the module tree, the units filed under it and the calibrated costs."""
+
+    def __init__(self, model, units: list, fixed: int, seconds: Dict[str, float],
+                 inputs_of: Dict[str, set], savers: List[Saver], allow_recompute: bool,
+                 backend: Backend, recalibrate: bool = False):
+        self.units, self.fixed = units, fixed
+        self.seconds, self.inputs_of = seconds, inputs_of
+        self.allow_recompute = allow_recompute
+        self.total = fixed + sum(u.nbytes for u in units)
+        self.quantum = max(1, -(-self.total // BINS))
+        self.size = BINS + 1
+        self.rates = [(saver, *calibrate(saver, backend, recalibrate)) for saver in savers]
+        self.names = dict(model.named_modules())
+        self.children: Dict[str, List[str]] = {name: [] for name in self.names}
+        for name in self.names:
+            if name:
+                parent = name.rsplit(".", 1)[0] if "." in name else ""
+                self.children.setdefault(parent, []).append(name)
+        self._options: Dict[str, list] = {}
+        self.homes: Dict[str, list] = {}
+        for unit in units:
+            self.homes.setdefault(unit.home if unit.home in self.names else "", []).append(unit)
+
+    # -- tables --------------------------------------------------------------------------------
+    def bin_of(self, nbytes: float) -> int:
+        return min(BINS, int(math.ceil(nbytes / self.quantum - 1e-9)))
+
+    def unit_table(self, unit) -> tuple:
+        """Kept bin -> least seconds for one unit, and the (saver, kept, seconds) behind it."""
+        table = np.full(self.size, np.inf)
+        choice: Dict[int, tuple] = {}
+        options = [(unit.nbytes, 0.0, None)] + [
+            (unit.nbytes * kept, unit.tensors * per_tensor + unit.nbytes * per_byte, saver)
+            for saver, kept, per_tensor, per_byte in self.rates
+            if all(saver.accepts(dtype_from_name(d)) for d in unit.dtypes)]
+        for kept, cost, saver in options:
+            b = self.bin_of(kept)
+            if cost < table[b]:
+                table[b] = cost
+                choice[b] = (saver, kept, cost)
+        return table, choice
+
+    def node(self, name: str, reserve: int) -> tuple:
+        """The table of a module: its own units and children combined, or recompute options
+        whose transient (what backward re-saves) is at most ``reserve``."""
+        parts: List[tuple] = [("unit", u, *self.unit_table(u)) for u in self.homes.get(name, [])]
+        parts += [("node", child, *self.node(child, reserve))
+                  for child in self.children.get(name, [])]
+        table = np.full(self.size, np.inf)
+        table[0] = 0.0
+        trail = []
+        for part in parts:
+            table, source = _combine(table, part[2])
+            trail.append((part, source))
+        options: Dict[int, tuple] = {}  # kept bin -> (seconds, transient, entry)
+        if self.allow_recompute and self.subtree_bytes(name):
+            for kept, cost, transient, entry in self.recompute_options(name):
+                b = self.bin_of(kept)
+                if transient <= reserve and cost < table[b]:
+                    table = table.copy()
+                    table[b] = cost
+                    options[b] = (cost, transient, entry)
+        return table, (trail, options)
+
+    # -- recompute -----------------------------------------------------------------------------
+    @staticmethod
+    def inside(name: str, home: str) -> bool:
+        return name == "" or home == name or home.startswith(name + ".")
+
+    def subtree_bytes(self, name: str) -> int:
+        return sum(u.nbytes for u in self.units if self.inside(name, u.home))
+
+    def recompute_options(self, name: str) -> list:
+        """(kept bytes, seconds, transient bytes, entry): the whole module, or a Sequential
+        in runs as recompute(segments=k) does it (worked out once per module)."""
+        if name not in self._options:
+            self._options[name] = self._recompute_options(name)
+        return self._options[name]
+
+    def _recompute_options(self, name: str) -> list:
+        inside_units = [u for u in self.units if self.inside(name, u.home)]
+        freed = sum(u.nbytes for u in inside_units)
+        result = []
+        if name:
+            held = sum(u.nbytes for u in inside_units
+                       if u.keys & self.inputs_of.get(name, set()))
+            result.append((held, self.seconds.get(name, 0.0), freed - held, recompute()))
+        kids = self.children.get(name, [])
+        if len(kids) < 3 or not hasattr(self.names[name], "__getitem__"):
+            return result
+        for count in range(2, min(len(kids), 8) + 1):
+            width = -(-len(kids) // count)
+            runs = [kids[i:i + width] for i in range(0, len(kids), width)]
+            if len(runs) >= 2:
+                result.append(self.segments_option(name, kids, runs, inside_units, freed))
+        return result
+
+    def segments_option(self, name: str, kids: list, runs: list, inside_units: list,
+                        freed: int) -> tuple:
+        """recompute(segments=len(runs)) of the Sequential ``name``: each run but the last is
+        checkpointed, so its units are freed unless they are its input or span runs."""
+        order = {kid: i for i, kid in enumerate(kids)}
+        run_of = {kid: r for r, run in enumerate(runs) for kid in run}
+        freed_in = [0] * len(runs)
+        for unit in inside_units:
+            spots = {_child_index(name, m, order) for m in unit.modules}
+            if None in spots:
+                continue
+            owners = {run_of[kids[i]] for i in spots}
+            run = owners.pop()
+            if owners or run == len(runs) - 1:
+                continue  # spans runs, or in the last run (not checkpointed)
+            if unit.keys & self.inputs_of.get(runs[run][0], set()):
+                continue  # the run's input: checkpoint keeps it
+            freed_in[run] += unit.nbytes
+        cost = sum(self.seconds.get(kid, 0.0) for run in runs[:-1] for kid in run)
+        # backward frees the last run's tensors before it recomputes any other run
+        last = sum(u.nbytes for u in inside_units
+                   if {_child_index(name, m, order) for m in u.modules}
+                   <= {order[kid] for kid in runs[-1]})
+        return (freed - sum(freed_in), cost, max(0, max(freed_in) - last),
+                recompute(segments=len(runs)))
+
+    # -- the answer ----------------------------------------------------------------------------
+    def unwind(self, name: str, how: tuple, b: int, out: list) -> None:
+        """The choices behind bin ``b`` of module ``name``'s table, appended to ``out``."""
+        trail, options = how
+        if b in options:
+            cost, transient, entry = options[b]
+            out.append(("recompute", name, self.subtree_bytes(name), b * self.quantum, cost,
+                        transient, entry))
+            return
+        for part, source in reversed(trail):
+            left = int(source[b])
+            here = b - left
+            if part[0] == "unit":
+                saver, kept, cost = part[3][here]
+                if saver is not None:
+                    out.append(("saver", part[1], saver, kept, cost))
+            else:
+                self.unwind(part[1], part[3], here, out)
+            b = left
+
+    def best(self, budget: int) -> Optional[tuple]:
+        """(choices, seconds, peak) of the least added time under ``budget``, or None.
+
+        A recompute re-saves its module during backward: its transient must fit beside what
+        is kept. So for each cap on the transient (0 and each recompute's own), recomputes
+        above the cap are left out and the kept bytes get the budget less the cap; every plan
+        found that way fits, and the cheapest wins (of equal ones, the lower cap). Without
+        any that fits, the plan keeping the fewest bytes within the budget is returned, as
+        infeasible."""
+        found = None
+        for cap in self.transient_levels():
+            room = budget - self.fixed - cap
+            if room < 0:
+                break
+            table, how = self.node("", cap)
+            limit = min(BINS, room // self.quantum)
+            if not np.isfinite(table[:limit + 1]).any():
+                continue
+            b = int(np.argmin(table[:limit + 1]))  # the first of equal costs: fewest bytes
+            if found is not None and not table[b] < found[1]:
+                continue
+            chosen: list = []
+            self.unwind("", how, b, chosen)
+            transient = max([c[5] for c in chosen if c[0] == "recompute"], default=0)
+            found = (chosen, float(table[b]), self.fixed + b * self.quantum + transient)
+        if found is not None:
+            return found
+        table, how = self.node("", self.total)
+        room = budget - self.fixed
+        limit = min(BINS, room // self.quantum) if room >= 0 else -1
+        if limit < 0 or not np.isfinite(table[:limit + 1]).any():
+            return None
+        b = int(np.argmin(table[:limit + 1]))
+        chosen = []
+        self.unwind("", how, b, chosen)
+        transient = max([c[5] for c in chosen if c[0] == "recompute"], default=0)
+        return chosen, float(table[b]), self.fixed + b * self.quantum + transient
+
+    def transient_levels(self) -> list:
+        """0 and every recompute option's transient, ascending."""
+        levels = {0}
+        if self.allow_recompute:
+            for name in self.names:
+                if self.subtree_bytes(name):
+                    levels.update(option[2] for option in self.recompute_options(name))
+        return sorted(levels)
+
+    def floor(self) -> int:
+        """The fewest saved bytes any plan keeps."""
+        table, _ = self.node("", self.total)
+        return self.fixed + int(np.argmax(np.isfinite(table))) * self.quantum
+
+
+def _child_index(name: str, module: str, order: Dict[str, int]) -> Optional[int]:
+    rest = module if name == "" else module[len(name) + 1:]
+    if module == name or not rest:
+        return None
+    return order.get((name + "." if name else "") + rest.split(".")[0])
+
+
+def solve(result, model, led: Ledger, units: list, fixed: int, seconds: Dict[str, float],
+          inputs_of: Dict[str, set], savers: List[Saver], allow_recompute: bool,
+          backend: Backend, budget: int, recalibrate: bool = False) -> None:
+    """Fill ``result`` (a ``Plan``) with the knapsack's answer; ``budget`` is on saved bytes
+    (``plan`` converts a whole-step budget)."""
+    knapsack = Knapsack(model, units, fixed, seconds, inputs_of, savers, allow_recompute,
+                        backend, recalibrate)
+    best = knapsack.best(budget)
+    if best is None:
+        result.reason = (f"even with every candidate the saved bytes stay near "
+                         f"{format_bytes(knapsack.floor())} ({format_bytes(fixed)} cannot be "
+                         "reduced: inputs and tensors saved outside modules)")
+        return
+    chosen, extra, peak = best
+    rules = _record_choices(result, chosen)
+    # recompute first: a module inside a recomputed one has nothing left to pack
+    ordered = sorted(rules.items(), key=lambda kv: not isinstance(kv[1], recompute))
+    result.policy = Policy(ordered, model=model, framework=backend.name)
+    result.estimated_peak = int(peak)
+    result.estimated_extra_seconds = extra
+    result.feasible = peak <= budget
+    if not result.feasible:
+        result.reason = (f"the best plan found keeps {format_bytes(peak)} "
+                         "(the recompute transient does not fit)")
+
+
+def _record_choices(result, chosen: list) -> Dict[str, Any]:
+    """The policy's rules for ``chosen``, and one line per choice in ``result.choices``."""
+    rules: Dict[str, Any] = {}
+    for choice in chosen:
+        if choice[0] == "recompute":
+            _, name, before, after, cost, _transient, entry = choice
+            rules[name] = entry
+            result.choices.append((name or "(model)", repr(entry), before, after, cost))
+        else:
+            _, unit, saver, kept, cost = choice
+            for module in sorted(unit.modules):
+                rules.setdefault(module, saver)
+            result.choices.append((", ".join(sorted(unit.modules)), repr(saver), unit.nbytes,
+                                   int(kept), cost))
+    return rules
