@@ -11,6 +11,7 @@ import numpy as np
 from .._dtype import scalar_type_name
 from ..tensor import Tensor
 from .unary import _apply_float, _not_for_integers
+from . import _layout
 from . import inplace as _inplace
 from ._base import Op, through_saved
 
@@ -35,7 +36,8 @@ class LogSigmoid(Op):
         buffer = _apply_float(lambda x: np.exp(-np.abs(x)), self)
         ctx.save_for_backward(self, buffer)
         # min(x, 0) - log(1 + exp(-|x|)): no overflow on either side
-        return _apply_float(lambda x: np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x))), self)
+        result = _apply_float(lambda x: np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x))), self)
+        return _layout.contiguous(result)  # torch's log_sigmoid_forward is row-major
 
     @staticmethod
     def backward(ctx, grad):

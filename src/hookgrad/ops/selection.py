@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _layout
 from ._util import broadcast_error, quiet, restore, silence
 from ._base import (arithmetic, cast, _check_inplace_shape, finish, not_implemented, Op, Original,
                     _pair, to_work, work_dtype)
@@ -60,7 +61,9 @@ class Where(Op):
         ctx.save_for_backward(condition)
         a, b = _pair(self, other, dtype)
         try:
-            return finish(np.where(condition, a, b), dtype)
+            # laid out by torch's elementwise rule over (condition, self, other)
+            return _layout.pointwise(finish(np.where(condition, a, b), dtype),
+                                     condition, self, other)
         except ValueError:
             raise broadcast_error("where", np.shape(a), np.shape(b)) from None
 
