@@ -112,7 +112,7 @@ METHODS = {
     "floor_divide": pw.floor_divide, "remainder": pw.remainder, "pow": pw.pow,
     "neg": pw.neg, "negative": pw.neg, "exp": pw.exp, "log": pw.log, "log1p": pw.log1p,
     "sqrt": pw.sqrt, "rsqrt": pw.rsqrt, "reciprocal": pw.reciprocal, "abs": pw.abs,
-    "absolute": pw.abs, "sign": pw.sign, "sgn": pw.sign, "sin": pw.sin, "cos": pw.cos,
+    "absolute": pw.abs, "sign": pw.sign, "sgn": pw.sgn, "sin": pw.sin, "cos": pw.cos,
     "tanh": pw.tanh, "sigmoid": pw.sigmoid, "relu": activation.relu, "relu_": activation.relu_,
     "erf": pw.erf, "square": pw.square, "clamp": pw.clamp, "clip": pw.clamp,
     "clamp_": pw.clamp_, "clip_": pw.clip_, "rsub": pw.rsub, "fix": pw.fix,

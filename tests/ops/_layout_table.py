@@ -45,7 +45,7 @@ INPLACE_UNARY = [
     "cos_", "cosh_", "deg2rad_", "erf_", "exp2_", "exp_", "expm1_", "fix_", "floor_", "frac_",
     "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_",
     "rad2deg_", "reciprocal_", "round_", "rsqrt_", "sigmoid_", "sign_", "sin_", "sinc_",
-    "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "relu_", "zero_",
+    "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "relu_", "zero_", "sgn_",
 ]
 
 CALLS = {

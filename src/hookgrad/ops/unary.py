@@ -231,6 +231,20 @@ class Sign(Op):
         return _zeros(grad)
 
 
+class Sgn(Sign):
+    """torch.sgn: sign for real tensors (x / |x| for complex ones, which hookgrad has not), with
+    its own node, which keeps self and the result as torch's does; zero gradient."""
+
+    node_name = "SgnBackward0"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, self):
+        result = Sign.forward(ctx, self)
+        ctx.save_for_backward(self, result)
+        return result
+
+
 class Sin(Op):
     """d sin(x) = cos(x)"""
 
