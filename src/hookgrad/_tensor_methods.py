@@ -118,7 +118,8 @@ METHODS = {
     "clamp_": pw.clamp_, "clip_": pw.clip_, "rsub": pw.rsub, "fix": pw.fix,
     "clamp_min": pw.clamp_min, "clamp_max": pw.clamp_max, "clamp_min_": pw.clamp_min_,
     "clamp_max_": pw.clamp_max_,
-    "maximum": pw.maximum, "minimum": pw.minimum, "masked_fill": pw.masked_fill,
+    "maximum": pw.maximum, "minimum": pw.minimum, "fmax": pw.fmax, "fmin": pw.fmin,
+    "masked_fill": pw.masked_fill,
     "masked_fill_": pw.masked_fill_, "where": lambda self, cond, other: pw.where(
         cond, self, other),
     "floor": pw.floor, "ceil": pw.ceil, "round": pw.round, "trunc": pw.trunc,

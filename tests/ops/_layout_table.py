@@ -32,12 +32,14 @@ POINTWISE_UNARY = [
 POINTWISE_BINARY = [  # with the tensor itself and with a Python number
     "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
     "remainder", "pow", "rsub", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-    "atan2", "arctan2", "hypot", "logaddexp", "copysign", "fmod", "xlogy", "isclose",
+    "atan2", "arctan2", "hypot", "logaddexp", "copysign", "fmod", "xlogy", "isclose", "fmax",
+    "fmin",
     "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
     "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__",
     "__rpow__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
 ]
-NUMBER_ONLY = {"atan2", "arctan2", "hypot", "logaddexp", "maximum", "minimum", "isclose"}
+NUMBER_ONLY = {"atan2", "arctan2", "hypot", "logaddexp", "maximum", "minimum", "isclose", "fmax",
+               "fmin"}
 LOGICAL_BINARY = ["logical_and", "logical_or", "logical_xor", "__and__", "__or__", "__xor__",
                   "__rand__", "__ror__", "__rxor__"]
 INPLACE_UNARY = [
@@ -112,6 +114,7 @@ CALLS = {
         "softshrink", "hardshrink", "tanhshrink")},
     "F.gelu_tanh": lambda L, t: _F(L).gelu(t, approximate="tanh"),
     "F.dropout_eval": lambda L, t: _F(L).dropout(t, 0.5, training=False),
+    "F.threshold": lambda L, t: _F(L).threshold(t, 0.5, 0.0),
     # reductions
     "sum": lambda L, t: t.sum(), "sum0": lambda L, t: t.sum(0), "sum1": lambda L, t: t.sum(1),
     "sum_keepdim": lambda L, t: t.sum(0, keepdim=True), "mean": lambda L, t: t.mean(1),
