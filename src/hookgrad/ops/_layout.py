@@ -26,7 +26,8 @@ def contiguous(result: np.ndarray) -> np.ndarray:
     source's there, e.g. after a keepdim reduction of a transposed input)."""
     if not result.flags.c_contiguous:
         return np.ascontiguousarray(result)
-    if result.ndim > 1 and result.strides != _row_major_strides(result):
+    # a row-major array's strides can differ from torch's only on size-1 dimensions
+    if result.ndim > 1 and 1 in result.shape and result.strides != _row_major_strides(result):
         return result.reshape(-1).reshape(result.shape)  # a view with canonical strides
     return result
 
@@ -65,9 +66,12 @@ def preserve(result: np.ndarray, source: np.ndarray) -> np.ndarray:
 def pointwise(result: np.ndarray, *operands) -> np.ndarray:
     """``result`` laid out as torch's TensorIterator lays out an elementwise result of
     ``operands`` (arrays, or numbers, in torch's argument order)."""
-    arrays = [a for a in operands if isinstance(a, np.ndarray)]
-    if all(a.flags.c_contiguous for a in arrays):
+    for operand in operands:
+        if isinstance(operand, np.ndarray) and not operand.flags.c_contiguous:
+            break
+    else:  # row-major operands (the common case) give a row-major result
         return contiguous(result)
+    arrays = [a for a in operands if isinstance(a, np.ndarray)]
     first = arrays[0]
     if len(arrays) == len(operands) and all(a.shape == result.shape for a in arrays) and all(
             a.strides == first.strides for a in arrays) and is_dense(first):
