@@ -134,10 +134,17 @@ def _strided(result: np.ndarray, strides: tuple) -> np.ndarray:
     """``result``'s values in a fresh dense block with these byte ``strides``."""
     if result.strides == strides or result.size == 0:
         return result
-    block = np.empty(result.size, result.dtype)
-    out = np.lib.stride_tricks.as_strided(block, result.shape, strides, writeable=True)
+    out = _empty_strided(result.shape, strides, result.dtype)
     out[...] = result
     return out
+
+
+def _empty_strided(shape: tuple, strides: tuple, dtype: np.dtype) -> np.ndarray:
+    """A fresh dense array with these byte ``strides`` (a permutation of row-major ones, up to
+    size-1 dimensions): a transposed ``np.empty``, so it owns its memory as any result does."""
+    order = sorted(range(len(shape)), key=lambda d: (-strides[d], d))
+    out = np.empty([shape[d] for d in order], dtype).transpose(np.argsort(order))
+    return out if out.strides == tuple(strides) else restrided(out, tuple(strides))
 
 
 def empty_like(source: np.ndarray, dtype=None) -> np.ndarray:
@@ -146,9 +153,8 @@ def empty_like(source: np.ndarray, dtype=None) -> np.ndarray:
     dtype = source.dtype if dtype is None else np.dtype(dtype)
     if source.flags.c_contiguous or not is_dense(source) or source.size == 0:
         return np.empty(source.shape, dtype)
-    block = np.empty(source.size, dtype)
     strides = tuple(abs(s) // source.itemsize * dtype.itemsize for s in source.strides)
-    return np.lib.stride_tricks.as_strided(block, source.shape, strides, writeable=True)
+    return _empty_strided(source.shape, strides, dtype)
 
 
 def restrided(view: np.ndarray, strides: tuple) -> np.ndarray:
