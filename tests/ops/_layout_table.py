@@ -249,3 +249,36 @@ NOT_SWEPT = {
     "__setitem__": "returns None", "__getitem__": "swept as getitem_*",
     "where": "swept as where and where_tensor", "to": "swept as to and to_float32",
 }
+
+# nn.functional ops on a 4-d (N, C, H, W) input: torch allocates pooling, interpolation,
+# padding and batch norm results in the input's suggested memory format (channels-last stays so)
+_WEIGHT = [[[[0.5, -1.0], [0.25, 2.0]]] * 3] * 4
+
+
+NN_CALLS = {
+    "conv2d": lambda L, t: _F(L).conv2d(t, L.tensor(_WEIGHT)),
+    "conv2d_channels_last_weight": lambda L, t: _F(L).conv2d(
+        t, L.tensor(_WEIGHT).permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)),
+    "max_pool2d": lambda L, t: _F(L).max_pool2d(t, 2),
+    "max_pool2d_indices": lambda L, t: _F(L).max_pool2d(t, 2, 1, return_indices=True),
+    "max_pool2d_padded": lambda L, t: _F(L).max_pool2d(t, 3, 2, 1),
+    "avg_pool2d": lambda L, t: _F(L).avg_pool2d(t, 2),
+    "adaptive_avg_pool2d": lambda L, t: _F(L).adaptive_avg_pool2d(t, 2),
+    "interpolate_nearest": lambda L, t: _F(L).interpolate(t, scale_factor=2),
+    "interpolate_bilinear": lambda L, t: _F(L).interpolate(t, scale_factor=2, mode="bilinear"),
+    "batch_norm": lambda L, t: _F(L).batch_norm(t, None, None, training=True),
+    "group_norm": lambda L, t: _F(L).group_norm(t, 3),
+    "layer_norm": lambda L, t: _F(L).layer_norm(t, (5,)),
+    "instance_norm": lambda L, t: _F(L).instance_norm(t),
+    "softmax": lambda L, t: _F(L).softmax(t, 1),
+    "relu": lambda L, t: _F(L).relu(t),
+    "gelu": lambda L, t: _F(L).gelu(t),
+    "pad": lambda L, t: _F(L).pad(t, (1, 1)),
+    "pad_2d": lambda L, t: _F(L).pad(t, (1, 0, 2, 1)),
+    "linear": lambda L, t: _F(L).linear(t, L.ones(2, 5)),
+    "unfold": lambda L, t: _F(L).unfold(t, 2),
+    "normalize": lambda L, t: _F(L).normalize(t, dim=1),
+    "sum_spatial_keepdim": lambda L, t: t.sum((2, 3), keepdim=True),
+    "add_channel_bias": lambda L, t: t + L.ones(3, 1, 1),
+    "mul_contiguous": lambda L, t: t * t.contiguous(),
+}

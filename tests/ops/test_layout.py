@@ -8,7 +8,7 @@ in-place op on an expanded tensor) must be refused too.
 import numpy as np
 import pytest
 import torch
-from _layout_table import CALLS, NOT_SWEPT
+from _layout_table import CALLS, NN_CALLS, NOT_SWEPT
 
 import hookgrad
 import hookgrad._tensor_methods as methods
@@ -51,6 +51,28 @@ def test_result_layout_matches_torch(name, layout):
     expected = _layouts(theirs, torch.Tensor)
     assert expected, "the call returns no tensor"
     assert _layouts(ours, hookgrad.Tensor) == expected
+
+
+NN_LAYOUTS = ("contiguous", "channels_last", "transposed", "expanded")
+
+
+def _input_4d(lib, layout):
+    base = (lib.arange(120.) + 1).div(121)
+    if layout == "contiguous":
+        return base.reshape(2, 3, 4, 5)
+    if layout == "channels_last":
+        return base.reshape(2, 4, 5, 3).permute(0, 3, 1, 2)
+    if layout == "transposed":
+        return base.reshape(2, 3, 5, 4).transpose(2, 3)
+    return base.reshape(2, 3, 4, 5)[..., :1].expand(2, 3, 4, 5)
+
+
+@pytest.mark.parametrize("layout", NN_LAYOUTS)
+@pytest.mark.parametrize("name", sorted(NN_CALLS))
+def test_nn_result_layout_matches_torch(name, layout):
+    theirs = NN_CALLS[name](torch, _input_4d(torch, layout))
+    ours = NN_CALLS[name](hookgrad, _input_4d(hookgrad, layout))
+    assert _layouts(ours, hookgrad.Tensor) == _layouts(theirs, torch.Tensor)
 
 
 def test_every_tensor_method_is_swept():

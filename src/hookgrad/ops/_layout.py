@@ -171,3 +171,24 @@ def restrided(view: np.ndarray, strides: tuple) -> np.ndarray:
     if not view.flags.writeable:
         result.flags.writeable = False
     return result
+
+
+def suggested(result: np.ndarray, source: np.ndarray) -> np.ndarray:
+    """``result`` laid out as torch's ops that allocate in the input's suggested memory format
+    (pooling, interpolation, padding, batch norm): channels-last when ``source`` is a 4-d or 5-d
+    channels-last tensor, else row-major."""
+    if is_channels_last(source):
+        return _in_order(result, [0, *range(2, source.ndim), 1])
+    return contiguous(result)
+
+
+def is_channels_last(array: np.ndarray) -> bool:
+    """A 4-d or 5-d array laid out channels-last (and not also row-major)."""
+    if array.ndim not in (4, 5) or array.flags.c_contiguous:
+        return False
+    step = array.itemsize
+    for d in [1, *range(array.ndim - 1, 1, -1), 0]:  # channels fastest, then W, H (, D), N
+        if array.shape[d] != 1 and array.strides[d] != step:
+            return False
+        step *= array.shape[d]
+    return True

@@ -71,7 +71,7 @@ class NativeBatchNorm(Op):
             result = result * weight.reshape(shape)
         if bias is not None:
             result = result + bias.reshape(shape)
-        return result.astype(input.dtype, copy=False)
+        return _layout.suggested(result.astype(input.dtype, copy=False), input)  # as torch's
 
     @staticmethod
     def backward(ctx, grad):
