@@ -237,6 +237,20 @@ CALLS = {
     "F.binary_cross_entropy": lambda L, t: _F(L).binary_cross_entropy(
         t.clamp(0.1, 0.9), t.clamp(0.1, 0.9), reduction="none"),
     "F.cosine_similarity": lambda L, t: _F(L).cosine_similarity(t, t * 2),
+    "F.one_hot": lambda L, t: _F(L).one_hot((t * 3).long().t(), 4),
+    "F.embedding": lambda L, t: _F(L).embedding(L.tensor([[0, 2]]), t),
+    "F.cross_entropy": lambda L, t: _F(L).cross_entropy(t, L.tensor([0, 1, 2]), reduction="none"),
+    "F.huber_loss": lambda L, t: _F(L).huber_loss(t, t * 2, reduction="none"),
+    "F.bilinear": lambda L, t: _F(L).bilinear(t, t, L.ones(2, 4, 4)),
+    "F.scaled_dot_product_attention": lambda L, t: _F(L).scaled_dot_product_attention(
+        t[None], t[None], t[None]),
+    "column_stack": lambda L, t: L.column_stack([t, t]), "dstack": lambda L, t: L.dstack([t, t]),
+    "block_diag": lambda L, t: L.block_diag(t, t),
+    "meshgrid": lambda L, t: L.meshgrid(t[0], t[1], indexing="ij"),
+    "broadcast_tensors": lambda L, t: L.broadcast_tensors(t, t[0]),
+    "bucketize": lambda L, t: L.bucketize(t, L.tensor([0.2, 0.5])),
+    "isin": lambda L, t: L.isin(t, t[0]), "lerp_tensor": lambda L, t: L.lerp(t, t * 2, t),
+    "baddbmm": lambda L, t: L.baddbmm(t[None], t[None], L.eye(4)[None]),
 }
 
 # method name -> why the sweep does not check its result's layout

@@ -427,7 +427,8 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if tensor._data.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     classes = int(tensor._data.max()) + 1 if num_classes == -1 else num_classes
-    return Tensor._make((tensor._data[..., None] == np.arange(classes)).astype(np.int64))
+    hits = tensor._data[..., None] == np.arange(classes)
+    return Tensor._make(np.array(hits, np.int64, order="C"))  # row-major, as torch's
 
 
 # -- vision and distance ops (implemented in nn/ops; re-exported here) --------------------------
