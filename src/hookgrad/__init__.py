@@ -39,7 +39,8 @@ from .ops.pointwise import (abs, absolute, add, allclose, bitwise_and, bitwise_n
                             divide, eq, equal, erf, exp, floor, floor_divide, ge, greater,
                             greater_equal, gt, isclose, isfinite, isinf, isnan, le, less,
                             less_equal, log, log1p, logical_and, logical_not, logical_or,
-                            logical_xor, lt, masked_fill, maximum, minimum, mul, multiply, ne, neg,
+                            logical_xor, lt, masked_fill, maximum, minimum, fmax, fmin, mul,
+                            multiply, ne, neg,
                             negative, not_equal, pow, reciprocal, remainder, round, rsqrt, rsub,
                             sgn, sigmoid, sign, sin, sqrt, square, sub, subtract, tanh,
                             true_divide, trunc, where)
@@ -52,7 +53,7 @@ from .ops.join import (cat, chunk, concat, concatenate, hstack, split, stack, un
 from .ops.shape import flip, roll
 from .ops.views import (flatten, moveaxis, movedim, narrow, permute, reshape, select, squeeze,
                         swapaxes, swapdims, t, transpose, unflatten, unsqueeze)
-from .ops.activation import gelu, relu, silu
+from .ops.activation import gelu, relu, silu, threshold, threshold_
 from .ops.activation_extra import celu, celu_, hardshrink, selu, selu_
 from .ops.binary_math import (addcdiv, addcmul, arctan2, atan2, copysign, fmod, hypot, lerp,
                               logaddexp, xlogy)

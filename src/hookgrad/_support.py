@@ -27,7 +27,8 @@ class Row(NamedTuple):
 ROWS: List[Row] = [
     Row("Tensors", ("tensor", "from_numpy", "Tensor.view", "Tensor.expand", "Tensor.contiguous",
                     "Tensor.stride", "Tensor.is_contiguous"), True,
-        "float16/32/64, int8-64, uint8, bool; views share memory and a version counter"),
+        "float16/32/64, int8-64, uint8, bool; views share memory and a version counter; every "
+        "result has torch's strides (elementwise ones follow their inputs' layout)"),
     Row("Tensors", ("bfloat16", "Tensor.bfloat16"), True,
         "through ml_dtypes (extra hookgrad[bfloat16]); computed in float32 and rounded once"),
     Row("Tensors", ("finfo", "iinfo"), True, "same attributes, values and repr as torch's"),

@@ -1,77 +1,118 @@
-"""Results have torch's memory layout: is_contiguous(), stride() and so which views are legal."""
+"""Results have torch's memory layout: is_contiguous(), stride() and so which views are legal.
+
+Every call in ``_layout_table.CALLS`` (every Tensor method, and the functions around them) runs
+on four inputs of one shape (contiguous, transposed, sliced with a step, expanded) in hookgrad
+and in torch, and the layouts of all tensor results must agree; an input torch refuses (an
+in-place op on an expanded tensor) must be refused too.
+"""
+import numpy as np
 import pytest
 import torch
+from _layout_table import CALLS, NN_CALLS, NOT_SWEPT
 
 import hookgrad
+import hookgrad._tensor_methods as methods
 
-
-def _lib(tensor):
-    return torch if isinstance(tensor, torch.Tensor) else hookgrad
-
-
-# each maps a 2-d float input (3 x 4, contiguous or a transposed view) to a result
-OPS = {
-    "index_list_dim1": lambda t: t[:, [2, 0]],
-    "index_list_dim0": lambda t: t[[1, 0]],
-    "index_mask": lambda t: t[t > 2],
-    "index_two_lists": lambda t: t[[0, 1], [1, 2]],
-    "index_slice_and_list": lambda t: t[1:, [0, 2]],
-    "neg": lambda t: -t,
-    "exp": lambda t: t.exp(),
-    "add_number": lambda t: t + 1,
-    "add_self": lambda t: t + t,
-    "relu": lambda t: t.relu(),
-    "abs": lambda t: t.abs(),
-    "pow": lambda t: t ** 2,
-    "clamp": lambda t: t.clamp(1, 3),
-    "to_double": lambda t: t.double(),
-    "sum0": lambda t: t.sum(0),
-    "sum1": lambda t: t.sum(1),
-    "mean_keepdim": lambda t: t.mean(1, keepdim=True),
-    "max1": lambda t: t.max(1)[0],
-    "clone": lambda t: t.clone(),
-    "contiguous": lambda t: t.contiguous(),
-    "flip": lambda t: t.flip(0),
-    "roll": lambda t: t.roll(1, 0),
-    "repeat": lambda t: t.repeat(2, 1),
-    "tile": lambda t: t.tile((2, 1)),
-    "cat": lambda t: _lib(t).cat([t, t], 1),
-    "stack": lambda t: _lib(t).stack([t, t]),
-    "matmul": lambda t: t @ t.t(),
-    "softmax": lambda t: t.softmax(1),
-    "cumsum": lambda t: t.cumsum(1),
-    "where": lambda t: _lib(t).where(t > 2, t, 0.0),
-    "masked_fill": lambda t: t.masked_fill(t > 2, 0.0),
-    "gather": lambda t: t.gather(1, _lib(t).tensor([[0, 1]] * t.shape[0])),
-    "index_select": lambda t: t.index_select(1, _lib(t).tensor([1, 0])),
-    "tril": lambda t: t.tril(),
-    "topk": lambda t: t.topk(1, 1)[0],
-    "reshape": lambda t: t.reshape(-1),
-    "flatten": lambda t: t.flatten(),
-    "transpose": lambda t: t.t(),
-    "expand": lambda t: t[:1].expand(3, -1),
-    "pad": lambda t: _lib(t).nn.functional.pad(t, (1, 1)),
-}
-# torch keeps the input's layout here; ours does not yet
-KNOWN = {("sort", "transposed"), ("cummax", "transposed")}
-OPS["sort"] = lambda t: t.sort(1)[0]
-OPS["cummax"] = lambda t: t.cummax(1)[0]
+LAYOUTS = ("contiguous", "transposed", "sliced", "expanded")
 
 
 def _input(lib, layout):
     if layout == "contiguous":
-        return lib.arange(12.).reshape(3, 4)
-    return lib.arange(12.).reshape(4, 3).t()
+        return (lib.arange(12.) + 1).div(13).reshape(3, 4)
+    if layout == "transposed":
+        return (lib.arange(12.) + 1).div(13).reshape(4, 3).t()
+    if layout == "sliced":
+        return (lib.arange(40.) + 1).div(41).reshape(5, 8)[1:4, ::2]
+    return (lib.arange(4.) + 1).div(5).reshape(1, 4).expand(3, 4)
 
 
-# the KNOWN (op, layout) pairs are open gaps (listed in issue 11's notes), not tested here
-@pytest.mark.parametrize("name, layout", [(name, layout) for name in sorted(OPS)
-                                          for layout in ("contiguous", "transposed")
-                                          if (name, layout) not in KNOWN])
+def _layouts(result, kind):
+    items = list(result) if isinstance(result, (tuple, list)) else [result]
+    return [(item.is_contiguous(), item.stride()) for item in items if isinstance(item, kind)]
+
+
+def _run(fn, lib, layout):
+    try:
+        return fn(lib, _input(lib, layout)), None
+    except Exception as error:  # noqa: BLE001 - compared with torch's below
+        return None, error
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("name", sorted(CALLS))
 def test_result_layout_matches_torch(name, layout):
-    ours = OPS[name](_input(hookgrad, layout))
-    theirs = OPS[name](_input(torch, layout))
-    assert (ours.is_contiguous(), ours.stride()) == (theirs.is_contiguous(), theirs.stride())
+    theirs, their_error = _run(CALLS[name], torch, layout)
+    ours, our_error = _run(CALLS[name], hookgrad, layout)
+    if their_error is not None:
+        assert our_error is not None, f"torch raised {their_error!r}"
+        assert isinstance(our_error, type(their_error)), (our_error, their_error)
+        return
+    assert our_error is None, our_error
+    expected = _layouts(theirs, torch.Tensor)
+    assert expected, "the call returns no tensor"
+    assert _layouts(ours, hookgrad.Tensor) == expected
+
+
+NN_LAYOUTS = ("contiguous", "channels_last", "transposed", "expanded")
+
+
+def _input_4d(lib, layout):
+    base = (lib.arange(120.) + 1).div(121)
+    if layout == "contiguous":
+        return base.reshape(2, 3, 4, 5)
+    if layout == "channels_last":
+        return base.reshape(2, 4, 5, 3).permute(0, 3, 1, 2)
+    if layout == "transposed":
+        return base.reshape(2, 3, 5, 4).transpose(2, 3)
+    return base.reshape(2, 3, 4, 5)[..., :1].expand(2, 3, 4, 5)
+
+
+@pytest.mark.parametrize("layout", NN_LAYOUTS)
+@pytest.mark.parametrize("name", sorted(NN_CALLS))
+def test_nn_result_layout_matches_torch(name, layout):
+    theirs = NN_CALLS[name](torch, _input_4d(torch, layout))
+    ours = NN_CALLS[name](hookgrad, _input_4d(hookgrad, layout))
+    assert _layouts(ours, hookgrad.Tensor) == _layouts(theirs, torch.Tensor)
+
+
+def test_every_tensor_method_is_swept():
+    names = set(methods.METHODS) | set(methods.MORE_METHODS)
+    assert sorted(n for n in names if n not in CALLS and n not in NOT_SWEPT) == []
+
+
+# layouts beyond one 2-d shape: torch's elementwise rule picks the order of the first operand
+# that tells two dims apart, keeps a dense input's own strides (size-1 dims too), and
+# otherwise orders dims by stride
+MORE = {
+    "permuted_exp": lambda L: L.arange(24.).reshape(2, 3, 4).permute(2, 0, 1).exp(),
+    "permuted_plus_contiguous": lambda L: (L.arange(24.).reshape(2, 3, 4).permute(2, 0, 1)
+                                           + L.arange(24.).reshape(4, 2, 3)),
+    "contiguous_plus_permuted": lambda L: (L.arange(24.).reshape(4, 2, 3)
+                                           + L.arange(24.).reshape(2, 3, 4).permute(2, 0, 1)),
+    "size1_dim_strides_kept": lambda L: L.arange(12.).reshape(3, 1, 4).permute(2, 1, 0).exp(),
+    "size1_dim_plus_number": lambda L: L.arange(12.).reshape(3, 1, 4).permute(2, 1, 0) + 1,
+    "column_expanded_exp": lambda L: L.arange(3.).reshape(3, 1).expand(3, 4).exp(),
+    "column_expanded_plus_transposed": lambda L: (L.arange(3.).reshape(3, 1).expand(3, 4)
+                                                  + L.arange(12.).reshape(4, 3).t()),
+    "permuted_clone": lambda L: L.arange(24.).reshape(2, 3, 4).permute(1, 2, 0).clone(),
+    "permuted_cast": lambda L: L.arange(24.).reshape(2, 3, 4).permute(1, 2, 0).float(),
+    "permuted_sort": lambda L: L.arange(24.).reshape(2, 3, 4).permute(1, 2, 0).sort(0)[0],
+    "permuted_softmax": lambda L: L.arange(24.).reshape(2, 3, 4).permute(1, 2, 0).softmax(1),
+    "permuted_sum_keepdim": lambda L: L.arange(24.).reshape(2, 3, 4).permute(1, 2, 0).sum(
+        1, keepdim=True),
+    "permuted_zeros_like": lambda L: L.zeros_like(L.arange(24.).reshape(2, 3, 4).permute(2, 0, 1)),
+    "rot90_k": lambda L: [L.arange(12.).reshape(4, 3).t().rot90(k) for k in range(-1, 5)],
+    "rot90_dims": lambda L: L.arange(24.).reshape(2, 3, 4).rot90(1, (2, 0)),
+    "einsum_contraction": lambda L: L.einsum("bij,bjk->bik", L.ones(2, 3, 4), L.ones(2, 4, 5)),
+    "einsum_outer_transposed": lambda L: L.einsum("ij,ij->ji", L.ones(3, 4), L.ones(3, 4)),
+    "unsqueeze_middle_transposed": lambda L: L.arange(12.).reshape(4, 3).t().unsqueeze(1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_more_layouts_match_torch(name):
+    theirs, ours = MORE[name](torch), MORE[name](hookgrad)
+    assert _layouts(ours, hookgrad.Tensor) == _layouts(theirs, torch.Tensor)
 
 
 def test_view_of_advanced_index_result():
@@ -88,3 +129,18 @@ def test_view_of_advanced_index_result_keeps_gradient():
         return x.grad.tolist()
 
     assert run(hookgrad) == run(torch)
+
+
+def test_relaid_results_keep_values():
+    """A result copied into torch's layout holds the same values as NumPy's answer."""
+    base = np.arange(24.).reshape(2, 3, 4)
+    ours = hookgrad.tensor(base).permute(2, 0, 1) + hookgrad.tensor(base.transpose(2, 0, 1).copy())
+    theirs = torch.tensor(base).permute(2, 0, 1) + torch.tensor(base.transpose(2, 0, 1).copy())
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_unsqueeze_restrided_is_still_a_view():
+    x = hookgrad.arange(12.).reshape(4, 3).t()
+    y = x.unsqueeze(-1)
+    y[1, 2, 0] = 100.0
+    assert x[1, 2].item() == 100.0 and y._base is x._base

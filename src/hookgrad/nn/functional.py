@@ -88,6 +88,14 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     return _activation.leaky_relu(input, negative_slope, inplace)
 
 
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    return _activation.threshold(input, threshold, value, inplace)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return _activation.threshold_(input, threshold, value)
+
+
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` for positive ``x``, else ``alpha * (exp(x) - 1)``."""
     return _activation.elu(input, alpha, inplace)
@@ -450,7 +458,8 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if tensor._data.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     classes = int(tensor._data.max()) + 1 if num_classes == -1 else num_classes
-    return Tensor._make((tensor._data[..., None] == np.arange(classes)).astype(np.int64))
+    hits = tensor._data[..., None] == np.arange(classes)
+    return Tensor._make(np.array(hits, np.int64, order="C"))  # row-major, as torch's
 
 
 # -- vision and distance ops (implemented in nn/ops; re-exported here) --------------------------

@@ -15,6 +15,7 @@ from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.function import BuiltinFunction
 from ..tensor import Tensor, has_internal_overlap
+from . import _layout
 from ._util import broadcast_error, restore, silence
 
 
@@ -148,6 +149,7 @@ def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype,
             if b.shape != a.shape and b.ndim:
                 _check_inplace_shape(a.shape, b.shape, op_name)
             return fn(a, b, out=a)
+        first, second = a, b
         if a.dtype != work:
             a = a.astype(work)
         b = to_work(b, work)
@@ -157,7 +159,11 @@ def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype,
             raise broadcast_error(op_name, a.shape, b.shape) from None
         if type(result) is not np.ndarray:
             result = np.asarray(result)
-        return result if result.dtype == dtype else result.astype(dtype)
+        result = result if result.dtype == dtype else result.astype(dtype)
+        if first.flags.c_contiguous and (type(second) is not np.ndarray
+                                         or second.flags.c_contiguous):
+            return result
+        return _layout.pointwise(result, first, second)  # torch's layout, not NumPy's
     finally:
         restore(token)
 

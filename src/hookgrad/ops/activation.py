@@ -32,6 +32,48 @@ class Relu(Op):
         return through_saved(grad, result).masked_fill(result._data <= 0, 0.0)
 
 
+class Threshold(Op):
+    """value where x <= threshold, else x;  d = grad where x > threshold (a mask read from the
+    saved input, so under create_graph the gradient depends on it, as torch's
+    threshold_backward)"""
+
+    node_name = "ThresholdBackward0"
+    saved_names = ("self",)
+    saved_values = {"threshold": "threshold"}
+
+    @staticmethod
+    def forward(ctx, self, threshold, value):
+        if self.dtype.kind == "b":
+            raise RuntimeError("\"threshold_cpu\" not implemented for 'Bool'")
+        ctx.threshold = threshold
+        ctx.save_for_backward(self)
+        kept = self > threshold
+        return finish(np.where(kept | np.isnan(self), self, np.asarray(value).astype(self.dtype)),
+                      self.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (self,) = ctx.saved_tensors
+        return (through_saved(grad, self).masked_fill(self._data <= ctx.threshold, 0.0),
+                None, None)
+
+
+class ThresholdInplace(Threshold):
+    node_name = "ThresholdBackward1"  # torch's node for threshold_
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """torch.nn.functional.threshold: ``value`` where input <= threshold, else input"""
+    if inplace:
+        from . import inplace as _inplace  # imports this module
+        return _inplace.inplace(ThresholdInplace, input, threshold, value)
+    return Threshold.apply(input, threshold, value)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return globals()["threshold"](input, threshold, value, inplace=True)
+
+
 class ReluInplace(Relu):
     node_name = "ReluBackward0"
     _inplace = True
@@ -190,7 +232,8 @@ class Elu(Op):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         # exp of the clipped input: the unused branch must not overflow into 0 * inf
-        negative = grad * ctx.alpha * x.masked_fill(x._data > 0, 0.0).exp()
+        # clipped at 0 too: torch's second derivative is masked by x < 0 (zero at 0)
+        negative = grad * ctx.alpha * x.masked_fill(x._data >= 0, 0.0).exp()
         return negative.where(x._data <= 0, grad), None
 
 
@@ -221,7 +264,9 @@ class EluInplace(Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return (grad * (result + ctx.alpha)).where(result._data <= 0, grad), None
+        # torch's second derivative is masked by result < 0 (zero at 0)
+        clipped = result.masked_fill(result._data >= 0, 0.0)
+        return (grad * (clipped + ctx.alpha)).where(result._data <= 0, grad), None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,8 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._dtype import scalar_type_name
+from ..autograd import grad_mode
 from ..tensor import Tensor
 from .unary import _apply_float, _not_for_integers
+from . import _layout
 from . import inplace as _inplace
 from ._base import Op, through_saved
 
@@ -35,7 +37,8 @@ class LogSigmoid(Op):
         buffer = _apply_float(lambda x: np.exp(-np.abs(x)), self)
         ctx.save_for_backward(self, buffer)
         # min(x, 0) - log(1 + exp(-|x|)): no overflow on either side
-        return _apply_float(lambda x: np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x))), self)
+        result = _apply_float(lambda x: np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x))), self)
+        return _layout.contiguous(result)  # torch's log_sigmoid_forward is row-major
 
     @staticmethod
     def backward(ctx, grad):
@@ -86,8 +89,29 @@ class Hardsigmoid(Op):
     @staticmethod
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
-        grad = through_saved(grad, self)
-        return (grad * _ONE_SIXTH).masked_fill(_outside(self._data, -3, 3), 0.0)
+        result = (grad * _ONE_SIXTH).masked_fill(_outside(self._data, -3, 3), 0.0)
+        if not grad_mode.is_grad_enabled():
+            return result
+        # torch has no derivative of hardsigmoid_backward: the gradient depends on grad and
+        # self, and differentiating it raises
+        return NotImplementedDerivative.apply(result.detach()._data, grad, self,
+                                              "hardsigmoid_backward")
+
+
+class NotImplementedDerivative(Op):
+    """A gradient whose own derivative torch does not implement: its value passes through,
+    it depends on the tensors it was computed from, and backward through it raises."""
+
+    node_name = "torch::autograd::NotImplemented"
+
+    @staticmethod
+    def forward(ctx, value, *inputs_and_name):
+        ctx.op_name = inputs_and_name[-1]
+        return value.copy()
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(f"derivative for aten::{ctx.op_name} is not implemented")
 
 
 class Hardswish(Op):
@@ -146,22 +170,32 @@ class Elu(Op):
     def forward(ctx, self, alpha, scale, input_scale):
         _not_for_integers(self, "elu_cpu")
         ctx._saved_alpha, ctx._saved_scale = alpha, scale
-        ctx._saved_input_scale = input_scale
+        ctx._saved_input_scale = ctx._backward_scale = input_scale
         ctx.save_for_backward(self)
         return _apply_float(lambda x: _elu(x, alpha, scale, input_scale), self)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        alpha, scale, input_scale = ctx._saved_alpha, ctx._saved_scale, ctx._saved_input_scale
-        # exp of the clipped input: the unused branch must not overflow into 0 * inf
+        alpha, scale, input_scale = ctx._saved_alpha, ctx._saved_scale, ctx._backward_scale
+        # exp of the clipped input: the unused branch must not overflow into 0 * inf. Clipped
+        # at 0 too: torch's elu_backward takes the exp branch at 0 but its own derivative
+        # (elu_double_backward) is masked by x < 0, so the second derivative there is 0
         negative = grad * (alpha * scale * input_scale) * (
-            x.masked_fill(x._data > 0, 0.0) * input_scale).exp()
+            x.masked_fill(x._data >= 0, 0.0) * input_scale).exp()
         return negative.where(x._data <= 0, grad * scale), None, None, None
 
 
 class Celu(Elu):
+    """celu's backward divides by alpha rounded to float32, as torch's formula does"""
+
     node_name = "CeluBackward0"
+
+    @staticmethod
+    def forward(ctx, self, alpha, scale, input_scale):
+        result = Elu.forward(ctx, self, alpha, scale, input_scale)
+        ctx._backward_scale = 1.0 / float(np.float32(alpha))
+        return result
 
 
 class EluResult(Op):
@@ -175,7 +209,7 @@ class EluResult(Op):
     def forward(ctx, self, alpha, scale, input_scale):
         _not_for_integers(self, "elu_cpu")
         ctx._saved_alpha, ctx._saved_scale = alpha, scale
-        ctx._saved_input_scale = input_scale
+        ctx._saved_input_scale = ctx._backward_scale = input_scale
         np.copyto(self, _apply_float(lambda x: _elu(x, alpha, scale, input_scale), self))
         ctx.save_for_backward(self)
         return self
@@ -183,13 +217,24 @@ class EluResult(Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        alpha, scale, input_scale = ctx._saved_alpha, ctx._saved_scale, ctx._saved_input_scale
-        negative = grad * input_scale * (result + alpha * scale)
+        alpha, scale, input_scale = ctx._saved_alpha, ctx._saved_scale, ctx._backward_scale
+        # the result enters the negative branch clipped at 0: torch's derivative of this
+        # gradient is masked by result < 0 (zero at 0)
+        clipped = result.masked_fill(result._data >= 0, 0.0)
+        negative = grad * input_scale * (clipped + alpha * scale)
         return negative.where(result._data <= 0, grad * scale), None, None, None
 
 
 class CeluResult(EluResult):
+    """celu_'s backward divides by alpha rounded to float32, as torch's formula does"""
+
     node_name = "CeluBackward1"
+
+    @staticmethod
+    def forward(ctx, self, alpha, scale, input_scale):
+        result = EluResult.forward(ctx, self, alpha, scale, input_scale)
+        ctx._backward_scale = 1.0 / float(np.float32(alpha))
+        return result
 
 
 class Softshrink(Op):

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor
+from . import _layout
 from ._util import quiet, restore, silence
 from ._base import (arithmetic, cast, _check_alpha, _check_sub, compute, finish, not_implemented,
                     Op, _pair, _scaled, work_dtype, HALF_TYPES)
@@ -383,7 +384,8 @@ class RPow(Op):
         _check_int_power(dtype, exponent)
         ctx.base = base
         work = work_dtype(dtype)
-        result = finish(_power(cast(base, work), cast(exponent, work)), dtype)
+        # torch's result is row-major whatever the exponent's layout
+        result = _layout.contiguous(finish(_power(cast(base, work), cast(exponent, work)), dtype))
         ctx.save_for_backward(exponent, result)
         return result
 

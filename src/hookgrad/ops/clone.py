@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from . import _layout
 from ._base import Op, _check_writable
 from ._util import quiet
 
@@ -16,7 +17,9 @@ class Clone(Op):
 
     @staticmethod
     def forward(ctx, self, memory_format=None):
-        return np.array(self, copy=True)
+        # preserve_format: a dense input's strides, else row-major (NumPy's copy would keep
+        # an expanded input's order)
+        return _layout.preserve(np.array(self, copy=True), self)
 
     @staticmethod
     def backward(ctx, grad):
@@ -29,7 +32,8 @@ class ToCopy(Op):
     @staticmethod
     def forward(ctx, self, dtype):
         ctx.self_dtype = self.dtype
-        return quiet(self.astype, dtype)  # nan/inf to int: torch casts silently
+        # nan/inf to int: torch casts silently
+        return _layout.preserve(quiet(self.astype, dtype), self)
 
     @staticmethod
     def backward(ctx, grad):

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _device, _dtype
 from ..tensor import Tensor
+from . import _layout
 
 
 # ---------------------------------------------------------------------------------------------
@@ -251,18 +252,26 @@ def _like(input: Tensor, dtype) -> np.dtype:
     return input._data.dtype if dtype is None else _dtype.to_numpy_dtype(dtype)
 
 
+def _filled_like(input: Tensor, value, dtype) -> np.ndarray:
+    """``value`` everywhere, laid out as torch's ``*_like`` factories lay it out (a dense
+    input's strides, so a transposed input gives a transposed result)."""
+    array = _layout.empty_like(input._data, _like(input, dtype))
+    array[...] = value
+    return array
+
+
 def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
                memory_format=None, layout=None) -> Tensor:
     """A tensor of zeros with ``input``'s shape."""
     _device.check(device)
-    return _finish(np.zeros(input._data.shape, _like(input, dtype)), requires_grad)
+    return _finish(_filled_like(input, 0, dtype), requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
               memory_format=None, layout=None) -> Tensor:
     """A tensor of ones with ``input``'s shape."""
     _device.check(device)
-    return _finish(np.ones(input._data.shape, _like(input, dtype)), requires_grad)
+    return _finish(_filled_like(input, 1, dtype), requires_grad)
 
 
 def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
@@ -271,7 +280,7 @@ def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = 
 
     Differs from torch: the memory is zero-filled (NumPy's ``empty`` would expose stale bytes)."""
     _device.check(device)
-    return _finish(np.zeros(input._data.shape, _like(input, dtype)), requires_grad)
+    return _finish(_filled_like(input, 0, dtype), requires_grad)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None,
@@ -279,7 +288,7 @@ def full_like(input: Tensor, fill_value, *, dtype=None, device=None,
     """A tensor of ``input``'s shape filled with ``fill_value``."""
     _device.check(device)
     array = _filled(input._data.shape, _fill_value(fill_value), _like(input, dtype))
-    return _finish(array, requires_grad)
+    return _finish(_layout.preserve(array, input._data), requires_grad)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._reduce_util import _accumulator, _const, torch_type_name
+from . import _layout
 from ._base import Op
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase
@@ -32,7 +33,10 @@ class Einsum(Op):
         result = np.einsum(equation, *work, optimize=len(operands) > 1)
         if len(operands) == 1 and dtype.kind in "biu" and _summed_letters(equation):
             dtype = np.dtype(np.int64)  # a one-operand contraction is a sum in torch
-        return np.asarray(result).astype(dtype, copy=False)
+        result = np.asarray(result).astype(dtype, copy=False)
+        if len(operands) > 1 and _summed_letters(equation):
+            result = _layout.contiguous(result)  # torch contracts by bmm into a fresh result
+        return result
 
     @staticmethod
     def backward(ctx, grad):

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ..tensor import Tensor
+from . import _layout
 from .unary import _apply_float
 from ._base import finish, not_implemented, Op
 
@@ -303,9 +304,10 @@ class NanToNum(Op):
         if self.dtype.kind not in "fV":
             return self.copy()
         info = np.finfo(self.dtype)
-        return np.nan_to_num(self, nan=0.0 if nan is None else nan,
-                             posinf=info.max if posinf is None else posinf,
-                             neginf=info.min if neginf is None else neginf)
+        return _layout.pointwise(np.nan_to_num(self, nan=0.0 if nan is None else nan,
+                                               posinf=info.max if posinf is None else posinf,
+                                               neginf=info.min if neginf is None else neginf),
+                                 self)
 
     @staticmethod
     def backward(ctx, grad):

@@ -144,7 +144,7 @@ def _scatter_forward(ctx, self: np.ndarray, dim: int, index: np.ndarray, src, wr
         _check_writable(self)
     ctx.dim = dim
     ctx.save_for_backward(index)
-    out = self if inplace else np.array(self, copy=True)
+    out = self if inplace else np.array(self, copy=True, order="C")  # torch's is row-major
     _scatter_into(out, dim, index, src, write)
     return out
 
@@ -334,7 +334,7 @@ def _index_add_forward(ctx, self: np.ndarray, dim: int, index: np.ndarray, sourc
         _check_writable(self)
     ctx.dim, ctx.alpha = dim, alpha
     ctx.save_for_backward(index, source)
-    out = self if inplace else np.array(self, copy=True)
+    out = self if inplace else np.array(self, copy=True, order="C")  # torch's is row-major
     _index_add_into(out, dim, index, source, alpha)
     return out
 

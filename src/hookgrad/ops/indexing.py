@@ -14,6 +14,7 @@ import numpy as np
 
 from ..autograd.graph import legacy_type_name
 from ..tensor import Tensor
+from . import _layout
 from .views import Alias, Expand, Select, Slice, Unsqueeze, View
 from ._base import Op, _check_writable
 from .clone import copy_, fill_
@@ -292,7 +293,7 @@ class IndexPutCopy(IndexPut):
         dims, originals = indices
         ctx.dims, ctx.accumulate = dims, accumulate
         ctx.save_for_backward(*originals)
-        out = np.array(self, copy=True)
+        out = _layout.preserve(np.array(self, copy=True), self)  # torch's clone of self
         _index_put(out, values, key, accumulate)
         return out
 

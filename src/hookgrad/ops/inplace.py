@@ -69,6 +69,7 @@ def _method(cls, name: str):
 _UNARY = {
     "exp_": U.Exp, "log_": U.Log, "log1p_": U.Log1p, "sqrt_": U.Sqrt, "rsqrt_": U.Rsqrt,
     "reciprocal_": U.Reciprocal, "abs_": U.Abs, "absolute_": U.Abs, "sign_": U.Sign,
+    "sgn_": U.Sgn,
     "sin_": U.Sin, "cos_": U.Cos, "tanh_": U.Tanh, "sigmoid_": U.Sigmoid, "erf_": U.Erf,
     "neg_": U.Neg, "negative_": U.Neg, "floor_": U.Floor, "ceil_": U.Ceil, "trunc_": U.Trunc,
     "fix_": U.Trunc, "log2_": X.Log2, "log10_": X.Log10, "exp2_": X.Exp2, "expm1_": X.Expm1,

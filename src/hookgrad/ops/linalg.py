@@ -14,6 +14,7 @@ import numpy as np
 from ..tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
 from .._dtype import to_numpy_dtype
+from . import _layout
 from ._reduce_util import _accumulator, _const, _restore, reduce_dims, torch_type_name
 from .einsum import Einsum, einsum  # noqa: F401  (torch.einsum sits with the products)
 from .views import UnsafeView
@@ -371,7 +372,7 @@ class LinalgVectorNorm(Op):
             else:
                 power = np.sum(x ** x.dtype.type(ord), axis=dims, keepdims=keepdim)
                 result = power ** x.dtype.type(1.0 / ord)
-        result = np.asarray(result).astype(out_dtype, copy=False)
+        result = _layout.contiguous(np.asarray(result).astype(out_dtype, copy=False))
         ctx.save_for_backward(self, result)
         return result
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from . import _layout
 from .join import cat
 from ._util import broadcast_error, normalize_dim
 from .._dtype import scalar_type_name
@@ -67,7 +68,7 @@ class MaskedScatter(Op):
             raise RuntimeError("Number of elements of source < number of ones in mask")
         ctx._saved_source_sym_sizes = source.shape
         ctx.save_for_backward(mask)
-        out = np.array(np.broadcast_to(self, shape))
+        out = np.array(np.broadcast_to(self, shape), order="C")  # row-major, as torch's
         out[mask] = source.reshape(-1)[:count]
         return out
 
@@ -148,7 +149,7 @@ class IndexFill(Op):
     def forward(ctx, self, dim, index, value):
         ctx._saved_dim = dim
         ctx.save_for_backward(index)
-        out = self.copy()
+        out = _layout.preserve(self.copy(), self)  # torch fills a clone of self
         IndexFill._fill(out, dim, index, value)
         return out
 

@@ -7,6 +7,7 @@ import types
 import numpy as np
 
 from ..tensor import Tensor
+from . import _layout
 from . import pointwise as _math
 from ._reduce_util import _check_nonempty, _const, _restore, reduce_dims
 from ._util import normalize_dim
@@ -67,7 +68,8 @@ class _Extreme(Op):
         values = np.take_along_axis(self, indices, axis=dim)
         if not keepdim:
             values, indices = np.squeeze(values, dim), np.squeeze(indices, dim)
-        indices = indices.astype(np.int64, copy=False)
+        values = _layout.contiguous(values)
+        indices = _layout.contiguous(indices.astype(np.int64, copy=False))
         ctx.save_for_backward(indices)
         return values, indices
 
@@ -160,7 +162,7 @@ class _Amax(Op):
         _check_nonempty(self, dims, op, all_dims)
         ctx.dims, ctx._saved_dim, ctx._saved_keepdim = dims, () if all_dims else dims, keepdim
         reduce = np.max if op == "amax" else np.min
-        result = np.asarray(reduce(self, axis=dims, keepdims=keepdim))
+        result = _layout.contiguous(np.asarray(reduce(self, axis=dims, keepdims=keepdim)))
         ctx.save_for_backward(self, result)
         return result
 
@@ -211,7 +213,8 @@ def _arg_extreme(op: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     if data.ndim == 0:
         return Tensor._make(np.zeros((), np.int64))
     _check_nonempty(data, (dim,), op, False)
-    return Tensor._make(np.asarray(pick(data, axis=dim, keepdims=keepdim), dtype=np.int64))
+    return Tensor._make(_layout.contiguous(
+        np.asarray(pick(data, axis=dim, keepdims=keepdim), dtype=np.int64)))
 
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:

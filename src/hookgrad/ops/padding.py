@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from . import _layout
 from ._args import _shape_args
 from .clone import copy_
 from .views import narrow
@@ -40,7 +41,7 @@ class ConstantPadNd(Op):
             widths[dim] = (max(before, 0), max(after, 0))
         cropped = self[tuple(crop)]
         padded = np.pad(cropped, widths, mode="constant", constant_values=value)
-        return np.require(padded, requirements="C")  # C order (keeps 0-dim), as torch
+        return _layout.suggested(padded, self)  # self's memory format, as torch's
 
     @staticmethod
     def backward(ctx, grad):

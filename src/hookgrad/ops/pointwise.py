@@ -161,6 +161,16 @@ def maximum(input: Tensor, other: Tensor) -> Tensor:
                            _tensor(other, "maximum", "other", 2))
 
 
+def fmax(input: Tensor, other: Tensor) -> Tensor:
+    """elementwise max ignoring NaN"""
+    return _binary_apply(S.Fmax, "fmax", _tensor(input, "fmax"), _tensor(other, "fmax", "other", 2))
+
+
+def fmin(input: Tensor, other: Tensor) -> Tensor:
+    """elementwise min ignoring NaN"""
+    return _binary_apply(S.Fmin, "fmin", _tensor(input, "fmin"), _tensor(other, "fmin", "other", 2))
+
+
 def minimum(input: Tensor, other: Tensor) -> Tensor:
     """elementwise min; ties split the gradient"""
     return _binary_apply(S.Minimum, "minimum", _tensor(input, "minimum"),
@@ -367,7 +377,8 @@ sqrt = _unary(U.Sqrt, "sqrt")
 rsqrt = _unary(U.Rsqrt, "rsqrt")
 reciprocal = _unary(U.Reciprocal, "reciprocal")
 abs = absolute = _unary(U.Abs, "abs")
-sign = sgn = _unary(U.Sign, "sign")
+sign = _unary(U.Sign, "sign")
+sgn = _unary(U.Sgn, "sgn")
 sin = _unary(U.Sin, "sin")
 cos = _unary(U.Cos, "cos")
 tanh = _unary(U.Tanh, "tanh")

@@ -15,6 +15,7 @@ from .. import _device, _dtype
 from .._generator import (Generator, default_generator, get_rng_state,  # noqa: F401
                           initial_seed, manual_seed, resolve, seed, set_rng_state)
 from ..tensor import Tensor
+from . import _layout
 from . import _distributions as D
 from ._random_fills import (Bernoulli, BernoulliTensor, Normal, Random, Uniform,  # noqa: F401
                             _check_std, _float_range, _fill, bernoulli_, cauchy_, exponential_,
@@ -90,7 +91,7 @@ def _like(input: Tensor, dtype, device) -> np.ndarray:
     layout (so the fill order follows it), else C order."""
     _device.check(device)
     np_dtype = input._data.dtype if dtype is None else _dtype.to_numpy_dtype(dtype)
-    return np.empty_like(input._data, dtype=np_dtype)
+    return _layout.empty_like(input._data, np_dtype)
 
 
 def rand_like(input: Tensor, *, dtype=None, layout=None, device=None,

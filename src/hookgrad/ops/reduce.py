@@ -15,6 +15,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..tensor import Tensor
+from . import _layout
 from ._reduce_util import (_UNSET, _accumulator, _check_float, _const, _kept_shape, _numpy_dtype,
                            _restore, as_dtype, reduce_dims)
 from ._reduce_util import torch_type_name  # noqa: F401  (its old import path)
@@ -126,7 +127,8 @@ def _variance(self: np.ndarray, dims: tuple, correction: float, keepdim: bool) -
             x = x - x[tuple(slice(0, 1) if d in dims else slice(None) for d in range(x.ndim))]
         centered = x - np.sum(x, axis=dims, keepdims=True) / work.type(builtins.max(count, 1))
         squares = np.sum(centered * centered, axis=dims, keepdims=keepdim)
-        return np.asarray(squares / work.type(dof)).astype(self.dtype, copy=False)
+        return _layout.contiguous(
+            np.asarray(squares / work.type(dof)).astype(self.dtype, copy=False))
 
 
 def _var_backward(ctx, grad: Tensor, self: Tensor) -> Tensor:
@@ -275,7 +277,7 @@ class Prod(Op):
         axis = None if dim is None or self.ndim == 0 else dim
         result = np.prod(self, axis=axis, keepdims=keepdim and axis is not None,
                          dtype=_accumulator(dtype))
-        result = np.asarray(result).astype(dtype, copy=False)
+        result = _layout.contiguous(np.asarray(result).astype(dtype, copy=False))
         ctx.save_for_backward(self, result)
         return result
 
@@ -312,7 +314,7 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
 def _logical_reduce(fn, input: Tensor, dim, keepdim: bool) -> Tensor:
     data = input._data
     dims = reduce_dims(dim, data.ndim)
-    result = np.asarray(fn(data, axis=dims, keepdims=keepdim))
+    result = _layout.contiguous(np.asarray(fn(data, axis=dims, keepdims=keepdim)))
     return Tensor._make(result.astype(np.uint8) if data.dtype == np.uint8 else result)
 
 
@@ -339,4 +341,4 @@ __all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "cumsum", "log_soft
 
 
 def _sum(array, dims, keepdim, dtype):
-    return np.sum(array, axis=dims, keepdims=keepdim, dtype=dtype)
+    return _layout.contiguous(np.asarray(np.sum(array, axis=dims, keepdims=keepdim, dtype=dtype)))

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor
+from . import _layout
 from .join import cat
 from ._reduce_util import (_UNSET, _accumulator, _const, _numpy_dtype, _restore,
                            reduce_dims)
@@ -39,7 +40,8 @@ class Cumprod(Op):
         if self.ndim == 0:
             result = self.astype(dtype)
         else:
-            result = np.cumprod(self, axis=dim, dtype=_accumulator(dtype)).astype(dtype)
+            result = _layout.contiguous(
+                np.cumprod(self, axis=dim, dtype=_accumulator(dtype)).astype(dtype))
         ctx.save_for_backward(self, result)
         return result
 
@@ -91,6 +93,7 @@ class Cummax(Op):
         if self.dtype.kind in "fV":
             hit |= np.isnan(self)
         indices = np.maximum.accumulate(np.where(hit, positions, 0), axis=dim).astype(np.int64)
+        values, indices = _layout.contiguous(values), _layout.contiguous(indices)  # as torch's
         ctx.save_for_backward(self, indices)
         return values, indices
 
@@ -130,7 +133,8 @@ class Logcumsumexp(Op):
         ctx._saved_dim = dim
         if self.dtype.kind not in "fV":
             raise not_implemented("logcumsumexp_out_cpu", self.dtype)
-        result = self.copy() if self.ndim == 0 else np.logaddexp.accumulate(self, axis=dim)
+        result = self.copy() if self.ndim == 0 else _layout.contiguous(
+            np.logaddexp.accumulate(self, axis=dim))
         ctx.save_for_backward(self, result)
         return result
 
@@ -185,7 +189,8 @@ def _along(part, input: Tensor, dim: int) -> Tensor:
 # ---------------------------------------------------------------------------------------------
 def _mean(self: np.ndarray, dims: tuple, keepdim: bool) -> np.ndarray:
     work = _accumulator(self.dtype)
-    return np.asarray(np.mean(self, axis=dims, keepdims=keepdim, dtype=work)).astype(self.dtype)
+    return _layout.contiguous(
+        np.asarray(np.mean(self, axis=dims, keepdims=keepdim, dtype=work)).astype(self.dtype))
 
 
 def _mean_backward(ctx, grad: Tensor, self: Tensor) -> Tensor:
@@ -279,8 +284,8 @@ class Aminmax(Op):
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
                                "operation has no identity.")
         ctx.dims, ctx._saved_dim, ctx._saved_keepdim = dims, dim, keepdim
-        low = np.asarray(np.min(self, axis=dims, keepdims=keepdim))
-        high = np.asarray(np.max(self, axis=dims, keepdims=keepdim))
+        low = _layout.contiguous(np.asarray(np.min(self, axis=dims, keepdims=keepdim)))
+        high = _layout.contiguous(np.asarray(np.max(self, axis=dims, keepdims=keepdim)))
         ctx.save_for_backward(self, low, high)
         return low, high
 
@@ -318,7 +323,7 @@ class Nansum(Op):
             dtype = np.dtype(np.int64) if self.dtype.kind in "biu" else self.dtype
         ctx.save_for_backward(self)
         total = np.nansum(self, axis=dims, keepdims=keepdim, dtype=_accumulator(dtype))
-        return np.asarray(total).astype(dtype, copy=False)
+        return _layout.contiguous(np.asarray(total).astype(dtype, copy=False))
 
     @staticmethod
     def backward(ctx, grad):

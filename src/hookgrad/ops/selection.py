@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _layout
 from ._util import broadcast_error, quiet, restore, silence
 from ._base import (arithmetic, cast, _check_inplace_shape, finish, not_implemented, Op, Original,
                     _pair, to_work, work_dtype)
@@ -43,6 +44,37 @@ class Minimum(Maximum):
                                   self._data == other._data)
 
 
+class Fmax(Maximum):
+    """maximum that ignores NaN (NaN only where both are);  a tie or a NaN other gives the
+    whole gradient to self, as torch's formula"""
+
+    node_name = "FmaxBackward0"
+    _fn = staticmethod(np.fmax)
+
+    @staticmethod
+    def backward(ctx, grad):
+        other, self = ctx.saved_tensors
+        return _ignoring_nan_backward(ctx, grad, (self._data >= other._data))
+
+
+class Fmin(Maximum):
+    """minimum that ignores NaN; a tie or a NaN other gives the whole gradient to self"""
+
+    node_name = "FminBackward0"
+    _fn = staticmethod(np.fmin)
+
+    @staticmethod
+    def backward(ctx, grad):
+        other, self = ctx.saved_tensors
+        return _ignoring_nan_backward(ctx, grad, (self._data <= other._data))
+
+
+def _ignoring_nan_backward(ctx, grad, self_wins):
+    self_wins = self_wins | np.isnan(ctx.saved_tensors[0]._data)
+    return (grad.masked_fill(~self_wins, 0.0) if ctx.needs_input_grad[0] else None,
+            grad.masked_fill(self_wins, 0.0) if ctx.needs_input_grad[1] else None)
+
+
 def _extremum_backward(ctx, grad, self_loses, other_loses, ties):
     shared = grad.where(~ties, grad / 2)  # where(self == other, grad / 2, grad)
     return (shared.masked_fill(self_loses, 0.0) if ctx.needs_input_grad[0] else None,
@@ -60,7 +92,9 @@ class Where(Op):
         ctx.save_for_backward(condition)
         a, b = _pair(self, other, dtype)
         try:
-            return finish(np.where(condition, a, b), dtype)
+            # laid out by torch's elementwise rule over (condition, self, other)
+            return _layout.pointwise(finish(np.where(condition, a, b), dtype),
+                                     condition, self, other)
         except ValueError:
             raise broadcast_error("where", np.shape(a), np.shape(b)) from None
 

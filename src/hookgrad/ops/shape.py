@@ -6,6 +6,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._args import _shape_args
+from . import _layout
 from ._base import Op
 from ._util import normalize_dim
 
@@ -53,8 +54,9 @@ class Flip(Op):
     @staticmethod
     def forward(ctx, self, dims):
         ctx.dims = dims
-        # order="K": torch's flip keeps the input's layout (a transposed input stays transposed)
-        return np.flip(self, dims).copy(order="K") if dims else self.copy(order="K")
+        # torch's flip is elementwise on a reversed view: it keeps a dense input's layout
+        result = np.flip(self, dims).copy(order="K") if dims else self.copy(order="K")
+        return _layout.pointwise(result, self)
 
     @staticmethod
     def backward(ctx, grad):

@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor
+from . import _layout
 from ._reduce_util import (_UNSET, _accumulator, _kept_shape, _restore, reduce_dims,
                            torch_type_name)
 from ._util import normalize_dim
@@ -99,7 +100,7 @@ class LogSoftmax(Op):
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             shifted = work - np.max(work, axis=axis, keepdims=True) if self.size else work
             result = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
-        result = result.astype(self.dtype)
+        result = _layout.contiguous(result.astype(self.dtype))  # torch's is row-major
         ctx.save_for_backward(result)
         return result
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from . import _layout
 from ._util import normalize_dim
 from .minmax import _ValuesIndices, return_types
 from ._base import not_implemented, Op
@@ -83,7 +84,9 @@ class Sort(_Selecting):
             return self.copy(), indices
         indices = stable_argsort(self, dim, descending).astype(np.int64, copy=False)
         Sort._save(ctx, self, indices, dim)
-        return np.take_along_axis(self, indices, dim), indices
+        # torch sorts into empty_like(self): a dense input's layout, else row-major
+        return (_layout.preserve(np.take_along_axis(self, indices, dim), self),
+                _layout.preserve(indices, self))
 
 
 class SortStable(Sort):
@@ -107,7 +110,8 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False,
     dim = _dim(input, dim)
     if input._data.ndim == 0:
         return Tensor._make(np.zeros((), np.int64))
-    return Tensor._make(stable_argsort(input._data, dim, descending).astype(np.int64))
+    indices = stable_argsort(input._data, dim, descending).astype(np.int64)
+    return Tensor._make(_layout.preserve(indices, input._data))  # as sort's indices
 
 
 def msort(input: Tensor) -> Tensor:

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Size, Tensor
+from . import _layout
 from ._util import broadcast_error, normalize_dim
 from .join import _promoted, cat, stack, vstack
 from .shape import repeat
@@ -336,9 +337,9 @@ def broadcast_shapes(*shapes) -> Size:
     return Size(result)
 
 
-def broadcast_to(input: Tensor, size) -> Tensor:
-    """A view of ``input`` broadcast to ``size``."""
-    return expand(input, tuple(size))
+def broadcast_to(input: Tensor, *size) -> Tensor:
+    """``broadcast_to((2, 4))`` or, as torch's method, ``broadcast_to(2, 4)``."""
+    return expand(input, *size)
 
 
 def broadcast_tensors(*tensors) -> tuple:
@@ -361,7 +362,16 @@ class Rot90(Op):
     @staticmethod
     def forward(ctx, self, k, dims):
         ctx._saved_k, ctx._saved_dims = k, dims
-        return np.rot90(self, k, dims).copy()
+        turns = k % 4
+        if turns == 0:
+            return np.array(self, order="C")
+        if turns == 2:
+            return _layout.pointwise(np.flip(self, dims).copy(order="K"), self)
+        # torch flips one dim into a fresh tensor (laid out as self) and returns that flip
+        # transposed, a view: so its strides are the flip's, swapped
+        flipped = np.flip(self, dims[1] if turns == 1 else dims[0])
+        flipped = _layout.pointwise(flipped.copy(order="K"), self)
+        return np.swapaxes(flipped, *dims)
 
     @staticmethod
     def backward(ctx, grad):
@@ -384,8 +394,8 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
 
 
 def ravel(input: Tensor) -> Tensor:
-    """The elements as a 1-d tensor; a view when contiguous."""
-    return reshape(input, (-1,))
+    """A view of a contiguous input, else a contiguous copy (never a strided view)."""
+    return reshape(input.contiguous(), (-1,))
 
 
 class Take(Op):

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor
+from . import _layout
 from ._util import quiet, restore, silence
 from ._erf import erf
 from ._base import finish, HALF_TYPES, Op, work_dtype
@@ -27,8 +28,9 @@ def _apply_float(fn, x: np.ndarray, can_warn: bool = True) -> np.ndarray:
     dtype = x.dtype
     if not can_warn and dtype.kind in "fV" and dtype not in HALF_TYPES:
         result = fn(x)
-        return result if type(result) is np.ndarray else np.asarray(result)
+        return _layout.pointwise(result if type(result) is np.ndarray else np.asarray(result), x)
     token = silence()
+    source = x
     try:
         if dtype.kind not in "fV":
             dtype = _dtype.get_default_dtype().numpy
@@ -38,7 +40,9 @@ def _apply_float(fn, x: np.ndarray, can_warn: bool = True) -> np.ndarray:
         result = fn(x)
         if type(result) is not np.ndarray:
             result = np.asarray(result)
-        return result if result.dtype == dtype else result.astype(dtype)
+        # the layout of an elementwise result follows the input (torch's TensorIterator)
+        return _layout.pointwise(result if result.dtype == dtype else result.astype(dtype),
+                                 source)
     finally:
         restore(token)
 
@@ -225,6 +229,20 @@ class Sign(Op):
     @staticmethod
     def backward(ctx, grad):
         return _zeros(grad)
+
+
+class Sgn(Sign):
+    """torch.sgn: sign for real tensors (x / |x| for complex ones, which hookgrad has not), with
+    its own node, which keeps self and the result as torch's does; zero gradient."""
+
+    node_name = "SgnBackward0"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, self):
+        result = Sign.forward(ctx, self)
+        ctx.save_for_backward(self, result)
+        return result
 
 
 class Sin(Op):

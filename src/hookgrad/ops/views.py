@@ -17,6 +17,7 @@ from ..autograd import grad_mode
 from ..autograd.graph import legacy_type_name
 from ..tensor import Tensor
 from .._dtype import to_numpy_dtype
+from . import _layout
 from ._args import _shape_args, infer_shape
 from ._util import normalize_dim
 from .clone import Clone
@@ -479,8 +480,14 @@ class Unsqueeze(_View):
 
     @staticmethod
     def forward(ctx, self, dim):
-        ctx.dim = normalize_dim(dim, self.ndim + 1)
-        return np.expand_dims(self, ctx.dim)
+        ctx.dim = dim = normalize_dim(dim, self.ndim + 1)
+        result = np.expand_dims(self, dim)
+        # torch's stride for the new dim: 1 at the end, else what the next dim spans
+        wanted = self.itemsize if dim == self.ndim else self.shape[dim] * self.strides[dim]
+        if result.strides[dim] == wanted:
+            return result
+        strides = result.strides[:dim] + (wanted,) + result.strides[dim + 1:]
+        return _layout.restrided(result, strides)
 
     @staticmethod
     def backward(ctx, grad):

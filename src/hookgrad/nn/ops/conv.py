@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
+from ...ops import _layout
 from ...ops._base import Op
 
 
@@ -248,7 +249,8 @@ class Convolution(Op):
             result = correlate(input, weight, stride, padding, dilation, groups)
         if bias is not None:
             result = result + bias.reshape((-1,) + (1,) * (input.ndim - 2))
-        return np.ascontiguousarray(result)
+        # channels-last when the input or the weight is, as torch's CPU convolutions
+        return _layout.suggested(result, input if _layout.is_channels_last(input) else weight)
 
     @staticmethod
     def backward(ctx, grad):

@@ -17,6 +17,7 @@ from typing import Optional
 
 import numpy as np
 
+from ...ops import _layout
 from ...ops._base import Op
 from ...tensor import Tensor
 from . import pooling as _pool
@@ -174,7 +175,7 @@ class Resample(Op):
     @staticmethod
     def forward(ctx, input, plan):
         ctx.plan = plan
-        return _half_safe(_resample, input, plan)
+        return _layout.suggested(_half_safe(_resample, input, plan), input)
 
     @staticmethod
     def backward(ctx, grad):

@@ -11,6 +11,7 @@ import numpy as np
 
 from ...autograd import grad_mode
 from ...ops._base import Op
+from ...ops import _layout
 
 
 def _moments(x: np.ndarray, axes: tuple, eps: float):
@@ -70,7 +71,7 @@ class NativeBatchNorm(Op):
             result = result * weight.reshape(shape)
         if bias is not None:
             result = result + bias.reshape(shape)
-        return result.astype(input.dtype, copy=False)
+        return _layout.suggested(result.astype(input.dtype, copy=False), input)  # as torch's
 
     @staticmethod
     def backward(ctx, grad):
@@ -117,7 +118,7 @@ class NativeLayerNorm(Op):
             result = result * weight
         if bias is not None:
             result = result + bias
-        return result.astype(input.dtype, copy=False)
+        return _layout.contiguous(result.astype(input.dtype, copy=False))  # as torch's
 
     @staticmethod
     def backward(ctx, grad):

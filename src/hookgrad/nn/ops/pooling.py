@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .conv import windows
+from ...ops import _layout
 from ...ops._base import Op, through_saved
 
 Ints = tuple
@@ -84,6 +85,8 @@ class MaxPoolWithIndices(Op):
         ctx.tiled = _tiles(self, out, kernel, stride, padding, dilation)
         if ctx.tiled:
             result, indices = _tile_max(self, out, kernel)
+            # in self's suggested memory format, as torch's (channels-last stays so)
+            result, indices = _layout.suggested(result, self), _layout.suggested(indices, self)
             ctx.save_for_backward(self, indices)
             return result, indices
         padded = _padded(self, out, kernel, stride, padding, dilation, _lowest(self.dtype))
@@ -111,8 +114,8 @@ class MaxPoolWithIndices(Op):
             first = first * size[axis] + inside.reshape(shape)
         index = np.where(result == _lowest(self.dtype), first, index)
         shape = self.shape[:lead] + out
-        result = result.reshape(shape)
-        indices = index.reshape(shape)
+        result = _layout.suggested(result.reshape(shape), self)
+        indices = _layout.suggested(index.reshape(shape), self)
         ctx.save_for_backward(self, indices)
         return result, indices
 
@@ -304,7 +307,7 @@ class AvgPool(Op):
         out = pooled_size(size, kernel, stride, padding, (1,) * nd, ceil_mode)
         ctx.geometry = (size, out, kernel, stride, padding, count_include_pad, divisor_override)
         ctx.save_for_backward(self)
-        return _window_means(self, ctx.geometry)
+        return _layout.suggested(_window_means(self, ctx.geometry), self)
 
     @staticmethod
     def backward(ctx, grad):
@@ -375,7 +378,7 @@ class AdaptiveAvgPool(Op):
         sizes = self.shape[-len(output_size):]
         ctx.sizes, ctx.out = sizes, tuple(output_size)
         ctx.save_for_backward(self)
-        return _contract(self, sizes, ctx.out, False)
+        return _layout.suggested(_contract(self, sizes, ctx.out, False), self)
 
     @staticmethod
     def backward(ctx, grad):
