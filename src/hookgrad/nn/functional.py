@@ -89,10 +89,12 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """Replace every entry not above ``threshold`` by ``value``; the rest pass through."""
     return _activation.threshold(input, threshold, value, inplace)
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """``threshold`` done in place on ``input``."""
     return _activation.threshold_(input, threshold, value)
 
 

@@ -71,6 +71,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """In-place ``threshold``: entries at or below ``threshold`` become ``value``."""
     return globals()["threshold"](input, threshold, value, inplace=True)
 
 
