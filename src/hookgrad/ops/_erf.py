@@ -18,6 +18,8 @@ import math
 
 import numpy as np
 
+from .._parallel import parallel_for
+
 _STEPS_PER_UNIT = 16
 _LIMIT = 6.0
 _TERMS_FLOAT64 = 13
@@ -53,28 +55,55 @@ _ROUNDER_BITS = np.float64(_ROUNDER).view(np.int64)
 
 
 def erf(x: np.ndarray) -> np.ndarray:
-    """erf of an array, computed in float64 (returns float64). Inputs of float32 and below
-    use the shorter series: their results are rounded to float32 or less anyway."""
-    terms = _TERMS_FLOAT64 if x.dtype == np.float64 else _TERMS_SHORT
+    """erf of an array: float32 and float64 keep their dtype, anything else gives float64.
+    The series is summed in float64; float32 results are rounded once from it, and use the
+    shorter series."""
+    dtype = x.dtype if x.dtype in _OWN_DTYPES else _FLOAT64
+    terms = _TERMS_FLOAT64 if x.dtype == _FLOAT64 else _TERMS_SHORT
     shape = np.shape(x)
-    x64 = np.asarray(x, dtype=np.float64).reshape(-1)  # 1-d: take() answers 0-d with scalars
-    ax = np.abs(x64)
+    flat = np.asarray(x).reshape(-1)
+    result = np.empty(flat.size, dtype)
+
+    def part(first: int, last: int) -> None:
+        # chunks small enough that the ~25 passes over each stay in cache
+        scratch = tuple(np.empty(min(last - first, _CHUNK)) for _ in range(4))
+        for start in range(first, last, _CHUNK):
+            stop = min(start + _CHUNK, last)
+            _erf_chunk(flat[start:stop], result[start:stop], terms, scratch)
+
+    parallel_for(flat.size, 4 * _CHUNK, part)
+    return result.reshape(shape)
+
+
+_FLOAT64 = np.dtype(np.float64)
+_OWN_DTYPES = (np.dtype(np.float32), _FLOAT64)
+_CHUNK = 8192
+
+
+def _erf_chunk(x: np.ndarray, out: np.ndarray, terms: int, scratch: tuple) -> None:
+    """erf of a 1-d chunk into ``out``, using four float64 scratch buffers."""
+    size = x.size
+    x64, ax, u, result = (buffer[:size] for buffer in scratch)
+    np.copyto(x64, x)
+    np.abs(x64, out=ax)
     np.minimum(ax, _LIMIT, out=ax)  # a nan stays nan: its index is clipped, its result replaced
     # k = round(16 |x|) without a float-to-int cast (slow in NumPy): adding 1.5 * 2^52 leaves
     # the rounded integer in the low bits of the float64's pattern
-    index = np.multiply(ax, _STEPS_PER_UNIT)
-    index += _ROUNDER
-    index = index.view(np.int64)
+    np.multiply(ax, _STEPS_PER_UNIT, out=u)
+    u += _ROUNDER
+    index = u.view(np.int64)
     index -= _ROUNDER_BITS
+    index = index.copy()  # ``u`` is reused below
     # mode="clip": no bounds check per element (and a nan's index lands inside the table)
-    u = _CENTRES.take(index, mode="clip")
+    _CENTRES.take(index, out=u, mode="clip")
     np.subtract(ax, u, out=u)
-    result = _TABLE[terms - 1].take(index, mode="clip")
     coefficient = ax  # |x| is no longer needed: its buffer takes each coefficient in turn
+    _TABLE[terms - 1].take(index, out=result, mode="clip")
     for n in range(terms - 2, -1, -1):
         result *= u
         result += _TABLE[n].take(index, out=coefficient, mode="clip")
     np.copysign(result, x64, out=result)
-    if np.isnan(x64).any():
-        result = np.where(np.isnan(x64), x64, result)
-    return result.reshape(shape)
+    nan = np.isnan(x64)
+    if nan.any():
+        np.copyto(result, x64, where=nan)
+    np.copyto(out, result, casting="same_kind")
