@@ -10,8 +10,8 @@ import numpy as np
 from . import _device, _dtype
 from .autograd import engine, tensor_hooks
 from .autograd import views as autograd_views
-from .ops import (_base, activation, creation, gather_scatter, indexing, join, linalg, reduce,
-                  shape, views)
+from .ops import (_base, _untracked, activation, creation, gather_scatter, indexing, join,
+                  linalg, reduce, shape, views)
 from .ops import activation_extra as A
 from .ops import clone as copy_ops
 from .ops import binary_math as B
@@ -264,3 +264,14 @@ def install(methods: dict, properties: dict = None) -> None:
 
 
 install({**METHODS, **MORE_METHODS}, PROPERTIES)
+
+# the arithmetic operators, with a direct lane in front for unrecorded float math (backward
+# formulas under create_graph=False, no_grad code): see ops/_untracked.py
+for _name, _ufunc, _reflected_order in (
+        ("__add__", np.add, False), ("__radd__", np.add, False),
+        ("__sub__", np.subtract, False), ("__rsub__", np.subtract, True),
+        ("__mul__", np.multiply, False), ("__rmul__", np.multiply, False),
+        ("__truediv__", np.true_divide, False)):
+    setattr(Tensor, _name, _untracked.binary(_ufunc, getattr(Tensor, _name), _reflected_order))
+Tensor.__neg__ = _untracked.negative(Tensor.__neg__)
+del _name, _ufunc, _reflected_order
