@@ -25,6 +25,7 @@ from .ops import scans as C
 from .ops import searching as Q
 from .ops import sorting as S
 from .ops import structure as T
+from .ops.arithmetic import Add, Div, Mul, Sub
 from .ops.axis_alias import NAMES as AXIS_NAMES
 from .ops.axis_alias import accept_axis
 from .overrides import wrap as _visible_to_modes
@@ -267,11 +268,12 @@ install({**METHODS, **MORE_METHODS}, PROPERTIES)
 
 # the arithmetic operators, with a direct lane in front for unrecorded float math (backward
 # formulas under create_graph=False, no_grad code): see ops/_untracked.py
-for _name, _ufunc, _reflected_order in (
-        ("__add__", np.add, False), ("__radd__", np.add, False),
-        ("__sub__", np.subtract, False), ("__rsub__", np.subtract, True),
-        ("__mul__", np.multiply, False), ("__rmul__", np.multiply, False),
-        ("__truediv__", np.true_divide, False)):
-    setattr(Tensor, _name, _untracked.binary(_ufunc, getattr(Tensor, _name), _reflected_order))
+for _name, _ufunc, _reflected_order, _op, _extra in (
+        ("__add__", np.add, False, Add, (1,)), ("__radd__", np.add, False, Add, (1,)),
+        ("__sub__", np.subtract, False, Sub, (1,)), ("__rsub__", np.subtract, True, None, ()),
+        ("__mul__", np.multiply, False, Mul, ()), ("__rmul__", np.multiply, False, Mul, ()),
+        ("__truediv__", np.true_divide, False, Div, ())):
+    setattr(Tensor, _name, _untracked.binary(_ufunc, getattr(Tensor, _name), _reflected_order,
+                                             _op, _extra))
 Tensor.__neg__ = _untracked.negative(Tensor.__neg__)
-del _name, _ufunc, _reflected_order
+del _name, _ufunc, _reflected_order, _op, _extra

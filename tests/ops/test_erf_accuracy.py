@@ -55,11 +55,11 @@ def test_exact_gelu_matches_torch(dtype):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_erf_at_interval_edges_and_strided_input(dtype):
-    # erf is tabulated on intervals of width 1/16: the edges (k + 1/2) / 16 and their
+    # erf is tabulated on intervals of width 1/32: the edges (k + 1/2) / 32 and their
     # neighbours, read through a transposed, strided view
-    edges = (np.arange(0, 97) + 0.5) / 16
+    edges = (np.arange(0, 193) + 0.5) / 32
     values = np.concatenate([edges, np.nextafter(edges, 0), np.nextafter(edges, 9), -edges])
-    grid = np.resize(values, (2 * 97, 8)).astype(dtype)
+    grid = np.resize(values, (2 * 193, 8)).astype(dtype)
     a = torch.tensor(grid).t()[:, ::2]
     b = hookgrad.tensor(grid).t()[:, ::2]
     expected = torch.erf(a).numpy()

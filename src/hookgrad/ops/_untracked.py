@@ -34,12 +34,9 @@ def _plain(tensor: Tensor) -> bool:
 
 
 def _operand(self, other):
-    """The arrays of ``self`` and ``other`` when the lane applies, else None."""
-    if _mode_stack or type(self) is not Tensor:
-        return None
+    """The arrays of ``self`` (a float32/float64 Tensor without history to record) and
+    ``other`` when the lane applies, else None."""
     array = self._data
-    if array.dtype not in _DTYPES or not _plain(self):
-        return None
     kind = type(other)
     if kind is Tensor:
         if other._data.dtype is not array.dtype or not _plain(other):
@@ -50,13 +47,29 @@ def _operand(self, other):
     return None
 
 
-def binary(ufunc, full, reflected: bool = False):
-    """``full`` (the operator's usual implementation) with the direct lane in front."""
+def binary(ufunc, full, reflected: bool = False, op=None, extra: tuple = ()):
+    """``full`` (the operator's usual implementation) with the direct lane in front. ``op``
+    (with ``extra`` arguments) is the Function ``full`` ends in for a float tensor and a
+    number or a tensor of its dtype: recorded calls of that kind go to it at once, with the
+    arguments ``full`` would give it."""
 
     def operator(self, other):
+        if _mode_stack or type(self) is not Tensor:
+            return full(self, other)
+        array = self._data
+        dtype = array.dtype
+        if dtype not in _DTYPES:
+            return full(self, other)
         if _state.enabled and (self._requires_grad or self._grad_fn is not None
                                or self._base is not None):
-            return full(self, other)  # recorded: the usual path, decided at once
+            if op is None:
+                return full(self, other)
+            kind = type(other)
+            if kind is float or kind is int:
+                return op.apply(self, other, dtype, other, *extra)
+            if kind is Tensor and other._data.dtype is dtype:
+                return op.apply(self, other, dtype, None, *extra)
+            return full(self, other)
         operands = _operand(self, other)
         if operands is None:
             return full(self, other)
