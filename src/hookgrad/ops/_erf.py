@@ -64,13 +64,14 @@ def erf(x: np.ndarray) -> np.ndarray:
     shape = np.shape(x)
     flat = np.asarray(x).reshape(-1)
     result = np.empty(flat.size, dtype)
+    has_nan = bool(np.isnan(flat).any())  # once here, not in every chunk
 
     def part(first: int, last: int) -> None:
         # chunks small enough that the ~25 passes over each stay in cache
         scratch = tuple(np.empty(min(last - first, _CHUNK)) for _ in range(5))
         for start in range(first, last, _CHUNK):
             stop = min(start + _CHUNK, last)
-            _erf_chunk(flat[start:stop], result[start:stop], terms, scratch)
+            _erf_chunk(flat[start:stop], result[start:stop], terms, scratch, has_nan)
 
     parallel_for(flat.size, 4 * _CHUNK, part)
     return result.reshape(shape)
@@ -81,7 +82,8 @@ _OWN_DTYPES = (np.dtype(np.float32), _FLOAT64)
 _CHUNK = 8192
 
 
-def _erf_chunk(x: np.ndarray, out: np.ndarray, terms: int, scratch: tuple) -> None:
+def _erf_chunk(x: np.ndarray, out: np.ndarray, terms: int, scratch: tuple,
+               has_nan: bool) -> None:
     """erf of a 1-d chunk into ``out``, using five float64 scratch buffers."""
     size = x.size
     x64, ax, u, result, index = (buffer[:size] for buffer in scratch)
@@ -103,7 +105,6 @@ def _erf_chunk(x: np.ndarray, out: np.ndarray, terms: int, scratch: tuple) -> No
         result *= u
         result += _TABLE[n].take(index, out=coefficient, mode="clip")
     np.copysign(result, x64, out=result)
-    nan = np.isnan(x64)
-    if nan.any():
-        np.copyto(result, x64, where=nan)
+    if has_nan:
+        np.copyto(result, x64, where=np.isnan(x64))
     np.copyto(out, result, casting="same_kind")
