@@ -57,3 +57,20 @@ def test_erf_on_several_threads_matches_torch(dtype, restore_threads):
     assert all(np.array_equal(results[0], other) for other in results[1:])
     spacing = np.spacing(np.abs(expected)) * (2 if dtype == "float64" else 1)
     assert np.all(np.abs(results[0].astype(np.float64) - expected) <= spacing)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_a_forked_child_gets_a_working_pool(restore_threads):
+    import multiprocessing
+
+    hookgrad.set_num_threads(2)
+    x = np.linspace(-3, 3, 300_000)
+    hookgrad.erf(hookgrad.tensor(x))  # the parent's pool now exists
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        got = pool.apply_async(_erf_sum, (x,)).get(timeout=60)
+    assert got == pytest.approx(float(torch.erf(torch.tensor(x)).sum()), abs=1e-9)
+
+
+def _erf_sum(x):
+    return float(hookgrad.erf(hookgrad.tensor(x)).sum())

@@ -47,6 +47,18 @@ def set_num_threads(count: int) -> None:
         _threads = count
 
 
+def _forget_pool_after_fork() -> None:
+    # a forked child (a DataLoader worker) inherits the pool but none of its threads: work
+    # handed to it would wait forever, so the child starts a pool of its own when it needs one
+    global _pool, _lock
+    _pool = None
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
+
+
 def _get_pool(workers: int) -> ThreadPoolExecutor:
     global _pool
     with _lock:
