@@ -35,9 +35,12 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 
 
 # -- child: one framework ----------------------------------------------------------------------
-def serve(framework: str, names: list[str], threads: int, sample: float) -> None:
+def serve(framework: str, names: list[str], threads: int, sample: float,
+          cpu_time: bool = False) -> None:
     """Build every workload, calibrate how many steps fill a sample, then answer one line
-    per request ("name" -> seconds per step) until stdin closes."""
+    per request ("name" -> seconds per step) until stdin closes. ``cpu_time``: the process's
+    CPU time (all its threads) instead of the wall clock."""
+    clock = time.process_time if cpu_time else time.perf_counter
     if framework == "torch":
         import torch
         torch.set_num_threads(threads)
@@ -47,33 +50,34 @@ def serve(framework: str, names: list[str], threads: int, sample: float) -> None
         if step is None:
             continue
         step()  # warm up: first-call allocations and lazy imports
-        start = time.perf_counter()
+        start = clock()
         step()
-        once = time.perf_counter() - start
+        once = clock() - start
         steps[name], numbers[name] = step, max(1, round(sample / max(once, 1e-9)))
     print(json.dumps(sorted(steps)), flush=True)
     for line in sys.stdin:
         name = line.strip()
         step, number = steps[name], numbers[name]
-        start = time.perf_counter()
+        start = clock()
         for _ in range(number):
             step()
-        print(json.dumps((time.perf_counter() - start) / number), flush=True)
+        print(json.dumps((clock() - start) / number), flush=True)
 
 
 # -- parent ------------------------------------------------------------------------------------
-def _start(framework: str, names: list[str], threads: int, sample: float) -> subprocess.Popen:
+def _start(framework: str, names: list[str], threads: int, sample: float,
+           cpu_time: bool = False) -> subprocess.Popen:
     env = dict(os.environ, **{name: str(threads) for name in THREAD_VARIABLES})
     return subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", framework,
                              "--threads", str(threads), "--sample", str(sample),
-                             "--workloads", *names],
+                             *(["--cpu-time"] if cpu_time else []), "--workloads", *names],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
 
 
 def measure(frameworks: list[str], names: list[str], threads: int, rounds: int,
-            sample: float) -> dict:
+            sample: float, cpu_time: bool = False) -> dict:
     """{framework: {workload: [seconds per step, one per round]}}"""
-    children = {fw: _start(fw, names, threads, sample) for fw in frameworks}
+    children = {fw: _start(fw, names, threads, sample, cpu_time) for fw in frameworks}
     try:
         available = {fw: set(json.loads(child.stdout.readline()))
                      for fw, child in children.items()}
@@ -100,10 +104,10 @@ def _ratio(numerator, denominator) -> str:
     return f"{numerator / denominator:.2f}x"
 
 
-def table(medians: dict, threads: int, mygrad_note: str) -> str:
+def table(medians: dict, threads: int, mygrad_note: str, clock: str = "wall clock") -> str:
     """The ratio table of one thread count, as Markdown."""
     torch_m, ours, peer = (medians.get(fw, {}) for fw in FRAMEWORKS)
-    lines = [f"threads: {threads}; medians of interleaved rounds; ms per step",
+    lines = [f"threads: {threads}; medians of interleaved rounds; ms per step ({clock})",
              "", "| workload | torch | hookgrad | MyGrad | hookgrad / torch | hookgrad / MyGrad |",
              "|---|---|---|---|---|---|"]
 
@@ -147,12 +151,15 @@ def main(argv: list[str] | None = None) -> None:
                         choices=list(workloads.WORKLOADS))
     parser.add_argument("--json", help="write every sample and median to this file")
     parser.add_argument("--quick", action="store_true", help="one untimed step each, hookgrad")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time by process CPU time rather than the wall clock: steadier on "
+                             "a shared machine (with 1 thread; with more, all threads add up)")
     parser.add_argument("--child", choices=FRAMEWORKS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.quick:
         return quick(args.workloads)
     if args.child:
-        return serve(args.child, args.workloads, args.threads[0], args.sample)
+        return serve(args.child, args.workloads, args.threads[0], args.sample, args.cpu_time)
     frameworks = list(FRAMEWORKS)
     mygrad_note = "-"
     if importlib.util.find_spec("mygrad") is None:
@@ -161,12 +168,15 @@ def main(argv: list[str] | None = None) -> None:
         print("MyGrad is not installed (pip install 'hookgrad[bench]'): its column is skipped")
     report = {"frameworks": frameworks, "runs": []}
     for threads in args.threads:
-        times = measure(frameworks, args.workloads, threads, args.rounds, args.sample)
+        times = measure(frameworks, args.workloads, threads, args.rounds, args.sample,
+                        args.cpu_time)
         medians = {fw: {name: statistics.median(samples) for name, samples in per.items()}
                    for fw, per in times.items()}
-        print(table(medians, threads, mygrad_note), end="\n\n", flush=True)
+        print(table(medians, threads, mygrad_note,
+                    "process CPU time" if args.cpu_time else "wall clock"), end="\n\n", flush=True)
         report["runs"].append({"threads": threads, "rounds": args.rounds, "samples": times,
-                               "medians": medians})
+                               "medians": medians,
+                               "clock": "cpu" if args.cpu_time else "wall"})
     if args.json:
         with open(args.json, "w") as file:
             json.dump(report, file, indent=1)

@@ -6,6 +6,7 @@ import types as _types
 
 from . import _dtype
 from . import overrides as _overrides
+from . import _parallel
 from ._dtype import (bfloat16, bool_ as bool, can_cast, double, dtype, float, float16, float32,  # noqa: A004
                      float64, get_default_dtype, half, int, int8, int16, int32, int64, long,
                      promote_types, result_type, set_default_dtype, short, uint8)
@@ -102,16 +103,15 @@ def is_floating_point(input: Tensor) -> "bool":
 
 
 def set_num_threads(n: "int") -> None:
-    """Kept for torch compatibility; NumPy's BLAS threads are set by its environment."""
+    """Threads for hookgrad's own intra-op work (erf, im2col ...); NumPy's BLAS keeps the
+    number set by its environment variables."""
+    _parallel.set_num_threads(n)
 
 
 def get_num_threads() -> "int":
-    """The number of CPUs (``os.cpu_count()``).
-
-    Differs from torch: hookgrad sets no thread pool of its own; NumPy's BLAS decides."""
-    import os
-
-    return os.cpu_count() or 1
+    """Threads for intra-op work: ``OMP_NUM_THREADS`` when set, else the number of cores,
+    until ``set_num_threads`` says otherwise."""
+    return _parallel.get_num_threads()
 
 
 # every torch-level function is visible to an active TorchFunctionMode; plumbing is not

@@ -10,8 +10,8 @@ import numpy as np
 from . import _device, _dtype
 from .autograd import engine, tensor_hooks
 from .autograd import views as autograd_views
-from .ops import (_base, activation, creation, gather_scatter, indexing, join, linalg, reduce,
-                  shape, views)
+from .ops import (_base, _untracked, activation, creation, gather_scatter, indexing, join,
+                  linalg, reduce, shape, views)
 from .ops import activation_extra as A
 from .ops import clone as copy_ops
 from .ops import binary_math as B
@@ -25,6 +25,7 @@ from .ops import scans as C
 from .ops import searching as Q
 from .ops import sorting as S
 from .ops import structure as T
+from .ops.arithmetic import Add, Div, Mul, Sub
 from .ops.axis_alias import NAMES as AXIS_NAMES
 from .ops.axis_alias import accept_axis
 from .overrides import wrap as _visible_to_modes
@@ -287,3 +288,15 @@ def install(methods: dict, properties: dict = None) -> None:
 
 
 install({**METHODS, **MORE_METHODS}, PROPERTIES)
+
+# the arithmetic operators, with a direct lane in front for unrecorded float math (backward
+# formulas under create_graph=False, no_grad code): see ops/_untracked.py
+for _name, _ufunc, _reflected_order, _op, _extra in (
+        ("__add__", np.add, False, Add, (1,)), ("__radd__", np.add, False, Add, (1,)),
+        ("__sub__", np.subtract, False, Sub, (1,)), ("__rsub__", np.subtract, True, None, ()),
+        ("__mul__", np.multiply, False, Mul, ()), ("__rmul__", np.multiply, False, Mul, ()),
+        ("__truediv__", np.true_divide, False, Div, ())):
+    setattr(Tensor, _name, _untracked.binary(_ufunc, getattr(Tensor, _name), _reflected_order,
+                                             _op, _extra))
+Tensor.__neg__ = _untracked.negative(Tensor.__neg__)
+del _name, _ufunc, _reflected_order, _op, _extra

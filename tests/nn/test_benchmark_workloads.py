@@ -53,3 +53,16 @@ def test_quick_flag_runs_without_timing(capsys):
     compare = _load("compare")
     compare.main(["--quick", "--workloads", "small_ops"])
     assert "ok hookgrad small_ops" in capsys.readouterr().out
+
+
+def test_cpu_time_flag_serves_process_cpu_time():
+    # the child protocol alone (one framework, no parent): a step answered in process CPU time
+    import subprocess
+
+    child = subprocess.Popen([sys.executable, str(BENCHMARKS / "compare.py"), "--child",
+                              "hookgrad", "--cpu-time", "--sample", "0.001", "--workloads",
+                              "small_ops"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    out, _ = child.communicate("small_ops\n", timeout=300)
+    ready, seconds = out.splitlines()
+    assert ready == '["small_ops"]' and float(seconds) > 0

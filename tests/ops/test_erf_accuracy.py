@@ -51,3 +51,19 @@ def test_exact_gelu_matches_torch(dtype):
     ya.sum().backward()
     yb.sum().backward()
     np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_erf_at_interval_edges_and_strided_input(dtype):
+    # erf is tabulated on intervals of width 1/32: the edges (k + 1/2) / 32 and their
+    # neighbours, read through a transposed, strided view
+    edges = (np.arange(0, 193) + 0.5) / 32
+    values = np.concatenate([edges, np.nextafter(edges, 0), np.nextafter(edges, 9), -edges])
+    grid = np.resize(values, (2 * 193, 8)).astype(dtype)
+    a = torch.tensor(grid).t()[:, ::2]
+    b = hookgrad.tensor(grid).t()[:, ::2]
+    expected = torch.erf(a).numpy()
+    got = hookgrad.erf(b).numpy()
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    spacing = MAX_ULP[dtype] * np.spacing(np.abs(expected))
+    assert np.all(np.abs(got.astype(np.float64) - expected) <= spacing)

@@ -208,13 +208,16 @@ def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
         executes = needed
     else:
         executes = None
-    dependencies = {}
-    for node in order:
-        if executes is not None and node not in executes:
-            continue
-        for child, _ in node.next_functions:
-            if child is not None and (executes is None or child in executes):
-                dependencies[child] = dependencies.get(child, 0) + 1
+    if executes is None:  # every edge counts: one parent entry per edge into the child
+        dependencies = {child: len(edges) for child, edges in parents.items() if edges}
+    else:
+        dependencies = {}
+        for node in order:
+            if node not in executes:
+                continue
+            for child, _ in node.next_functions:
+                if child is not None and child in executes:
+                    dependencies[child] = dependencies.get(child, 0) + 1
 
     captured = [None] * (len(targets) if targets is not None else 0)
     buffers = {}
@@ -243,7 +246,11 @@ def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
                 if child is None or (executes is not None and child not in executes):
                     continue
                 if grad is not None:
-                    _add_to_buffer(buffers, child, nr, grad)
+                    slots = buffers.get(child)
+                    if slots is not None and nr < len(slots) and slots[nr] is None:
+                        slots[nr] = grad  # the common case, inline
+                    else:
+                        _add_to_buffer(buffers, child, nr, grad)
                 remaining = dependencies[child] - 1
                 dependencies[child] = remaining
                 if remaining == 0:
@@ -373,6 +380,12 @@ def _validate(node, outputs) -> tuple:
         if grad is None or edges[i][0] is None:  # kept for post-hooks, routed nowhere
             result.append(grad)
             continue
+        if type(grad) is Tensor:  # the common case: shape and dtype already right
+            array = grad._data
+            meta = metas[i]
+            if array.shape == meta[0] and array.dtype == meta[1]:
+                result.append(grad)
+                continue
         if not hasattr(grad, "_data"):
             raise TypeError(f"function {node.name()} returned a gradient of type "
                             f"{type(grad).__name__} at index {i}, expected a Tensor or None")

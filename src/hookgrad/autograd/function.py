@@ -146,7 +146,8 @@ class BuiltinBackward(BackwardCFunction):
         return f"<{self.name()} object at {hex(id(self))}>"
 
     def apply(self, grad_outputs: tuple) -> tuple:
-        if any(g is None for g in grad_outputs):
+        if (grad_outputs[0] is None if len(grad_outputs) == 1
+                else any(g is None for g in grad_outputs)):
             if self._materialize_grads:
                 grad_outputs = self._materialized(grad_outputs)
             elif all(g is None for g in grad_outputs):
@@ -161,8 +162,11 @@ class BuiltinBackward(BackwardCFunction):
             grads = (grads,)
         needs = self.needs_input_grad
         count = len(grads)
-        return tuple(grads[i] if i < count and needs[i] else None
-                     for i in self._tensor_positions)
+        positions = self._tensor_positions
+        if len(positions) == 1:  # one tensor input: no generator
+            i = positions[0]
+            return (grads[i] if i < count and needs[i] else None,)
+        return tuple(grads[i] if i < count and needs[i] else None for i in positions)
 
     def _apply_wanted(self, grad_outputs: tuple, executes) -> tuple:
         """Backward when the engine runs only part of the graph: inputs whose edge leads
@@ -318,14 +322,22 @@ def _input_needs(cls, args: tuple, any_needs: bool) -> tuple:
 # The built-in path, recorded
 # ---------------------------------------------------------------------------------------------
 def _record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
-    _distinct_arrays(args, arrays)
     node = cls._backward_cls()
-    node.needs_input_grad, positions = _input_needs(cls, args, True)
+    positions = _builtin_inputs(cls, node, args, arrays)
     outputs = cls.forward(node, *arrays, **kwargs)
     _connect(node, args, positions)  # before the outputs: an in-place op rewrites args[0]'s edge
-    raw_outputs = outputs if type(outputs) is tuple else (outputs,)
-    results = _builtin_outputs(cls, node, args, raw_outputs)
-    _set_output_meta(node, results)
+    if type(outputs) is np.ndarray and cls._view_of is None and not cls._inplace:
+        # the common case, inline: one fresh array out
+        result = Tensor._make(outputs)
+        if outputs.dtype.kind in "fcV":
+            result._grad_fn = node
+        node._output_meta = ((outputs.shape, outputs.dtype),)
+        raw_outputs = (outputs,)
+        results = (result,)
+    else:
+        raw_outputs = outputs if type(outputs) is tuple else (outputs,)
+        results = _builtin_outputs(cls, node, args, raw_outputs)
+        _set_output_meta(node, results)
     if node._to_save is not None:
         node._saved = save_builtin(node, args, arrays, raw_outputs, results, node._to_save,
                                    cls._inplace)
@@ -333,15 +345,31 @@ def _record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
     return tuple(results) if type(outputs) is tuple else results[0]
 
 
-def _distinct_arrays(args: tuple, arrays: list) -> None:
-    """Give each distinct input tensor its own array object, so a saved array names the tensor
-    it came from: ``x`` and ``x.detach()`` share one ndarray, yet only ``x`` has a history."""
-    seen: dict = {}
+def _builtin_inputs(cls, node, args: tuple, arrays: list) -> tuple:
+    """Set ``node.needs_input_grad`` (some input needs a gradient) and return the positions
+    that get an edge (tensors, and numbers torch wraps as tensors). Each distinct input tensor
+    gets its own array object, so a saved array names the tensor it came from: ``x`` and
+    ``x.detach()`` share one ndarray, yet only ``x`` has a history."""
+    needs = []
+    positions = []
+    seen = []  # (array, tensor) of the tensors so far: few, a list beats a dict
     for i, arg in enumerate(args):
         if isinstance(arg, Tensor):
-            first = seen.setdefault(id(arrays[i]), arg)
-            if first is not arg:
-                arrays[i] = arrays[i].view()
+            positions.append(i)
+            needs.append(arg._requires_grad or arg._grad_fn is not None or (
+                arg._base is not None and arg.grad_fn is not None))
+            array = arrays[i]
+            for other_array, other in seen:
+                if other_array is array and other is not arg:
+                    arrays[i] = array = array.view()
+                    break
+            seen.append((array, arg))
+        else:
+            needs.append(False)
+            if i in cls._wrapped_scalars:
+                positions.append(i)
+    node.needs_input_grad = tuple(needs)
+    return tuple(positions)
 
 
 @functools.lru_cache(maxsize=None)
@@ -505,8 +533,13 @@ def _connect(node, args, positions) -> None:
     for i in positions:
         if needs[i]:
             tensor = args[i]
-            edges.append(grad_edge(tensor))
-            meta.append((tensor._data.shape, tensor._data.dtype))
+            history = tensor._grad_fn
+            if history is not None and tensor._base is None:
+                edges.append((history, tensor._output_nr))
+            else:
+                edges.append(grad_edge(tensor))
+            array = tensor._data
+            meta.append((array.shape, array.dtype))
         else:
             edges.append(_NO_EDGE)
             meta.append(None)

@@ -2,6 +2,7 @@
 ``f((2, 3))``, a ``-1`` size inferred from the element count, and the ``out=`` argument."""
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -34,7 +35,7 @@ def infer_shape(shape, numel: int) -> tuple:
         if size < -1:
             raise RuntimeError(f"invalid shape dimension {size}")
     if -1 in shape:
-        known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+        known = math.prod(s for s in shape if s != -1)  # Python ints: exact, and fast
         if known == 0:
             if numel == 0:
                 raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} "
@@ -44,7 +45,7 @@ def infer_shape(shape, numel: int) -> tuple:
         if numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape = tuple(numel // known if s == -1 else s for s in shape)
-    if int(np.prod(shape, dtype=np.int64)) != numel:
+    if math.prod(shape) != numel:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
     return shape
 

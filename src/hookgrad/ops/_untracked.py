@@ -1,0 +1,106 @@
+"""A direct lane for the arithmetic operators when nothing is recorded.
+
+Backward formulas are written once, with Tensor operators, so that double backward comes free.
+When ``create_graph`` is False the engine runs them with grad mode off, and then each ``*``,
+``+``, ``-`` or ``/`` is only a NumPy ufunc on two arrays of one float dtype: the full path
+(the operator's wrapper, promotion, ``Function.apply``, a throwaway ctx, the op's checks) costs
+several times the arithmetic on a small tensor. This lane computes exactly what the full path
+computes, for the cases where the answer is plain: exact ``Tensor`` operands (or a Python float
+or small int) of one dtype, float32 or float64, no mode active, and no gradient to record
+(grad mode off, or neither operand has a history). Everything else (other dtypes, broadcasting
+errors, subclasses, modes) takes the full path, which also gives the errors.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.grad_mode import _state
+from ..overrides import _mode_stack
+from ..tensor import Tensor
+from ._util import restore, silence
+
+_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# NumPy 2 casts a Python number to the array's dtype (as the full path does); NumPy 1 may
+# promote by value, so there numbers take the full path
+_NUMBERS_OK = int(np.__version__.split(".")[0]) >= 2
+_INT_LIMIT = 2 ** 53
+
+
+def _plain(tensor: Tensor) -> bool:
+    """No history to record through: grad mode is off, or the tensor is a leaf without grad
+    that is not a view (a view's history is looked up lazily)."""
+    return not _state.enabled or (not tensor._requires_grad and tensor._grad_fn is None
+                                  and tensor._base is None)
+
+
+def _operand(self, other):
+    """The arrays of ``self`` (a float32/float64 Tensor without history to record) and
+    ``other`` when the lane applies, else None."""
+    array = self._data
+    kind = type(other)
+    if kind is Tensor:
+        if other._data.dtype is not array.dtype or not _plain(other):
+            return None
+        return array, other._data
+    if _NUMBERS_OK and (kind is float or (kind is int and -_INT_LIMIT <= other <= _INT_LIMIT)):
+        return array, other
+    return None
+
+
+def binary(ufunc, full, reflected: bool = False, op=None, extra: tuple = ()):
+    """``full`` (the operator's usual implementation) with the direct lane in front. ``op``
+    (with ``extra`` arguments) is the Function ``full`` ends in for a float tensor and a
+    number or a tensor of its dtype: recorded calls of that kind go to it at once, with the
+    arguments ``full`` would give it."""
+
+    def operator(self, other):
+        if _mode_stack or type(self) is not Tensor:
+            return full(self, other)
+        array = self._data
+        dtype = array.dtype
+        if dtype not in _DTYPES:
+            return full(self, other)
+        if _state.enabled and (self._requires_grad or self._grad_fn is not None
+                               or self._base is not None):
+            if op is None:
+                return full(self, other)
+            kind = type(other)
+            if kind is float or kind is int:
+                return op.apply(self, other, dtype, other, *extra)
+            if kind is Tensor and other._data.dtype is dtype:
+                return op.apply(self, other, dtype, None, *extra)
+            return full(self, other)
+        operands = _operand(self, other)
+        if operands is None:
+            return full(self, other)
+        a, b = operands
+        token = silence()
+        try:
+            result = ufunc(b, a) if reflected else ufunc(a, b)
+        except ValueError:  # shapes that do not broadcast: the full path words the error
+            return full(self, other)
+        finally:
+            restore(token)
+        if type(result) is not np.ndarray:  # NumPy gives scalars for 0-dim results
+            result = np.asarray(result)
+        return Tensor._make(result)
+
+    operator.__name__ = getattr(full, "__name__", ufunc.__name__)
+    operator.__doc__ = getattr(full, "__doc__", None)
+    operator._torch_function_wrapped = True  # ``full`` is the mode-visible wrapper
+    return operator
+
+
+def negative(full):
+    """``-tensor`` with the direct lane in front."""
+
+    def operator(self):
+        if _mode_stack or type(self) is not Tensor or self._data.dtype not in _DTYPES \
+                or not _plain(self):
+            return full(self)
+        result = np.negative(self._data)
+        return Tensor._make(result if type(result) is np.ndarray else np.asarray(result))
+
+    operator.__name__ = getattr(full, "__name__", "neg")
+    operator._torch_function_wrapped = True
+    return operator

@@ -1,0 +1,76 @@
+"""Intra-op threads: torch's set_num_threads/get_num_threads contract, and work split over the
+pool gives the same result as on one thread."""
+import numpy as np
+import pytest
+import torch
+
+import hookgrad
+from hookgrad import _parallel
+
+
+@pytest.fixture
+def restore_threads():
+    before = hookgrad.get_num_threads()
+    yield
+    hookgrad.set_num_threads(before)
+
+
+def test_set_num_threads_is_read_back(restore_threads):
+    hookgrad.set_num_threads(3)
+    assert hookgrad.get_num_threads() == 3
+
+
+@pytest.mark.parametrize("bad", [0, -2])
+def test_set_num_threads_rejects_non_positive_like_torch(bad, restore_threads):
+    with pytest.raises(RuntimeError) as expected:
+        torch.set_num_threads(bad)
+    with pytest.raises(type(expected.value), match="positive integer"):
+        hookgrad.set_num_threads(bad)
+
+
+def test_parallel_for_covers_the_range_once_and_raises_errors(restore_threads):
+    hookgrad.set_num_threads(3)
+    seen = np.zeros(1000, int)
+
+    def body(start, stop):
+        seen[start:stop] += 1
+
+    _parallel.parallel_for(1000, 10, body)
+    assert np.all(seen == 1)
+
+    def failing(start, stop):
+        if start > 0:
+            raise ValueError("part failed")
+
+    with pytest.raises(ValueError, match="part failed"):
+        _parallel.parallel_for(1000, 10, failing)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_erf_on_several_threads_matches_torch(dtype, restore_threads):
+    x = np.random.default_rng(3).standard_normal((301, 517)).astype(dtype) * 3
+    expected = torch.erf(torch.tensor(x)).numpy()
+    results = []
+    for threads in (1, 2, 3):
+        hookgrad.set_num_threads(threads)
+        results.append(hookgrad.erf(hookgrad.tensor(x)).numpy())
+    assert all(np.array_equal(results[0], other) for other in results[1:])
+    spacing = np.spacing(np.abs(expected)) * (2 if dtype == "float64" else 1)
+    assert np.all(np.abs(results[0].astype(np.float64) - expected) <= spacing)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_a_forked_child_gets_a_working_pool(restore_threads):
+    import multiprocessing
+
+    hookgrad.set_num_threads(2)
+    x = np.linspace(-3, 3, 300_000)
+    hookgrad.erf(hookgrad.tensor(x))  # the parent's pool now exists
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        got = pool.apply_async(_erf_sum, (x,)).get(timeout=60)
+    assert got == pytest.approx(float(torch.erf(torch.tensor(x)).sum()), abs=1e-9)
+
+
+def _erf_sum(x):
+    return float(hookgrad.erf(hookgrad.tensor(x)).sum())
