@@ -101,3 +101,32 @@ def test_backward_through_the_lane_matches_torch_with_double_backward():
     (gb,) = hookgrad.autograd.grad((b.tanh() * 3.0 - b / 2.0).sum(), b)
     np.testing.assert_allclose(gb.numpy(), ga.numpy(), rtol=1e-15)
     np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-15)
+
+
+@pytest.mark.parametrize("name", sorted(OPERATORS) + ["neg"])
+@pytest.mark.parametrize("layout", ["transposed", "mixed", "expanded", "sliced"])
+def test_unrecorded_operators_lay_out_results_as_torch(name, layout):
+    """The lane must give torch's strides, as the full path does (a transposed operand keeps a
+    transposed result; operands that disagree follow the first)."""
+    x = np.arange(12.0).reshape(3, 4)
+
+    def operands(lib):
+        a, b = lib.tensor(x), lib.tensor(x * 0.5 + 1)
+        if layout == "transposed":
+            return a.t(), b.t()
+        if layout == "mixed":
+            return a.t(), b.t().contiguous()
+        if layout == "expanded":
+            return a[:1].expand(3, 4), b.t().contiguous().t()
+        return a[:, ::2], b[:, 1::2]
+
+    def run(lib):
+        a, b = operands(lib)
+        result = -a if name == "neg" else OPERATORS[name](a, b)
+        return result.is_contiguous(), tuple(result.stride()), result.tolist()
+
+    with torch.no_grad():
+        expected = run(torch)
+    with hookgrad.no_grad():
+        got = run(hookgrad)
+    assert got == expected

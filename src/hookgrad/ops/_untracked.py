@@ -17,6 +17,7 @@ import numpy as np
 from ..autograd.grad_mode import _state
 from ..overrides import _mode_stack
 from ..tensor import Tensor
+from . import _layout
 from ._util import restore, silence
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -83,7 +84,7 @@ def binary(ufunc, full, reflected: bool = False, op=None, extra: tuple = ()):
             restore(token)
         if type(result) is not np.ndarray:  # NumPy gives scalars for 0-dim results
             result = np.asarray(result)
-        return Tensor._make(result)
+        return Tensor._make(_layout.pointwise(result, a, b))  # torch's layout, as the full path
 
     operator.__name__ = getattr(full, "__name__", ufunc.__name__)
     operator.__doc__ = getattr(full, "__doc__", None)
@@ -99,7 +100,8 @@ def negative(full):
                 or not _plain(self):
             return full(self)
         result = np.negative(self._data)
-        return Tensor._make(result if type(result) is np.ndarray else np.asarray(result))
+        result = result if type(result) is np.ndarray else np.asarray(result)
+        return Tensor._make(_layout.pointwise(result, self._data))
 
     operator.__name__ = getattr(full, "__name__", "neg")
     operator._torch_function_wrapped = True
