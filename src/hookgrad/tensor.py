@@ -42,6 +42,25 @@ class Size(tuple):
         return int(np.prod(self, dtype=np.int64))
 
 
+class TensorExtra:
+    """State few tensors carry, kept off the Tensor itself so a plain tensor pays one ``None``.
+
+    Created on first need by ``Tensor._extras()``; ``tensor._extra is None`` is the fast test
+    that a tensor has none of it (no retain_grad, hooks after accumulation, view error, ...).
+    """
+
+    __slots__ = ("retains_grad", "grad_accumulator", "post_accumulate_hooks", "view_error",
+                 "buffer_persistent")
+
+    def __init__(self) -> None:
+        self.retains_grad = False
+        # a weak reference to the leaf's AccumulateGrad, or the node itself for an unpacked alias
+        self.grad_accumulator = None
+        self.post_accumulate_hooks = None
+        self.view_error: Optional[str] = None  # why an in-place op on this view is refused
+        self.buffer_persistent: Optional[bool] = None  # set by nn.Buffer
+
+
 class Tensor:
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_version_counter",
                  "_base", "_view_fn", "_view_version", "_hooks", "_extra", "__weakref__")
@@ -120,7 +139,7 @@ class Tensor:
 
     @property
     def retains_grad(self) -> bool:
-        return bool(self._extra and self._extra.get("retains_grad"))
+        return self._extra is not None and self._extra.retains_grad
 
     @property
     def data(self) -> "Tensor":
@@ -144,9 +163,9 @@ class Tensor:
         self._output_nr = 0
         return self
 
-    def _extras(self) -> dict:
+    def _extras(self) -> TensorExtra:
         if self._extra is None:
-            self._extra = {}
+            self._extra = TensorExtra()
         return self._extra
 
     # -- plain data access -------------------------------------------------------------------

@@ -84,7 +84,7 @@ def _paddle(tensor: _Tensor) -> Tensor:
     view._grad_fn = tensor._grad_fn
     view._output_nr = tensor._output_nr
     if tensor._grad_fn is None and tensor._requires_grad:
-        view._extras()["grad_accumulator"] = tensor._grad_accumulator()
+        view._extras().grad_accumulator = tensor._grad_accumulator()
     return view
 
 
