@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor
-from ._util import quiet, restore, silence
+from ._util import quiet, quiet_errors
 from ._erf import erf
 from ._base import finish, HALF_TYPES, Op, work_dtype
 
@@ -28,8 +28,7 @@ def _apply_float(fn, x: np.ndarray, can_warn: bool = True) -> np.ndarray:
     if not can_warn and dtype.kind in "fV" and dtype not in HALF_TYPES:
         result = fn(x)
         return result if type(result) is np.ndarray else np.asarray(result)
-    token = silence()
-    try:
+    with quiet_errors():
         if dtype.kind not in "fV":
             dtype = _dtype.get_default_dtype().numpy
             x = x.astype(work_dtype(dtype))
@@ -39,8 +38,6 @@ def _apply_float(fn, x: np.ndarray, can_warn: bool = True) -> np.ndarray:
         if type(result) is not np.ndarray:
             result = np.asarray(result)
         return result if result.dtype == dtype else result.astype(dtype)
-    finally:
-        restore(token)
 
 
 def _not_for_integers(x: np.ndarray, kernel: str) -> None:
