@@ -70,23 +70,27 @@ def register_multi_grad_hook(tensors, fn: Callable, *, mode: str = "all"):
     if mode not in ("all", "any"):
         raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
     tensors = tuple(tensors)
+    count = len(tensors)
+    # only "all" needs the tensors at backward time; "any" keeps none, so a hook stored on a
+    # tensor does not hold that tensor in a reference cycle
+    watched = tensors if mode == "all" else ()
     lock = threading.Lock()
     state: dict = {}
 
     def expected_count(task) -> int:
-        count = 0
-        for tensor in tensors:
+        expected = 0
+        for tensor in watched:
             edge = grad_edge(tensor) if tensor.requires_grad else None
             if edge is not None and edge[0] in task.nodes:
-                count += 1
-        return count
+                expected += 1
+        return expected
 
     def make_hook(index: int):
         def hook(grad):
             task = current_graph_task()
             key = task.id if task is not None else None
             with lock:
-                entry = state.setdefault(key, {"grads": [None] * len(tensors), "seen": 0,
+                entry = state.setdefault(key, {"grads": [None] * count, "seen": 0,
                                                "done": False})
                 if mode == "any":
                     if entry["done"]:
