@@ -10,8 +10,8 @@ import numpy as np
 from . import _device, _dtype
 from .autograd import engine, tensor_hooks
 from .autograd import views as autograd_views
-from .ops import (_base, activation, creation, gather_scatter, indexing, join, linalg, reduce,
-                  shape, views)
+from .ops import (_base, activation, alias, creation, gather_scatter, indexing, join, linalg,
+                  reduce, shape, views)
 from .ops import activation_extra as A
 from .ops import clone as copy_ops
 from .ops import binary_math as B
@@ -148,6 +148,7 @@ METHODS = {
     "flatten": views.flatten, "unflatten": views.unflatten, "narrow": views.narrow,
     "select": views.select, "split": join.split, "chunk": join.chunk, "unbind": join.unbind,
     "unsafe_view": views.UnsafeView.apply, "view_as": views.view_as,
+    "as_subclass": alias.as_subclass,
     "reshape_as": views.reshape_as, "expand_as": views.expand_as,
     "repeat": shape.repeat, "flip": shape.flip, "roll": shape.roll,
     "gather": gather_scatter.gather, "take_along_dim": gather_scatter.take_along_dim,
