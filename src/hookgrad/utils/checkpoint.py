@@ -21,7 +21,7 @@ import weakref
 from typing import Any, Callable, ContextManager, Dict, Iterable, Iterator, List, Tuple
 
 import hookgrad
-from hookgrad.autograd import Function, enable_grad, is_grad_enabled, no_grad
+from hookgrad.autograd import Function, enable_grad, no_grad
 from hookgrad.autograd.graph import register_multi_grad_hook, saved_tensors_hooks
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
@@ -372,7 +372,7 @@ def _checkpoint_without_reentrant(function: Callable, preserve_rng_state: bool,
     stop = _enable_checkpoint_early_stop if _enable_checkpoint_early_stop is not None \
         else early_stop
     frame = _CheckpointFrame(recompute_fn, stop, _METADATA_FNS[determinism_check])
-    if not is_grad_enabled():
+    if not hookgrad.is_grad_enabled():
         return function(*args, **kwargs)
     frame.save_inputs(*args)
     suppressed = True
