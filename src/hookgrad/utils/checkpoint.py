@@ -58,10 +58,13 @@ def set_checkpoint_debug_enabled(enabled: Any) -> Iterator[None]:
 
 
 def noop_context_fn() -> Tuple[ContextManager, ContextManager]:
+    """The default ``context_fn``: no context around the forward or the recomputation."""
     return contextlib.nullcontext(), contextlib.nullcontext()
 
 
 def detach_variable(inputs: Tuple[Any, ...]) -> Tuple[Any, ...]:
+    """Each tensor detached but keeping ``requires_grad``: the reentrant rerun starts a graph
+    of its own from these, so its backward stops at them."""
     if not isinstance(inputs, tuple):
         raise RuntimeError("Only tuple of tensors is supported. Got Unsupported input type: "
                            f"{type(inputs).__name__}")
@@ -76,19 +79,24 @@ def detach_variable(inputs: Tuple[Any, ...]) -> Tuple[Any, ...]:
 
 
 def check_backward_validity(inputs: Iterable[Any]) -> None:
+    """Warn (as torch) when no input needs a gradient: the reentrant variant then gives none."""
     if not any(i.requires_grad for i in inputs if isinstance(i, hookgrad.Tensor)):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
                       stacklevel=2)
 
 
 class CheckpointError(RuntimeError):
-    pass
+    """The recomputation did not save what the forward saved (count or metadata), or a saved
+    tensor was unpacked twice in one backward call."""
 
 
 # -- use_reentrant=True: a Function that reruns the region in its backward ---------------------
 class CheckpointFunction(Function):
+    """``use_reentrant=True``: keeps the inputs, runs the region without recording, and in
+    backward reruns it with grad on and differentiates that rerun."""
+
     @staticmethod
-    def forward(ctx, run_function, preserve_rng_state, *args):
+    def forward(ctx: Any, run_function: Callable, preserve_rng_state: bool, *args: Any) -> Any:
         check_backward_validity(args)
         ctx.run_function = run_function
         ctx.preserve_rng_state = preserve_rng_state
@@ -101,7 +109,7 @@ class CheckpointFunction(Function):
             return run_function(*args)
 
     @staticmethod
-    def backward(ctx, *grad_outputs):
+    def backward(ctx: Any, *grad_outputs: Any) -> tuple:
         inputs = list(ctx.inputs)
         for index, tensor in zip(ctx.tensor_indices, ctx.saved_tensors):
             inputs[index] = tensor
