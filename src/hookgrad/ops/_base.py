@@ -130,7 +130,8 @@ def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype,
     already has the work dtype and the result dtype, the result is written straight into ``a``
     (NumPy computes as if an overlapping ``b`` were copied first) and ``a`` is returned."""
     work = work_dtype(dtype)
-    with quiet_errors():
+    token = quiet_errors.enter()  # the with-statement's halves, inline: see quiet_errors
+    try:
         if inplace and a.dtype == dtype and work is dtype:
             b = to_work(b, work)
             if b.shape != a.shape and b.ndim:
@@ -146,6 +147,8 @@ def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype,
         if type(result) is not np.ndarray:
             result = np.asarray(result)
         return result if result.dtype == dtype else result.astype(dtype)
+    finally:
+        quiet_errors.exit(token)
 
 
 def promote(a, b) -> np.dtype:

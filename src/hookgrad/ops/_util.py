@@ -29,26 +29,37 @@ class quiet_errors:  # noqa: N801 - used like np.errstate, a context manager
 
     Torch computes inf and NaN silently; NumPy warns. On NumPy 2 this sets the error-state
     context variable to a cached quiet capsule (no new ``np.errstate`` per use) and resets it
-    on exit, even when the block raises.
+    on exit, even when the block raises. ``enter()`` / ``exit(token)`` are the same two halves
+    for the one caller that runs once per arithmetic op (``_base.arithmetic``), where the
+    with-statement's two method calls measured about 4% of a small op's forward.
     """
 
     __slots__ = ("_token",)
 
     if _ERROR_STATE is not None:
-        def __enter__(self) -> None:
+        @staticmethod
+        def enter():
             current = _ERROR_STATE.get()
             quiet = _QUIET_STATES.get(current)
-            self._token = _ERROR_STATE.set(quiet if quiet is not None else _quiet_state(current))
+            return _ERROR_STATE.set(quiet if quiet is not None else _quiet_state(current))
 
-        def __exit__(self, kind, value, trace) -> None:
-            _ERROR_STATE.reset(self._token)
+        exit = staticmethod(_ERROR_STATE.reset)
     else:
-        def __enter__(self) -> None:
-            self._token = np.errstate(all="ignore")
-            self._token.__enter__()
+        @staticmethod
+        def enter():
+            state = np.errstate(all="ignore")
+            state.__enter__()
+            return state
 
-        def __exit__(self, kind, value, trace) -> None:
-            self._token.__exit__(kind, value, trace)
+        @staticmethod
+        def exit(token) -> None:
+            token.__exit__(None, None, None)
+
+    def __enter__(self) -> None:
+        self._token = self.enter()
+
+    def __exit__(self, kind, value, trace) -> None:
+        self.exit(self._token)
 
 
 def quiet(fn, *args):
