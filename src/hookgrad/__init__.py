@@ -35,16 +35,15 @@ from . import backends, cuda, random
 from .ops.indexing import index_put
 from .ops.linalg import bmm, dot, einsum, matmul, mm, mv, norm
 from .ops.linalg import namespace as linalg
-from .ops.pointwise import (abs, absolute, add, allclose, bitwise_and, bitwise_not, bitwise_or,
-                            bitwise_xor, ceil, clamp, clamp_max, clamp_min, clip, cos, div,
-                            divide, eq, equal, erf, exp, floor, floor_divide, ge, greater,
-                            greater_equal, gt, isclose, isfinite, isinf, isnan, le, less,
-                            less_equal, log, log1p, logical_and, logical_not, logical_or,
-                            logical_xor, lt, masked_fill, maximum, minimum, fmax, fmin, mul,
-                            multiply, ne, neg,
-                            negative, not_equal, pow, reciprocal, remainder, round, rsqrt, rsub,
-                            sgn, sigmoid, sign, sin, sqrt, square, sub, subtract, tanh,
-                            true_divide, trunc, where)
+from .ops.comparison import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, equal,
+                             ge, greater, greater_equal, gt, isclose, isfinite, isinf, isnan, le,
+                             less, less_equal, logical_and, logical_not, logical_or, logical_xor,
+                             lt, ne, not_equal)
+from .ops.pointwise import (abs, absolute, add, ceil, clamp, clamp_max, clamp_min, clip, cos, div,
+                            divide, erf, exp, floor, floor_divide, fmax, fmin, log, log1p,
+                            masked_fill, maximum, minimum, mul, multiply, neg, negative, pow,
+                            reciprocal, remainder, round, rsqrt, rsub, sgn, sigmoid, sign, sin,
+                            sqrt, square, sub, subtract, tanh, true_divide, trunc, where)
 from .ops.reduce import (all, amax, amin, any, argmax, argmin, cumsum,  # noqa: A004
                          log_softmax, logsumexp, max, mean, min, prod, return_types, softmax,
                          std, sum, var)

@@ -10,7 +10,7 @@ import numpy as np
 from . import _device, _dtype
 from .autograd import engine, tensor_hooks
 from .autograd import views as autograd_views
-from .ops import (_base, _untracked, activation, creation, gather_scatter, indexing, join,
+from .ops import (_base, _untracked, activation, alias, creation, gather_scatter, indexing, join,
                   linalg, reduce, shape, views)
 from .ops import activation_extra as A
 from .ops import clone as copy_ops
@@ -19,6 +19,7 @@ from .ops import diagonal as D
 from .ops import extra_math as X
 from .ops import inplace as I
 from .ops import masked as K
+from .ops import comparison as cmp
 from .ops import pointwise as pw
 from .ops import random as R
 from .ops import scans as C
@@ -137,11 +138,11 @@ METHODS = {
     "floor": pw.floor, "ceil": pw.ceil, "round": pw.round, "trunc": pw.trunc,
     "add_": pw.add_, "sub_": pw.sub_, "mul_": pw.mul_, "div_": pw.div_,
     # comparison
-    "eq": pw.eq, "ne": pw.ne, "lt": pw.lt, "le": pw.le, "gt": pw.gt, "ge": pw.ge,
-    "logical_and": pw.logical_and, "logical_or": pw.logical_or,
-    "logical_not": pw.logical_not, "logical_xor": pw.logical_xor, "isnan": pw.isnan,
-    "isinf": pw.isinf, "isfinite": pw.isfinite, "equal": pw.equal,
-    "allclose": pw.allclose, "isclose": pw.isclose,
+    "eq": cmp.eq, "ne": cmp.ne, "lt": cmp.lt, "le": cmp.le, "gt": cmp.gt, "ge": cmp.ge,
+    "logical_and": cmp.logical_and, "logical_or": cmp.logical_or,
+    "logical_not": cmp.logical_not, "logical_xor": cmp.logical_xor, "isnan": cmp.isnan,
+    "isinf": cmp.isinf, "isfinite": cmp.isfinite, "equal": cmp.equal,
+    "allclose": cmp.allclose, "isclose": cmp.isclose,
     # reductions
     "sum": reduce.sum, "mean": reduce.mean, "sum_to_size": reduce.sum_to_size,
     "prod": reduce.prod, "var": reduce.var, "std": reduce.std, "max": reduce.max,
@@ -160,6 +161,7 @@ METHODS = {
     "flatten": views.flatten, "unflatten": views.unflatten, "narrow": views.narrow,
     "select": views.select, "split": join.split, "chunk": join.chunk, "unbind": join.unbind,
     "unsafe_view": views.UnsafeView.apply, "view_as": views.view_as,
+    "as_subclass": alias.as_subclass,
     "reshape_as": views.reshape_as, "expand_as": views.expand_as,
     "repeat": shape.repeat, "flip": shape.flip, "roll": shape.roll,
     "gather": gather_scatter.gather, "take_along_dim": gather_scatter.take_along_dim,
@@ -204,12 +206,12 @@ METHODS = {
     "__pow__": pw.pow, "__rpow__": pw.rpow,
     "__matmul__": linalg.matmul, "__rmatmul__": _reflect(linalg.matmul),
     "__neg__": pw.neg, "__pos__": lambda self: self, "__abs__": pw.abs,
-    "__eq__": pw.eq, "__ne__": pw.ne, "__lt__": pw.lt, "__le__": pw.le,
-    "__gt__": pw.gt, "__ge__": pw.ge,
-    "__and__": pw.bitwise_and, "__or__": pw.bitwise_or, "__xor__": pw.bitwise_xor,
-    "__rand__": _reflect(pw.bitwise_and), "__ror__": _reflect(pw.bitwise_or),
-    "__rxor__": _reflect(pw.bitwise_xor),
-    "__invert__": pw.bitwise_not,
+    "__eq__": cmp.eq, "__ne__": cmp.ne, "__lt__": cmp.lt, "__le__": cmp.le,
+    "__gt__": cmp.gt, "__ge__": cmp.ge,
+    "__and__": cmp.bitwise_and, "__or__": cmp.bitwise_or, "__xor__": cmp.bitwise_xor,
+    "__rand__": _reflect(cmp.bitwise_and), "__ror__": _reflect(cmp.bitwise_or),
+    "__rxor__": _reflect(cmp.bitwise_xor),
+    "__invert__": cmp.bitwise_not,
     "__getitem__": indexing.getitem, "__setitem__": indexing.setitem,
 }
 

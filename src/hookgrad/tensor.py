@@ -43,6 +43,25 @@ class Size(tuple):
         return int(np.prod(self, dtype=np.int64))
 
 
+class TensorExtra:
+    """State few tensors carry, kept off the Tensor itself so a plain tensor pays one ``None``.
+
+    Created on first need by ``Tensor._extras()``; ``tensor._extra is None`` is the fast test
+    that a tensor has none of it (no retain_grad, hooks after accumulation, view error, ...).
+    """
+
+    __slots__ = ("retains_grad", "grad_accumulator", "post_accumulate_hooks", "view_error",
+                 "buffer_persistent")
+
+    def __init__(self) -> None:
+        self.retains_grad = False
+        # a weak reference to the leaf's AccumulateGrad, or the node itself for an unpacked alias
+        self.grad_accumulator = None
+        self.post_accumulate_hooks = None
+        self.view_error: Optional[str] = None  # why an in-place op on this view is refused
+        self.buffer_persistent: Optional[bool] = None  # set by nn.Buffer
+
+
 class Tensor:
     """An n-dimensional array on a NumPy buffer that records the operations applied to it, so that
     ``backward`` can compute gradients.
@@ -135,7 +154,7 @@ class Tensor:
     @property
     def retains_grad(self) -> bool:
         """True when ``retain_grad()`` asked a non-leaf to keep its ``.grad``."""
-        return bool(self._extra and self._extra.get("retains_grad"))
+        return self._extra is not None and self._extra.retains_grad
 
     @property
     def data(self) -> "Tensor":
@@ -162,9 +181,9 @@ class Tensor:
         self._output_nr = 0
         return self
 
-    def _extras(self) -> dict:
+    def _extras(self) -> TensorExtra:
         if self._extra is None:
-            self._extra = {}
+            self._extra = TensorExtra()
         return self._extra
 
     # -- plain data access -------------------------------------------------------------------

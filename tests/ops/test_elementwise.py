@@ -12,9 +12,11 @@ from conftest import assert_close, compare, saved_log
 
 import hookgrad
 import hookgrad.ops.activation as hg_activation
+import hookgrad.ops.comparison as hg_comparison
 import hookgrad.ops.pointwise as hg_pointwise
 
-hg_functional = types.SimpleNamespace(**{**vars(hg_pointwise), **vars(hg_activation)})
+hg_functional = types.SimpleNamespace(**{**vars(hg_comparison), **vars(hg_pointwise),
+                                         **vars(hg_activation)})
 
 
 def F(lib):

@@ -259,6 +259,38 @@ def test_retain_graph_recomputes_per_backward_like_torch():
     assert_same_log(retain_graph_recomputes_per_backward)
 
 
+def backward_calls_through_two_outputs(lib, log):
+    x = leaf(lib, (3,))
+
+    def region(value):
+        log.append("region runs")
+        hidden = value.exp()
+        return hidden.sin(), hidden.cos()
+
+    first, second = lib.utils.checkpoint.checkpoint(region, x, use_reentrant=False)
+    # one backward call reaching the region through both outputs recomputes once
+    (first.sum() + second.sum()).backward(retain_graph=True)
+    log.append(("x.grad", describe(x.grad)))
+    # later calls through one output each recompute again
+    second.sum().backward(retain_graph=True)
+    first.sum().backward()
+    log.append(("x.grad", describe(x.grad)))
+
+
+def test_each_backward_call_through_any_output_recomputes_once_like_torch():
+    assert_same_log(backward_calls_through_two_outputs)
+
+
+@pytest.mark.parametrize("lib", [torch, hookgrad])
+def test_outputs_dropped_without_backward_free_the_region(lib):
+    # the mark on the outputs must not keep them (or what the region saved) alive
+    x = leaf(lib, (3,))
+    y = lib.utils.checkpoint.checkpoint(lambda value: value.exp().sin(), x, use_reentrant=False)
+    gone = weakref.ref(y)
+    del y
+    assert gone() is None
+
+
 @pytest.mark.parametrize("reentrant", [False, True])
 def test_input_without_grad_matches_torch(reentrant):
     assert_same_log(input_without_grad_params_with_grad, reentrant)

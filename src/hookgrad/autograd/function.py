@@ -21,9 +21,10 @@ from ..tensor import Tensor, has_internal_overlap
 from . import grad_mode
 from .grad_mode import _state
 from .node import Node, tasks
+from .outputs import check_dirty_returned, connect, set_output_meta, user_outputs
 from .saved import save_builtin, save_user
-from .tensor_hooks import grad_edge, history_moved
-from .views import alias, check_inplace, make_view, rebase_history
+from .tensor_hooks import history_moved
+from .views import check_inplace, make_view, rebase_history
 
 
 class FunctionCtx:
@@ -325,7 +326,7 @@ def _record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
     node = cls._backward_cls()
     positions = _builtin_inputs(cls, node, args, arrays)
     outputs = cls.forward(node, *arrays, **kwargs)
-    _connect(node, args, positions)  # before the outputs: an in-place op rewrites args[0]'s edge
+    connect(node, args, positions)  # before the outputs: an in-place op rewrites args[0]'s edge
     if type(outputs) is np.ndarray and cls._view_of is None and not cls._inplace:
         # the common case, inline: one fresh array out
         result = Tensor._make(outputs)
@@ -337,7 +338,7 @@ def _record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
     else:
         raw_outputs = outputs if type(outputs) is tuple else (outputs,)
         results = _builtin_outputs(cls, node, args, raw_outputs)
-        _set_output_meta(node, results)
+        set_output_meta(node, results)
     if node._to_save is not None:
         node._saved = save_builtin(node, args, arrays, raw_outputs, results, node._to_save,
                                    cls._inplace)
@@ -467,90 +468,18 @@ def _apply_user(cls, args: tuple, kwargs: dict):
         _state.enabled = grad_on
     raw_outputs = outputs if type(outputs) is tuple else (outputs,)
     if node._dirty:
-        _check_dirty_returned(node._dirty, raw_outputs)
+        check_dirty_returned(node._dirty, raw_outputs)
     if not any_needs:
         for dirty in node._dirty or ():
             dirty._version_counter[0] += 1
         return outputs
-    _connect(node, args, positions)
-    results = _user_outputs(node, args, raw_outputs)
-    _set_output_meta(node, results)
+    connect(node, args, positions)
+    results = user_outputs(node, args, raw_outputs)
+    set_output_meta(node, results)
     if node._to_save is not None:
         node._saved = save_user(node, args, raw_outputs, results, node._to_save)
         node._to_save = None
     return tuple(results) if type(outputs) is tuple else results[0]
-
-
-def _check_dirty_returned(dirty: tuple, raw_outputs: tuple) -> None:
-    """A tensor marked dirty must be an output: its new history is this node, so one that is
-    not returned would keep a history that no longer describes its values."""
-    for tensor in dirty:
-        if not any(tensor is out for out in raw_outputs):
-            raise RuntimeError("Some elements marked as dirty during the forward method were not "
-                               "returned as output. The inputs that are modified inplace must all "
-                               "be outputs of the Function.")
-
-
-def _user_outputs(node, args, raw_outputs) -> list:
-    dirty = node._dirty or ()
-    non_diff = node._non_differentiable or ()
-    results = []
-    for index, out in enumerate(raw_outputs):
-        if not isinstance(out, Tensor):
-            results.append(out)
-            continue
-        is_dirty = any(out is d for d in dirty)
-        if is_dirty:
-            tensor = out
-            check_inplace(tensor, "has been")
-            tensor._version_counter[0] += 1
-        elif any(out is a for a in args):
-            tensor = alias(out, node._forward_cls.__name__)  # an input returned as-is
-        else:
-            tensor = out
-        if any(out is n for n in non_diff) or tensor._data.dtype.kind not in "fcV":
-            tensor._grad_fn = None
-        elif is_dirty and tensor._base is not None:
-            rebase_history(tensor, node, index)
-        else:
-            old_node, old_nr = tensor._grad_fn, tensor._output_nr
-            tensor._grad_fn = node
-            tensor._output_nr = index
-            if is_dirty:
-                history_moved(tensor, old_node, old_nr)
-        results.append(tensor)
-    return results
-
-
-_NO_EDGE = (None, 0)
-
-
-def _connect(node, args, positions) -> None:
-    """The node's edges to its inputs' histories, and what backward checks gradients against."""
-    needs = node.needs_input_grad
-    edges = []
-    meta = []
-    for i in positions:
-        if needs[i]:
-            tensor = args[i]
-            history = tensor._grad_fn
-            if history is not None and tensor._base is None:
-                edges.append((history, tensor._output_nr))
-            else:
-                edges.append(grad_edge(tensor))
-            array = tensor._data
-            meta.append((array.shape, array.dtype))
-        else:
-            edges.append(_NO_EDGE)
-            meta.append(None)
-    node.next_functions = tuple(edges)
-    node._input_meta = tuple(meta)
-    node._tensor_positions = positions
-
-
-def _set_output_meta(node, results) -> None:
-    node._output_meta = tuple((r._data.shape, r._data.dtype) if isinstance(r, Tensor) else None
-                              for r in results)
 
 
 def once_differentiable(backward):

@@ -7,9 +7,10 @@ this module is the public face tools are written against.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, NamedTuple, Optional
+from typing import Any, Callable, Iterable, NamedTuple, Optional
 
 from .._dtype import legacy_type_name  # noqa: F401  (torch's Tensor.type() names, for messages)
+from ..tensor import Tensor
 from .node import AccumulateGrad, GraphRoot, Node, current_graph_task  # noqa: F401
 from .saved import (SavedTensorInfo, compose_hooks, current_saved_tensor,  # noqa: F401
                     disable_saved_tensors_hooks, save_on_cpu, save_tensor, saved_tensors_hooks,
@@ -22,7 +23,7 @@ __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
            "storage_key", "save_tensor", "to_dot"]
 
 
-def get_gradient_edge(tensor):
+def get_gradient_edge(tensor: Any) -> "GradientEdge":
     """torch.autograd.graph.get_gradient_edge: the (node, output_nr) a tensor's grad flows to."""
     edge = grad_edge(tensor)
     if edge is None:
@@ -60,7 +61,8 @@ class _MultiHandle:
         self.remove()
 
 
-def register_multi_grad_hook(tensors, fn: Callable, *, mode: str = "all"):
+def register_multi_grad_hook(tensors: Iterable[Any], fn: Callable, *,
+                             mode: str = "all") -> "_MultiHandle":
     """Call ``fn`` once per backward over several tensors.
 
     ``mode="all"``: ``fn(grads)`` after the gradients of all of ``tensors`` that this backward
@@ -70,23 +72,27 @@ def register_multi_grad_hook(tensors, fn: Callable, *, mode: str = "all"):
     if mode not in ("all", "any"):
         raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
     tensors = tuple(tensors)
+    count = len(tensors)
+    # only "all" needs the tensors at backward time; "any" keeps none, so a hook stored on a
+    # tensor does not hold that tensor in a reference cycle
+    watched = tensors if mode == "all" else ()
     lock = threading.Lock()
     state: dict = {}
 
     def expected_count(task) -> int:
-        count = 0
-        for tensor in tensors:
+        expected = 0
+        for tensor in watched:
             edge = grad_edge(tensor) if tensor.requires_grad else None
             if edge is not None and edge[0] in task.nodes:
-                count += 1
-        return count
+                expected += 1
+        return expected
 
     def make_hook(index: int):
         def hook(grad):
             task = current_graph_task()
             key = task.id if task is not None else None
             with lock:
-                entry = state.setdefault(key, {"grads": [None] * len(tensors), "seen": 0,
+                entry = state.setdefault(key, {"grads": [None] * count, "seen": 0,
                                                "done": False})
                 if mode == "any":
                     if entry["done"]:
@@ -152,6 +158,10 @@ def to_dot(tensor, show_saved: bool = True) -> str:
     return "\n".join(lines)
 
 
-def increment_version(tensor) -> None:
-    """Mark ``tensor`` as modified in place (torch.autograd.graph.increment_version)."""
-    tensor._version_counter[0] += 1
+def increment_version(tensor: Any) -> None:
+    """Mark ``tensor`` (or each tensor of an iterable) as modified in place, as
+    torch.autograd.graph.increment_version: for code that writes a tensor's memory behind
+    autograd's back, so a saved copy of it is refused in backward instead of read stale."""
+    tensors = (tensor,) if isinstance(tensor, Tensor) else tuple(tensor)
+    for each in tensors:
+        each._version_counter[0] += 1

@@ -130,7 +130,7 @@ class AccumulateGrad(Node):
         # references here are the engine's list and tuple, ``grad`` and getrefcount's argument
         steal = sys.getrefcount(grad) <= _ENGINE_REFS
         accumulate_grad(variable, grad, steal)
-        hooks = variable._extra.get("post_accumulate_hooks") if variable._extra else None
+        hooks = variable._extra.post_accumulate_hooks if variable._extra is not None else None
         if hooks:
             for hook in tuple(hooks.values()):
                 result = hook(variable)

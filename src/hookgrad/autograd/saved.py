@@ -350,7 +350,7 @@ def _make_saved(array, version_counter, grad_fn, output_nr, leaf_accumulator=Fal
     tensor._version_counter = version_counter
     if leaf_accumulator:
         tensor._requires_grad = True
-        tensor._extras()["grad_accumulator"] = grad_fn
+        tensor._extras().grad_accumulator = grad_fn
     elif grad_fn is not None:
         tensor._grad_fn = grad_fn
         tensor._output_nr = output_nr

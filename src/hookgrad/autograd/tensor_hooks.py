@@ -19,7 +19,7 @@ from .node import AccumulateGrad
 def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
     """The leaf's AccumulateGrad node; the graph holds it, the leaf only refers weakly."""
     extra = tensor._extras()
-    held = extra.get("grad_accumulator")
+    held = extra.grad_accumulator
     if isinstance(held, AccumulateGrad):  # an unpacked alias of a leaf: fixed target
         return held
     node = held() if held is not None else None
@@ -27,7 +27,7 @@ def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
         node = AccumulateGrad(tensor)
         if tensor._hooks is not None:
             node._tensor_hooks_for(0, tensor._hooks)
-        extra["grad_accumulator"] = weakref.ref(node)
+        extra.grad_accumulator = weakref.ref(node)
     return node
 
 
@@ -71,7 +71,7 @@ def retain_grad(self: Tensor) -> None:
     node = self.grad_fn
     if node is None or self.retains_grad:
         return
-    self._extras()["retains_grad"] = True
+    self._extras().retains_grad = True
     ref = weakref.ref(self)
 
     def retain(grad):
@@ -95,7 +95,9 @@ def register_post_accumulate_grad_hook(self: Tensor, hook: Callable[[Tensor], No
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
                            "tensors")
     extra = self._extras()
-    hooks = extra.setdefault("post_accumulate_hooks", OrderedDict())
+    if extra.post_accumulate_hooks is None:
+        extra.post_accumulate_hooks = OrderedDict()
+    hooks = extra.post_accumulate_hooks
     return add_hook(hooks, hook)
 
 

@@ -49,12 +49,12 @@ def make_view(array, source: Tensor, fn, args, index: int) -> Tensor:
         tensor._view_fn = None  # views of split outputs cannot be replayed from the base
         if fn._multi_view:
             name = (fn.node_name or fn.__name__).replace("Backward0", "")
-            tensor._extras()["view_error"] = (
+            tensor._extras().view_error = (
                 f"Output {index} of {name} is a view and is being modified inplace. " +
                 MULTI_VIEW_TAIL)
     else:
         if not _state.enabled and base.requires_grad:
-            tensor._extras()["view_error"] = NO_GRAD_VIEW_ERROR
+            tensor._extras().view_error = NO_GRAD_VIEW_ERROR
         position = fn._view_of
         parent_fn = source._view_fn if source._base is not None else None
         before, after = args[:position], args[position + 1:]
@@ -73,7 +73,7 @@ def alias(tensor: Tensor, function_name: str) -> Tensor:
     result = Tensor._make(tensor._data)
     result._version_counter = tensor._version_counter
     result._base = tensor._base if tensor._base is not None else tensor
-    result._extras()["view_error"] = (
+    result._extras().view_error = (
         f"Output 0 of {function_name} is a view and is being modified inplace. This view was "
         "created inside a custom Function (or because an input was returned as-is) and the "
         "autograd logic to handle view+inplace would override the custom backward associated "
@@ -104,11 +104,11 @@ def mark_multi_view(cls, outputs: tuple, input_requires_grad: bool) -> tuple:
         output._view_fn = MultiViewReplay(op_name(cls.node_name), index)
         if output._grad_fn is None and _state.enabled:
             # made with grad mode on but without history: torch's words for this case
-            output._extras()["view_error"] = ("A view was created in no_grad mode and is being "
+            output._extras().view_error = ("A view was created in no_grad mode and is being "
                                               "modified inplace with grad mode enabled. "
                                               + MULTI_VIEW_TAIL)
         elif output._grad_fn is None and input_requires_grad:
-            output._extras()["view_error"] = NO_GRAD_VIEW_ERROR
+            output._extras().view_error = NO_GRAD_VIEW_ERROR
     return outputs
 
 
@@ -143,8 +143,9 @@ def check_inplace(tensor: Tensor, tense: str = "is being") -> None:
             raise RuntimeError(f"a leaf Variable that requires grad {tense} used in an in-place "
                                "operation.")
     base = tensor._base
-    if base is not None and _state.enabled and tensor._extra and base.requires_grad:
-        error = tensor._extra.get("view_error")
+    if base is not None and _state.enabled and tensor._extra is not None \
+            and base.requires_grad:
+        error = tensor._extra.view_error
         if error is not None and error.startswith("A view was created in no_grad mode"):
             raise RuntimeError(error)
     if base is not None and _state.enabled and base._requires_grad and base._grad_fn is None:
@@ -211,7 +212,7 @@ class CopySlices(Node):
 
 def rebase_history(view: Tensor, node, index: int) -> None:
     """An in-place op ``node`` changed ``view``: the base's history becomes CopySlices of it."""
-    error = view._extra.get("view_error") if view._extra else None
+    error = view._extra.view_error if view._extra is not None else None
     if error is not None:
         raise RuntimeError(error)
     if view._view_fn is None:

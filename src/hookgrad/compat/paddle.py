@@ -3,6 +3,9 @@
 A thin layer: Paddle's names (``to_tensor``, ``multiply``, ``stop_gradient``, ``PyLayer``,
 ``ctx.saved_tensor()``) map onto the same Tensor, Function and saved-tensor hooks, so everything a
 Paddle example does passes through hookgrad's single door for saved tensors.
+
+Written only against the public API a torch user has (``Tensor.as_subclass``, ``Function``,
+``saved_tensors_hooks``), so it shows how to put another framework's spelling over hookgrad.
 """
 from __future__ import annotations
 
@@ -11,10 +14,13 @@ import types
 
 import numpy as np
 
+from typing import Any, Callable
+
 import hookgrad
-from hookgrad.autograd.function import BackwardCFunction, Function
+from hookgrad.autograd import Function
 from hookgrad.autograd.graph import saved_tensors_hooks as _saved_tensors_hooks
-from hookgrad.tensor import Tensor as _Tensor
+
+_Tensor = hookgrad.Tensor
 
 _PADDLE_DTYPES = {"float32": "float32", "float64": "float64", "float16": "float16",
                   "int64": "int64", "int32": "int32", "bool": "bool"}
@@ -34,14 +40,15 @@ class Tensor(_Tensor):
         self.requires_grad = not value
 
     def numpy(self) -> np.ndarray:
-        return self._data
+        """Paddle's ``numpy()`` works on tensors that need a gradient too."""
+        return _Tensor.numpy(self.detach())
 
     @property
     def shape(self) -> list:
-        return list(self._data.shape)
+        return list(self.size())
 
     @property
-    def grad(self):
+    def grad(self) -> "Tensor | None":
         grad = _Tensor.grad.fget(self)
         return None if grad is None else _paddle(grad)
 
@@ -50,14 +57,15 @@ class Tensor(_Tensor):
         _Tensor.grad.fset(self, value)
 
     def __repr__(self) -> str:
-        body = np.array2string(self._data, separator=", ", prefix=" " * 7,
+        array = self.numpy()
+        body = np.array2string(array, separator=", ", prefix=" " * 7,
                                formatter={"float_kind": lambda v: f"{v:.8f}".rstrip("0")})
-        return (f"Tensor(shape={list(self._data.shape)}, dtype="
-                f"{_PADDLE_DTYPES.get(self._data.dtype.name, self._data.dtype.name)}, "
+        return (f"Tensor(shape={list(array.shape)}, dtype="
+                f"{_PADDLE_DTYPES.get(array.dtype.name, array.dtype.name)}, "
                 f"place=Place(cpu), stop_gradient={self.stop_gradient},\n       {body})")
 
 
-def _returning_paddle(name: str):
+def _returning_paddle(name: str) -> Callable:
     method = getattr(_Tensor, name)
 
     def wrapper(self, *args, **kwargs):
@@ -75,20 +83,14 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
 
 
 def _paddle(tensor: _Tensor) -> Tensor:
-    """The same tensor seen through Paddle's class (shares data, version counter and history)."""
+    """The same tensor seen through Paddle's class: an alias sharing data, version counter and
+    history (torch's ``as_subclass``)."""
     if isinstance(tensor, Tensor):
         return tensor
-    view = Tensor._make(tensor._data)
-    view._version_counter = tensor._version_counter
-    view._requires_grad = tensor._requires_grad
-    view._grad_fn = tensor._grad_fn
-    view._output_nr = tensor._output_nr
-    if tensor._grad_fn is None and tensor._requires_grad:
-        view._extras()["grad_accumulator"] = tensor._grad_accumulator()
-    return view
+    return tensor.as_subclass(Tensor)
 
 
-def _wrap(result):
+def _wrap(result: Any) -> Any:
     if isinstance(result, _Tensor):
         return _paddle(result)
     if isinstance(result, tuple):
@@ -96,39 +98,42 @@ def _wrap(result):
     return result
 
 
-def to_tensor(data, dtype=None, place=None, stop_gradient: bool = True) -> Tensor:
+def to_tensor(data: Any, dtype: Any = None, place: Any = None,
+              stop_gradient: bool = True) -> Tensor:
+    """A new leaf holding a copy of ``data`` (Paddle's default: no gradient)."""
     if isinstance(dtype, str):
         dtype = getattr(hookgrad, dtype)
     if isinstance(data, _Tensor):
-        data = data._data
-    tensor = Tensor._make(hookgrad.tensor(data, dtype=dtype)._data)
+        data = data.detach()
+    tensor = hookgrad.tensor(data, dtype=dtype).as_subclass(Tensor)
     tensor.stop_gradient = stop_gradient
     return tensor
 
 
-def _shape(shape) -> tuple:
+def _shape(shape: Any) -> tuple:
     return tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
 
 
-def ones(shape, dtype=None, name=None) -> Tensor:
+def ones(shape: Any, dtype: Any = None, name: Any = None) -> Tensor:
     return _paddle(hookgrad.ones(*_shape(shape), dtype=getattr(hookgrad, dtype) if
                                  isinstance(dtype, str) else dtype))
 
 
-def zeros(shape, dtype=None, name=None) -> Tensor:
+def zeros(shape: Any, dtype: Any = None, name: Any = None) -> Tensor:
     return _paddle(hookgrad.zeros(*_shape(shape), dtype=getattr(hookgrad, dtype) if
                                   isinstance(dtype, str) else dtype))
 
 
-def multiply(x, y, name=None) -> Tensor:
+def multiply(x: Any, y: Any, name: Any = None) -> Tensor:
     return _paddle(hookgrad.mul(x, y))
 
 
-def add(x, y, name=None) -> Tensor:
+def add(x: Any, y: Any, name: Any = None) -> Tensor:
     return _paddle(hookgrad.add(x, y))
 
 
-def matmul(x, y, transpose_x: bool = False, transpose_y: bool = False, name=None) -> Tensor:
+def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False,
+           name: Any = None) -> Tensor:
     if transpose_x:
         x = x.transpose(-1, -2)
     if transpose_y:
@@ -136,8 +141,8 @@ def matmul(x, y, transpose_x: bool = False, transpose_y: bool = False, name=None
     return _paddle(hookgrad.matmul(x, y))
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=False):
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: Any = None,
+         create_graph: bool = False, allow_unused: bool = False) -> Any:
     return _wrap(hookgrad.autograd.grad(outputs, inputs, grad_outputs, retain_graph,
                                         create_graph, allow_unused=allow_unused))
 
@@ -145,36 +150,73 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 # ---------------------------------------------------------------------------------------------
 # paddle.autograd
 # ---------------------------------------------------------------------------------------------
-class PyLayerContext(BackwardCFunction):
-    """Paddle's ctx: ``saved_tensor()`` is a method; backward returns one grad per tensor."""
+class PyLayerContext:
+    """Paddle's ctx over the ctx hookgrad gives a Function: attributes set on it (``ctx.scale``)
+    and ``save_for_backward`` go to that ctx; ``saved_tensor()`` is Paddle's method."""
+
+    __slots__ = ("ctx",)
+
+    def __init__(self, ctx: Any) -> None:
+        object.__setattr__(self, "ctx", ctx)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.ctx, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self.ctx, name, value)
 
     def saved_tensor(self) -> tuple:
-        return tuple(_wrap(t) for t in self.saved_tensors)
-
-    def apply(self, grad_outputs: tuple) -> tuple:
-        grads = self._forward_cls.backward(self, *[_wrap(g) for g in grad_outputs])
-        grads = grads if isinstance(grads, tuple) else (grads,)
-        if len(grads) != len(self._tensor_positions):
-            raise RuntimeError(f"{self._forward_cls.__name__}.backward returned {len(grads)} "
-                               f"gradients, but forward has {len(self._tensor_positions)} tensor "
-                               "inputs")
-        return grads
+        return tuple(_wrap(t) for t in self.ctx.saved_tensors)
 
 
 class PyLayer(Function):
-    """Paddle's custom layer: static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``."""
+    """Paddle's custom layer: static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``;
+    backward returns one gradient per tensor input (torch's returns one per input)."""
 
-    _ctx_base = PyLayerContext
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        forward, backward = cls.__dict__.get("forward"), cls.__dict__.get("backward")
+        if isinstance(forward, staticmethod):
+            cls.forward = staticmethod(_paddle_forward(forward.__func__))
+        if isinstance(backward, staticmethod):
+            cls.backward = staticmethod(_paddle_backward(cls.__name__, backward.__func__))
+        super().__init_subclass__(**kwargs)
 
     @classmethod
-    def apply(cls, *args, **kwargs):
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
         return _wrap(super().apply(*args, **kwargs))
+
+
+def _paddle_forward(forward: Callable) -> Callable:
+    def run(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        # which arguments are tensors: Paddle's backward returns a gradient for those only
+        ctx.paddle_tensor_positions = tuple(i for i, a in enumerate(args)
+                                            if isinstance(a, _Tensor))
+        ctx.paddle_arg_count = len(args)
+        return forward(PyLayerContext(ctx), *args, **kwargs)
+
+    return run
+
+
+def _paddle_backward(name: str, backward: Callable) -> Callable:
+    def run(ctx: Any, *grad_outputs: Any) -> tuple:
+        grads = backward(PyLayerContext(ctx), *[_wrap(g) for g in grad_outputs])
+        grads = grads if isinstance(grads, tuple) else (grads,)
+        positions = ctx.paddle_tensor_positions
+        if len(grads) != len(positions):
+            raise RuntimeError(f"{name}.backward returned {len(grads)} gradients, but forward "
+                               f"has {len(positions)} tensor inputs")
+        result = [None] * ctx.paddle_arg_count
+        for position, grad in zip(positions, grads):
+            result[position] = grad
+        return tuple(result)
+
+    return run
 
 
 class saved_tensors_hooks(_saved_tensors_hooks):
     """paddle.autograd.saved_tensors_hooks: hooks see and return Paddle tensors."""
 
-    def __init__(self, pack_hook, unpack_hook):
+    def __init__(self, pack_hook: Callable, unpack_hook: Callable) -> None:
         super().__init__(lambda tensor: pack_hook(_paddle(tensor)), unpack_hook)
 
 

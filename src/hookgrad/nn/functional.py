@@ -262,6 +262,12 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                         groups, True, output_padding)
 
 
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1) -> Tensor:
+    return _convolution("conv_transpose3d", 3, input, weight, bias, stride, padding, dilation,
+                        groups, True, output_padding)
+
+
 # -- pooling --------------------------------------------------------------------------------------
 def _pool_args(nd, kernel_size, stride, padding, dilation=1):
     kernel = _ntuple(kernel_size, nd, "kernel_size")
@@ -470,8 +476,8 @@ from .ops.fold import fold, unfold  # noqa: E402,F401
 from .ops.pixelshuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
 from .ops.distance import cosine_similarity, normalize, pairwise_distance  # noqa: E402,F401
 from .ops.instancenorm import instance_norm  # noqa: E402,F401
-from .ops.pool3d import (adaptive_avg_pool3d, avg_pool3d, conv_transpose3d,  # noqa: E402,F401
-                         max_pool3d, max_pool3d_with_indices)
+from .ops.pool3d import (adaptive_avg_pool3d, avg_pool3d, max_pool3d,  # noqa: E402,F401
+                         max_pool3d_with_indices)
 from .ops.bilinear import bilinear  # noqa: E402,F401
 from .ops.embedding_bag import embedding_bag  # noqa: E402,F401
 from .ops.grid_sample import affine_grid, grid_sample  # noqa: E402,F401

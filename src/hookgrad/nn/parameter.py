@@ -58,7 +58,7 @@ class _BufferMeta(type):
 
     def __instancecheck__(cls, instance: object) -> bool:
         extra = getattr(instance, "_extra", None) if isinstance(instance, Tensor) else None
-        return bool(extra) and "buffer_persistent" in extra
+        return extra is not None and extra.buffer_persistent is not None
 
 
 class Buffer(metaclass=_BufferMeta):
@@ -73,10 +73,10 @@ class Buffer(metaclass=_BufferMeta):
             data = Tensor._make(np.zeros(0, _dtype.get_default_dtype().numpy))
         tensor = data.detach()
         tensor._requires_grad = data.requires_grad
-        tensor._extras()["buffer_persistent"] = persistent
+        tensor._extras().buffer_persistent = persistent
         return tensor
 
 
 def buffer_persistent(tensor: Tensor) -> bool:
     """The ``persistent`` flag of a tensor made by ``Buffer``."""
-    return tensor._extra["buffer_persistent"]
+    return tensor._extra.buffer_persistent

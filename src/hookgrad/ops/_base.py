@@ -5,7 +5,7 @@ number": it takes an edge in ``next_functions`` (as in torch, where ``(x * 2).gr
 ``Function._wrapped_scalars`` gives a number argument its edge) but is never saved, so pack hooks
 do not see it. It reaches ``forward`` as the Python number and is cast there. Float16 is computed
 in float32 and rounded once, like torch's CPU kernels. NumPy's floating-point warnings are off
-while an op computes (``_util.silence``): torch gives inf and NaN without a word.
+while an op computes (``_util.quiet_errors``): torch gives inf and NaN without a word.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ..autograd import grad_mode
 from ..autograd.function import BuiltinFunction
 from ..tensor import Tensor, has_internal_overlap
 from . import _layout
-from ._util import broadcast_error, restore, silence
+from ._util import broadcast_error, quiet_errors
 
 
 class Op(BuiltinFunction):
@@ -90,18 +90,12 @@ def cast(value, dtype: np.dtype) -> np.ndarray:
     if isinstance(value, np.ndarray):
         if value.dtype == dtype:
             return value
-        token = silence()
-        try:
+        with quiet_errors():
             return value.astype(dtype)
-        finally:
-            restore(token)
-    token = silence()
-    try:
+    with quiet_errors():
         if dtype.kind in "fV":
             return np.asarray(value, dtype)
         return np.asarray(value).astype(dtype)
-    finally:
-        restore(token)
 
 
 def finish(result, dtype: np.dtype) -> np.ndarray:
@@ -110,25 +104,20 @@ def finish(result, dtype: np.dtype) -> np.ndarray:
         result = np.asarray(result)
     if result.dtype == dtype:
         return result
-    token = silence()
-    try:
+    with quiet_errors():
         return result.astype(dtype)
-    finally:
-        restore(token)
 
 
 def compute(op_name: str, fn, a, b):
-    token = silence()
-    try:
-        return fn(a, b)
-    except ValueError:
-        raise broadcast_error(op_name, np.shape(a), np.shape(b)) from None
-    finally:
-        restore(token)
+    with quiet_errors():
+        try:
+            return fn(a, b)
+        except ValueError:
+            raise broadcast_error(op_name, np.shape(a), np.shape(b)) from None
 
 
 def to_work(value, work: np.dtype) -> np.ndarray:
-    """``cast`` for callers already inside a quiet section (``_util.silence``)."""
+    """``cast`` for callers already inside a quiet section (``_util.quiet_errors``)."""
     if isinstance(value, np.ndarray):
         return value if value.dtype == work else value.astype(work)
     return np.asarray(value, work) if work.kind in "fV" else np.asarray(value).astype(work)
@@ -142,7 +131,7 @@ def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype,
     already has the work dtype and the result dtype, the result is written straight into ``a``
     (NumPy computes as if an overlapping ``b`` were copied first) and ``a`` is returned."""
     work = work_dtype(dtype)
-    token = silence()
+    token = quiet_errors.enter()  # the with-statement's halves, inline: see quiet_errors
     try:
         if inplace and a.dtype == dtype and work is dtype:
             b = to_work(b, work)
@@ -165,7 +154,7 @@ def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype,
             return result
         return _layout.pointwise(result, first, second)  # torch's layout, not NumPy's
     finally:
-        restore(token)
+        quiet_errors.exit(token)
 
 
 def promote(a, b) -> np.dtype:
@@ -226,11 +215,8 @@ def _check_alpha(alpha, dtype: np.dtype) -> None:
 def _scaled(other: np.ndarray, alpha, work: np.dtype) -> np.ndarray:
     if alpha == 1:
         return other
-    token = silence()
-    try:
+    with quiet_errors():
         return other * cast(alpha, work)
-    finally:
-        restore(token)
 
 
 # ---------------------------------------------------------------------------------------------

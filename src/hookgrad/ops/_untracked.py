@@ -18,7 +18,7 @@ from ..autograd.grad_mode import _state
 from ..overrides import _mode_stack
 from ..tensor import Tensor
 from . import _layout
-from ._util import restore, silence
+from ._util import quiet_errors
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # NumPy 2 casts a Python number to the array's dtype (as the full path does); NumPy 1 may
@@ -75,13 +75,13 @@ def binary(ufunc, full, reflected: bool = False, op=None, extra: tuple = ()):
         if operands is None:
             return full(self, other)
         a, b = operands
-        token = silence()
+        token = quiet_errors.enter()
         try:
             result = ufunc(b, a) if reflected else ufunc(a, b)
         except ValueError:  # shapes that do not broadcast: the full path words the error
             return full(self, other)
         finally:
-            restore(token)
+            quiet_errors.exit(token)
         if type(result) is not np.ndarray:  # NumPy gives scalars for 0-dim results
             result = np.asarray(result)
         return Tensor._make(_layout.pointwise(result, a, b))  # torch's layout, as the full path

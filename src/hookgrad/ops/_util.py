@@ -24,33 +24,48 @@ def _quiet_state(current):
     return quiet
 
 
-if _ERROR_STATE is not None:
-    def silence():
-        """Turn NumPy's floating-point warnings off; ``restore(token)`` turns them back on."""
-        current = _ERROR_STATE.get()
-        quiet = _QUIET_STATES.get(current)
-        return _ERROR_STATE.set(quiet if quiet is not None else _quiet_state(current))
+class quiet_errors:  # noqa: N801 - used like np.errstate, a context manager
+    """``with quiet_errors():`` turns NumPy's floating-point warnings off for the block.
 
-    def restore(token) -> None:
-        _ERROR_STATE.reset(token)
-else:
-    def silence():
-        """Turn NumPy's floating-point warnings off; ``restore(token)`` turns them back on."""
-        state = np.errstate(all="ignore")
-        state.__enter__()
-        return state
+    Torch computes inf and NaN silently; NumPy warns. On NumPy 2 this sets the error-state
+    context variable to a cached quiet capsule (no new ``np.errstate`` per use) and resets it
+    on exit, even when the block raises. ``enter()`` / ``exit(token)`` are the same two halves
+    for the one caller that runs once per arithmetic op (``_base.arithmetic``), where the
+    with-statement's two method calls measured about 4% of a small op's forward.
+    """
 
-    def restore(token) -> None:
-        token.__exit__(None, None, None)
+    __slots__ = ("_token",)
+
+    if _ERROR_STATE is not None:
+        @staticmethod
+        def enter():
+            current = _ERROR_STATE.get()
+            quiet = _QUIET_STATES.get(current)
+            return _ERROR_STATE.set(quiet if quiet is not None else _quiet_state(current))
+
+        exit = staticmethod(_ERROR_STATE.reset)
+    else:
+        @staticmethod
+        def enter():
+            state = np.errstate(all="ignore")
+            state.__enter__()
+            return state
+
+        @staticmethod
+        def exit(token) -> None:
+            token.__exit__(None, None, None)
+
+    def __enter__(self) -> None:
+        self._token = self.enter()
+
+    def __exit__(self, kind, value, trace) -> None:
+        self.exit(self._token)
 
 
 def quiet(fn, *args):
     """``fn(*args)`` without NumPy's floating-point warnings (torch never gives them)."""
-    token = silence()
-    try:
+    with quiet_errors():
         return fn(*args)
-    finally:
-        restore(token)
 
 
 def broadcast_error(op: str, a_shape: tuple, b_shape: tuple) -> RuntimeError:

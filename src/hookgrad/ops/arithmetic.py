@@ -9,7 +9,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor
 from . import _layout
-from ._util import quiet, restore, silence
+from ._util import quiet, quiet_errors
 from ._base import (arithmetic, cast, _check_alpha, _check_sub, compute, finish, not_implemented,
                     Op, _pair, _scaled, work_dtype, HALF_TYPES)
 
@@ -285,11 +285,8 @@ def _check_int_power(dtype: np.dtype, exponent, tensor_exponent: bool = True) ->
 
 
 def _power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
-    token = silence()
-    try:
+    with quiet_errors():
         return np.power(base, exponent)
-    finally:
-        restore(token)
 
 
 def _scalar_power(base: np.ndarray, exponent: np.ndarray, out=None,

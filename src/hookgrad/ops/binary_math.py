@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor
-from ._util import broadcast_error, restore, silence
+from ._util import broadcast_error, quiet_errors
 from .selection import _C_TYPE
 from ._base import (arithmetic, as_operand, _binary_apply, cast, _check_alpha, compute, finish,
                     not_implemented, Op, promote, work_dtype)
@@ -226,11 +226,8 @@ class XlogyNumberOther(Op):
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
         other = ctx._saved_other
-        token = silence()
-        try:
+        with quiet_errors():
             log_other = float(np.log(np.float64(other)))
-        finally:
-            restore(token)
         result = grad * log_other
         return (result.masked_fill(self._data == 0, 0.0) if other <= 0 else result), None, None
 
@@ -286,12 +283,9 @@ class Lerp(Op):
     def forward(ctx, self, end, weight):
         ctx._saved_weight = weight
         _broadcast3("lerp", self, end)
-        token = silence()
-        try:
+        with quiet_errors():
             w = self.dtype.type(weight)
             return finish(self + w * (end - self), self.dtype)
-        finally:
-            restore(token)
 
     @staticmethod
     def backward(ctx, grad):
@@ -311,11 +305,8 @@ class LerpTensor(Op):
         need_self, need_end, need_weight = ctx.needs_input_grad[:3]
         ctx.save_for_backward(end if need_weight else None, self if need_weight else None,
                               weight if need_self or need_end else None)
-        token = silence()
-        try:
+        with quiet_errors():
             return finish(self + weight * (end - self), self.dtype)
-        finally:
-            restore(token)
 
     @staticmethod
     def backward(ctx, grad):

@@ -15,7 +15,8 @@ import numpy as np
 from ..autograd.graph import legacy_type_name
 from ..tensor import Tensor
 from . import _layout
-from .views import Alias, Expand, Select, Slice, Unsqueeze, View
+from .alias import Alias
+from .views import Expand, Select, Slice, Unsqueeze, View
 from ._base import Op, _check_writable
 from .clone import copy_, fill_
 

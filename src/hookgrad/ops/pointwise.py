@@ -1,6 +1,6 @@
-"""torch-level functions for elementwise math, comparisons and in-place updates: argument
+"""torch-level functions for elementwise math, clamping, masking and in-place updates: argument
 handling and type promotion here; the differentiable ops in ``arithmetic.py``, ``unary.py``
-and ``selection.py``."""
+and ``selection.py``. Comparisons and logic (never differentiable) are in ``comparison.py``."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,9 +11,8 @@ from ..tensor import Tensor
 from . import inplace as _inplace
 from . import selection as S
 from . import unary as U
-from ._util import broadcast_error
 from ._base import (Original, _binary_apply, as_operand, cast, check_inplace_cast, is_number,
-                    promote, python_number, work_dtype, wrap_number)
+                    promote, python_number, wrap_number)
 from .arithmetic import (Add, Div, DivMode, FloorDivide, FloorDivideScalar, Mul, Pow, PowTensor,
                          RPow, Remainder, RemainderScalar, Rsub, RsubScalar, Sub)
 
@@ -394,122 +393,3 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     if decimals:
         return U.RoundDecimals.apply(input, decimals)
     return U.Round.apply(input)
-
-
-# comparisons and logic: never differentiable --------------------------------------------------
-def _compare(name: str, fn):
-    def op(input, other) -> Tensor:
-        if other is None or input is None:
-            return name == "ne"
-        input = _tensor(input, name)
-        other = as_operand(other, name)
-        return _apply_pair(name, fn, input, other, work_dtype(promote(input, other)))
-
-    op.__name__ = name
-    op.__doc__ = _COMPARISON_DOCS[name]
-    return op
-
-
-_COMPARISON_DOCS = {
-    "eq": "Elementwise ``input == other`` with broadcasting; a bool tensor, never differentiable.",
-    "ne": "Elementwise ``input != other`` with broadcasting; a bool tensor, never differentiable.",
-    "lt": "Elementwise ``input < other`` with broadcasting; a bool tensor, never differentiable.",
-    "le": "Elementwise ``input <= other`` with broadcasting; a bool tensor, never differentiable.",
-    "gt": "Elementwise ``input > other`` with broadcasting; a bool tensor, never differentiable.",
-    "ge": "Elementwise ``input >= other`` with broadcasting; a bool tensor, never differentiable.",
-    "logical_and": "Elementwise: both nonzero; a bool tensor.",
-    "logical_or": "Elementwise: either nonzero; a bool tensor.",
-    "logical_xor": "Elementwise: exactly one nonzero; a bool tensor.",
-    "bitwise_and": "Elementwise bitwise AND of integer or bool tensors (floats raise, as torch).",
-    "bitwise_or": "Elementwise bitwise OR of integer or bool tensors (floats raise, as torch).",
-    "bitwise_xor": "Elementwise bitwise XOR of integer or bool tensors (floats raise, as torch).",
-}
-
-
-def _apply_pair(name: str, fn, input: Tensor, other, dtype) -> Tensor:
-    """``fn`` on both operands cast to ``dtype``; a result that records no graph."""
-    a = cast(input._data, dtype)
-    b = cast(other._data if isinstance(other, Tensor) else other, dtype)
-    try:
-        return Tensor._make(np.asarray(fn(a, b)))
-    except ValueError:
-        raise broadcast_error(name, a.shape, b.shape) from None
-
-
-eq = _compare("eq", np.equal)
-ne = not_equal = _compare("ne", np.not_equal)
-lt = less = _compare("lt", np.less)
-le = less_equal = _compare("le", np.less_equal)
-gt = greater = _compare("gt", np.greater)
-ge = greater_equal = _compare("ge", np.greater_equal)
-logical_and = _compare("logical_and", np.logical_and)
-logical_or = _compare("logical_or", np.logical_or)
-logical_xor = _compare("logical_xor", np.logical_xor)
-
-
-def _bitwise(name: str, fn):
-    def op(input, other) -> Tensor:
-        input, other = _first_tensor(input, other, name)
-        other = as_operand(other, name)
-        dtype = promote(input, other)
-        if dtype.kind in "fV":
-            raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
-                                      f"'{_dtype.scalar_type_name(dtype)}'")
-        return _apply_pair(name, fn, input, other, dtype)
-
-    op.__name__ = name
-    op.__doc__ = _COMPARISON_DOCS[name]
-    return op
-
-
-bitwise_and = _bitwise("bitwise_and", np.bitwise_and)
-bitwise_or = _bitwise("bitwise_or", np.bitwise_or)
-bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor)
-
-
-def logical_not(input: Tensor) -> Tensor:
-    """Elementwise logical NOT; the result is a bool tensor."""
-    return Tensor._make(np.logical_not(input._data))
-
-
-def bitwise_not(input: Tensor) -> Tensor:
-    """Elementwise bitwise NOT of an integer tensor, logical NOT of a bool one."""
-    if input._data.dtype.kind in "fV":
-        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for "
-                                  f"'{_dtype.scalar_type_name(input._data.dtype)}'")
-    return Tensor._make(np.invert(input._data))
-
-
-def isnan(input: Tensor) -> Tensor:
-    """Elementwise: NaN (a bool tensor)."""
-    return Tensor._make(np.isnan(input._data))
-
-
-def isinf(input: Tensor) -> Tensor:
-    """Elementwise: plus or minus infinity (a bool tensor)."""
-    return Tensor._make(np.isinf(input._data))
-
-
-def isfinite(input: Tensor) -> Tensor:
-    """Elementwise: neither infinite nor NaN (a bool tensor)."""
-    return Tensor._make(np.isfinite(input._data))
-
-
-def equal(input: Tensor, other: Tensor) -> bool:
-    """True when both tensors have the same shape and the same elements (a Python bool)."""
-    return input._data.shape == other._data.shape and bool(np.array_equal(input._data,
-                                                                           other._data))
-
-
-def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
-             equal_nan: bool = False) -> bool:
-    """True when every pair of elements satisfies ``isclose`` (a Python bool)."""
-    return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
-
-
-def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
-            equal_nan: bool = False) -> Tensor:
-    """Elementwise ``|input - other| <= atol + rtol * |other|``; NaNs equal only with ``equal_nan``.
-    """
-    return Tensor._make(np.asarray(np.isclose(input._data, _array(other), rtol=rtol, atol=atol,
-                                              equal_nan=equal_nan)))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _layout
-from ._util import broadcast_error, quiet, restore, silence
+from ._util import broadcast_error, quiet, quiet_errors
 from ._base import (arithmetic, cast, _check_inplace_shape, finish, not_implemented, Op, Original,
                     _pair, to_work, work_dtype)
 
@@ -225,8 +225,7 @@ def _check_clamp_scalars(dtype: np.dtype, low, high) -> None:
 
 def _clamp_array(x: np.ndarray, low, high, dtype: np.dtype) -> np.ndarray:
     work = work_dtype(dtype)
-    token = silence()
-    try:
+    with quiet_errors():
         result = to_work(x, work)
         for fn, bound in ((np.maximum, low), (np.minimum, high)):
             if bound is not None:
@@ -236,8 +235,6 @@ def _clamp_array(x: np.ndarray, low, high, dtype: np.dtype) -> np.ndarray:
                 except ValueError:
                     raise broadcast_error("clamp", np.shape(result), np.shape(bound)) from None
         return finish(result, dtype).copy() if result is x else finish(result, dtype)
-    finally:
-        restore(token)
 
 
 class Clamp(Op):
@@ -261,15 +258,12 @@ class Clamp(Op):
 
 
 def _inside(x: np.ndarray, low, high) -> np.ndarray:
-    token = silence()
-    try:
+    with quiet_errors():
         if high is None:
             return np.asarray(x >= low)
         if low is None:
             return np.asarray(x <= high)
         return np.asarray((x >= low) & (x <= high))
-    finally:
-        restore(token)
 
 
 class ClampMin(Clamp):
@@ -343,14 +337,11 @@ class ClampTensor(Op):
         high, low, self = ctx.saved_tensors
         x = self._data
         everywhere = np.ones(x.shape, bool)
-        token = silence()
-        try:
+        with quiet_errors():
             above_min = x >= low._data if low is not None else everywhere
             below_max = x <= high._data if high is not None else everywhere
             ordered = low._data <= high._data if low is not None and high is not None \
                 else everywhere
-        finally:
-            restore(token)
         grad_self = grad.masked_fill(~(above_min & below_max), 0.0)
         grad_min = grad_max = None
         if ctx.needs_input_grad[1]:

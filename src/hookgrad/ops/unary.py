@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor
 from . import _layout
-from ._util import quiet, restore, silence
+from ._util import quiet, quiet_errors
 from ._erf import erf
 from ._base import finish, HALF_TYPES, Op, work_dtype
 
@@ -29,9 +29,8 @@ def _apply_float(fn, x: np.ndarray, can_warn: bool = True) -> np.ndarray:
     if not can_warn and dtype.kind in "fV" and dtype not in HALF_TYPES:
         result = fn(x)
         return _layout.pointwise(result if type(result) is np.ndarray else np.asarray(result), x)
-    token = silence()
     source = x
-    try:
+    with quiet_errors():
         if dtype.kind not in "fV":
             dtype = _dtype.get_default_dtype().numpy
             x = x.astype(work_dtype(dtype))
@@ -43,8 +42,6 @@ def _apply_float(fn, x: np.ndarray, can_warn: bool = True) -> np.ndarray:
         # the layout of an elementwise result follows the input (torch's TensorIterator)
         return _layout.pointwise(result if result.dtype == dtype else result.astype(dtype),
                                  source)
-    finally:
-        restore(token)
 
 
 def _not_for_integers(x: np.ndarray, kernel: str) -> None:

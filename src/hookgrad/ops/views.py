@@ -497,15 +497,3 @@ class Unsqueeze(_View):
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """A view with a new size-1 dimension at ``dim``."""
     return Unsqueeze.apply(input, operator.index(dim))
-
-
-class Alias(_View):
-    node_name = "AliasBackward0"
-
-    @staticmethod
-    def forward(ctx, self):
-        return self.view()
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad

@@ -22,6 +22,7 @@ import tempfile
 from contextlib import contextmanager
 from typing import Any, BinaryIO, Callable, Iterator, Optional, Union
 
+from ._atomic import atomic_path
 from ._legacy import is_legacy, read_legacy, write_legacy
 from ._storage import LoadedStorage
 from ._unpickler import (UnpicklingError, add_safe_globals, clear_safe_globals,
@@ -37,37 +38,6 @@ __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_g
 
 def _is_path(f: Any) -> bool:
     return isinstance(f, (str, os.PathLike))
-
-
-@contextmanager
-def atomic_path(path: FileLike) -> Iterator[str]:
-    """The path of a temporary file beside ``path`` that replaces it only once fully written;
-    removed on any error or interrupt, so a failed save leaves neither a torn file nor a
-    temporary one."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    descriptor, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp",
-                                             prefix=f".{os.path.basename(path)}.")
-    os.close(descriptor)
-    try:
-        yield temporary
-        os.chmod(temporary, _file_mode(path))
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
-
-
-def _file_mode(path: str) -> int:
-    try:
-        return os.stat(path).st_mode & 0o777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
 
 
 def save(obj: Any, f: FileLike, pickle_module: Any = pickle,

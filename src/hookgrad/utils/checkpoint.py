@@ -1,23 +1,28 @@
 """Activation checkpointing: keep only a region's inputs, recompute the rest during backward.
 
+Written only against public API (``Function``, ``saved_tensors_hooks``,
+``register_multi_grad_hook``), so it doubles as a worked example of those hooks.
+
 The non-reentrant variant (``use_reentrant=False``) is torch's design built on saved-tensor hooks:
-while the region runs forward, the pack hook stores an empty ``_Holder`` instead of each tensor.
-The first unpack in a backward call reruns the region once (under ``enable_grad``, with the
-forward's RNG state) with a second pack hook that files each recomputed tensor into the holder of
-the same index, and stops as soon as the last one is filled. The reentrant variant is a Function
-that reruns the region inside its ``backward`` and differentiates it there.
+the region's inputs are saved by a ``Function`` whose node no backward reaches (so they pass the
+single door, and an enclosing pack hook sees them); while the region runs forward, the pack hook
+stores an empty ``_Holder`` instead of each tensor. A hook on the region's outputs marks each
+backward call that enters the region; the first unpack in that call reruns the region once
+(under ``enable_grad``, with the forward's RNG state) with a second pack hook that files each
+recomputed tensor into the holder of the same index, and stops as soon as the last one is
+filled. The reentrant variant is a Function that reruns the region inside its ``backward`` and
+differentiates it there.
 """
 from __future__ import annotations
 
 import contextlib
 import warnings
 import weakref
-from collections import defaultdict
 from typing import Any, Callable, ContextManager, Dict, Iterable, Iterator, List, Tuple
 
 import hookgrad
-from hookgrad.autograd import Function, enable_grad, is_grad_enabled, no_grad
-from hookgrad.autograd.graph import current_graph_task, save_tensor, saved_tensors_hooks
+from hookgrad.autograd import Function, enable_grad, no_grad
+from hookgrad.autograd.graph import register_multi_grad_hook, saved_tensors_hooks
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
            "check_backward_validity", "detach_variable", "noop_context_fn",
@@ -53,10 +58,13 @@ def set_checkpoint_debug_enabled(enabled: Any) -> Iterator[None]:
 
 
 def noop_context_fn() -> Tuple[ContextManager, ContextManager]:
+    """The default ``context_fn``: no context around the forward or the recomputation."""
     return contextlib.nullcontext(), contextlib.nullcontext()
 
 
 def detach_variable(inputs: Tuple[Any, ...]) -> Tuple[Any, ...]:
+    """Each tensor detached but keeping ``requires_grad``: the reentrant rerun starts a graph
+    of its own from these, so its backward stops at them."""
     if not isinstance(inputs, tuple):
         raise RuntimeError("Only tuple of tensors is supported. Got Unsupported input type: "
                            f"{type(inputs).__name__}")
@@ -71,19 +79,24 @@ def detach_variable(inputs: Tuple[Any, ...]) -> Tuple[Any, ...]:
 
 
 def check_backward_validity(inputs: Iterable[Any]) -> None:
+    """Warn (as torch) when no input needs a gradient: the reentrant variant then gives none."""
     if not any(i.requires_grad for i in inputs if isinstance(i, hookgrad.Tensor)):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
                       stacklevel=2)
 
 
 class CheckpointError(RuntimeError):
-    pass
+    """The recomputation did not save what the forward saved (count or metadata), or a saved
+    tensor was unpacked twice in one backward call."""
 
 
 # -- use_reentrant=True: a Function that reruns the region in its backward ---------------------
 class CheckpointFunction(Function):
+    """``use_reentrant=True``: keeps the inputs, runs the region without recording, and in
+    backward reruns it with grad on and differentiates that rerun."""
+
     @staticmethod
-    def forward(ctx, run_function, preserve_rng_state, *args):
+    def forward(ctx: Any, run_function: Callable, preserve_rng_state: bool, *args: Any) -> Any:
         check_backward_validity(args)
         ctx.run_function = run_function
         ctx.preserve_rng_state = preserve_rng_state
@@ -96,7 +109,7 @@ class CheckpointFunction(Function):
             return run_function(*args)
 
     @staticmethod
-    def backward(ctx, *grad_outputs):
+    def backward(ctx: Any, *grad_outputs: Any) -> tuple:
         inputs = list(ctx.inputs)
         for index, tensor in zip(ctx.tensor_indices, ctx.saved_tensors):
             inputs[index] = tensor
@@ -146,11 +159,45 @@ class _Holder:
     __slots__ = ("handles", "__weakref__")
 
     def __init__(self) -> None:
-        self.handles: Dict[int, Any] = {}
+        self.handles: Any = weakref.WeakKeyDictionary()  # backward call -> _Handle
 
 
 class _StopRecomputationError(Exception):
     pass
+
+
+class _BackwardCall:
+    """One backward call through a checkpointed region (a weak-dict key: what the call
+    recomputed lives as long as the call's id is held)."""
+
+    __slots__ = ("__weakref__",)
+
+
+class _NoopSaveInputs(Function):
+    """Keeps a region's inputs for recomputation. Its output is held only by the region's frame,
+    so no backward ever reaches this node: it exists to own what it saved."""
+
+    @staticmethod
+    def forward(ctx: Any, dummy: Any, *args: Any) -> Any:
+        ctx.tensor_indices = [i for i, a in enumerate(args) if isinstance(a, hookgrad.Tensor)]
+        ctx.non_tensor_args = [None if isinstance(a, hookgrad.Tensor) else a for a in args]
+        ctx.save_for_backward(*[args[i] for i in ctx.tensor_indices])
+        return hookgrad.empty((0,))
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        raise AssertionError("the node that keeps a checkpoint's inputs is never differentiated")
+
+
+def _tensors_in(value: Any) -> List[Any]:
+    """The tensors of a region's result, however nested in tuples, lists and dicts."""
+    if isinstance(value, hookgrad.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (tuple, list)):
+        return [t for item in value for t in _tensors_in(item)]
+    return []
 
 
 def _default_meta_extractor(tensor: "hookgrad.Tensor") -> Dict[str, Any]:
@@ -180,22 +227,49 @@ class _CheckpointFrame:
         self.saved_args: List[Tuple[bool, Any]] = []
         self.weak_holders: List[weakref.ref] = []
         self.x_metadatas: List[Any] = []
-        self.recomputed: Dict[int, weakref.WeakKeyDictionary] = defaultdict(
-            weakref.WeakKeyDictionary)
-        self.recomp_counter: Dict[int, int] = defaultdict(int)
-        self.is_recomputed: Dict[int, bool] = defaultdict(bool)
+        # keyed by backward call; weakly, so a finished call's recomputed tensors go with it
+        self.recomputed: Any = weakref.WeakKeyDictionary()
+        self.recomp_counter: Any = weakref.WeakKeyDictionary()
+        self.is_recomputed: Any = weakref.WeakKeyDictionary()
         self.forward_completed = False
         self.ignore_saved_mismatch = False
+        self.input_saver: Any = None
+        self.backward_call: Any = None
+        self.output_hook: Any = None
 
     def save_inputs(self, *args: Any) -> None:
-        # the inputs go through the single door, so an enclosing pack hook sees them
-        self.saved_args = [(True, save_tensor(a)) if isinstance(a, hookgrad.Tensor) else (False, a)
-                           for a in args]
+        # through ``ctx.save_for_backward``: the single door, so an enclosing pack hook sees them
+        dummy = hookgrad.empty((0,), requires_grad=True)
+        self.input_saver = _NoopSaveInputs.apply(dummy, *args)
 
     def get_inputs(self) -> List[Any]:
-        return [value.unpack() if saved else value for saved, value in self.saved_args]
+        ctx = self.input_saver.grad_fn
+        inputs = list(ctx.non_tensor_args)
+        for index, tensor in zip(ctx.tensor_indices, ctx.saved_tensors):
+            inputs[index] = tensor
+        return inputs
 
-    def check_recomputed_tensors_match(self, gid: int) -> None:
+    def mark_backward_calls(self, outputs: Any) -> None:
+        """A new id each time a backward call reaches the region's outputs: what the region
+        recomputed belongs to that call (a second ``backward`` recomputes again)."""
+        tensors = [t for t in _tensors_in(outputs) if t.requires_grad]
+        if not tensors:
+            return
+        frame_ref = weakref.ref(self)
+
+        def entered(_grad: Any) -> None:
+            frame = frame_ref()
+            if frame is not None:
+                frame.backward_call = _BackwardCall()
+
+        self.output_hook = register_multi_grad_hook(tensors, entered, mode="any")
+
+    def current_call(self) -> Any:
+        """The backward call an unpack belongs to; an unpack outside any marked call (reading
+        a saved tensor off a node by hand) gets a call of its own, as in torch."""
+        return self.backward_call if self.backward_call is not None else _BackwardCall()
+
+    def check_recomputed_tensors_match(self, gid: Any) -> None:
         if self.ignore_saved_mismatch:
             return
         if len(self.weak_holders) != self.recomp_counter[gid]:
@@ -225,7 +299,7 @@ class _recomputation_hook(saved_tensors_hooks):  # noqa: N801 - torch's name
     """Active while the region reruns: files each tensor the rerun saves into the holder that
     the original forward left at the same position."""
 
-    def __init__(self, frame_ref: weakref.ref, gid: int) -> None:
+    def __init__(self, frame_ref: weakref.ref, gid: Any) -> None:
         def pack_hook(tensor):
             tensor = tensor.detach() if tensor.requires_grad else tensor
             frame = frame_ref()
@@ -262,9 +336,10 @@ class _checkpoint_hook(saved_tensors_hooks):  # noqa: N801 - torch's name
             return holder
 
         def unpack_hook(holder):
-            task = current_graph_task()
-            gid = task.id if task is not None else -id(holder)
-            if not frame.is_recomputed[gid]:
+            gid = frame.current_call()
+            if not frame.is_recomputed.get(gid, False):
+                frame.recomputed[gid] = weakref.WeakKeyDictionary()
+                frame.recomp_counter[gid] = 0
                 args = frame.get_inputs()
                 try:
                     with _recomputation_hook(weakref.ref(frame), gid), enable_grad():
@@ -305,7 +380,7 @@ def _checkpoint_without_reentrant(function: Callable, preserve_rng_state: bool,
     stop = _enable_checkpoint_early_stop if _enable_checkpoint_early_stop is not None \
         else early_stop
     frame = _CheckpointFrame(recompute_fn, stop, _METADATA_FNS[determinism_check])
-    if not is_grad_enabled():
+    if not hookgrad.is_grad_enabled():
         return function(*args, **kwargs)
     frame.save_inputs(*args)
     suppressed = True
@@ -318,6 +393,7 @@ def _checkpoint_without_reentrant(function: Callable, preserve_rng_state: bool,
                            "is not supported because checkpoint cannot return a value for a "
                            "failed forward.")
     frame.forward_completed = True
+    frame.mark_backward_calls(result)
     return result
 
 

@@ -99,7 +99,7 @@ def save_file(tensors: Dict[str, "object"], filename: Union[str, os.PathLike],
     _package()
     from safetensors.numpy import save_file as save_arrays
 
-    from ..serialization import atomic_path
+    from ..serialization._atomic import atomic_path
 
     arrays = _arrays(tensors)
     with atomic_path(filename) as temporary:

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import warnings
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from ...tensor import Tensor
 from ...utils.hooks import RemovableHandle, add_hook
 from ._backward_hook import BackwardHook, WrappedHook, warn_if_legacy_hook_misses_gradients
-
-if TYPE_CHECKING:
-    from .module import Module
 
 _global_forward_pre_hooks: "OrderedDict[int, Callable]" = OrderedDict()
 _global_forward_hooks: "OrderedDict[int, Callable]" = OrderedDict()
@@ -103,7 +100,7 @@ def register_module_parameter_registration_hook(hook: Callable[..., Any]) -> Rem
     return add_hook(_global_parameter_registration_hooks, hook)
 
 
-def _run_registration_hooks(hooks: "OrderedDict[int, Callable]", module: "Module", name: str,
+def _run_registration_hooks(hooks: "OrderedDict[int, Callable]", module: Any, name: str,
                             value: Any) -> Any:
     for hook in tuple(hooks.values()):
         output = hook(module, name, value)

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ...tensor import Tensor
-from ..ops.pool3d import adaptive_avg_pool3d, avg_pool3d, conv_transpose3d, max_pool3d
+from ..functional import conv_transpose3d
+from ..ops.pool3d import adaptive_avg_pool3d, avg_pool3d, max_pool3d
 from .conv import _ConvNd, _ConvTransposeNd, _tuple
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 

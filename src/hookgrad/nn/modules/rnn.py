@@ -19,7 +19,7 @@ import warnings
 from typing import Optional
 
 import hookgrad
-from hookgrad import Tensor
+from ...tensor import Tensor
 
 from .. import functional as F
 from .. import init

@@ -12,7 +12,7 @@ import math
 from typing import Optional
 
 import hookgrad
-from hookgrad import Tensor
+from ...tensor import Tensor
 
 from .. import functional as F
 from .. import init

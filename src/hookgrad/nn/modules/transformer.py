@@ -7,7 +7,7 @@ import warnings
 from typing import Callable, Optional, Union
 
 import hookgrad
-from hookgrad import Tensor
+from ...tensor import Tensor
 from .. import functional as F
 from .activation import GELU, MultiheadAttention, ReLU
 from .container import ModuleList

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Optional, Union
 
-from hookgrad import Tensor
+from ...tensor import Tensor
 
 from .. import functional as F
 from .. import init

@@ -111,13 +111,3 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
     if output_size == (1, 1, 1):
         return input.mean((-1, -2, -3), keepdim=True)  # torch's shortcut (MeanBackward1)
     return AdaptiveAvgPool3D.apply(input, output_size)
-
-
-def conv_transpose3d(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0,
-                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
-    """The transpose (adjoint in input) of conv3d, as torch.nn.functional.conv_transpose3d."""
-    from .. import functional as F  # at call time: functional imports this module
-
-    return F._convolution("conv_transpose3d", 3, input, weight, bias, stride, padding,
-                          dilation, groups, True, output_padding)
-

@@ -14,7 +14,7 @@ from typing import NamedTuple, Optional, Union
 import numpy as np
 
 import hookgrad
-from hookgrad import Tensor
+from ...tensor import Tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence",
            "pad_sequence", "unpad_sequence", "pack_sequence", "unpack_sequence"]

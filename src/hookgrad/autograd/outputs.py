@@ -1,0 +1,84 @@
+"""How ``Function.apply`` wires a node to its inputs and outputs: the edges to the inputs'
+histories, the shapes backward checks gradients against, and what a user Function's outputs
+become (a new history, an alias of a returned input, a tensor changed in place).
+
+Kept apart from ``function.py`` so the apply paths there read as steps; this module imports
+only Tensor and the autograd pieces below Function (hooks, views).
+"""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from .tensor_hooks import grad_edge, history_moved
+from .views import alias, check_inplace, rebase_history
+
+
+def check_dirty_returned(dirty: tuple, raw_outputs: tuple) -> None:
+    """A tensor marked dirty must be an output: its new history is this node, so one that is
+    not returned would keep a history that no longer describes its values."""
+    for tensor in dirty:
+        if not any(tensor is out for out in raw_outputs):
+            raise RuntimeError("Some elements marked as dirty during the forward method were not "
+                               "returned as output. The inputs that are modified inplace must all "
+                               "be outputs of the Function.")
+
+
+def user_outputs(node, args, raw_outputs) -> list:
+    dirty = node._dirty or ()
+    non_diff = node._non_differentiable or ()
+    results = []
+    for index, out in enumerate(raw_outputs):
+        if not isinstance(out, Tensor):
+            results.append(out)
+            continue
+        is_dirty = any(out is d for d in dirty)
+        if is_dirty:
+            tensor = out
+            check_inplace(tensor, "has been")
+            tensor._version_counter[0] += 1
+        elif any(out is a for a in args):
+            tensor = alias(out, node._forward_cls.__name__)  # an input returned as-is
+        else:
+            tensor = out
+        if any(out is n for n in non_diff) or tensor._data.dtype.kind not in "fcV":
+            tensor._grad_fn = None
+        elif is_dirty and tensor._base is not None:
+            rebase_history(tensor, node, index)
+        else:
+            old_node, old_nr = tensor._grad_fn, tensor._output_nr
+            tensor._grad_fn = node
+            tensor._output_nr = index
+            if is_dirty:
+                history_moved(tensor, old_node, old_nr)
+        results.append(tensor)
+    return results
+
+
+_NO_EDGE = (None, 0)
+
+
+def connect(node: object, args: tuple, positions: tuple) -> None:
+    """The node's edges to its inputs' histories, and what backward checks gradients against."""
+    needs = node.needs_input_grad
+    edges = []
+    meta = []
+    for i in positions:
+        if needs[i]:
+            tensor = args[i]
+            history = tensor._grad_fn
+            if history is not None and tensor._base is None:  # no view to look up: inline
+                edges.append((history, tensor._output_nr))
+            else:
+                edges.append(grad_edge(tensor))
+            array = tensor._data
+            meta.append((array.shape, array.dtype))
+        else:
+            edges.append(_NO_EDGE)
+            meta.append(None)
+    node.next_functions = tuple(edges)
+    node._input_meta = tuple(meta)
+    node._tensor_positions = positions
+
+
+def set_output_meta(node, results) -> None:
+    node._output_meta = tuple((r._data.shape, r._data.dtype) if isinstance(r, Tensor) else None
+                              for r in results)
