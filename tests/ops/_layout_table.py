@@ -170,7 +170,8 @@ CALLS = {
     "einsum": lambda L, t: L.einsum("ij,kj->ik", t, t),
     # views (torch defines their strides from the input's)
     "reshape": lambda L, t: t.reshape(-1), "reshape_2": lambda L, t: t.reshape(2, 6),
-    "view_as": lambda L, t: t.view_as(t), "reshape_as": lambda L, t: t.reshape_as(t.t().t()),
+    "view_as": lambda L, t: t.view_as(t), "as_subclass": lambda L, t: t.as_subclass(L.Tensor),
+    "reshape_as": lambda L, t: t.reshape_as(t.t().t()),
     "view": lambda L, t: t.view(3, 4), "squeeze": lambda L, t: t[:1].squeeze(),
     "squeeze_dim": lambda L, t: t[:1].squeeze(0), "unsqueeze": lambda L, t: t.unsqueeze(1),
     "unsqueeze0": lambda L, t: t.unsqueeze(0), "unsqueeze_end": lambda L, t: t.unsqueeze(-1),

@@ -21,10 +21,10 @@ from ..tensor import Tensor, has_internal_overlap
 from . import grad_mode
 from .grad_mode import _state
 from .node import Node, tasks
-from .outputs import check_dirty_returned, connect, set_output_meta, user_outputs
+from .outputs import (builtin_outputs, check_dirty_returned, connect, set_output_meta,
+                      untracked_outputs, user_outputs)
 from .saved import save_builtin, save_user
-from .tensor_hooks import history_moved
-from .views import check_inplace, make_view, rebase_history
+from .views import check_inplace
 
 
 class FunctionCtx:
@@ -293,7 +293,7 @@ class BuiltinFunction(Function):
             outputs = cls.forward(ctx, *arrays, **kwargs)
             if type(outputs) is np.ndarray and cls._view_of is None and not cls._inplace:
                 return Tensor._make(outputs)  # the common case, inline
-            return _untracked_outputs(cls, args, outputs)
+            return untracked_outputs(cls, args, outputs)
         return _record_builtin(cls, args, arrays, kwargs)
 
 
@@ -337,7 +337,7 @@ def _record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
         results = (result,)
     else:
         raw_outputs = outputs if type(outputs) is tuple else (outputs,)
-        results = _builtin_outputs(cls, node, args, raw_outputs)
+        results = builtin_outputs(cls, node, args, raw_outputs)
         set_output_meta(node, results)
     if node._to_save is not None:
         node._saved = save_builtin(node, args, arrays, raw_outputs, results, node._to_save,
@@ -397,56 +397,6 @@ _NO_GRADS = [(False,) * n for n in range(16)]
 
 def _no_grads(count: int) -> tuple:
     return _NO_GRADS[count] if count < 16 else (False,) * count
-
-
-def _untracked_outputs(cls, args, outputs):
-    """No input needs grad: plain tensors (views and in-place still share versions)."""
-    if cls._inplace:
-        target = args[0]
-        target._version_counter[0] += 1
-        return target
-    if isinstance(outputs, tuple):
-        return tuple(_plain_output(cls, args, out, i) for i, out in enumerate(outputs))
-    return _plain_output(cls, args, outputs, 0)
-
-
-def _plain_output(cls, args, array, index):
-    if type(array) is not np.ndarray:  # NumPy hands back scalars for 0-dim results
-        array = np.asarray(array)
-    if cls._view_of is None:
-        return Tensor._make(array)
-    return make_view(array, args[cls._view_of], cls, args, index)
-
-
-def _builtin_outputs(cls, node, args, raw_outputs) -> list:
-    if cls._inplace:
-        tensor = args[0]
-        tensor._version_counter[0] += 1
-        if tensor._data.dtype.kind not in "fcV":
-            tensor._grad_fn = None
-        elif tensor._base is not None:
-            rebase_history(tensor, node, 0)
-        else:
-            old_node, old_nr = tensor._grad_fn, tensor._output_nr
-            tensor._grad_fn = node
-            tensor._output_nr = 0
-            if tensor._hooks is not None or tensor._extra is not None:
-                history_moved(tensor, old_node, old_nr)
-        return [tensor]
-    results = []
-    view_of = cls._view_of
-    for index, out in enumerate(raw_outputs):
-        if type(out) is not np.ndarray:  # NumPy hands back scalars for 0-dim results
-            out = np.asarray(out)
-        if view_of is not None:
-            tensor = make_view(out, args[view_of], cls, args, index)
-        else:
-            tensor = Tensor._make(out)
-        if out.dtype.kind in "fcV":
-            tensor._grad_fn = node
-            tensor._output_nr = index
-        results.append(tensor)
-    return results
 
 
 # ---------------------------------------------------------------------------------------------

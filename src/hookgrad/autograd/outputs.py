@@ -7,9 +7,11 @@ only Tensor and the autograd pieces below Function (hooks, views).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..tensor import Tensor
 from .tensor_hooks import grad_edge, history_moved
-from .views import alias, check_inplace, rebase_history
+from .views import alias, check_inplace, make_view, rebase_history
 
 
 def check_dirty_returned(dirty: tuple, raw_outputs: tuple) -> None:
@@ -82,3 +84,56 @@ def connect(node: object, args: tuple, positions: tuple) -> None:
 def set_output_meta(node, results) -> None:
     node._output_meta = tuple((r._data.shape, r._data.dtype) if isinstance(r, Tensor) else None
                               for r in results)
+
+
+def untracked_outputs(cls, args, outputs):
+    """No input needs grad: plain tensors (views and in-place still share versions)."""
+    if cls._inplace:
+        target = args[0]
+        target._version_counter[0] += 1
+        return target
+    if isinstance(outputs, tuple):
+        return tuple(_plain_output(cls, args, out, i) for i, out in enumerate(outputs))
+    return _plain_output(cls, args, outputs, 0)
+
+
+def _plain_output(cls, args, array, index):
+    """One output of an op that records nothing: a fresh tensor, or a view of its input."""
+    if type(array) is not np.ndarray:  # NumPy hands back scalars for 0-dim results
+        array = np.asarray(array)
+    if cls._view_of is None:
+        return Tensor._make(array)
+    return make_view(array, args[cls._view_of], cls, args, index)
+
+
+def builtin_outputs(cls, node, args, raw_outputs) -> list:
+    """The outputs of a recorded built-in op, with this node as their history (an in-place op
+    moves its target's history here; a view op makes views of its input)."""
+    if cls._inplace:
+        tensor = args[0]
+        tensor._version_counter[0] += 1
+        if tensor._data.dtype.kind not in "fcV":
+            tensor._grad_fn = None
+        elif tensor._base is not None:
+            rebase_history(tensor, node, 0)
+        else:
+            old_node, old_nr = tensor._grad_fn, tensor._output_nr
+            tensor._grad_fn = node
+            tensor._output_nr = 0
+            if tensor._hooks is not None or tensor._extra is not None:
+                history_moved(tensor, old_node, old_nr)
+        return [tensor]
+    results = []
+    view_of = cls._view_of
+    for index, out in enumerate(raw_outputs):
+        if type(out) is not np.ndarray:  # NumPy hands back scalars for 0-dim results
+            out = np.asarray(out)
+        if view_of is not None:
+            tensor = make_view(out, args[view_of], cls, args, index)
+        else:
+            tensor = Tensor._make(out)
+        if out.dtype.kind in "fcV":
+            tensor._grad_fn = node
+            tensor._output_nr = index
+        results.append(tensor)
+    return results

@@ -264,6 +264,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1) -> Tensor:
+    """Transposed 3-d convolution: the gradient of ``conv3d`` with respect to its input."""
     return _convolution("conv_transpose3d", 3, input, weight, bias, stride, padding, dilation,
                         groups, True, output_padding)
 
