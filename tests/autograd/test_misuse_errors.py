@@ -106,3 +106,41 @@ def test_index_select_out_of_range_raises_as_torch(shape, dim, index):
     expected = _error(lambda: program(torch))
     got = _error(lambda: program(hookgrad))
     assert got == expected
+
+
+# An in-place op torch refuses on a view must leave everything as it was: the data, the
+# version counter and so the histories of sibling views (found by the program fuzzer).
+REFUSED_VIEW_WRITES = {
+    # a view of a custom Function's output (here the backward-hook identity of a module)
+    "module_output_sigmoid_": lambda lib, x, out: out.sigmoid_(),
+    "module_output_slice_set": lambda lib, x, out: out[:, 1:2].fill_(2.0),
+    # an output of unbind
+    "unbind_output_relu_": lambda lib, x, out: x.unbind(1)[1].relu_(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_VIEW_WRITES))
+def test_refused_in_place_on_a_view_changes_nothing(name):
+    def program(lib):
+        x = lib.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], dtype=lib.float64,
+                       requires_grad=True) * 1
+        layer = lib.nn.Linear(3, 3, dtype=lib.float64)
+        with lib.no_grad():
+            layer.weight.copy_(lib.eye(3, dtype=lib.float64) * 2)
+            layer.bias.zero_()
+        layer.register_full_backward_pre_hook(lambda module, grad_output: None)
+        out = layer(x)
+        siblings = x.unbind(1)
+        before = (out.detach().clone(), x.detach().clone(), out._version, x._version)
+        with pytest.raises(RuntimeError):
+            REFUSED_VIEW_WRITES[name](lib, x, out)
+        # still usable: the sibling views' history was not invalidated
+        flags = [(s.requires_grad, s.grad_fn is not None) for s in siblings]
+        return before, (out.detach(), x.detach(), out._version, x._version), flags
+
+    for lib in (torch, hookgrad):
+        before, after, flags = program(lib)
+        assert after[0].tolist() == before[0].tolist(), lib.__name__
+        assert after[1].tolist() == before[1].tolist(), lib.__name__
+        assert after[2:] == before[2:], lib.__name__
+        assert flags == [(True, True)] * 3, lib.__name__

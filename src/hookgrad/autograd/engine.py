@@ -23,7 +23,7 @@ import numpy as np
 from .._dtype import legacy_type_name
 from ..tensor import Tensor
 from .grad_mode import _state
-from .node import AccumulateGrad, GraphTask, accumulate_grad, current_graph_task, tasks
+from .node import AccumulateGrad, GraphTask, current_graph_task, tasks
 from .tensor_hooks import grad_accumulator, grad_edge
 
 __all__ = ["backward", "grad", "run", "current_graph_task", "will_execute_node", "GraphTask"]
@@ -109,12 +109,17 @@ def backward(tensors, grad_tensors=None, retain_graph: Optional[bool] = None,
         inputs = _as_tuple(inputs)
         if len(inputs) == 0:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        for tensor in inputs:
+            if not isinstance(tensor, Tensor):
+                raise RuntimeError("all inputs have to be Tensors or GradientEdges, but got "
+                                   f"{type(tensor).__name__}")
         targets = _input_edges(inputs)
-    captured = run(roots, grads, retain_graph, create_graph, targets)
-    if inputs is not None:
-        for tensor, grad in zip(inputs, captured):
-            if grad is not None and tensor.grad_fn is not None:
-                accumulate_grad(tensor, grad)
+        for tensor in inputs:
+            if tensor.grad_fn is not None:
+                # as torch: a non-leaf input keeps its .grad from now on (retain_grad), so a
+                # later backward through it accumulates there too
+                tensor.retain_grad()
+    run(roots, grads, retain_graph, create_graph, targets)
 
 
 def tensor_backward(self: Tensor, gradient: Optional[Tensor] = None,

@@ -23,7 +23,7 @@ from .grad_mode import _state
 from .node import Node, tasks
 from .saved import save_builtin, save_user
 from .tensor_hooks import grad_edge, history_moved
-from .views import alias, check_inplace, make_view, rebase_history
+from .views import alias, check_inplace, check_rebase, make_view, rebase_history
 
 
 class FunctionCtx:
@@ -267,6 +267,8 @@ class BuiltinFunction(Function):
                 raise RuntimeError(_OVERLAP_ERROR)
             if any_needs or (grad_on and target._base is not None):
                 check_inplace(target)
+            if any_needs and target._base is not None and target._data.dtype.kind in "fcV":
+                check_rebase(target)  # before forward writes: a refusal must change nothing
         arrays = [a._data if isinstance(a, Tensor) else a for a in args]
         if not any_needs:
             ctx = _UntrackedCtx()

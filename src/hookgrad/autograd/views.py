@@ -209,8 +209,11 @@ class CopySlices(Node):
         self.fn.release_variables()
 
 
-def rebase_history(view: Tensor, node, index: int) -> None:
-    """An in-place op ``node`` changed ``view``: the base's history becomes CopySlices of it."""
+def check_rebase(view: Tensor) -> None:
+    """Raise torch's error if an in-place op on ``view`` could not rewrite its base's history.
+
+    Called before the op writes, so a refused in-place op leaves the data and the version
+    counter (and with it every sibling view's history) untouched, as in torch."""
     error = view._extra.get("view_error") if view._extra else None
     if error is not None:
         raise RuntimeError(error)
@@ -218,8 +221,13 @@ def rebase_history(view: Tensor, node, index: int) -> None:
         raise RuntimeError("this view cannot be modified in place while its base needs a "
                            "gradient: its history cannot be replayed from the base; clone "
                            "it first")
-    base = view._base
     _refuse_multi_view(view)
+
+
+def rebase_history(view: Tensor, node, index: int) -> None:
+    """An in-place op ``node`` changed ``view``: the base's history becomes CopySlices of it."""
+    check_rebase(view)
+    base = view._base
     copy_node = CopySlices(grad_edge(base), node, view._view_fn,
                            (base._data.shape, base._data.dtype), base._data.strides)
     old_node, old_nr = base._grad_fn, base._output_nr

@@ -99,7 +99,7 @@ class LogSoftmax(Op):
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             shifted = work - np.max(work, axis=axis, keepdims=True) if self.size else work
             result = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
-        result = result.astype(self.dtype)
+        result = np.require(result.astype(self.dtype), requirements="C")  # as torch's
         ctx.save_for_backward(result)
         return result
 
