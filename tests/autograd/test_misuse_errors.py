@@ -144,3 +144,26 @@ def test_refused_in_place_on_a_view_changes_nothing(name):
         assert after[1].tolist() == before[1].tolist(), lib.__name__
         assert after[2:] == before[2:], lib.__name__
         assert flags == [(True, True)] * 3, lib.__name__
+
+
+def _stale_split_output(lib):
+    """An unbind output whose base then changed in place: torch cannot regenerate its
+    history, so grad_fn and is_leaf raise every time they are asked, while requires_grad
+    answers from the recorded history."""
+    x = lib.tensor([[1.0, -2.0], [3.0, 0.5]], dtype=lib.float64, requires_grad=True)
+    base = x * 1
+    first, _ = base.unbind(0)
+    base.mul_(2)
+    results = [first.requires_grad]
+    for _ in range(2):  # asked twice: the first failure must not leave a stale answer behind
+        for read in (lambda: first.is_leaf, lambda: first.grad_fn):
+            try:
+                read()
+                results.append("no error")
+            except RuntimeError:
+                results.append("RuntimeError")
+    return results
+
+
+def test_stale_split_output_properties_as_torch():
+    assert _stale_split_output(hookgrad) == _stale_split_output(torch)

@@ -46,6 +46,7 @@ class Generator:
         self.vars: dict[str, tuple] = {}
         self.modules: list[str] = []
         self.root: dict[str, str] = {}  # a view's name -> the name whose memory it shares
+        self.written: set = set()  # roots whose memory an in-place op (or assignment) changed
         self.count = 0
         self.hooks = 0
         self.saved_hooks_open = False
@@ -65,11 +66,14 @@ class Generator:
         self.lines.append({"code": code, "ins": ins, "outs": list(outs),
                            "show": list(outs) if show is None else list(show)})
 
-    def pick(self, pred=None, rg: bool = False, grads: bool = True, exclude=None):
+    def pick(self, pred=None, rg: bool = False, grads: bool = True, exclude=None,
+             exclude_written_views: bool = False):
         names = [n for n, (shape, r) in self.vars.items()
                  if (pred is None or pred(shape)) and (r or not rg)
                  and (grads or not n.startswith("g"))
-                 and (exclude is None or not self.shares_memory(n, exclude))]
+                 and (exclude is None or not self.shares_memory(n, exclude))
+                 and not (exclude_written_views and n in self.root
+                          and self.root[n] in self.written)]
         if not names:
             return None
         # recent names are more interesting: they carry more history
@@ -81,6 +85,9 @@ class Generator:
 
     def shares_memory(self, a: str, b: str) -> bool:
         return self.root.get(a, a) == self.root.get(b, b)
+
+    def wrote(self, name: str) -> None:
+        self.written.add(self.root.get(name, name))
 
     def is_view(self, name: str) -> bool:
         return name in self.root
@@ -132,7 +139,12 @@ class Generator:
         if a is None:
             return
         shape = self.shape_of(a)
-        candidates = [n for n, (s, _) in self.vars.items() if _broadcast(shape, s) is not None]
+        # Broadcasting two operands of different shapes where one may be a strided view is
+        # left out: torch then lays the result out by ranking both operands' strides
+        # (TensorIterator), hookgrad by NumPy's rule, and the two disagree on which result is
+        # contiguous (values and gradients agree). Equal shapes and plain tensors are in.
+        candidates = [n for n, (s, _) in self.vars.items() if _broadcast(shape, s) is not None
+                      and (s == shape or not (self.is_view(n) or self.is_view(a)))]
         b = self.rng.choice(candidates)
         out = self.name()
         template = self.rng.choice(BINARY)
@@ -331,9 +343,11 @@ class Generator:
             if b is None:
                 return
             op = self.rng.choice(["add_", "copy_", "mul_"])
+            self.wrote(a)
             self.emit(f"{a}.{op}({b})", [a, b], show=[a])
             self.vars[a] = (shape, self.rg_of(a) or self.rg_of(b))
         else:
+            self.wrote(a)
             self.emit(self.rng.choice(IN_PLACE).format(a=a), [a], show=[a])
 
     def index_assign(self):
@@ -349,6 +363,7 @@ class Generator:
         target = list(shape)
         target[d] = stop - start
         index = f"{a}[{':, ' * d}{start}:{stop}]"
+        self.wrote(a)
         b = self.pick_operand(a, tuple(target))
         if b is None or self.rng.random() < 0.3:
             self.emit(f"{index} = {self.rng.choice([0.0, 2.0, -1.5])}", [a], show=[a])
@@ -384,7 +399,10 @@ class Generator:
             self.vars[out] = (shape, rg)
 
     def tensor_hooks(self):
-        a = self.pick()
+        # Not on a view whose memory was written in place (as node_hooks): torch rebuilds that
+        # view's grad_fn when the hook is registered, and crashes doing so for some views
+        # (register_hook on ``x.mean().unsqueeze(0)`` after ``x.mean().sigmoid_()``).
+        a = self.pick(exclude_written_views=True)
         if a is None:
             return
         self.hooks += 1
@@ -399,7 +417,10 @@ class Generator:
                       [a], show=[])
 
     def node_hooks(self):
-        a = self.pick(rg=True)
+        # Not on a view whose memory was written in place: torch then rebuilds the view's
+        # grad_fn as an as_strided of the whole base, hookgrad replays the view ops, so the
+        # node a hook lands on (and the shapes it sees) differ by construction.
+        a = self.pick(rg=True, exclude_written_views=True)
         if a is None:
             return
         self.hooks += 1

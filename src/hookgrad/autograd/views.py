@@ -127,11 +127,12 @@ def regenerate_view_grad_fn(view: Tensor) -> None:
     """After an in-place change of the base or a sibling view, this view's history is the
     view of the base's new history (torch regenerates it lazily the same way)."""
     base = view._base
-    view._view_version = view._version_counter[0]
     if view._view_fn is None or not base.requires_grad:
+        view._view_version = view._version_counter[0]
         return
     with grad_mode.enable_grad():
-        fresh = view._view_fn(base)
+        fresh = view._view_fn(base)  # may raise (a split output): then it raises every time
+    view._view_version = view._version_counter[0]
     view._grad_fn = fresh._grad_fn
     view._output_nr = fresh._output_nr
 
