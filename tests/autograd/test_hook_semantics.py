@@ -174,3 +174,17 @@ def test_first_grad_follows_a_dense_leafs_layout(name, create_graph):
         return grad.stride(), grad.is_contiguous(), grad.requires_grad, grad.detach().tolist()
 
     assert run(hookgrad) == run(torch)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_retained_grad_is_contiguous_like_torch(create_graph):
+    """retain_grad keeps a contiguous copy even when the gradient arrives transposed."""
+    def run(lib):
+        x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=lib.float64, requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        (y.t() * lib.tensor([1.0, 3.0], dtype=lib.float64)).sum().backward(
+            create_graph=create_graph)
+        return y.grad.is_contiguous(), y.grad.stride(), y.grad.tolist()
+
+    assert run(hookgrad) == run(torch)

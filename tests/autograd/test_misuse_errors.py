@@ -167,3 +167,24 @@ def _stale_split_output(lib):
 
 def test_stale_split_output_properties_as_torch():
     assert _stale_split_output(hookgrad) == _stale_split_output(torch)
+
+
+@pytest.mark.parametrize("case", ["grad_none_input", "grad_int_input", "copy_none", "copy_list",
+                                  "gelu_none", "softplus_none", "leaky_relu_none", "relu_none",
+                                  "elu_none", "silu_none"])
+def test_non_tensor_arguments_raise_torchs_error_type(case):
+    def program(lib):
+        x = lib.ones(2, requires_grad=True) * 1
+        F = lib.nn.functional
+        run = {"grad_none_input": lambda: lib.autograd.grad(x.sum(), [x, None]),
+               "grad_int_input": lambda: lib.autograd.grad(x.sum(), [3]),
+               "copy_none": lambda: x.detach().copy_(None),
+               "copy_list": lambda: x.detach().copy_([1.0, 2.0]),
+               "gelu_none": lambda: F.gelu(None), "softplus_none": lambda: F.softplus(None),
+               "leaky_relu_none": lambda: F.leaky_relu(None, 0.1),
+               "relu_none": lambda: F.relu(None), "elu_none": lambda: F.elu(None),
+               "silu_none": lambda: F.silu(None)}[case]
+        run()
+
+    _same_error(program)
+    assert _error(lambda: program(hookgrad))[0] is _error(lambda: program(torch))[0]

@@ -47,6 +47,7 @@ class Generator:
         self.modules: list[str] = []
         self.root: dict[str, str] = {}  # a view's name -> the name whose memory it shares
         self.written: set = set()  # roots whose memory an in-place op (or assignment) changed
+        self.reordered: set = set()  # names whose memory order may not be row-major
         self.count = 0
         self.hooks = 0
         self.saved_hooks_open = False
@@ -70,7 +71,7 @@ class Generator:
              exclude_written_views: bool = False):
         names = [n for n, (shape, r) in self.vars.items()
                  if (pred is None or pred(shape)) and (r or not rg)
-                 and (grads or not n.startswith("g"))
+                 and (grads or not self.root.get(n, n).startswith("g"))
                  and (exclude is None or not self.shares_memory(n, exclude))
                  and not (exclude_written_views and n in self.root
                           and self.root[n] in self.written)]
@@ -133,6 +134,8 @@ class Generator:
         rg = self.rg_of(a) and ".detach()" not in template or "requires_grad_" in template
         self.emit(f"{out} = " + template.format(a=a), [a], [out])
         self.vars[out] = (self.shape_of(a), rg)
+        if a in self.reordered and "contiguous" not in template:
+            self.reordered.add(out)  # an elementwise result keeps its input's order
 
     def binary(self):
         a = self.pick()
@@ -143,8 +146,11 @@ class Generator:
         # left out: torch then lays the result out by ranking both operands' strides
         # (TensorIterator), hookgrad by NumPy's rule, and the two disagree on which result is
         # contiguous (values and gradients agree). Equal shapes and plain tensors are in.
+        #   Likewise two different operands of which one may be laid out out of row-major
+        # order (a transpose, a permute, or an elementwise result of one).
         candidates = [n for n, (s, _) in self.vars.items() if _broadcast(shape, s) is not None
-                      and (s == shape or not (self.is_view(n) or self.is_view(a)))]
+                      and (s == shape or not (self.is_view(n) or self.is_view(a)))
+                      and (n == a or not (n in self.reordered or a in self.reordered))]
         b = self.rng.choice(candidates)
         out = self.name()
         template = self.rng.choice(BINARY)
@@ -153,7 +159,7 @@ class Generator:
         self.emit(f"{out} = " + template.format(a=a, b=b), [a, b], [out])
         detach_b = ".detach()" in template
         rg = self.rg_of(a) or (self.rg_of(b) and not detach_b)
-        self.vars[out] = (_broadcast(shape, self.shape_of(b)), rg)
+        self.vars[out] = (_broadcast(self.shape_of(a), self.shape_of(b)), rg)
 
     def reduce(self):
         a = self.pick()
@@ -272,6 +278,9 @@ class Generator:
         self.vars[out] = (tuple(new), self.rg_of(a))
         if op != "index":  # advanced indexing copies
             self.alias(out, a)
+        if op in ("transpose", "permute", "t", "diagonal") or (
+                a in self.reordered and op not in ("index", "reshape", "flatten")):
+            self.reordered.add(out)
 
     def multi_view(self):
         a = self.pick(lambda s: len(s) >= 1 and max(s) >= 2)
@@ -321,7 +330,7 @@ class Generator:
         formulas often return expanded views made under no_grad (a sum's gradient), which
         torch then refuses to change in place, while hookgrad's are fresh arrays; whether a
         gradient is a view is torch's implementation detail, not its API."""
-        return self.pick(pred, grads=False)
+        return self.pick(lambda s: pred is None or pred(s), grads=False)
 
     def pick_operand(self, target: str, shape: tuple):
         """The source of an in-place op on ``target``: broadcastable to ``shape`` and not
@@ -393,6 +402,10 @@ class Generator:
             out = self.name()
             self.emit(f"{out} = DoubleInPlace.apply({a})", [a], [out], show=[out, a])
             self.vars[out] = (shape, rg)
+            self.alias(out, a)
+            self.wrote(a)
+            if a in self.reordered:
+                self.reordered.add(out)
         else:
             out = self.name()
             self.emit(f"{out} = {fn}.apply({a})", [a], [out])
@@ -454,6 +467,7 @@ class Generator:
         out = self.name()
         self.emit(f"{out} = {layer}({a})", [layer, a], [out])
         self.vars[out] = (shape[:-1] + (outputs,), True)
+        self.root[out] = out  # with full backward hooks the output is a view (of itself here)
 
     def saved_hooks(self):
         if self.saved_hooks_open:

@@ -91,3 +91,22 @@ def test_view_of_advanced_index_result_keeps_gradient():
         return x.grad.tolist()
 
     assert run(hookgrad) == run(torch)
+
+
+# torch's reductions give contiguous results even for a permuted input (NumPy's would follow
+# the input's order); found by the program fuzzer
+REDUCTIONS = {
+    "sum": lambda t: t.sum(2), "mean": lambda t: t.mean(2), "amax": lambda t: t.amax(2),
+    "amin_keepdim": lambda t: t.amin(1, keepdim=True), "var": lambda t: t.var(2),
+    "std": lambda t: t.std(1), "prod": lambda t: t.prod(2), "logsumexp": lambda t: t.logsumexp(2),
+    "sum_keepdim": lambda t: t.sum(2, keepdim=True), "var_two_dims": lambda t: t.var((0, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_reduction_of_permuted_input_is_contiguous_like_torch(name):
+    def run(lib):
+        out = REDUCTIONS[name](lib.arange(24.).reshape(2, 3, 4).permute(2, 0, 1))
+        return out.is_contiguous(), out.stride(), out.tolist()
+
+    assert run(hookgrad) == run(torch)

@@ -158,7 +158,7 @@ class _Amax(Op):
         _check_nonempty(self, dims, op, all_dims)
         ctx.dims, ctx._saved_dim, ctx._saved_keepdim = dims, () if all_dims else dims, keepdim
         reduce = np.max if op == "amax" else np.min
-        result = np.asarray(reduce(self, axis=dims, keepdims=keepdim))
+        result = np.require(reduce(self, axis=dims, keepdims=keepdim), requirements="C")
         ctx.save_for_backward(self, result)
         return result
 

@@ -126,7 +126,8 @@ def _variance(self: np.ndarray, dims: tuple, correction: float, keepdim: bool) -
             x = x - x[tuple(slice(0, 1) if d in dims else slice(None) for d in range(x.ndim))]
         centered = x - np.sum(x, axis=dims, keepdims=True) / work.type(builtins.max(count, 1))
         squares = np.sum(centered * centered, axis=dims, keepdims=keepdim)
-        return np.asarray(squares / work.type(dof)).astype(self.dtype, copy=False)
+        variance = np.asarray(squares / work.type(dof)).astype(self.dtype, copy=False)
+        return np.require(variance, requirements="C")  # contiguous, as torch's
 
 
 def _var_backward(ctx, grad: Tensor, self: Tensor) -> Tensor:
@@ -274,7 +275,7 @@ class Prod(Op):
         axis = None if dim is None or self.ndim == 0 else dim
         result = np.prod(self, axis=axis, keepdims=keepdim and axis is not None,
                          dtype=_accumulator(dtype))
-        result = np.asarray(result).astype(dtype, copy=False)
+        result = np.require(np.asarray(result).astype(dtype, copy=False), requirements="C")
         ctx.save_for_backward(self, result)
         return result
 
@@ -337,4 +338,6 @@ __all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "cumsum", "log_soft
 
 
 def _sum(array, dims, keepdim, dtype):
-    return np.sum(array, axis=dims, keepdims=keepdim, dtype=dtype)
+    # torch's reductions give a contiguous result whatever the input's layout; NumPy's follow
+    # a transposed input's
+    return np.require(np.sum(array, axis=dims, keepdims=keepdim, dtype=dtype), requirements="C")
