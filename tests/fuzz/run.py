@@ -2,12 +2,18 @@
 
     python -m tests.fuzz --seed 0 --count 50000 [--out fuzz-failures.py]
 
-Progress is shown only on a terminal; the summary (programs, mismatches, time) always. Exits 1
-if any program mismatched, after writing every shrunk failing program to ``--out``.
+Programs run in a child process that reports each seed before running it, so a program that
+crashes the interpreter (a segmentation fault in either library) is recorded as a failure and
+the run goes on from the next seed. Progress is shown only on a terminal; the summary
+(programs, mismatches, time) always. Exits 1 if any program mismatched or crashed, after
+writing every shrunk failing program to ``--out``.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
 import sys
 import time
 
@@ -15,23 +21,70 @@ from .interpreter import check
 from .programs import generate
 from .shrink import report, report_header, shrink
 
+MAX_SHRUNK = 50  # later failures are reported unshrunk: shrinking costs hundreds of runs each
 
-def run_range(seed: int, count: int, progress: bool = False, max_shrink: int = 50):
-    """Check programs ``seed .. seed+count-1``; the list of (shrunk program, mismatch)."""
+
+def run_range(seed: int, count: int, emit=None) -> list:
+    """Check programs ``seed .. seed+count-1`` here; the list of (program, mismatch)."""
     failures = []
-    started = time.perf_counter()
-    for n, program_seed in enumerate(range(seed, seed + count)):
+    for program_seed in range(seed, seed + count):
+        if emit:
+            emit(f"S {program_seed}")
         program = generate(program_seed)
         reason = check(program)
         if reason:
-            if len(failures) < max_shrink:
+            if len(failures) < MAX_SHRUNK:
                 program, reason = shrink(program)
             failures.append((program, reason))
-        if progress and (n + 1) % 100 == 0:
-            rate = (n + 1) / (time.perf_counter() - started)
-            sys.stderr.write(f"\r{n + 1}/{count} programs, {len(failures)} mismatches, "
-                             f"{rate:.0f}/s ")
-            sys.stderr.flush()
+            if emit:
+                emit("F " + json.dumps([program, reason]))
+    return failures
+
+
+def _worker(seed: int, count: int) -> int:
+    def emit(line):
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+    run_range(seed, count, emit)
+    emit("E")
+    return 0
+
+
+def _supervise(seed: int, count: int, progress: bool) -> list:
+    """Run the range in child processes, restarting after the seed that crashed one."""
+    failures = []
+    end = seed + count
+    started = time.perf_counter()
+    done = 0
+    while seed < end:
+        command = [sys.executable, "-m", "tests.fuzz", "--worker", "--seed", str(seed),
+                   "--count", str(end - seed)]
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True,
+                                 cwd=os.getcwd())
+        current, finished = None, False
+        for line in child.stdout:
+            kind, _, rest = line.rstrip("\n").partition(" ")
+            if kind == "S":
+                current = int(rest)
+                done = current - (end - count)
+                if progress and done % 100 == 0:
+                    rate = done / max(time.perf_counter() - started, 1e-9)
+                    sys.stderr.write(f"\r{done}/{count} programs, {len(failures)} mismatches, "
+                                     f"{rate:.0f}/s ")
+                    sys.stderr.flush()
+            elif kind == "F":
+                program, reason = json.loads(rest)
+                failures.append((program, reason))
+            elif kind == "E":
+                finished = True
+        code = child.wait()
+        if finished:
+            break
+        if current is None:
+            raise RuntimeError(f"the fuzz worker failed before its first program (exit {code})")
+        program = generate(current)
+        failures.append((program, f"the interpreter process died (exit {code}) running it"))
+        seed = current + 1
     if progress:
         sys.stderr.write("\n")
     return failures
@@ -44,9 +97,12 @@ def main(argv=None) -> int:
     parser.add_argument("--count", type=int, default=50000, help="how many programs")
     parser.add_argument("--out", default="fuzz-failures.py",
                         help="where shrunk failing programs are written")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.worker:
+        return _worker(args.seed, args.count)
     started = time.perf_counter()
-    failures = run_range(args.seed, args.count, progress=sys.stderr.isatty())
+    failures = _supervise(args.seed, args.count, progress=sys.stderr.isatty())
     elapsed = time.perf_counter() - started
     if failures:
         with open(args.out, "w") as file:
