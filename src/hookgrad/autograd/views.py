@@ -14,6 +14,7 @@ from ..tensor import Tensor
 from . import grad_mode
 from .grad_mode import _state
 from .node import Node
+from .saved import ERR_FREED
 from .tensor_hooks import grad_edge, history_moved
 
 NO_GRAD_VIEW_ERROR = (
@@ -179,6 +180,8 @@ class CopySlices(Node):
         return "torch::autograd::CopySlices"
 
     def apply(self, grad_outputs: tuple) -> tuple:
+        if self.fn is None:  # released by an earlier backward: torch drops fn there too
+            raise RuntimeError(ERR_FREED)
         (grad,) = grad_outputs
         if grad is None:
             return (None,) * len(self.next_functions)
@@ -207,7 +210,9 @@ class CopySlices(Node):
         return result.copy_(grad)
 
     def release_variables(self) -> None:
-        self.fn.release_variables()
+        if self.fn is not None:
+            self.fn.release_variables()
+            self.fn = None
 
 
 def check_rebase(view: Tensor) -> None:
