@@ -24,8 +24,9 @@ test: $(VENV)/.test-installed
 # random autograd programs run under hookgrad and torch; shrunk mismatches go to fuzz-failures.py
 SEED ?= 0
 COUNT ?= 50000
+JOBS ?= 1
 fuzz: $(VENV)/.test-installed
-	$(PY) -m tests.fuzz --seed $(SEED) --count $(COUNT) --out fuzz-failures.py
+	$(PY) -m tests.fuzz --seed $(SEED) --count $(COUNT) --jobs $(JOBS) --out fuzz-failures.py
 
 demo: $(VENV)/.demo-installed
 	$(VENV)/bin/hookgrad demo

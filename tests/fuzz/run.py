@@ -15,7 +15,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from .interpreter import check
 from .programs import generate
@@ -50,12 +52,29 @@ def _worker(seed: int, count: int) -> int:
     return 0
 
 
-def _supervise(seed: int, count: int, progress: bool) -> list:
+class _Progress:
+    """Programs done over all workers; printed (on a terminal only) every 100."""
+
+    def __init__(self, total: int, show: bool):
+        self.total, self.show, self.done, self.failed = total, show, 0, 0
+        self.started = time.perf_counter()
+        self.lock = threading.Lock()
+
+    def step(self, failed: int = 0) -> None:
+        with self.lock:
+            self.done += 1
+            self.failed += failed
+            if self.show and self.done % 100 == 0:
+                rate = self.done / max(time.perf_counter() - self.started, 1e-9)
+                sys.stderr.write(f"\r{self.done}/{self.total} programs, {self.failed} "
+                                 f"mismatches, {rate:.0f}/s ")
+                sys.stderr.flush()
+
+
+def _supervise(seed: int, count: int, progress: _Progress) -> list:
     """Run the range in child processes, restarting after the seed that crashed one."""
     failures = []
     end = seed + count
-    started = time.perf_counter()
-    done = 0
     while seed < end:
         command = [sys.executable, "-m", "tests.fuzz", "--worker", "--seed", str(seed),
                    "--count", str(end - seed)]
@@ -65,18 +84,18 @@ def _supervise(seed: int, count: int, progress: bool) -> list:
         for line in child.stdout:
             kind, _, rest = line.rstrip("\n").partition(" ")
             if kind == "S":
+                if current is not None:
+                    progress.step()
                 current = int(rest)
-                done = current - (end - count)
-                if progress and done % 100 == 0:
-                    rate = done / max(time.perf_counter() - started, 1e-9)
-                    sys.stderr.write(f"\r{done}/{count} programs, {len(failures)} mismatches, "
-                                     f"{rate:.0f}/s ")
-                    sys.stderr.flush()
             elif kind == "F":
                 program, reason = json.loads(rest)
                 failures.append((program, reason))
+                progress.step(failed=1)
+                current = None
             elif kind == "E":
                 finished = True
+                if current is not None:
+                    progress.step()
         code = child.wait()
         if finished:
             break
@@ -84,9 +103,8 @@ def _supervise(seed: int, count: int, progress: bool) -> list:
             raise RuntimeError(f"the fuzz worker failed before its first program (exit {code})")
         program = generate(current)
         failures.append((program, f"the interpreter process died (exit {code}) running it"))
+        progress.step(failed=1)
         seed = current + 1
-    if progress:
-        sys.stderr.write("\n")
     return failures
 
 
@@ -97,12 +115,22 @@ def main(argv=None) -> int:
     parser.add_argument("--count", type=int, default=50000, help="how many programs")
     parser.add_argument("--out", default="fuzz-failures.py",
                         help="where shrunk failing programs are written")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="worker processes, each on its own share of the seeds")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         return _worker(args.seed, args.count)
     started = time.perf_counter()
-    failures = _supervise(args.seed, args.count, progress=sys.stderr.isatty())
+    progress = _Progress(args.count, sys.stderr.isatty())
+    jobs = max(1, min(args.jobs, args.count))
+    bounds = [args.seed + args.count * i // jobs for i in range(jobs + 1)]
+    with ThreadPoolExecutor(jobs) as pool:
+        parts = pool.map(lambda i: _supervise(bounds[i], bounds[i + 1] - bounds[i], progress),
+                         range(jobs))
+        failures = [failure for part in parts for failure in part]
+    if progress.show:
+        sys.stderr.write("\n")
     elapsed = time.perf_counter() - started
     if failures:
         with open(args.out, "w") as file:
