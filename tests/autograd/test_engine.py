@@ -330,3 +330,21 @@ def test_backward_inputs_must_be_tensors_like_torch(inputs):
             (x * 2).sum().backward(inputs=inputs)
         errors.append(info.type)
     assert errors[0] is errors[1]
+
+
+def _mul_by_number_twice(lib, op):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3.0 if op == "mul" else x / 3.0
+    y.sum().backward()
+    try:
+        y.sum().backward()
+    except RuntimeError as error:
+        return "second time" in str(error)
+    return False
+
+
+@pytest.mark.parametrize("op", ["mul", "div"])
+def test_number_operand_is_freed_with_the_graph_like_torch(op):
+    """torch saves the Python number of ``x * 3`` as a wrapped tensor, so a second backward
+    through the freed graph raises (found by the program fuzzer)."""
+    assert _mul_by_number_twice(hookgrad, op) == _mul_by_number_twice(torch, op) is True

@@ -157,6 +157,8 @@ class Generator:
         if self.rng.random() < 0.5:
             a, b = b, a
         self.emit(f"{out} = " + template.format(a=a, b=b), [a, b], [out])
+        if a in self.reordered or b in self.reordered:
+            self.reordered.add(out)  # maximum(t, t) of a transposed t stays transposed
         detach_b = ".detach()" in template
         rg = self.rg_of(a) or (self.rg_of(b) and not detach_b)
         self.vars[out] = (_broadcast(self.shape_of(a), self.shape_of(b)), rg)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -22,6 +23,9 @@ from concurrent.futures import ThreadPoolExecutor
 from .interpreter import check
 from .programs import generate
 from .shrink import report, report_header, shrink
+
+_STOP = threading.Event()  # set by SIGINT/SIGTERM: stop the workers, summarise what ran
+_CHILDREN: set = set()
 
 MAX_SHRUNK = 50  # later failures are reported unshrunk: shrinking costs hundreds of runs each
 
@@ -78,8 +82,11 @@ def _supervise(seed: int, count: int, progress: _Progress) -> list:
     while seed < end:
         command = [sys.executable, "-m", "tests.fuzz", "--worker", "--seed", str(seed),
                    "--count", str(end - seed)]
+        if _STOP.is_set():
+            break
         child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True,
-                                 cwd=os.getcwd())
+                                 cwd=os.getcwd(), start_new_session=True)
+        _CHILDREN.add(child)
         current, finished = None, False
         for line in child.stdout:
             kind, _, rest = line.rstrip("\n").partition(" ")
@@ -97,7 +104,8 @@ def _supervise(seed: int, count: int, progress: _Progress) -> list:
                 if current is not None:
                     progress.step()
         code = child.wait()
-        if finished:
+        _CHILDREN.discard(child)
+        if finished or _STOP.is_set():
             break
         if current is None:
             raise RuntimeError(f"the fuzz worker failed before its first program (exit {code})")
@@ -106,6 +114,13 @@ def _supervise(seed: int, count: int, progress: _Progress) -> list:
         progress.step(failed=1)
         seed = current + 1
     return failures
+
+
+def _interrupt(signum, frame) -> None:
+    _STOP.set()
+    for child in list(_CHILDREN):
+        if child.poll() is None:
+            child.terminate()
 
 
 def main(argv=None) -> int:
@@ -122,6 +137,8 @@ def main(argv=None) -> int:
     if args.worker:
         return _worker(args.seed, args.count)
     started = time.perf_counter()
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
     progress = _Progress(args.count, sys.stderr.isatty())
     jobs = max(1, min(args.jobs, args.count))
     bounds = [args.seed + args.count * i // jobs for i in range(jobs + 1)]
@@ -139,7 +156,8 @@ def main(argv=None) -> int:
                 file.write("\n" + report(program, reason))
         for program, reason in failures[:3]:
             print(report(program, reason))
-    print(f"fuzz: {args.count} programs (seeds {args.seed}..{args.seed + args.count - 1}), "
-          f"{len(failures)} mismatches, {elapsed:.1f} s"
-          + (f"; shrunk programs in {args.out}" if failures else ""))
-    return 1 if failures else 0
+    ran = f"{progress.done} of {args.count}" if _STOP.is_set() else f"{args.count}"
+    print(f"fuzz: {ran} programs (seeds {args.seed}..{args.seed + args.count - 1}"
+          f"{', interrupted' if _STOP.is_set() else ''}), {len(failures)} mismatches, "
+          f"{elapsed:.1f} s" + (f"; shrunk programs in {args.out}" if failures else ""))
+    return 1 if failures or _STOP.is_set() else 0

@@ -110,3 +110,25 @@ def test_reduction_of_permuted_input_is_contiguous_like_torch(name):
         return out.is_contiguous(), out.stride(), out.tolist()
 
     assert run(hookgrad) == run(torch)
+
+
+# clone keeps the input's memory order; an expanded (stride 0) dimension keeps its place in
+# that order, where NumPy's order="K" would make it innermost (found by the program fuzzer)
+CLONE_INPUTS = {
+    "expanded_new_dim": lambda lib: lib.ones(2, 3).expand(4, 2, 3),
+    "expanded_last_dim": lambda lib: lib.ones(3, 1).expand(3, 4),
+    "expanded_transposed": lambda lib: lib.ones(1, 3).expand(4, 3).t(),
+    "expanded_permuted": lambda lib: lib.ones(2, 1, 3).expand(2, 4, 3).permute(2, 1, 0),
+    "sliced_transposed": lambda lib: lib.ones(3, 4).t()[:, ::2],
+    "sliced_permuted": lambda lib: lib.ones(2, 3, 4).permute(1, 2, 0)[:, ::2],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLONE_INPUTS))
+def test_clone_keeps_torchs_memory_order(name):
+    def run(lib):
+        out = CLONE_INPUTS[name](lib).clone()
+        return out.is_contiguous(), out.stride()
+
+    assert run(hookgrad) == run(torch)
+

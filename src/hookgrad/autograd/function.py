@@ -21,7 +21,7 @@ from ..tensor import Tensor, has_internal_overlap
 from . import grad_mode
 from .grad_mode import _state
 from .node import Node, tasks
-from .saved import save_builtin, save_user
+from .saved import ERR_FREED, save_builtin, save_user
 from .tensor_hooks import grad_edge, history_moved
 from .views import alias, check_inplace, check_rebase, make_view, rebase_history
 
@@ -89,6 +89,19 @@ class BackwardCFunction(Node, FunctionCtx):
                 return self.__dict__.get(forward_cls.saved_values[key])
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
+    def release_variables(self) -> None:
+        Node.release_variables(self)
+        if self.__dict__.get("number") is not None and self._forward_cls._wrapped_scalars:
+            # torch keeps a Python-number operand (x * 3) as a saved wrapped tensor, so it is
+            # freed with the graph: a second backward through the node raises
+            self.__dict__["number_freed"] = True
+
+    def saved_number(self):
+        """The Python-number operand of ``x * 3``, or torch's error once the graph is freed."""
+        if self.__dict__.get("number_freed"):
+            raise RuntimeError(ERR_FREED)
+        return self.__dict__.get("number")
+
     def _saved_slot(self, forward_cls, key: str, raw: bool):
         index = forward_cls.saved_names.index(key)
         saved = self._saved
@@ -102,6 +115,9 @@ class BackwardCFunction(Node, FunctionCtx):
         # the slots that only the number's gradient would have needed stay None
         number = self.__dict__.get("number")
         if number is None or raw or key not in _wrapped_names(forward_cls):
+            return None
+        number = self.saved_number()
+        if number is None:
             return None
         return Tensor._make(np.asarray(number))
 

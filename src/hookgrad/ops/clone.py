@@ -11,12 +11,43 @@ from ._util import quiet
 # ---------------------------------------------------------------------------------------------
 # clone and to(dtype)
 # ---------------------------------------------------------------------------------------------
+def _preserved_order(shape: tuple, strides: tuple) -> list:
+    """torch's memory order for a copy that keeps the input's layout, innermost dimension
+    first: a stable insertion sort by stride (the smaller size first on a tie) in which a
+    stride of 0 compares with nothing, so an expanded dimension keeps its place (NumPy's
+    order="K" would make it the innermost)."""
+    def compare(a: int, b: int) -> int:
+        if strides[a] == 0 or strides[b] == 0:
+            return 0
+        if strides[a] != strides[b]:
+            return -1 if strides[a] < strides[b] else 1
+        return 1 if shape[a] > shape[b] else 0
+
+    order = list(reversed(range(len(shape))))
+    for i in range(1, len(order)):
+        moving = i
+        for j in range(i - 1, -1, -1):
+            found = compare(order[j], order[moving])
+            if found > 0:
+                order[j], order[moving] = order[moving], order[j]
+                moving = j
+            elif found < 0:
+                break
+    return order
+
+
 class Clone(Op):
     node_name = "CloneBackward0"
 
     @staticmethod
     def forward(ctx, self, memory_format=None):
-        return np.array(self, copy=True)
+        if self.ndim < 2 or self.flags.c_contiguous or 0 not in self.strides:
+            return np.array(self, copy=True)  # NumPy's order="K" is torch's order here
+        outermost_first = _preserved_order(self.shape, self.strides)[::-1]
+        buffer = np.empty([self.shape[d] for d in outermost_first], self.dtype)
+        result = buffer.transpose(np.argsort(outermost_first))
+        result[...] = self
+        return result
 
     @staticmethod
     def backward(ctx, grad):
