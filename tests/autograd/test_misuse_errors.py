@@ -188,3 +188,19 @@ def test_non_tensor_arguments_raise_torchs_error_type(case):
 
     _same_error(program)
     assert _error(lambda: program(hookgrad))[0] is _error(lambda: program(torch))[0]
+
+
+def test_in_place_op_reading_a_stale_split_output_changes_nothing():
+    """The source of an in-place op is a split output whose base changed: torch raises before
+    writing, so the target keeps its values (found by the program fuzzer)."""
+    def run(lib):
+        x = lib.tensor([[1.0, -2.0], [3.0, 0.5]], dtype=lib.float64, requires_grad=True)
+        base = x * 1
+        _, second = base.split(1, 1)
+        target = x * 3
+        base.unsqueeze(2).sub_(0.5)
+        with pytest.raises(RuntimeError):
+            target.add_(second)
+        return target.detach().tolist(), target._version
+
+    assert run(hookgrad) == run(torch)

@@ -285,6 +285,10 @@ class BuiltinFunction(Function):
                 check_inplace(target)
             if any_needs and target._base is not None and target._data.dtype.kind in "fcV":
                 check_rebase(target)  # before forward writes: a refusal must change nothing
+            if any_needs:
+                for arg in args[1:]:
+                    if isinstance(arg, Tensor) and arg._base is not None:
+                        arg.grad_fn  # a stale split output raises here, before the write
         arrays = [a._data if isinstance(a, Tensor) else a for a in args]
         if not any_needs:
             ctx = _UntrackedCtx()
