@@ -37,8 +37,12 @@ class _Library:
 
     def state(self, value):
         if isinstance(value, self.tensor_type):
+            try:
+                data = np.array(value.detach().numpy(), copy=True)
+            except RuntimeError:  # torch's ZeroTensor (an undefined gradient made zeros)
+                data = np.zeros(tuple(value.shape), dtype=str(value.dtype).split(".")[-1])
             state = {"shape": tuple(value.shape), "dtype": str(value.dtype).split(".")[-1],
-                     "data": np.array(value.detach().numpy(), copy=True)}
+                     "data": data}
             for key, read in _PROPERTIES:
                 try:
                     state[key] = read(value)

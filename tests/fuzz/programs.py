@@ -50,6 +50,10 @@ class Generator:
         self.reordered: set = set()  # names whose memory order may not be row-major
         self.expanded: set = set()  # names with a stride-0 (expanded) dimension
         self.module_outputs: set = set()
+        self.retained: set = set()  # names given retain_grad (directly or by backward(inputs))
+        self.producer: dict[str, list] = {}  # name -> the names its line read
+        self.node_hooked: set = set()  # names whose grad_fn has a post-hook
+        self.base_needed_grad: dict[str, bool] = {}  # view -> did its root need grad then
         self.count = 0
         self.hooks = 0
         self.saved_hooks_open = False
@@ -66,6 +70,8 @@ class Generator:
 
     def emit(self, code: str, ins, outs=(), show=None):
         ins = list(dict.fromkeys(ins))
+        for out in outs:
+            self.producer[out] = ins
         self.lines.append({"code": code, "ins": ins, "outs": list(outs),
                            "show": list(outs) if show is None else list(show)})
 
@@ -85,6 +91,7 @@ class Generator:
 
     def alias(self, view: str, source: str) -> None:
         self.root[view] = self.root.get(source, source)
+        self.base_needed_grad[view] = self.vars.get(self.root[view], (None, True))[1]
 
     def shares_memory(self, a: str, b: str) -> bool:
         return self.root.get(a, a) == self.root.get(b, b)
@@ -198,6 +205,10 @@ class Generator:
         self.vars[out] = (tuple(new), self.rg_of(a))
 
     def matmul(self):
+        if self.saved_hooks_open:
+            # which tensors matmul saves depends on how it folds batch dimensions into mm
+            # (torch packs one more in some shapes); left out under saved-tensor hooks
+            return
         a = self.pick(lambda s: 1 <= len(s) <= 3)
         if a is None:
             return
@@ -348,9 +359,15 @@ class Generator:
         # Nor a module's output or an alias of it: with full backward hooks it is a view made
         # by a custom Function, and after an in-place change through an alias torch refuses
         # to rebuild its history on any later read (is_leaf raises), hookgrad does not yet.
+        # Nor a view made while its base needed no gradient, if the base needs one now (an
+        # in-place op with a tensor that does): torch then treats the view as a leaf that
+        # requires grad and refuses, hookgrad rebuilds its history from the base (see report).
         return self.pick(lambda s: pred is None or pred(s), grads=False,
                          exclude_names={n for n in self.vars
-                                        if self.root.get(n, n) in self.module_outputs})
+                                        if self.root.get(n, n) in self.module_outputs
+                                        or (n in self.base_needed_grad
+                                            and not self.base_needed_grad[n]
+                                            and self.rg_of(self.root[n]))})
 
     def pick_operand(self, target: str, shape: tuple):
         """The source of an in-place op on ``target``: broadcastable to ``shape`` and not
@@ -406,9 +423,15 @@ class Generator:
             return
         fn = self.rng.choice(CUSTOM)
         shape, rg = self.vars[a]
+        if fn == "DoubleInPlace" and a in self.retained:
+            # mark_dirty on a tensor that retains its grad: torch then drops the .grad it
+            # had, a built-in in-place op keeps it (hookgrad keeps it for both); left out
+            return
         if fn in ("WithCount", "WithMask", "Lazy"):
             first, second = self.name(), self.name()
             self.emit(f"{first}, {second} = {fn}.apply({a})", [a], [first, second])
+            if a in self.reordered:
+                self.reordered.update((first, second))
             self.vars[first] = (shape, rg)
             if fn == "Lazy":
                 self.vars[second] = (shape, rg)
@@ -430,6 +453,8 @@ class Generator:
             out = self.name()
             self.emit(f"{out} = {fn}.apply({a})", [a], [out])
             self.vars[out] = (shape, rg)
+            if a in self.reordered:
+                self.reordered.add(out)
 
     def tensor_hooks(self):
         # Not on a view whose memory was written in place (as node_hooks): torch rebuilds that
@@ -444,6 +469,7 @@ class Generator:
             scale = self.rng.choice([None, None, 2.0])
             self.emit(f"{a}.register_hook(tensor_hook('hook{self.hooks}', {scale}))", [a], show=[])
         elif roll < 0.8:
+            self.retained.add(a)
             self.emit(f"{a}.retain_grad()", [a], show=[])
         else:
             self.emit(f"{a}.register_post_accumulate_grad_hook(post_hook('post{self.hooks}'))",
@@ -457,7 +483,12 @@ class Generator:
         if a is None:
             return
         self.hooks += 1
-        if self.rng.random() < 0.5:
+        inputs_need_grad = all(self.vars.get(n, (None, True))[1] for n in self.producer.get(a, []))
+        if self.rng.random() < 0.5 and inputs_need_grad:
+            # a node post-hook sees gradients for every input of the node; for an input that
+            # needs none, torch's formula may or may not compute one (stack does, hookgrad
+            # gives None), which is how each backward is written, not behaviour: left out
+            self.node_hooked.add(a)
             self.emit(f"{a}.grad_fn.register_hook(node_hook('node{self.hooks}'))", [a], show=[])
         else:
             scale = self.rng.choice([None, 0.5])
@@ -520,7 +551,12 @@ class Generator:
             options.append("create_graph=True")
         ins = [a]
         if self.rng.random() < 0.2:
-            chosen = self.pick(rg=True)
+            # not a tensor whose node has a post-hook: torch calls it without running the
+            # node (its grad_inputs are None), hookgrad runs the node
+            chosen = self.pick(rg=True, exclude_names=self.node_hooked)
+            if chosen is None:
+                return
+            self.retained.add(chosen)
             ins.append(chosen)
             options.append(f"inputs=[{chosen}]")
         self.emit(f"{a}.sum().backward({', '.join(options)})", ins, show=[])
