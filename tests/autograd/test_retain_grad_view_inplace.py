@@ -66,3 +66,23 @@ def test_retain_grad_on_a_view_that_is_then_changed_in_place(name):
 
     for ours, theirs in zip(run(hookgrad), run(torch)):
         assert_close(ours, theirs)
+
+
+@pytest.mark.parametrize("name", ["base_copy", "sibling_setitem"])
+def test_retained_view_keeps_retaining_after_its_base_changes(name):
+    """A view retains its grad, then its base (or another view of it) changes in place: the
+    view's rebuilt history keeps the retain_grad (found by the program fuzzer)."""
+    def run(lib):
+        x = lib.tensor([[0.5, -1.0], [2.0, 0.25]], dtype=lib.float64, requires_grad=True)
+        base = x * 2
+        view = base.unsqueeze(0)
+        view.retain_grad()
+        if name == "base_copy":
+            base.copy_(x.exp())
+        else:
+            base.view(-1)[0:2] = x[0] * 3
+        (view * view).sum().backward()
+        return view.grad, x.grad
+
+    for ours, theirs in zip(run(hookgrad), run(torch)):
+        assert_close(ours, theirs)

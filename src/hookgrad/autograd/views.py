@@ -134,8 +134,12 @@ def regenerate_view_grad_fn(view: Tensor) -> None:
     with grad_mode.enable_grad():
         fresh = view._view_fn(base)  # may raise (a split output): then it raises every time
     view._view_version = view._version_counter[0]
+    old_node, old_nr = view._grad_fn, view._output_nr
     view._grad_fn = fresh._grad_fn
     view._output_nr = fresh._output_nr
+    if view._extra is not None and old_node is not None and old_node is not view._grad_fn:
+        # a retained view keeps retaining through its rebuilt history, as in torch
+        history_moved(view, old_node, old_nr)
 
 
 def check_inplace(tensor: Tensor, tense: str = "is being") -> None:
