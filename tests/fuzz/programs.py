@@ -50,6 +50,7 @@ class Generator:
         self.reordered: set = set()  # names whose memory order may not be row-major
         self.expanded: set = set()  # names with a stride-0 (expanded) dimension
         self.module_outputs: set = set()
+        self.grad_derived: set = set()  # gradients from autograd.grad, and views/maps of them
         self.retained: set = set()  # names given retain_grad (directly or by backward(inputs))
         self.producer: dict[str, list] = {}  # name -> the names its line read
         self.node_hooked: set = set()  # names whose grad_fn has a post-hook
@@ -146,8 +147,11 @@ class Generator:
         rg = self.rg_of(a) and ".detach()" not in template or "requires_grad_" in template
         self.emit(f"{out} = " + template.format(a=a), [a], [out])
         self.vars[out] = (self.shape_of(a), rg)
-        if ".detach()" in template and "requires_grad_" not in template:
-            self.alias(out, a)  # shares a's memory and version counter
+        if ".detach()" in template and "requires_grad_" not in template or (
+                "contiguous" in template):
+            self.alias(out, a)  # shares a's memory (contiguous() may return a itself)
+        if a in self.grad_derived:
+            self.grad_derived.add(out)
         if a in self.reordered and "contiguous" not in template:
             self.reordered.add(out)  # an elementwise result keeps its input's order
 
@@ -231,9 +235,10 @@ class Generator:
         choices = ["reshape", "view", "flatten", "unsqueeze", "squeeze", "expand"]
         if ndim >= 1:
             choices += ["slice", "slice", "select", "narrow"]
-            if a not in self.reordered:
+            if a not in self.reordered and a not in self.grad_derived:
                 # advanced indexing of a transposed tensor: torch's result follows the input's
-                # memory order (TensorIterator), hookgrad's is row-major; left out (see report)
+                # memory order (TensorIterator), hookgrad's is row-major; left out (see report).
+                # The same for a gradient, whose memory order is how each backward is written.
                 choices.append("index")
         if ndim >= 2:
             choices += ["transpose", "transpose", "permute", "diagonal"]
@@ -300,6 +305,8 @@ class Generator:
         out = self.name()
         self.emit(f"{out} = {code}", [a], [out])
         self.vars[out] = (tuple(new), self.rg_of(a))
+        if a in self.grad_derived:
+            self.grad_derived.add(out)
         if op != "index":  # advanced indexing copies
             self.alias(out, a)
             if op == "expand" or a in self.expanded:
@@ -325,6 +332,10 @@ class Generator:
         self.emit(f"{', '.join(outs)}, = {code}", [a], outs)
         for out, size in zip(outs, sizes):
             self.alias(out, a)
+            if a in self.reordered:
+                self.reordered.add(out)
+            if a in self.grad_derived:
+                self.grad_derived.add(out)
             new = list(shape)
             if code.startswith(f"{a}.unbind"):
                 del new[d]
@@ -423,7 +434,7 @@ class Generator:
             return
         fn = self.rng.choice(CUSTOM)
         shape, rg = self.vars[a]
-        if fn == "DoubleInPlace" and a in self.retained:
+        if fn == "DoubleInPlace" and any(self.shares_memory(a, r) for r in self.retained):
             # mark_dirty on a tensor that retains its grad: torch then drops the .grad it
             # had, a built-in in-place op keeps it (hookgrad keeps it for both); left out
             return
@@ -483,7 +494,10 @@ class Generator:
         if a is None:
             return
         self.hooks += 1
-        inputs_need_grad = all(self.vars.get(n, (None, True))[1] for n in self.producer.get(a, []))
+        # (a gradient's requires_grad is not known here: d(x.sum())/dx needs none even with
+        # create_graph, so gradients count as not needing one)
+        inputs_need_grad = all(self.vars.get(n, (None, True))[1] and n not in self.grad_derived
+                               for n in self.producer.get(a, []))
         if self.rng.random() < 0.5 and inputs_need_grad:
             # a node post-hook sees gradients for every input of the node; for an input that
             # needs none, torch's formula may or may not compute one (stack does, hookgrad
@@ -581,6 +595,7 @@ class Generator:
                   [a, *wrt], outs)
         for out, name in zip(outs, wrt):
             self.vars[out] = (self.shape_of(name), create)
+            self.grad_derived.add(out)
 
 
 def _broadcast(a, b):

@@ -198,6 +198,8 @@ class CopySlices(Node):
             region.zero_()
         else:
             region.copy_(fn_grads[0])
+        if self.next_functions[0][0] is None:
+            result = None  # the base needed no gradient: none is reported for it (as torch)
         return (result,) + fn_grads[1:]
 
     def _laid_out_as_base(self, grad: Tensor) -> Tensor:
