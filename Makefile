@@ -1,10 +1,10 @@
-# Two commands: `make test` and `make demo`. Each builds .venv with python3 -m venv and pip.
+# `make test`, `make demo` (and `make fuzz`, `make bench`). Each builds .venv with python3 -m venv and pip.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: test demo bench clean
+.PHONY: test demo bench fuzz clean
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,13 @@ $(VENV)/.demo-installed: pyproject.toml $(VENV)/bin/activate
 test: $(VENV)/.test-installed
 	$(PY) -m pytest
 
+# random autograd programs run under hookgrad and torch; shrunk mismatches go to fuzz-failures.py
+SEED ?= 0
+COUNT ?= 50000
+JOBS ?= 1
+fuzz: $(VENV)/.test-installed
+	$(PY) -m tests.fuzz --seed $(SEED) --count $(COUNT) --jobs $(JOBS) --out fuzz-failures.py
+
 demo: $(VENV)/.demo-installed
 	$(VENV)/bin/hookgrad demo
 
@@ -33,4 +40,4 @@ bench: $(VENV)/.bench-installed
 	$(PY) benchmarks/compare.py --threads 1 2 --json bench.json
 
 clean:
-	rm -rf $(VENV) demo-output bench.json
+	rm -rf $(VENV) demo-output bench.json fuzz-failures.py

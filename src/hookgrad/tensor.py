@@ -97,7 +97,15 @@ class Tensor:
     @property
     def requires_grad(self) -> bool:
         """Whether operations on this tensor are recorded for gradients."""
-        return self._requires_grad or self.grad_fn is not None
+        if self._requires_grad:
+            return True
+        try:
+            return self.grad_fn is not None
+        except RuntimeError:
+            # a split/unbind output whose base changed in place cannot regenerate its history
+            # (torch raises for grad_fn and is_leaf); it is a view of a base that requires
+            # grad, which torch answers from the recorded history without regenerating
+            return True
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:

@@ -303,3 +303,48 @@ def test_get_gradient_edge_refuses_a_tensor_without_grad():
     for lib in (hookgrad, torch):
         with pytest.raises(RuntimeError, match="not possible to get the gradient edge"):
             lib.autograd.graph.get_gradient_edge(lib.ones(2))
+
+
+def _backward_inputs_non_leaf(lib):
+    x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    y = x * x
+    (y * y).sum().backward(inputs=[y], retain_graph=True)
+    first = (y.retains_grad, y.grad.tolist())
+    # y keeps its .grad from now on, as after retain_grad: a plain backward accumulates there
+    (y * 3).sum().backward()
+    z = x * 3
+    (z * z).sum().backward(create_graph=True, inputs=[z])
+    return first, y.grad.tolist(), x.grad.tolist(), z.grad.requires_grad, z.retains_grad
+
+
+def test_backward_inputs_non_leaf_retains_grad_like_torch():
+    assert _backward_inputs_non_leaf(hookgrad) == _backward_inputs_non_leaf(torch)
+
+
+@pytest.mark.parametrize("inputs", [[None], (3,)])
+def test_backward_inputs_must_be_tensors_like_torch(inputs):
+    errors = []
+    for lib in (torch, hookgrad):
+        x = lib.ones(2, requires_grad=True)
+        with pytest.raises(Exception) as info:
+            (x * 2).sum().backward(inputs=inputs)
+        errors.append(info.type)
+    assert errors[0] is errors[1]
+
+
+def _mul_by_number_twice(lib, op):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3.0 if op == "mul" else x / 3.0
+    y.sum().backward()
+    try:
+        y.sum().backward()
+    except RuntimeError as error:
+        return "second time" in str(error)
+    return False
+
+
+@pytest.mark.parametrize("op", ["mul", "div"])
+def test_number_operand_is_freed_with_the_graph_like_torch(op):
+    """torch saves the Python number of ``x * 3`` as a wrapped tensor, so a second backward
+    through the freed graph raises (found by the program fuzzer)."""
+    assert _mul_by_number_twice(hookgrad, op) == _mul_by_number_twice(torch, op) is True

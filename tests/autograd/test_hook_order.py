@@ -214,3 +214,23 @@ def test_handles_hold_no_strong_reference_to_the_graph():
     assert node_ref() is None
     handle.remove()
     handle.remove()  # idempotent
+
+
+def _captured_with_tensor_hook(lib, wrt_leaf_too: bool):
+    """autograd.grad w.r.t. a non-leaf that has a tensor hook doubling its gradient. When the
+    non-leaf's node must run anyway (a leaf further up is wanted too), torch captures the
+    gradient before the hook (the hook then runs once, with the node, and feeds the leaf);
+    when nothing beyond it is wanted, the hook runs first and the capture sees its result."""
+    x = lib.tensor([-1.0, 0.5], dtype=lib.float64, requires_grad=True)
+    y = lib.stack([x, x], 0)
+    calls = []
+    y.register_hook(lambda grad: calls.append("hook") or grad * 2)
+    inputs = [y, x] if wrt_leaf_too else [y]
+    grads = lib.autograd.grad(y.sum(), inputs)
+    return [g.tolist() for g in grads], calls
+
+
+@pytest.mark.parametrize("wrt_leaf_too", [False, True])
+def test_autograd_grad_capture_and_tensor_hooks_order_as_torch(wrt_leaf_too):
+    assert (_captured_with_tensor_hook(hookgrad, wrt_leaf_too)
+            == _captured_with_tensor_hook(torch, wrt_leaf_too))

@@ -150,3 +150,41 @@ def test_stolen_grad_accumulates_without_touching_the_kept_gradient():
         return x.grad.tolist(), [grad.tolist() for grad in kept]
 
     assert program(hookgrad) == program(torch)
+
+
+# A leaf's first .grad follows the leaf's layout when the leaf is dense (torch's layout
+# contract): a transposed or permuted leaf gets a transposed or permuted .grad, with or
+# without create_graph; a leaf with gaps or repeats gets a contiguous one.
+LEAF_LAYOUTS = {
+    "transposed": lambda lib: lib.zeros(3, 4).t(),
+    "permuted": lambda lib: lib.zeros(2, 3, 4).permute(2, 0, 1),
+    "sliced": lambda lib: lib.zeros(4, 3)[:, :2],
+    "expanded": lambda lib: lib.zeros(3, 1).expand(3, 4),
+    "contiguous": lambda lib: lib.zeros(2, 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEAF_LAYOUTS))
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_first_grad_follows_a_dense_leafs_layout(name, create_graph):
+    def run(lib):
+        leaf = LEAF_LAYOUTS[name](lib).detach().requires_grad_()
+        ((leaf * leaf) * 2).sum().backward(create_graph=create_graph)
+        grad = leaf.grad
+        return grad.stride(), grad.is_contiguous(), grad.requires_grad, grad.detach().tolist()
+
+    assert run(hookgrad) == run(torch)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_retained_grad_is_contiguous_like_torch(create_graph):
+    """retain_grad keeps a contiguous copy even when the gradient arrives transposed."""
+    def run(lib):
+        x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=lib.float64, requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        (y.t() * lib.tensor([1.0, 3.0], dtype=lib.float64)).sum().backward(
+            create_graph=create_graph)
+        return y.grad.is_contiguous(), y.grad.stride(), y.grad.tolist()
+
+    assert run(hookgrad) == run(torch)

@@ -106,3 +106,101 @@ def test_index_select_out_of_range_raises_as_torch(shape, dim, index):
     expected = _error(lambda: program(torch))
     got = _error(lambda: program(hookgrad))
     assert got == expected
+
+
+# An in-place op torch refuses on a view must leave everything as it was: the data, the
+# version counter and so the histories of sibling views (found by the program fuzzer).
+REFUSED_VIEW_WRITES = {
+    # a view of a custom Function's output (here the backward-hook identity of a module)
+    "module_output_sigmoid_": lambda lib, x, out: out.sigmoid_(),
+    "module_output_slice_set": lambda lib, x, out: out[:, 1:2].fill_(2.0),
+    # an output of unbind
+    "unbind_output_relu_": lambda lib, x, out: x.unbind(1)[1].relu_(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_VIEW_WRITES))
+def test_refused_in_place_on_a_view_changes_nothing(name):
+    def program(lib):
+        x = lib.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], dtype=lib.float64,
+                       requires_grad=True) * 1
+        layer = lib.nn.Linear(3, 3, dtype=lib.float64)
+        with lib.no_grad():
+            layer.weight.copy_(lib.eye(3, dtype=lib.float64) * 2)
+            layer.bias.zero_()
+        layer.register_full_backward_pre_hook(lambda module, grad_output: None)
+        out = layer(x)
+        siblings = x.unbind(1)
+        before = (out.detach().clone(), x.detach().clone(), out._version, x._version)
+        with pytest.raises(RuntimeError):
+            REFUSED_VIEW_WRITES[name](lib, x, out)
+        # still usable: the sibling views' history was not invalidated
+        flags = [(s.requires_grad, s.grad_fn is not None) for s in siblings]
+        return before, (out.detach(), x.detach(), out._version, x._version), flags
+
+    for lib in (torch, hookgrad):
+        before, after, flags = program(lib)
+        assert after[0].tolist() == before[0].tolist(), lib.__name__
+        assert after[1].tolist() == before[1].tolist(), lib.__name__
+        assert after[2:] == before[2:], lib.__name__
+        assert flags == [(True, True)] * 3, lib.__name__
+
+
+def _stale_split_output(lib):
+    """An unbind output whose base then changed in place: torch cannot regenerate its
+    history, so grad_fn and is_leaf raise every time they are asked, while requires_grad
+    answers from the recorded history."""
+    x = lib.tensor([[1.0, -2.0], [3.0, 0.5]], dtype=lib.float64, requires_grad=True)
+    base = x * 1
+    first, _ = base.unbind(0)
+    base.mul_(2)
+    results = [first.requires_grad]
+    for _ in range(2):  # asked twice: the first failure must not leave a stale answer behind
+        for read in (lambda: first.is_leaf, lambda: first.grad_fn):
+            try:
+                read()
+                results.append("no error")
+            except RuntimeError:
+                results.append("RuntimeError")
+    return results
+
+
+def test_stale_split_output_properties_as_torch():
+    assert _stale_split_output(hookgrad) == _stale_split_output(torch)
+
+
+@pytest.mark.parametrize("case", ["grad_none_input", "grad_int_input", "copy_none", "copy_list",
+                                  "gelu_none", "softplus_none", "leaky_relu_none", "relu_none",
+                                  "elu_none", "silu_none"])
+def test_non_tensor_arguments_raise_torchs_error_type(case):
+    def program(lib):
+        x = lib.ones(2, requires_grad=True) * 1
+        F = lib.nn.functional
+        run = {"grad_none_input": lambda: lib.autograd.grad(x.sum(), [x, None]),
+               "grad_int_input": lambda: lib.autograd.grad(x.sum(), [3]),
+               "copy_none": lambda: x.detach().copy_(None),
+               "copy_list": lambda: x.detach().copy_([1.0, 2.0]),
+               "gelu_none": lambda: F.gelu(None), "softplus_none": lambda: F.softplus(None),
+               "leaky_relu_none": lambda: F.leaky_relu(None, 0.1),
+               "relu_none": lambda: F.relu(None), "elu_none": lambda: F.elu(None),
+               "silu_none": lambda: F.silu(None)}[case]
+        run()
+
+    _same_error(program)
+    assert _error(lambda: program(hookgrad))[0] is _error(lambda: program(torch))[0]
+
+
+def test_in_place_op_reading_a_stale_split_output_changes_nothing():
+    """The source of an in-place op is a split output whose base changed: torch raises before
+    writing, so the target keeps its values (found by the program fuzzer)."""
+    def run(lib):
+        x = lib.tensor([[1.0, -2.0], [3.0, 0.5]], dtype=lib.float64, requires_grad=True)
+        base = x * 1
+        _, second = base.split(1, 1)
+        target = x * 3
+        base.unsqueeze(2).sub_(0.5)
+        with pytest.raises(RuntimeError):
+            target.add_(second)
+        return target.detach().tolist(), target._version
+
+    assert run(hookgrad) == run(torch)

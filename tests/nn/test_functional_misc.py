@@ -228,3 +228,17 @@ def test_dropout_masks_equal_torchs(name, dtype):
     np.testing.assert_array_equal(ours == 0, theirs == 0)
     np.testing.assert_allclose(ours, theirs, rtol=1e-5 if dtype == "float32" else 1e-12)
     assert ours_after.tobytes() == theirs_after.tobytes()
+
+
+@pytest.mark.parametrize("args", [("none", "w"), ("x", "none"), ("number", "w"),
+                                  ("x", "w", "number")])
+def test_linear_non_tensor_arguments_raise_type_error_like_torch(args):
+    def run(lib):
+        values = {"x": lib.ones(2, 3), "w": lib.ones(4, 3), "none": None, "number": 1.0}
+        try:
+            lib.nn.functional.linear(*[values[a] for a in args])
+        except Exception as error:  # noqa: BLE001 - compared with torch's
+            return type(error), str(error)
+        return None
+
+    assert run(hookgrad) == run(torch)

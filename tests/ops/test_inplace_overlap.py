@@ -46,3 +46,21 @@ def test_setitem_on_stride1_slice_of_expanded():
         return view
 
     assert_close(run(hookgrad), run(torch))
+
+
+@pytest.mark.parametrize("name", sorted(VIEWS))
+@pytest.mark.parametrize("value", ["number", "zero_dim", "row"])
+def test_index_assignment_into_views_of_expanded(name, value):
+    """``view[...] = value`` copies (torch expands the value), so it refuses a target that
+    reaches one element twice even where a direct ``fill_`` is allowed (found by the fuzzer)."""
+    def run(lib):
+        view = VIEWS[name](lib)
+        source = {"number": 2.0, "zero_dim": lib.tensor(2.0),
+                  "row": lib.ones(view.shape[-1:])}[value]
+        view[...] = source
+        return view
+
+    expected_error = error_of(lambda: run(torch))
+    assert error_of(lambda: run(hookgrad)) == expected_error
+    if expected_error is None:
+        assert_close(run(hookgrad), run(torch))

@@ -144,3 +144,44 @@ def test_unsqueeze_restrided_is_still_a_view():
     y = x.unsqueeze(-1)
     y[1, 2, 0] = 100.0
     assert x[1, 2].item() == 100.0 and y._base is x._base
+
+
+# torch's reductions give contiguous results even for a permuted input (NumPy's would follow
+# the input's order); found by the program fuzzer
+REDUCTIONS = {
+    "sum": lambda t: t.sum(2), "mean": lambda t: t.mean(2), "amax": lambda t: t.amax(2),
+    "amin_keepdim": lambda t: t.amin(1, keepdim=True), "var": lambda t: t.var(2),
+    "std": lambda t: t.std(1), "prod": lambda t: t.prod(2), "logsumexp": lambda t: t.logsumexp(2),
+    "sum_keepdim": lambda t: t.sum(2, keepdim=True), "var_two_dims": lambda t: t.var((0, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_reduction_of_permuted_input_is_contiguous_like_torch(name):
+    def run(lib):
+        out = REDUCTIONS[name](lib.arange(24.).reshape(2, 3, 4).permute(2, 0, 1))
+        return out.is_contiguous(), out.stride(), out.tolist()
+
+    assert run(hookgrad) == run(torch)
+
+
+# clone keeps the input's memory order; an expanded (stride 0) dimension keeps its place in
+# that order, where NumPy's order="K" would make it innermost (found by the program fuzzer)
+CLONE_INPUTS = {
+    "expanded_new_dim": lambda lib: lib.ones(2, 3).expand(4, 2, 3),
+    "expanded_last_dim": lambda lib: lib.ones(3, 1).expand(3, 4),
+    "expanded_transposed": lambda lib: lib.ones(1, 3).expand(4, 3).t(),
+    "expanded_permuted": lambda lib: lib.ones(2, 1, 3).expand(2, 4, 3).permute(2, 1, 0),
+    "sliced_transposed": lambda lib: lib.ones(3, 4).t()[:, ::2],
+    "sliced_permuted": lambda lib: lib.ones(2, 3, 4).permute(1, 2, 0)[:, ::2],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLONE_INPUTS))
+def test_clone_keeps_torchs_memory_order(name):
+    def run(lib):
+        out = CLONE_INPUTS[name](lib).clone()
+        return out.is_contiguous(), out.stride()
+
+    assert run(hookgrad) == run(torch)
+

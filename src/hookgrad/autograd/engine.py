@@ -23,7 +23,7 @@ import numpy as np
 from .._dtype import legacy_type_name
 from ..tensor import Tensor
 from .grad_mode import _state
-from .node import AccumulateGrad, GraphTask, accumulate_grad, current_graph_task, tasks
+from .node import AccumulateGrad, GraphTask, current_graph_task, tasks
 from .tensor_hooks import grad_accumulator, grad_edge
 
 __all__ = ["backward", "grad", "run", "current_graph_task", "will_execute_node", "GraphTask"]
@@ -83,6 +83,9 @@ def _root_edges(outputs: tuple) -> list:
 def _input_edges(inputs: tuple) -> list:
     edges = []
     for tensor in inputs:
+        if not isinstance(tensor, Tensor):
+            raise RuntimeError("all inputs have to be Tensors or GradientEdges, but got "
+                               f"{type(tensor).__name__}")
         if not tensor.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         node = tensor.grad_fn
@@ -110,11 +113,12 @@ def backward(tensors, grad_tensors=None, retain_graph: Optional[bool] = None,
         if len(inputs) == 0:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         targets = _input_edges(inputs)
-    captured = run(roots, grads, retain_graph, create_graph, targets)
-    if inputs is not None:
-        for tensor, grad in zip(inputs, captured):
-            if grad is not None and tensor.grad_fn is not None:
-                accumulate_grad(tensor, grad)
+        for tensor in inputs:
+            if tensor.grad_fn is not None:
+                # as torch: a non-leaf input keeps its .grad from now on (retain_grad), so a
+                # later backward through it accumulates there too
+                tensor.retain_grad()
+    run(roots, grads, retain_graph, create_graph, targets)
 
 
 def tensor_backward(self: Tensor, gradient: Optional[Tensor] = None,
@@ -268,6 +272,14 @@ def _run_node(node, grads: list, task: GraphTask, captures, captured: list, accu
               keep_graph: bool):
     """One node's turn, in torch's order. Returns its gradients for its inputs, or ``None``
     when the node itself does not run (a capture point of ``autograd.grad``)."""
+    # 0. autograd.grad captures an input whose node must run anyway (a gradient further up is
+    #    wanted too) before that node's hooks, as torch does: those hooks then run once, with
+    #    the node; a capture point whose node does not run sees its hooks' results (step 3)
+    early = (captures is not None and not accumulate and not isinstance(node, AccumulateGrad)
+             and any(child in task.executes for child, _ in node.next_functions))
+    if early:
+        for nr, index in captures:
+            captured[index] = grads[nr]
     # 1. tensor pre-hooks (Tensor.register_hook), in registration order, per output of the node;
     #    an output that got no gradient (one of unbind's, say) is called with None, as in torch
     tensor_hooks = node._tensor_pre_hooks
@@ -290,7 +302,7 @@ def _run_node(node, grads: list, task: GraphTask, captures, captured: list, accu
             if nr < len(grads) and grads[nr] is not None:
                 hook(grads[nr])
     # 3. capture for autograd.grad / backward(inputs=...)
-    if captures is not None:
+    if captures is not None and not early:
         for nr, index in captures:
             captured[index] = grads[nr]
         if isinstance(node, AccumulateGrad):

@@ -23,8 +23,8 @@ from .grad_mode import _state
 from .node import Node, tasks
 from .outputs import (builtin_outputs, check_dirty_returned, connect, set_output_meta,
                       untracked_outputs, user_outputs)
-from .saved import save_builtin, save_user
-from .views import check_inplace
+from .saved import ERR_FREED, save_builtin, save_user
+from .views import check_inplace, check_rebase
 
 
 class FunctionCtx:
@@ -95,6 +95,19 @@ class BackwardCFunction(Node, FunctionCtx):
                 return self.__dict__.get(forward_cls.saved_values[key])
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
+    def release_variables(self) -> None:
+        Node.release_variables(self)
+        if self.__dict__.get("number") is not None and self._forward_cls._wrapped_scalars:
+            # torch keeps a Python-number operand (x * 3) as a saved wrapped tensor, so it is
+            # freed with the graph: a second backward through the node raises
+            self.__dict__["number_freed"] = True
+
+    def saved_number(self):
+        """The Python-number operand of ``x * 3``, or torch's error once the graph is freed."""
+        if self.__dict__.get("number_freed"):
+            raise RuntimeError(ERR_FREED)
+        return self.__dict__.get("number")
+
     def _saved_slot(self, forward_cls, key: str, raw: bool):
         index = forward_cls.saved_names.index(key)
         saved = self._saved
@@ -108,6 +121,9 @@ class BackwardCFunction(Node, FunctionCtx):
         # the slots that only the number's gradient would have needed stay None
         number = self.__dict__.get("number")
         if number is None or raw or key not in _wrapped_names(forward_cls):
+            return None
+        number = self.saved_number()
+        if number is None:
             return None
         return Tensor._make(np.asarray(number))
 
@@ -286,6 +302,12 @@ class BuiltinFunction(Function):
                 raise RuntimeError(_OVERLAP_ERROR)
             if any_needs or (grad_on and target._base is not None):
                 check_inplace(target)
+            if any_needs and target._base is not None and target._data.dtype.kind in "fcV":
+                check_rebase(target)  # before forward writes: a refusal must change nothing
+            if any_needs:
+                for arg in args[1:]:
+                    if isinstance(arg, Tensor) and arg._base is not None:
+                        arg.grad_fn  # a stale split output raises here, before the write
         arrays = [a._data if isinstance(a, Tensor) else a for a in args]
         if not any_needs:
             ctx = _UntrackedCtx()

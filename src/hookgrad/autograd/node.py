@@ -156,17 +156,39 @@ def _stealable(variable: Tensor, grad: Tensor) -> bool:
             and data.strides == variable._data.strides and sys.getrefcount(data) <= 3)
 
 
+def _laid_out_like(variable: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """A copy of ``grad`` with the variable's strides when the variable is dense (a transposed
+    leaf gets a transposed ``.grad``, as torch's layout contract says), else C-contiguous."""
+    if variable.flags.c_contiguous or variable.shape != grad.shape:
+        return np.array(grad, copy=True, order="C")
+    strides, shape = variable.strides, variable.shape
+    order = sorted(range(variable.ndim), key=lambda d: -abs(strides[d]))  # outermost first
+    expected = variable.itemsize
+    for d in reversed(order):
+        if shape[d] != 1 and strides[d] != expected:
+            return np.array(grad, copy=True, order="C")  # overlapping or with gaps
+        expected *= shape[d]
+    buffer = np.empty([shape[d] for d in order], grad.dtype)
+    result = buffer.transpose(np.argsort(order))
+    result[...] = grad
+    return result
+
+
 def accumulate_grad(variable: Tensor, grad: Tensor, steal: bool = False) -> None:
     """A fresh tensor the first time, then add (out of place when building a graph of the
     gradient, as torch does). With ``steal``, the caller holds the only reference to ``grad``
     and, as torch, it becomes ``.grad`` itself when its layout allows."""
     if variable._grad is None:
-        if _grad_state.enabled:
-            variable._grad = grad if grad._grad_fn is not None else grad.detach().clone()
-        elif steal and _stealable(variable, grad):
+        if _grad_state.enabled and grad._grad_fn is not None:
+            laid_out = _laid_out_like(variable._data, grad._data)
+            if laid_out.strides != grad._data.strides:
+                # a differentiable copy into the variable's layout, as torch's
+                grad = Tensor._make(laid_out).copy_(grad)
+            variable._grad = grad
+        elif steal and not _grad_state.enabled and _stealable(variable, grad):
             variable._grad = grad
         else:
-            variable._grad = Tensor._make(np.array(grad._data, copy=True, order="C"))
+            variable._grad = Tensor._make(_laid_out_like(variable._data, grad._data))
     elif _grad_state.enabled:
         variable._grad = variable._grad + grad
     else:

@@ -78,7 +78,10 @@ def retain_grad(self: Tensor) -> None:
         tensor = ref()
         if tensor is not None and grad is not None:
             if tensor._grad is None:
-                tensor._grad = grad.detach().clone() if not _state.enabled else grad.clone()
+                # a contiguous copy whatever the gradient's layout, as torch's retain_grad
+                tensor._grad = (grad.detach() if not _state.enabled else grad).contiguous()
+                if tensor._grad is grad or tensor._grad._data is grad._data:
+                    tensor._grad = tensor._grad.clone()
             else:
                 tensor._grad = tensor._grad + grad
         return grad

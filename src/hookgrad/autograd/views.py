@@ -14,6 +14,7 @@ from ..tensor import Tensor
 from . import grad_mode
 from .grad_mode import _state
 from .node import Node
+from .saved import ERR_FREED
 from .tensor_hooks import grad_edge, history_moved
 
 NO_GRAD_VIEW_ERROR = (
@@ -127,13 +128,18 @@ def regenerate_view_grad_fn(view: Tensor) -> None:
     """After an in-place change of the base or a sibling view, this view's history is the
     view of the base's new history (torch regenerates it lazily the same way)."""
     base = view._base
-    view._view_version = view._version_counter[0]
     if view._view_fn is None or not base.requires_grad:
+        view._view_version = view._version_counter[0]
         return
     with grad_mode.enable_grad():
-        fresh = view._view_fn(base)
+        fresh = view._view_fn(base)  # may raise (a split output): then it raises every time
+    view._view_version = view._version_counter[0]
+    old_node, old_nr = view._grad_fn, view._output_nr
     view._grad_fn = fresh._grad_fn
     view._output_nr = fresh._output_nr
+    if view._extra is not None and old_node is not None and old_node is not view._grad_fn:
+        # a retained view keeps retaining through its rebuilt history, as in torch
+        history_moved(view, old_node, old_nr)
 
 
 def check_inplace(tensor: Tensor, tense: str = "is being") -> None:
@@ -179,6 +185,8 @@ class CopySlices(Node):
         return "torch::autograd::CopySlices"
 
     def apply(self, grad_outputs: tuple) -> tuple:
+        if self.fn is None:  # released by an earlier backward: torch drops fn there too
+            raise RuntimeError(ERR_FREED)
         (grad,) = grad_outputs
         if grad is None:
             return (None,) * len(self.next_functions)
@@ -191,6 +199,8 @@ class CopySlices(Node):
             region.zero_()
         else:
             region.copy_(fn_grads[0])
+        if self.next_functions[0][0] is None:
+            result = None  # the base needed no gradient: none is reported for it (as torch)
         return (result,) + fn_grads[1:]
 
     def _laid_out_as_base(self, grad: Tensor) -> Tensor:
@@ -207,11 +217,16 @@ class CopySlices(Node):
         return result.copy_(grad)
 
     def release_variables(self) -> None:
-        self.fn.release_variables()
+        if self.fn is not None:
+            self.fn.release_variables()
+            self.fn = None
 
 
-def rebase_history(view: Tensor, node, index: int) -> None:
-    """An in-place op ``node`` changed ``view``: the base's history becomes CopySlices of it."""
+def check_rebase(view: Tensor) -> None:
+    """Raise torch's error if an in-place op on ``view`` could not rewrite its base's history.
+
+    Called before the op writes, so a refused in-place op leaves the data and the version
+    counter (and with it every sibling view's history) untouched, as in torch."""
     error = view._extra.view_error if view._extra is not None else None
     if error is not None:
         raise RuntimeError(error)
@@ -219,8 +234,13 @@ def rebase_history(view: Tensor, node, index: int) -> None:
         raise RuntimeError("this view cannot be modified in place while its base needs a "
                            "gradient: its history cannot be replayed from the base; clone "
                            "it first")
-    base = view._base
     _refuse_multi_view(view)
+
+
+def rebase_history(view: Tensor, node, index: int) -> None:
+    """An in-place op ``node`` changed ``view``: the base's history becomes CopySlices of it."""
+    check_rebase(view)
+    base = view._base
     copy_node = CopySlices(grad_edge(base), node, view._view_fn,
                            (base._data.shape, base._data.dtype), base._data.strides)
     old_node, old_nr = base._grad_fn, base._output_nr
@@ -232,8 +252,12 @@ def rebase_history(view: Tensor, node, index: int) -> None:
         history_moved(base, old_node, old_nr)
     # the view's own history is now a view of the base's: rebuild it right away, since
     # Function.apply reads ``_grad_fn`` directly and would otherwise use the stale one
+    old_view_node, old_view_nr = view._grad_fn, view._output_nr
     view._view_version = -1
     regenerate_view_grad_fn(view)
+    if view._hooks is not None or view._extra is not None:
+        # the view's retain_grad follows it to its new node, as the base's does
+        history_moved(view, old_view_node, old_view_nr)
 
 
 def _refuse_multi_view(view: Tensor) -> None:

@@ -6,6 +6,7 @@ where torch composes them too, so grad_fn names and saved tensors match torch's.
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Optional
 
@@ -32,6 +33,20 @@ from ..ops.activation_extra import (celu, celu_, hardshrink, hardsigmoid,  # noq
                                selu_, softshrink, softsign, tanhshrink)
 
 
+def _tensor_input(function):
+    """torch's TypeError when the first argument is not a tensor (``F.gelu(None)``), instead
+    of an AttributeError from deep inside the op."""
+    name = function.__name__
+
+    @functools.wraps(function)
+    def checked(input, *args, **kwargs):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                            f"{type(input).__name__}")
+        return function(input, *args, **kwargs)
+    return checked
+
+
 def _ntuple(value, n: int, name: str = "") -> tuple:
     if isinstance(value, (int, np.integer)):
         return (int(value),) * n
@@ -46,21 +61,25 @@ def _ntuple(value, n: int, name: str = "") -> tuple:
 
 
 # -- activations (the core ops, under torch.nn.functional's names) ------------------------------
+@_tensor_input
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(x, 0)`` elementwise."""
     return _activation.relu_(input) if inplace else _activation.relu(input)
 
 
+@_tensor_input
 def relu_(input: Tensor) -> Tensor:
     """In place ``relu``."""
     return _activation.relu_(input)
 
 
+@_tensor_input
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """``x * Phi(x)`` (``approximate='tanh'`` for the tanh formula)."""
     return _activation.gelu(input, approximate)
 
 
+@_tensor_input
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)`` elementwise."""
     if inplace:  # silu of a copy, written back: the core's in-place silu saves the input it
@@ -68,21 +87,25 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return _activation.silu(input)
 
 
+@_tensor_input
 def sigmoid(input: Tensor) -> Tensor:
     """``1 / (1 + exp(-x))`` elementwise."""
     return _pointwise.sigmoid(input)
 
 
+@_tensor_input
 def tanh(input: Tensor) -> Tensor:
     """Hyperbolic tangent elementwise."""
     return _pointwise.tanh(input)
 
 
+@_tensor_input
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, linear above ``threshold``."""
     return _activation.softplus(input, beta, threshold)
 
 
+@_tensor_input
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` for positive ``x``, else ``negative_slope * x``."""
     return _activation.leaky_relu(input, negative_slope, inplace)
@@ -98,6 +121,7 @@ def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     return _activation.threshold_(input, threshold, value)
 
 
+@_tensor_input
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` for positive ``x``, else ``alpha * (exp(x) - 1)``."""
     return _activation.elu(input, alpha, inplace)

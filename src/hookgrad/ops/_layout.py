@@ -56,9 +56,14 @@ def is_dense(array: np.ndarray) -> bool:
 
 def preserve(result: np.ndarray, source: np.ndarray) -> np.ndarray:
     """``result`` laid out as torch's ``empty_like(source)`` (memory_format=preserve_format):
-    ``source``'s dimension order when it is dense, else row-major."""
-    if source.flags.c_contiguous or not is_dense(source):
+    ``source``'s strides when it is dense; else dense strides in the order of ``source``'s
+    (torch's ``infer_dense_strides``: a transposed slice stays transposed, an expanded dimension
+    keeps its place)."""
+    if source.flags.c_contiguous:
         return contiguous(result)
+    if not is_dense(source):
+        order = iterator_order(result.shape, [source])
+        return contiguous(result) if order is None else _in_order(result, order)
     scale = result.itemsize / source.itemsize
     return _strided(result, tuple(int(abs(s) * scale) for s in source.strides))
 
@@ -149,10 +154,14 @@ def _empty_strided(shape: tuple, strides: tuple, dtype: np.dtype) -> np.ndarray:
 
 def empty_like(source: np.ndarray, dtype=None) -> np.ndarray:
     """An uninitialised array shaped as ``source``, laid out as torch's ``empty_like``
-    (``source``'s strides when it is dense, else row-major)."""
+    (``source``'s strides when it is dense, else dense ones in ``source``'s order)."""
     dtype = source.dtype if dtype is None else np.dtype(dtype)
-    if source.flags.c_contiguous or not is_dense(source) or source.size == 0:
+    if source.flags.c_contiguous or source.size == 0:
         return np.empty(source.shape, dtype)
+    if not is_dense(source):
+        order = iterator_order(source.shape, [source])
+        out = np.empty(source.shape, dtype)
+        return out if order is None else _in_order(out, order)
     strides = tuple(abs(s) // source.itemsize * dtype.itemsize for s in source.strides)
     return _empty_strided(source.shape, strides, dtype)
 

@@ -128,7 +128,7 @@ class Mul(Op):
     @staticmethod
     def backward(ctx, grad):
         if ctx.number is not None:
-            return grad * ctx.number, None
+            return grad * ctx.saved_number(), None
         other, self = ctx.saved_tensors
         return (None if other is None else grad * other,
                 None if self is None else grad * self)
@@ -157,7 +157,7 @@ class Div(Op):
     @staticmethod
     def backward(ctx, grad):
         if ctx.number is not None:
-            return grad / ctx.number, None
+            return grad / ctx.saved_number(), None
         other, self = ctx.saved_tensors
         grad_self = grad / other if ctx.needs_input_grad[0] else None
         grad_other = None if self is None else -grad * ((self / other) / other)

@@ -112,6 +112,9 @@ class Zero(Fill):
 def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     """Copies ``src``'s values into this tensor in place (broadcasting and casting); gradient flows
     to ``src``."""
+    if src is None or isinstance(src, (list, tuple, str)):
+        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(src).__name__}")
     if not isinstance(src, Tensor):
         src = Tensor._make(np.asarray(src, dtype=self._data.dtype))
     return Copy.apply(self, src)

@@ -366,6 +366,9 @@ def _copy_to(target: Tensor, value: Tensor) -> None:
     if value._data.shape == target._data.shape:
         copy_(target, value)
     elif value._data.ndim == 0:
+        # torch copies here (the number is expanded), so unlike a direct fill_ an
+        # expanded target that reaches one element twice is refused
+        _check_writable(target._data)
         fill_(target, value)
     else:
         shape = value._data.shape

@@ -33,7 +33,7 @@ class Logsumexp(Op):
             result = np.log(total) + shift
         if not keepdim:
             result = np.squeeze(result, dims)
-        result = np.asarray(result).astype(self.dtype, copy=False)
+        result = np.require(np.asarray(result).astype(self.dtype, copy=False), requirements="C")
         ctx.save_for_backward(self, result)
         return result
 
