@@ -98,8 +98,7 @@ class BackwardCFunction(Node, FunctionCtx):
     def release_variables(self) -> None:
         Node.release_variables(self)
         if self.__dict__.get("number") is not None and self._forward_cls._wrapped_scalars:
-            # torch keeps a Python-number operand (x * 3) as a saved wrapped tensor, so it is
-            # freed with the graph: a second backward through the node raises
+            # torch saves a number operand (x * 3) as a wrapped tensor: it is freed too
             self.__dict__["number_freed"] = True
 
     def saved_number(self):
@@ -122,10 +121,7 @@ class BackwardCFunction(Node, FunctionCtx):
         number = self.__dict__.get("number")
         if number is None or raw or key not in _wrapped_names(forward_cls):
             return None
-        number = self.saved_number()
-        if number is None:
-            return None
-        return Tensor._make(np.asarray(number))
+        return Tensor._make(np.asarray(self.saved_number()))  # raises once the graph is freed
 
     def _materialized(self, grad_outputs: tuple) -> tuple:
         # a non-tensor output (meta ``None``) has no gradient to make: it stays ``None``
