@@ -6,13 +6,14 @@ import argparse
 import sys
 from typing import List, Optional
 
+from . import __version__
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hookgrad",
         description="hookgrad: a define-by-run autograd engine on NumPy where everything "
                     "autograd does is visible through hooks.")
-    from . import __version__
 
     parser.add_argument("--version", action="version", version=f"hookgrad {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="command")

@@ -15,6 +15,7 @@ produces for that many elements, in its iteration order, consuming the same word
 from __future__ import annotations
 
 import numpy as np
+import math
 
 F32, F64 = np.float32, np.float64
 _MASK24, _MASK53 = np.uint64((1 << 24) - 1), np.uint64((1 << 53) - 1)
@@ -321,8 +322,6 @@ def poisson(generator, rates: np.ndarray) -> np.ndarray:
 
 
 def _poisson_one(rate: float, uniform) -> int:
-    import math
-
     if rate == 0:
         return 0
     if rate < 10:
