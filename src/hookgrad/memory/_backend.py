@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+import hookgrad
 from ..utils._framework import framework_of, import_torch
 from ._peak import CudaPeakMeter, PeakMeter, ProfilerPeakMeter, TracemallocPeakMeter
 
@@ -109,7 +110,6 @@ class HookgradBackend(Backend):
     name = "hookgrad"
 
     def __init__(self):
-        import hookgrad
         self.hookgrad = hookgrad
         self.graph = hookgrad.autograd.graph
         self.tensor_type = hookgrad.Tensor

@@ -15,6 +15,8 @@ from typing import Dict, List, Optional, Union
 
 import numpy as np
 
+import hookgrad
+
 # safetensors' dtype codes by torch's dtype names
 _DTYPE_NAMES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16",
                 "I64": "int64", "I32": "int32", "I16": "int16", "I8": "int8", "U8": "uint8",
@@ -48,8 +50,6 @@ def is_safetensors(head: bytes) -> bool:
 
 def _arrays(tensors: Dict[str, "object"]) -> Dict[str, np.ndarray]:
     """The tensors' arrays, checked as ``safetensors.torch`` checks them."""
-    import hookgrad
-
     if not isinstance(tensors, dict):
         raise ValueError(f"Expected a dict of [str, torch.Tensor] but received {type(tensors)}")
     arrays = {}
@@ -107,8 +107,6 @@ def save_file(tensors: Dict[str, "object"], filename: Union[str, os.PathLike],
 
 
 def _tensor(name: str, code: str, shape, data: bytes):
-    import hookgrad
-
     from ..serialization._storage import hookgrad_dtype, numpy_dtype
 
     dtype = hookgrad_dtype(_DTYPE_NAMES.get(code, code), f"safetensors {code} of '{name}'")
@@ -126,8 +124,6 @@ def load(data: bytes) -> Dict[str, "object"]:
 def load_file(filename: Union[str, os.PathLike], device: Union[str, int] = "cpu"
               ) -> Dict[str, "object"]:
     """The tensors of the safetensors file ``filename``, on the CPU (hookgrad's only device)."""
-    import hookgrad
-
     if str(device) != "cpu":
         raise RuntimeError(f"hookgrad runs on the CPU only; cannot load to device {device!r}")
     package = _package()
