@@ -18,6 +18,7 @@ import numpy as np
 
 import hookgrad
 from ..utils._framework import framework_of, import_torch
+from ..utils.checkpoint import checkpoint
 from ._peak import CudaPeakMeter, PeakMeter, ProfilerPeakMeter, TracemallocPeakMeter
 
 
@@ -142,7 +143,6 @@ class HookgradBackend(Backend):
                 module.register_module_forward_hook(post, always_call=True)]
 
     def checkpoint(self, function: Callable, *args, use_reentrant: bool = False, **kwargs):
-        from ..utils.checkpoint import checkpoint
         return checkpoint(function, *args, use_reentrant=use_reentrant, **kwargs)
 
     # hookgrad's Module.__call__ reads ``self.forward`` after the forward pre-hooks: a module

@@ -217,7 +217,7 @@ def float_digits(np_dtype: np.dtype) -> int:
     """Significand bits, the implicit one included, of a floating dtype (NumPy's ``finfo`` does
     not know ml_dtypes' bfloat16, so that one asks ml_dtypes)."""
     if np_dtype.kind == "V":
-        import ml_dtypes
+        import ml_dtypes  # optional extra, only for bfloat16
 
         return int(ml_dtypes.finfo(np_dtype).nmant) + 1
     return int(np.finfo(np_dtype).nmant) + 1

@@ -16,6 +16,8 @@ from typing import Dict, List, Optional, Union
 import numpy as np
 
 import hookgrad
+from ..serialization._atomic import atomic_path
+from ..serialization._storage import hookgrad_dtype, numpy_dtype
 
 # safetensors' dtype codes by torch's dtype names
 _DTYPE_NAMES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16",
@@ -97,9 +99,7 @@ def save_file(tensors: Dict[str, "object"], filename: Union[str, os.PathLike],
               metadata: Optional[Dict[str, str]] = None) -> None:
     """Write ``tensors`` to ``filename`` (atomically: a temporary file renamed when done)."""
     _package()
-    from safetensors.numpy import save_file as save_arrays
-
-    from ..serialization._atomic import atomic_path
+    from safetensors.numpy import save_file as save_arrays  # optional package, only when used
 
     arrays = _arrays(tensors)
     with atomic_path(filename) as temporary:
@@ -107,8 +107,6 @@ def save_file(tensors: Dict[str, "object"], filename: Union[str, os.PathLike],
 
 
 def _tensor(name: str, code: str, shape, data: bytes):
-    from ..serialization._storage import hookgrad_dtype, numpy_dtype
-
     dtype = hookgrad_dtype(_DTYPE_NAMES.get(code, code), f"safetensors {code} of '{name}'")
     array = np.frombuffer(bytearray(data), numpy_dtype(dtype)).reshape(shape)
     return hookgrad.from_numpy(array)
