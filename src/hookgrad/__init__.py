@@ -55,10 +55,10 @@ from .ops.views import (flatten, moveaxis, movedim, narrow, permute, reshape, se
                         swapaxes, swapdims, t, transpose, unflatten, unsqueeze)
 from .ops.activation import gelu, relu, silu, threshold, threshold_
 from .ops.activation_extra import celu, celu_, hardshrink, selu, selu_
-from .ops.binary_math import (addcdiv, addcmul, arctan2, atan2, copysign, fmod, hypot, lerp,
+from .ops.pointwise_binary import (addcdiv, addcmul, arctan2, atan2, copysign, fmod, hypot, lerp,
                               logaddexp, xlogy)
 from .ops.diagonal import diag, diag_embed, diagflat, diagonal, trace, tril, triu
-from .ops.extra_math import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh,
+from .ops.pointwise_unary import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh,
                              asin, asinh, atan, atanh, cosh, deg2rad, exp2, expm1, frac, log2,
                              log10, logit, nan_to_num, positive, rad2deg, sinc, sinh, tan)
 from .ops.masked import index_fill, masked_scatter, masked_select
@@ -71,10 +71,10 @@ from .ops.structure import (atleast_1d, atleast_2d, atleast_3d, block_diag, broa
                             broadcast_tensors, broadcast_to, cartesian_prod, column_stack, cross,
                             dstack, ger, kron, linalg_cross, meshgrid, outer, ravel,
                             repeat_interleave, rot90, row_stack, take, tensor_split, tile)
-from .ops import axis_alias as _axis_alias
+from .ops._args import install_axis_alias as _install_axis_alias
 
 linalg.cross = linalg_cross
-_axis_alias.install(globals())  # x.sum(axis=1), torch.cat(ts, axis=0): numpy's name for dim
+_install_axis_alias(globals())  # x.sum(axis=1), torch.cat(ts, axis=0): numpy's name for dim
 
 FloatTensor = DoubleTensor = LongTensor = Tensor  # isinstance checks in old code
 strided = "torch.strided"

@@ -6,13 +6,14 @@ import argparse
 import sys
 from typing import List, Optional
 
+from . import __version__
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hookgrad",
         description="hookgrad: a define-by-run autograd engine on NumPy where everything "
                     "autograd does is visible through hooks.")
-    from . import __version__
 
     parser.add_argument("--version", action="version", version=f"hookgrad {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="command")
@@ -26,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "and writes them, PNG figures and results.json to --out. Optional packages "
                     "(tqdm, matplotlib, scikit-learn, safetensors: pip install hookgrad[demo]) "
                     "each degrade one feature when missing.")
-    from .demo import add_arguments
+    from .demo import add_arguments  # the demo loads only for its subcommand
 
     add_arguments(demo)
     return parser
@@ -39,7 +40,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.print_help()
         return 2
     if args.command == "demo":
-        from .demo import run
+        from .demo import run  # the demo loads only for its subcommand
 
         return run(args)
     return 2  # pragma: no cover - argparse rejects unknown commands

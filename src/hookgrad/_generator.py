@@ -20,6 +20,7 @@ import os
 import numpy as np
 
 from .tensor import Tensor
+from ._device import device
 
 _STATE_WORDS = 624
 STATE_SIZE = 5056
@@ -160,8 +161,6 @@ _NO_CUDA_GENERATOR = (
 
 
 def _cpu_device():
-    from ._device import device
-
     return device("cpu")
 
 

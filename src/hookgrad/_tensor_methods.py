@@ -14,9 +14,9 @@ from .ops import (_base, _untracked, activation, alias, creation, gather_scatter
                   linalg, reduce, shape, views)
 from .ops import activation_extra as A
 from .ops import clone as copy_ops
-from .ops import binary_math as B
+from .ops import pointwise_binary as B
 from .ops import diagonal as D
-from .ops import extra_math as X
+from .ops import pointwise_unary as X
 from .ops import inplace as I
 from .ops import masked as K
 from .ops import comparison as cmp
@@ -27,8 +27,7 @@ from .ops import searching as Q
 from .ops import sorting as S
 from .ops import structure as T
 from .ops.arithmetic import Add, Div, Mul, Sub
-from .ops.axis_alias import NAMES as AXIS_NAMES
-from .ops.axis_alias import accept_axis
+from .ops._args import AXIS_NAMES, accept_axis
 from .overrides import wrap as _visible_to_modes
 from .tensor import Tensor
 

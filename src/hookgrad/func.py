@@ -216,7 +216,7 @@ def _jacobian(func: Callable, argnums: ArgNums, has_aux: bool, name: str) -> Cal
 
 
 def _stack(tensors: Sequence[Tensor]) -> Tensor:
-    from . import stack
+    from . import stack  # the package face, loaded after this module
 
     return stack(list(tensors))
 
@@ -362,7 +362,7 @@ def _in_dims(in_dims: Any, args: tuple, func: Callable) -> list:
 
 
 def _stack_outputs(results: list, out_dims: Any, func: Callable) -> Any:
-    from . import stack
+    from . import stack  # the package face, loaded after this module
 
     first = results[0]
     if isinstance(first, Tensor):

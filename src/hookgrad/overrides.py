@@ -22,6 +22,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+from .tensor import Tensor
+
 # innermost mode last; wrapped functions test this list and nothing else when it is empty
 _mode_stack: list = []
 
@@ -74,7 +76,6 @@ def _push_mode(mode: TorchFunctionMode) -> None:
 
 
 def _tensor_types(args: tuple, kwargs: dict) -> tuple:
-    from .tensor import Tensor
 
     found = []
     for value in (*args, *kwargs.values()):

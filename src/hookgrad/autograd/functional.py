@@ -126,8 +126,6 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
 
 def _scalar_function_output(func: Callable, inputs: tuple, name: str):
     """Run ``func`` and check it returned one single-element tensor, as hvp/vhp need."""
-    from ..tensor import Tensor
-
     outputs = func(*inputs)
     if not isinstance(outputs, Tensor):
         raise RuntimeError(f"The function given to {name} should return a single Tensor")
@@ -143,8 +141,6 @@ def _check_v(v, inputs: tuple, single_in: bool, name: str) -> tuple:
         if len(inputs) != 1 or inputs[0].numel() != 1:
             raise RuntimeError("The vector v can only be None if the input to the user-provided "
                                "function is a single Tensor with a single element.")
-        from ..tensor import Tensor
-
         return (Tensor._make(np.ones_like(inputs[0]._data)),)
     v, _ = _as_tuple(v)
     if len(v) != len(inputs):
@@ -179,8 +175,6 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), H v) for a scalar ``func``, by differentiating ``u -> u^T H`` (the
     double-backward trick), so only reverse mode is needed."""
-    from ..tensor import Tensor
-
     inputs, single_in = _as_tuple(inputs)
     with grad_mode.enable_grad():
         inputs = _prepare(inputs, create_graph)

@@ -11,16 +11,17 @@ from typing import Any, Callable, Iterable, NamedTuple, Optional
 
 from .._dtype import legacy_type_name  # noqa: F401  (torch's Tensor.type() names, for messages)
 from ..tensor import Tensor
-from .node import AccumulateGrad, GraphRoot, Node, current_graph_task  # noqa: F401
+from .node import AccumulateGrad, GraphRoot, Node  # noqa: F401
+from .node import current_graph_task as _current_graph_task
 from .saved import (SavedTensorInfo, compose_hooks, current_saved_tensor,  # noqa: F401
-                    disable_saved_tensors_hooks, save_on_cpu, save_tensor, saved_tensors_hooks,
+                    disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks,
                     storage_key)
 from .tensor_hooks import grad_accumulator, grad_edge
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
            "register_multi_grad_hook", "GradientEdge", "get_gradient_edge", "Node",
            "increment_version", "current_saved_tensor", "SavedTensorInfo", "compose_hooks",
-           "storage_key", "save_tensor", "to_dot"]
+           "storage_key", "to_dot"]
 
 
 def get_gradient_edge(tensor: Any) -> "GradientEdge":
@@ -89,7 +90,7 @@ def register_multi_grad_hook(tensors: Iterable[Any], fn: Callable, *,
 
     def make_hook(index: int):
         def hook(grad):
-            task = current_graph_task()
+            task = _current_graph_task()
             key = task.id if task is not None else None
             with lock:
                 entry = state.setdefault(key, {"grads": [None] * count, "seen": 0,

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Iterator, List, Optional, Tuple
 
 import numpy as np
 
+import hookgrad
 from ..utils._framework import framework_of, import_torch
 
 
@@ -82,8 +83,6 @@ class HookgradBackend(Backend):
     framework = "hookgrad"
 
     def __init__(self) -> None:
-        import hookgrad
-
         self.hookgrad = hookgrad
         self.module_type = hookgrad.nn.Module
         self.tensor_type = hookgrad.Tensor

@@ -75,7 +75,7 @@ def _capture(model: hookgrad.nn.Module, data: digits.Digits, out: Path, notes: N
 
 def _figures(matplotlib: Any, runs: List[RunResult], captured: Any, data: digits.Digits,
              out: Path) -> List[Path]:
-    from . import figures
+    from . import figures  # needs matplotlib, only for figures
 
     plt = figures.pyplot(matplotlib)
     paths = []

@@ -2,6 +2,7 @@
 stand-in on nn.functional, with a note, so the demo still runs."""
 from __future__ import annotations
 
+import math
 from typing import Any, Dict
 
 import hookgrad
@@ -11,8 +12,6 @@ from .optional import Notes
 
 
 def _stand_ins() -> Dict[str, Any]:
-    import math
-
     functional = nn.functional
 
     def uniform(shape, fan_in):

@@ -16,7 +16,9 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+import hookgrad
 from ..utils._framework import framework_of, import_torch
+from ..utils.checkpoint import checkpoint
 from ._peak import CudaPeakMeter, PeakMeter, ProfilerPeakMeter, TracemallocPeakMeter
 
 
@@ -109,7 +111,6 @@ class HookgradBackend(Backend):
     name = "hookgrad"
 
     def __init__(self):
-        import hookgrad
         self.hookgrad = hookgrad
         self.graph = hookgrad.autograd.graph
         self.tensor_type = hookgrad.Tensor
@@ -142,7 +143,6 @@ class HookgradBackend(Backend):
                 module.register_module_forward_hook(post, always_call=True)]
 
     def checkpoint(self, function: Callable, *args, use_reentrant: bool = False, **kwargs):
-        from ..utils.checkpoint import checkpoint
         return checkpoint(function, *args, use_reentrant=use_reentrant, **kwargs)
 
     # hookgrad's Module.__call__ reads ``self.forward`` after the forward pre-hooks: a module

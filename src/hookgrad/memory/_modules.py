@@ -14,6 +14,8 @@ from __future__ import annotations
 import threading
 from typing import Any, List, Optional, Tuple
 
+from ._backend import get_backend
+
 _lock = threading.Lock()
 
 
@@ -37,7 +39,6 @@ class ModuleTracker:
     def acquire(self, listener: Any = None) -> None:
         with _lock:
             if self.users == 0:
-                from ._backend import get_backend
                 self.state.frames.clear()
                 self.handles = get_backend(self.framework).module_hooks(self._pre, self._post)
             self.users += 1

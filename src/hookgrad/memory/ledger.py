@@ -401,7 +401,7 @@ class Ledger:
         saved activations per module (the ``modules`` largest, the rest together), gradients
         and transient workspaces, with the peak between events as a line. Needs matplotlib
         (``hookgrad[demo]``); ``memory.timeline_png`` puts several ledgers on one figure."""
-        from ._timeline import timeline_png
+        from ._timeline import timeline_png  # needs matplotlib, only when asked
 
         return timeline_png({title: self}, path, modules=modules)
 

@@ -31,6 +31,7 @@ from .ops.sparse import Embedding
 from ..ops.activation_extra import (celu, celu_, hardshrink, hardsigmoid,  # noqa: F401,E402
                                hardswish, hardtanh, hardtanh_, logsigmoid, mish, relu6, selu,
                                selu_, softshrink, softsign, tanhshrink)
+from ..overrides import wrap
 
 
 def _tensor_input(function):
@@ -511,8 +512,6 @@ from .ops.grid_sample import affine_grid, grid_sample  # noqa: E402,F401
 def _make_visible_to_modes(namespace: dict) -> None:
     """Every public function here is seen by an active ``TorchFunctionMode``."""
     from types import FunctionType
-
-    from ..overrides import wrap
 
     for name, value in list(namespace.items()):
         if name[0] != "_" and isinstance(value, FunctionType):

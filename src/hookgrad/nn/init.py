@@ -87,7 +87,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
                       "distribution of values may be incorrect.", stacklevel=2)
-    from .. import empty_like, where
+    from .. import empty_like, where  # the package face, loaded after this module
 
     def norm_cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -207,7 +207,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    from .. import empty
+    from .. import empty  # the package face, loaded after this module
 
     with no_grad():
         flat = empty((rows, cols), dtype=tensor.dtype).normal_(0, 1, generator=generator)
@@ -226,7 +226,7 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     rows come from the default generator, as in torch)."""
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from .. import randperm
+    from .. import randperm  # the package face, loaded after this module
 
     rows, cols = tensor.shape
     zeros_per_column = math.ceil(sparsity * rows)

@@ -1,7 +1,13 @@
 """Argument handling shared by the view, shape and index ops: size lists given as ``f(2, 3)`` or
-``f((2, 3))``, a ``-1`` size inferred from the element count, and the ``out=`` argument."""
+``f((2, 3))``, a ``-1`` size inferred from the element count, and the ``out=`` argument.
+
+Also NumPy's ``axis=`` keyword as an alias of ``dim=``: torch's argument parser accepts it for every
+op with a ``dim`` argument (``x.sum(axis=1)``, ``torch.cat(ts, axis=0)``). The op functions keep
+their plain signatures; ``install_axis_alias`` wraps the public ones, which costs a dict lookup
+per call."""
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
@@ -63,3 +69,37 @@ def _to_out(result: Tensor, out) -> Tensor:
         out._data = result._data.astype(out._data.dtype)
     out._version_counter[0] += 1
     return out
+
+
+# the public functions / methods whose first dim-like argument is called ``dim``
+AXIS_NAMES = ("sum", "mean", "std", "var", "prod", "amax", "amin", "max", "min", "argmax", "argmin",
+         "logsumexp", "any", "all", "cumsum", "softmax", "log_softmax", "squeeze", "unsqueeze",
+         "cat", "concat", "stack", "sort", "argsort", "topk", "kthvalue", "median", "nanmedian",
+         "mode", "cumprod", "cummax", "cummin", "logcumsumexp", "nansum", "nanmean",
+         "count_nonzero", "aminmax", "var_mean", "std_mean", "diff", "unique")
+
+
+def accept_axis(fn):
+    """``fn`` also taking ``axis=`` for ``dim=``."""
+    if getattr(fn, "_accepts_axis", False):
+        return fn
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if "axis" in kwargs:
+            if "dim" in kwargs:
+                raise TypeError(f"{fn.__name__}() got multiple values for argument 'dim' (axis is "
+                                "an alias of dim)")
+            kwargs["dim"] = kwargs.pop("axis")
+        return fn(*args, **kwargs)
+
+    wrapper._accepts_axis = True
+    return wrapper
+
+
+def install_axis_alias(namespace: dict) -> None:
+    """Wrap the listed functions of a module namespace (``hookgrad``'s); the Tensor methods of
+    those names are wrapped where the method table binds them."""
+    for name in AXIS_NAMES:
+        if name in namespace:
+            namespace[name] = accept_axis(namespace[name])

@@ -15,6 +15,7 @@ produces for that many elements, in its iteration order, consuming the same word
 from __future__ import annotations
 
 import numpy as np
+import math
 
 F32, F64 = np.float32, np.float64
 _MASK24, _MASK53 = np.uint64((1 << 24) - 1), np.uint64((1 << 53) - 1)
@@ -216,7 +217,7 @@ def float_digits(np_dtype: np.dtype) -> int:
     """Significand bits, the implicit one included, of a floating dtype (NumPy's ``finfo`` does
     not know ml_dtypes' bfloat16, so that one asks ml_dtypes)."""
     if np_dtype.kind == "V":
-        import ml_dtypes
+        import ml_dtypes  # optional extra, only for bfloat16
 
         return int(ml_dtypes.finfo(np_dtype).nmant) + 1
     return int(np.finfo(np_dtype).nmant) + 1
@@ -321,8 +322,6 @@ def poisson(generator, rates: np.ndarray) -> np.ndarray:
 
 
 def _poisson_one(rate: float, uniform) -> int:
-    import math
-
     if rate == 0:
         return 0
     if rate < 10:

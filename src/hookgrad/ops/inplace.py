@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from . import binary_math as B
-from . import extra_math as X
+from . import pointwise_binary as B
+from . import pointwise_unary as X
 from . import unary as U
 from ._base import (arithmetic, as_operand, _binary_apply, check_inplace_cast,
                     _check_inplace_shape, _check_sub, Op, Original, promote)

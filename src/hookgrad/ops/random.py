@@ -22,6 +22,7 @@ from ._random_fills import (Bernoulli, BernoulliTensor, Normal, Random, Uniform,
                             geometric_, log_normal_, normal_, random_, uniform_)
 from .creation import _finish, _float_dtype, _size
 from ._base import Op, not_implemented
+from ._util import broadcast_error
 
 
 # -- factories ----------------------------------------------------------------------------------
@@ -183,8 +184,6 @@ def _normal_from(mean, std, generator) -> np.ndarray:
     try:
         shape = np.broadcast_shapes(means.shape, stds.shape)
     except ValueError:
-        from ._util import broadcast_error
-
         raise broadcast_error("normal", means.shape, stds.shape) from None
     np_dtype = (mean if isinstance(mean, np.ndarray) else std).dtype
     array = np.empty(shape, np_dtype)

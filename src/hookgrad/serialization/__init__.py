@@ -154,7 +154,7 @@ def _load_file(file: BinaryIO, weights_only: bool, restore: Callable, mmap_path:
                            "torch.save your checkpoint with this option in order to use mmap.")
     if is_legacy(head):
         return read_legacy(file, weights_only, restore, pickle_load_args)
-    from ..utils import safetensors
+    from ..utils import safetensors  # it imports this package's modules
 
     if safetensors.is_safetensors(head):
         return safetensors.load(file.read())

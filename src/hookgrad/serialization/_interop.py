@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import hookgrad
 from ._storage import hookgrad_dtype
 
 
@@ -18,8 +19,6 @@ def from_torch(value: Any) -> Any:
     device); a torch Parameter becomes a hookgrad Parameter. Anything else is returned as is."""
     if not is_torch_tensor(value):
         return value
-    import hookgrad
-
     torch = sys.modules["torch"]
     name = str(value.dtype).replace("torch.", "")
     dtype = hookgrad_dtype(name, "a torch tensor")

@@ -12,6 +12,7 @@ import pickle
 from collections import OrderedDict
 from typing import Any, Callable
 
+import hookgrad
 from ._storage import STORAGE_OF_DTYPE, StorageTable
 
 _PicklerBase = pickle._Pickler  # type: ignore[attr-defined]  # the Python one: its globals are ours
@@ -77,8 +78,6 @@ class CheckpointPickler(_PicklerBase):
         return None
 
     def reducer_override(self, obj: Any):
-        import hookgrad
-
         kind = type(obj)
         if kind is _Data or isinstance(obj, hookgrad.Tensor):
             return self._reduce_tensor(obj)
@@ -89,8 +88,6 @@ class CheckpointPickler(_PicklerBase):
         return NotImplemented
 
     def _reduce_tensor(self, obj):
-        import hookgrad
-
         if type(obj) is _Data:
             tensor, requires_grad = obj.tensor, False
         elif isinstance(obj, hookgrad.nn.Parameter):
@@ -121,8 +118,6 @@ class CheckpointPickler(_PicklerBase):
 
 
 def _register_dtype() -> None:
-    import hookgrad
-
     CheckpointPickler.dispatch[hookgrad.dtype] = CheckpointPickler._save_dtype
 
 

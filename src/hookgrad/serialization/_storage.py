@@ -12,6 +12,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+import hookgrad
+
 # torch's legacy storage classes (``torch.FloatStorage``) by the dtype they hold
 STORAGE_DTYPES = {
     "FloatStorage": "float32", "DoubleStorage": "float64", "HalfStorage": "float16",
@@ -32,8 +34,6 @@ TORCH_DTYPE_NAMES = frozenset(STORAGE_DTYPES.values()) | {
 
 def hookgrad_dtype(name: str, where: str = ""):
     """hookgrad's dtype called ``name`` (torch's spelling), or a TypeError naming it."""
-    import hookgrad
-
     found = getattr(hookgrad, name, None)
     if isinstance(found, hookgrad.dtype):
         return found
@@ -44,16 +44,12 @@ def hookgrad_dtype(name: str, where: str = ""):
 
 
 def supported_dtype_names() -> List[str]:
-    import hookgrad
-
     return [name for name in sorted(TORCH_DTYPE_NAMES | {"float16", "float32", "float64"})
             if isinstance(getattr(hookgrad, name, None), hookgrad.dtype)]
 
 
 def numpy_dtype(dtype) -> np.dtype:
     """The little-endian NumPy dtype of a hookgrad dtype (the byte order torch files use)."""
-    import hookgrad
-
     array = hookgrad.empty(0, dtype=dtype).numpy()
     return array.dtype.newbyteorder("<") if array.dtype.byteorder == ">" else array.dtype
 
@@ -140,8 +136,6 @@ def rebuild_tensor(storage: LoadedStorage, offset: int, size, stride, requires_g
                    dtype=None):
     """A hookgrad tensor viewing ``storage`` (never a copy: tensors that shared a storage when
     saved share memory again)."""
-    import hookgrad
-
     if not isinstance(storage, LoadedStorage):
         raise RuntimeError(f"expected a storage from the checkpoint, got {type(storage).__name__}")
     if dtype is None:

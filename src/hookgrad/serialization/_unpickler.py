@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 
+import hookgrad
 from ._storage import STORAGE_DTYPES, TORCH_DTYPE_NAMES, hookgrad_dtype, rebuild_tensor
 
 UnpicklingError = pickle.UnpicklingError
@@ -67,8 +68,6 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
 
 
 def _rebuild_parameter(data, requires_grad, backward_hooks):
-    import hookgrad
-
     return hookgrad.nn.Parameter(data, requires_grad)
 
 
@@ -106,14 +105,10 @@ def _latin1_encode(text, encoding="utf-8", errors="strict"):
 
 
 def _size(*args):
-    import hookgrad
-
     return hookgrad.Size(*args)
 
 
 def _device(*args):
-    import hookgrad
-
     return hookgrad.device(*args)
 
 
@@ -191,8 +186,6 @@ def _numpy_frombuffer(buffer, dtype, shape, order):
 
 
 def _hookgrad_tensor(array, requires_grad=False):
-    import hookgrad
-
     if not isinstance(array, np.ndarray):
         raise UnpicklingError(f"expected a NumPy array, got {type(array).__name__}")
     tensor = hookgrad.from_numpy(array)
@@ -200,8 +193,6 @@ def _hookgrad_tensor(array, requires_grad=False):
 
 
 def _hookgrad_parameter(array, requires_grad=True):
-    import hookgrad
-
     return hookgrad.nn.Parameter(_hookgrad_tensor(array), requires_grad)
 
 
@@ -210,8 +201,6 @@ def _hookgrad_dtype(name):
 
 
 def _hookgrad_globals() -> Dict[str, Any]:
-    import hookgrad
-
     found = {"numpy.ndarray": np.ndarray, "numpy.dtype": _plain_dtype,
              "hookgrad.tensor._rebuild": _hookgrad_tensor,
              "hookgrad.nn.parameter._rebuild_parameter": _hookgrad_parameter,
@@ -306,8 +295,6 @@ class RestrictedUnpickler(_UnpicklerBase):
     def _new(self, cls, args, kwargs):
         allowed = _NEWOBJ_CLASSES + self._user_types
         if self._extra:
-            import hookgrad
-
             allowed += (hookgrad.Size,)
         if not (isinstance(cls, type) and cls in allowed):
             raise UnpicklingError(f"Weights only load failed: creating {cls!r} is not allowed "

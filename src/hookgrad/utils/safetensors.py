@@ -15,6 +15,10 @@ from typing import Dict, List, Optional, Union
 
 import numpy as np
 
+import hookgrad
+from ..serialization._atomic import atomic_path
+from ..serialization._storage import hookgrad_dtype, numpy_dtype
+
 # safetensors' dtype codes by torch's dtype names
 _DTYPE_NAMES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16",
                 "I64": "int64", "I32": "int32", "I16": "int16", "I8": "int8", "U8": "uint8",
@@ -48,8 +52,6 @@ def is_safetensors(head: bytes) -> bool:
 
 def _arrays(tensors: Dict[str, "object"]) -> Dict[str, np.ndarray]:
     """The tensors' arrays, checked as ``safetensors.torch`` checks them."""
-    import hookgrad
-
     if not isinstance(tensors, dict):
         raise ValueError(f"Expected a dict of [str, torch.Tensor] but received {type(tensors)}")
     arrays = {}
@@ -97,9 +99,7 @@ def save_file(tensors: Dict[str, "object"], filename: Union[str, os.PathLike],
               metadata: Optional[Dict[str, str]] = None) -> None:
     """Write ``tensors`` to ``filename`` (atomically: a temporary file renamed when done)."""
     _package()
-    from safetensors.numpy import save_file as save_arrays
-
-    from ..serialization._atomic import atomic_path
+    from safetensors.numpy import save_file as save_arrays  # optional package, only when used
 
     arrays = _arrays(tensors)
     with atomic_path(filename) as temporary:
@@ -107,10 +107,6 @@ def save_file(tensors: Dict[str, "object"], filename: Union[str, os.PathLike],
 
 
 def _tensor(name: str, code: str, shape, data: bytes):
-    import hookgrad
-
-    from ..serialization._storage import hookgrad_dtype, numpy_dtype
-
     dtype = hookgrad_dtype(_DTYPE_NAMES.get(code, code), f"safetensors {code} of '{name}'")
     array = np.frombuffer(bytearray(data), numpy_dtype(dtype)).reshape(shape)
     return hookgrad.from_numpy(array)
@@ -126,8 +122,6 @@ def load(data: bytes) -> Dict[str, "object"]:
 def load_file(filename: Union[str, os.PathLike], device: Union[str, int] = "cpu"
               ) -> Dict[str, "object"]:
     """The tensors of the safetensors file ``filename``, on the CPU (hookgrad's only device)."""
-    import hookgrad
-
     if str(device) != "cpu":
         raise RuntimeError(f"hookgrad runs on the CPU only; cannot load to device {device!r}")
     package = _package()

@@ -8,6 +8,7 @@ from ..functional import conv_transpose3d
 from ..ops.pool3d import adaptive_avg_pool3d, avg_pool3d, max_pool3d
 from .conv import _ConvNd, _ConvTransposeNd, _tuple
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .. import functional as F
 
 __all__ = ["Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d"]
 
@@ -40,8 +41,6 @@ class Conv3d(_ConvNd):
         return widths
 
     def forward(self, input: Tensor) -> Tensor:
-        from .. import functional as F
-
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding(), mode=self.padding_mode)
             return F.conv3d(padded, self.weight, self.bias, self.stride, 0, self.dilation,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+import hookgrad
 from ...tensor import Tensor
 
 
@@ -16,8 +17,6 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
              bias: Optional[Tensor] = None) -> Tensor:
     """x1^T A x2 + b over the last dims of input1 (*, in1) and input2 (*, in2), weight
     (out, in1, in2). Differs from torch: the node is einsum's, not TrilinearBackward0."""
-    import hookgrad
-
     tensors = [("input1", input1), ("input2", input2), ("weight", weight)]
     if bias is not None:
         tensors.append(("bias", bias))

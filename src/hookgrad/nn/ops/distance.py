@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+import hookgrad
 from ...tensor import Tensor
 
 _NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
@@ -25,8 +26,6 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """sum(x1 / ||x1|| * x2 / ||x2||) along dim, each norm at least eps; the norms are clamped
     outside the graph (torch's way: the gradient is that of the unclamped quotient)."""
-    import hookgrad
-
     common = hookgrad.result_type(x1, x2)
     if not common.is_floating_point:
         name = str(common).split(".")[-1]

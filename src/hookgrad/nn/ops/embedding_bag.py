@@ -14,13 +14,12 @@ from typing import Optional
 
 import numpy as np
 
+import hookgrad
 from ...tensor import Tensor
 
 
 def _renorm(weight: Tensor, indices: np.ndarray, max_norm: float, norm_type: float) -> None:
     """Rows used by ``indices`` whose norm exceeds max_norm are scaled to it, in place."""
-    import hookgrad
-
     rows = hookgrad.tensor(np.unique(indices))
     with hookgrad.no_grad():
         values = weight[rows]
@@ -66,8 +65,6 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Optional[Tensor] = Non
     torch.nn.functional.embedding_bag (including the gradient factors its CPU kernel gives
     with scale_grad_by_freq). Differs from torch: ``sparse=True`` gives a dense gradient; the
     backward graph is made of ordinary ops (no EmbeddingBagBackward0 node)."""
-    import hookgrad
-
     if weight.dtype == hookgrad.int64 and input.is_floating_point():
         warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
                       "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
@@ -131,8 +128,6 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Optional[Tensor] = Non
 
 def _reduce_bags(input, weight, starts, mode, per_sample_weights, include_last_offset,
                  padding_idx, scale_grad_by_freq) -> Tensor:
-    import hookgrad
-
     indices = input.numpy().astype(np.int64)
     length = indices.size
     bags = max(starts.size - 1, 0) if include_last_offset else starts.size
@@ -176,8 +171,6 @@ def _frequency_scale(indices: np.ndarray, num_weights: int) -> np.ndarray:
 def _scale_gradient(tensor: Tensor, factor: np.ndarray) -> Tensor:
     """``tensor`` unchanged in value (bit for bit) whose gradient is multiplied by ``factor``
     (one value per row)."""
-    import hookgrad
-
     frozen = tensor.detach()
     factor = hookgrad.tensor(factor, dtype=tensor.dtype).unsqueeze(1)
     return frozen + (tensor - frozen) * factor
@@ -186,8 +179,6 @@ def _scale_gradient(tensor: Tensor, factor: np.ndarray) -> Tensor:
 def _bag_max(rows: Tensor, bag: np.ndarray, bags: int, dim: int) -> Tensor:
     """Per-bag maximum over a dense layout: slot (b, k) holds the k-th row of bag b, or a
     row of -inf; an empty bag gives zeros, as in torch."""
-    import hookgrad
-
     counts = np.bincount(bag, minlength=bags)
     longest = int(counts.max()) if counts.size else 0
     first = np.concatenate([[0], np.cumsum(counts)[:-1]]) if bags else np.zeros(0, np.int64)

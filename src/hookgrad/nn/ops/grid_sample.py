@@ -23,6 +23,7 @@ from typing import Optional
 
 import numpy as np
 
+import hookgrad
 from ...ops._base import Op
 from ...tensor import Tensor
 
@@ -40,8 +41,6 @@ def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
 
 def _clip(coord: Tensor, size: int) -> Tensor:
     """coord clamped to [0, size - 1], with gradient only strictly inside (torch's rule)."""
-    import hookgrad
-
     upper = size - 1
     inside = (coord > 0) & (coord < upper)
     return hookgrad.where(inside, coord, coord.detach().clamp(0, upper))
@@ -49,8 +48,6 @@ def _clip(coord: Tensor, size: int) -> Tensor:
 
 def _reflect(coord: Tensor, twice_low: int, twice_high: int) -> Tensor:
     """Mirror coord into [twice_low / 2, twice_high / 2] (as many times as it takes)."""
-    import hookgrad
-
     if twice_low == twice_high:
         return coord * 0
     low = twice_low / 2
@@ -78,8 +75,6 @@ def _pad_coordinate(coord: Tensor, size: int, padding_mode: str, align_corners: 
 def _pad_index(index: np.ndarray, size: int, padding_mode: str,
                align_corners: bool) -> np.ndarray:
     """The padding fold applied to integer tap positions (bicubic), on arrays."""
-    import hookgrad
-
     folded = _pad_coordinate(hookgrad.tensor(index.astype(np.float64)), size, padding_mode,
                              align_corners)
     return np.trunc(folded.numpy()).astype(np.int64)
@@ -98,8 +93,6 @@ class _Sampler:
 
     def values(self, positions: list) -> Tensor:
         """positions: one int array per spatial dim (slowest first), each of out_shape."""
-        import hookgrad
-
         valid = np.ones(self.out_shape, bool)
         flat = np.zeros(self.out_shape, np.int64)
         for position, size in zip(positions, self.sizes):
@@ -115,8 +108,6 @@ class _Sampler:
 
 def _linear(sampler: _Sampler, coords: list) -> Tensor:
     """Multilinear interpolation; coords: pixel coordinates per spatial dim, slowest first."""
-    import hookgrad
-
     lows = [np.floor(c.detach().numpy()).astype(np.int64) for c in coords]
     low_t = [hookgrad.tensor(low.astype(c.detach().numpy().dtype)) for low, c in zip(lows, coords)]
     total = None
@@ -149,8 +140,6 @@ def _cubic_coefficients(t: Tensor) -> list:
 
 def _bicubic(sampler: _Sampler, coords: list, padding_mode: str, align_corners: bool) -> Tensor:
     """2-D bicubic: 4 x 4 taps, each tap position folded by the padding mode."""
-    import hookgrad
-
     y, x = coords
     y0 = np.floor(y.detach().numpy())
     x0 = np.floor(x.detach().numpy())
@@ -184,8 +173,6 @@ class NearestGridLink(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        import hookgrad
-
         zeros = hookgrad.tensor(np.zeros(ctx.grid_shape, ctx.grid_dtype))
         return grad, zeros
 
@@ -280,8 +267,6 @@ def _base_line(steps: int, align_corners: bool) -> np.ndarray:
 def affine_grid(theta: Tensor, size: list, align_corners: Optional[bool] = None) -> Tensor:
     """The sampling grid (N, H, W, 2) or (N, D, H, W, 3) of the affine maps theta (N, 2, 3)
     or (N, 3, 4): base (x, y[, z], 1) coordinates times theta^T."""
-    import hookgrad
-
     if align_corners is None:
         _warn_align_corners()
         align_corners = False

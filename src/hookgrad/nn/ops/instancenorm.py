@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
+import hookgrad
 from ...tensor import Tensor
 
 
@@ -21,8 +22,6 @@ def instance_norm(input: Tensor, running_mean: Optional[Tensor] = None,
                   momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalise each (sample, channel) plane by its own mean and variance (or by the running
     statistics when ``use_input_stats`` is False), as torch.nn.functional.instance_norm."""
-    import hookgrad
-
     if use_input_stats and math.prod(input.shape[2:]) == 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size "
                          f"{hookgrad.Size(input.shape)}")

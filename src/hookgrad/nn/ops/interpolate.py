@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import Optional
 
 import numpy as np
@@ -21,6 +22,7 @@ from ...ops import _layout
 from ...ops._base import Op
 from ...tensor import Tensor
 from . import pooling as _pool
+from .pool3d import adaptive_avg_pool3d
 
 _CUBIC_A = -0.75
 _MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
@@ -265,8 +267,6 @@ def _area(input: Tensor, output: tuple) -> Tensor:
     """Adaptive average pooling, reached the way torch reaches it for each rank (1-D through a
     height-1 2-D pool, a (1, 1) output through a mean), so the nodes match too."""
     if len(output) == 3:
-        from .pool3d import adaptive_avg_pool3d
-
         return adaptive_avg_pool3d(input, output)
     if len(output) == 1:
         return _area(input.unsqueeze(-2), (1,) + output).squeeze(-2)
@@ -360,8 +360,6 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
 def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
              align_corners: Optional[bool] = None) -> Tensor:
     """Deprecated alias of ``interpolate`` (torch warns the same way)."""
-    import warnings
-
     warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
                   "instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode, align_corners)
@@ -369,8 +367,6 @@ def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
 
 def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
     """Deprecated: ``interpolate(mode="nearest")``."""
-    import warnings
-
     warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
                   "`nn.functional.interpolate` instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode="nearest")
@@ -378,8 +374,6 @@ def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
 
 def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
     """Deprecated: ``interpolate(mode="bilinear", align_corners=True)``."""
-    import warnings
-
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
                   "`nn.functional.interpolate` instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
