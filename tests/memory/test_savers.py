@@ -54,6 +54,25 @@ def test_bfloat16_bits_round_to_nearest_even_like_torch(rng):
         torch.bfloat16).float().numpy())
 
 
+def test_bfloat16_bits_of_a_large_array_encoded_in_blocks_match_torch(rng):
+    """More values than one encoding block (and a partial last block), NaNs in several blocks,
+    in a 2-d C-ordered and a transposed layout."""
+    from hookgrad.memory.savers.cast import _BLOCK
+    values = (rng.standard_normal(3 * _BLOCK + 774) * 50).astype(np.float32)
+    nans = rng.choice(values.size, 40, replace=False)
+    values[nans] = np.nan
+    values[-1] = np.nan  # in the partial block
+    for array in (values.reshape(-1, 7), values.reshape(7, -1).T):
+        ours = to_bfloat16_bits(array)
+        assert ours.shape == array.shape and ours.dtype == np.uint16
+        theirs = torch.from_numpy(np.ascontiguousarray(array)).to(torch.bfloat16)
+        theirs = theirs.view(torch.int16).numpy().view(np.uint16)
+        finite = ~np.isnan(array)
+        np.testing.assert_array_equal(ours[finite], theirs[finite])
+        back = from_bfloat16_bits(ours, np.dtype(np.float32))
+        np.testing.assert_array_equal(np.isnan(back), ~finite)
+
+
 def test_bfloat16_keeps_nan_a_nan():
     nan_low_payload = np.array([0x7F800001, 0xFFC00000], np.uint32).view(np.float32)
     back = from_bfloat16_bits(to_bfloat16_bits(nan_low_payload), np.dtype(np.float32))

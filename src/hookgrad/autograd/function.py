@@ -68,6 +68,16 @@ class FunctionCtx:
         self._saved_for_forward = tensors
 
 
+def _zeros(meta: tuple, builtin: bool) -> Tensor:
+    """The zero gradient of an output that got none. A built-in formula never reads the
+    gradient of an integer output (max pooling's indices, sort's positions): it gets one
+    read-only zero broadcast to the shape instead of an array of that size."""
+    shape, dtype = meta
+    if builtin and np.dtype(dtype).kind in "biu":
+        return Tensor._make(np.broadcast_to(np.zeros((), dtype), shape))
+    return Tensor._make(np.zeros(shape, dtype))
+
+
 class BackwardCFunction(Node, FunctionCtx):
     """Base of every user Function's node class (``MyFnBackward``)."""
 
@@ -123,9 +133,9 @@ class BackwardCFunction(Node, FunctionCtx):
             return None
         return Tensor._make(np.asarray(self.saved_number()))  # raises once the graph is freed
 
-    def _materialized(self, grad_outputs: tuple) -> tuple:
+    def _materialized(self, grad_outputs: tuple, builtin: bool = False) -> tuple:
         # a non-tensor output (meta ``None``) has no gradient to make: it stays ``None``
-        return tuple(Tensor._make(np.zeros(*meta)) if g is None and meta is not None else g
+        return tuple(_zeros(meta, builtin) if g is None and meta is not None else g
                      for g, meta in zip(grad_outputs, self._output_meta))
 
     def apply(self, grad_outputs: tuple) -> tuple:
@@ -162,7 +172,7 @@ class BuiltinBackward(BackwardCFunction):
         if (grad_outputs[0] is None if len(grad_outputs) == 1
                 else any(g is None for g in grad_outputs)):
             if self._materialize_grads:
-                grad_outputs = self._materialized(grad_outputs)
+                grad_outputs = self._materialized(grad_outputs, builtin=True)
             elif all(g is None for g in grad_outputs):
                 return (None,) * len(self.next_functions)
         running = tasks.stack

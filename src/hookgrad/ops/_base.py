@@ -9,11 +9,14 @@ while an op computes (``_util.quiet_errors``): torch gives inf and NaN without a
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.function import BuiltinFunction
+from ..autograd.node import tasks as _tasks
 from ..tensor import Tensor, has_internal_overlap
 from . import _layout
 from ._util import broadcast_error, quiet_errors
@@ -292,3 +295,34 @@ def through_saved(grad: Tensor, *saved: Tensor) -> Tensor:
         if tensor.requires_grad:
             grad = grad + tensor.masked_fill(np.ones((), bool), 0.0).sum()
     return grad
+
+
+# references to the incoming gradient tensor while a built-in formula runs under the engine: the
+# engine's list of the node's gradients, its tuple of them, the argument tuple of the node's
+# ``backward(ctx, *grads)`` call, the formula's argument, ``grad`` here and getrefcount's own
+# argument; any holder beyond these (a user, a hook, another edge) makes the count higher
+_FORMULA_REFS = 6
+
+
+def owned_grad(ctx, grad: Tensor) -> bool:
+    """Whether a backward formula may overwrite ``grad``'s array in place: first-order backward
+    (no graph of the gradient), run by the engine for ``ctx`` itself, with nothing that could
+    see the buffer afterwards or before (no tensor hook, retain_grad, node pre- or post-hook on
+    this node), and no reference to the tensor or its array beyond the engine's own (a gradient
+    the user passed in, one captured by ``autograd.grad`` or shared with another edge is never
+    touched). An elementwise formula then reuses the buffer instead of allocating one more
+    array of the activation's size, as torch reuses a gradient it owns alone."""
+    if grad_mode._state.enabled:
+        return False
+    stack = _tasks.stack
+    if not stack or stack[-1].running is not ctx:
+        return False
+    if (ctx._pre_hooks or ctx._post_hooks or ctx._tensor_pre_hooks
+            or ctx._retains_grad_hooks):
+        return False
+    if type(grad) is not Tensor or grad._grad_fn is not None or grad._extra is not None:
+        return False
+    data = grad._data
+    # the array: the tensor's slot, ``data`` and getrefcount's argument; it owns its memory
+    return (sys.getrefcount(grad) <= _FORMULA_REFS and data.flags.owndata
+            and data.flags.writeable and sys.getrefcount(data) <= 3)

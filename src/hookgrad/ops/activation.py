@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from ._base import Op, finish, through_saved
+from ._base import Op, finish, owned_grad, through_saved
 from .unary import (_INV_SQRT_2PI, _KAPPA, _SQRT_HALF, _TANH_K, _apply_float, _not_for_integers,
                     _sigmoid, _zero, erf)
 
@@ -29,6 +29,9 @@ class Relu(Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
+        if owned_grad(ctx, grad):  # reuse the buffer: one activation-sized array fewer
+            np.copyto(grad._data, 0, where=result._data <= 0)
+            return grad
         return through_saved(grad, result).masked_fill(result._data <= 0, 0.0)
 
 
@@ -54,6 +57,9 @@ class Threshold(Op):
     @staticmethod
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
+        if owned_grad(ctx, grad):
+            np.copyto(grad._data, 0, where=self._data <= ctx.threshold)
+            return grad, None, None
         return (through_saved(grad, self).masked_fill(self._data <= ctx.threshold, 0.0),
                 None, None)
 

@@ -14,20 +14,28 @@ from .._backend import Backend, DType
 from .base import Saver, Stored
 
 
+_BLOCK = 1 << 18  # values encoded at a time: the uint32 temporaries stay at 1 MiB
+
+
 def to_bfloat16_bits(array: np.ndarray) -> np.ndarray:
-    """float → uint16 holding bfloat16, round-to-nearest-even."""
+    """float → uint16 holding bfloat16, round-to-nearest-even. A large array is encoded a block
+    at a time, so the 32-bit rounding temporaries do not add twice its size to the peak."""
     single = np.ascontiguousarray(array, dtype=np.float32)
-    bits = single.view(np.uint32)
-    rounded = bits >> 16
-    rounded &= 1  # the lowest kept bit: a tie rounds towards the even pattern
-    rounded += 0x7FFF
-    rounded += bits
-    rounded >>= 16
-    result = rounded.astype(np.uint16)
-    nan = np.isnan(single)
-    if nan.any():  # rounding could carry a NaN's low payload into an infinity
-        result[nan] = ((bits[nan] >> 16) & 0x8000) | 0x7FC0
-    return result
+    flat = single.reshape(-1).view(np.uint32)
+    result = np.empty(flat.shape, np.uint16)
+    for start in range(0, flat.size, _BLOCK):
+        bits = flat[start:start + _BLOCK]
+        rounded = bits >> 16
+        rounded &= 1  # the lowest kept bit: a tie rounds towards the even pattern
+        rounded += 0x7FFF
+        rounded += bits
+        rounded >>= 16
+        chunk = result[start:start + _BLOCK]
+        chunk[...] = rounded
+        nan = bits & 0x7FFFFFFF > 0x7F800000
+        if nan.any():  # rounding could carry a NaN's low payload into an infinity
+            chunk[nan] = ((bits[nan] >> 16) & 0x8000) | 0x7FC0
+    return result.reshape(single.shape)
 
 
 def from_bfloat16_bits(bits: np.ndarray, dtype: np.dtype) -> np.ndarray:

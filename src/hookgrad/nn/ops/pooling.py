@@ -123,6 +123,7 @@ class MaxPoolWithIndices(Op):
     def backward(ctx, grad, _grad_indices=None):
         self, indices = ctx.saved_tensors
         grad = through_saved(grad, self)  # torch's formula reads self
+        del self  # a saver's decoded copy is freed before the input-sized result is made
         if ctx.tiled:
             scattered = MaxPoolTileScatter.apply(grad, indices._data, ctx.self_shape, ctx.kernel)
         else:
@@ -192,11 +193,13 @@ class MaxPoolTileScatter(Op):
         nd = ctx.nd = len(kernel)
         ctx.save_for_backward(indices)
         out = indices.shape[-nd:]
-        offset = indices - _tile_origins(shape[-nd:], out, kernel)
+        origins = _tile_origins(shape[-nd:], out, kernel)  # one plane's worth, not the batch's
         result = np.zeros(shape, grad.dtype)
         for where, target in _tile_slices(result, out, kernel):
-            # target is a view of result: the cropped reshape of a fresh array never copies
-            np.copyto(target, grad, where=offset == where)
+            # target is a view of result: the cropped reshape of a fresh array never copies;
+            # the mask compares with the plane's positions at this offset, so no index array
+            # of the output's size is made, only one boolean mask at a time
+            np.copyto(target, grad, where=indices == origins + where)
         return result
 
     @staticmethod
