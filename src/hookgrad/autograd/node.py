@@ -128,7 +128,7 @@ class AccumulateGrad(Node):
         variable = self.variable
         # torch steals a gradient that nothing else refers to instead of copying it; the
         # references here are the engine's list and tuple, ``grad`` and getrefcount's argument
-        steal = sys.getrefcount(grad) <= _ENGINE_REFS
+        steal = REFCOUNTS_EXACT and sys.getrefcount(grad) <= _ENGINE_REFS
         accumulate_grad(variable, grad, steal)
         hooks = variable._extra.post_accumulate_hooks if variable._extra is not None else None
         if hooks:
@@ -144,6 +144,10 @@ class AccumulateGrad(Node):
 
 
 _ENGINE_REFS = 4
+# the reference counts above were counted on CPython up to 3.13; 3.14 may leave stack references
+# uncounted, so a count could look owned while something else holds the tensor: reuse nothing
+# there (correct, only a copy more)
+REFCOUNTS_EXACT = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 
 
 def _stealable(variable: Tensor, grad: Tensor) -> bool:

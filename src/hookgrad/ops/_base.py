@@ -16,7 +16,7 @@ import numpy as np
 from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.function import BuiltinFunction
-from ..autograd.node import tasks as _tasks
+from ..autograd.node import REFCOUNTS_EXACT, tasks as _tasks
 from ..tensor import Tensor, has_internal_overlap
 from . import _layout
 from ._util import broadcast_error, quiet_errors
@@ -312,7 +312,7 @@ def owned_grad(ctx, grad: Tensor) -> bool:
     the user passed in, one captured by ``autograd.grad`` or shared with another edge is never
     touched). An elementwise formula then reuses the buffer instead of allocating one more
     array of the activation's size, as torch reuses a gradient it owns alone."""
-    if grad_mode._state.enabled:
+    if grad_mode._state.enabled or not REFCOUNTS_EXACT:
         return False
     stack = _tasks.stack
     if not stack or stack[-1].running is not ctx:
