@@ -26,11 +26,7 @@ class ViewLines:
         choices = ["reshape", "view", "flatten", "unsqueeze", "squeeze", "expand"]
         if ndim >= 1:
             choices += ["slice", "slice", "select", "narrow"]
-            if a not in self.reordered and a not in self.grad_derived:
-                # advanced indexing of a transposed tensor: torch's result follows the input's
-                # memory order (TensorIterator), hookgrad's is row-major; left out (see report).
-                # The same for a gradient, whose memory order is how each backward is written.
-                choices.append("index")
+            choices.append("index")
         if ndim >= 2:
             choices += ["transpose", "transpose", "permute", "diagonal"]
         if ndim <= 2:

@@ -137,10 +137,7 @@ class Generator(ViewLines, HookLines):
         self.rng.choices(fns, weights)[0]()
 
     def unary(self):
-        # Not on an expanded tensor (stride 0): torch orders an elementwise result's memory
-        # with the expanded dimension kept in place, hookgrad (NumPy's order="K") makes it
-        # the innermost; values agree, strides differ (see the report).
-        a = self.pick(lambda s: True, exclude_names=self.expanded)
+        a = self.pick(lambda s: True)
         if a is None:
             return
         template = self.rng.choice(UNARY)
@@ -161,15 +158,7 @@ class Generator(ViewLines, HookLines):
         if a is None:
             return
         shape = self.shape_of(a)
-        # Broadcasting two operands of different shapes where one may be a strided view is
-        # left out: torch then lays the result out by ranking both operands' strides
-        # (TensorIterator), hookgrad by NumPy's rule, and the two disagree on which result is
-        # contiguous (values and gradients agree). Equal shapes and plain tensors are in.
-        #   Likewise two different operands of which one may be laid out out of row-major
-        # order (a transpose, a permute, or an elementwise result of one).
-        candidates = [n for n, (s, _) in self.vars.items() if broadcast(shape, s) is not None
-                      and (s == shape or not (self.is_view(n) or self.is_view(a)))
-                      and (n == a or not (n in self.reordered or a in self.reordered))]
+        candidates = [n for n, (s, _) in self.vars.items() if broadcast(shape, s) is not None]
         b = self.rng.choice(candidates)
         out = self.name()
         template = self.rng.choice(BINARY)
