@@ -2,7 +2,7 @@
 hooks, modules and the backward or grad that ends a program.
 
 Mixins of ``programs.Generator``: they read and update its bookkeeping (``vars``, ``root``,
-``reordered``...) through ``self``; the random draws are made in the same order as before the
+``grad_derived``...) through ``self``; the random draws are made in the same order as before the
 split, so a seed gives the same program.
 """
 from __future__ import annotations
@@ -96,11 +96,6 @@ class ViewLines:
             self.grad_derived.add(out)
         if op != "index":  # advanced indexing copies
             self.alias(out, a)
-            if op == "expand" or a in self.expanded:
-                self.expanded.add(out)
-        if op in ("transpose", "permute", "t", "diagonal") or (
-                a in self.reordered and op not in ("index", "reshape", "flatten")):
-            self.reordered.add(out)
 
     def multi_view(self):
         a = self.pick(lambda s: len(s) >= 1 and max(s) >= 2)
@@ -119,8 +114,6 @@ class ViewLines:
         self.emit(f"{', '.join(outs)}, = {code}", [a], outs)
         for out, size in zip(outs, sizes):
             self.alias(out, a)
-            if a in self.reordered:
-                self.reordered.add(out)
             if a in self.grad_derived:
                 self.grad_derived.add(out)
             new = list(shape)

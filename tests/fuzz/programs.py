@@ -48,8 +48,6 @@ class Generator(ViewLines, HookLines):
         self.modules: list[str] = []
         self.root: dict[str, str] = {}  # a view's name -> the name whose memory it shares
         self.written: set = set()  # roots whose memory an in-place op (or assignment) changed
-        self.reordered: set = set()  # names whose memory order may not be row-major
-        self.expanded: set = set()  # names with a stride-0 (expanded) dimension
         self.module_outputs: set = set()
         self.grad_derived: set = set()  # gradients from autograd.grad, and views/maps of them
         self.retained: set = set()  # names given retain_grad (directly or by backward(inputs))
@@ -150,8 +148,6 @@ class Generator(ViewLines, HookLines):
             self.alias(out, a)  # shares a's memory (contiguous() may return a itself)
         if a in self.grad_derived:
             self.grad_derived.add(out)
-        if a in self.reordered and "contiguous" not in template:
-            self.reordered.add(out)  # an elementwise result keeps its input's order
 
     def binary(self):
         a = self.pick()
@@ -165,8 +161,6 @@ class Generator(ViewLines, HookLines):
         if self.rng.random() < 0.5:
             a, b = b, a
         self.emit(f"{out} = " + template.format(a=a, b=b), [a, b], [out])
-        if a in self.reordered or b in self.reordered:
-            self.reordered.add(out)  # maximum(t, t) of a transposed t stays transposed
         detach_b = ".detach()" in template
         rg = self.rg_of(a) or (self.rg_of(b) and not detach_b)
         self.vars[out] = (broadcast(self.shape_of(a), self.shape_of(b)), rg)
@@ -220,18 +214,7 @@ class Generator(ViewLines, HookLines):
         formulas often return expanded views made under no_grad (a sum's gradient), which
         torch then refuses to change in place, while hookgrad's are fresh arrays; whether a
         gradient is a view is torch's implementation detail, not its API."""
-        # Nor a module's output or an alias of it: with full backward hooks it is a view made
-        # by a custom Function, and after an in-place change through an alias torch refuses
-        # to rebuild its history on any later read (is_leaf raises), hookgrad does not yet.
-        # Nor a view made while its base needed no gradient, if the base needs one now (an
-        # in-place op with a tensor that does): torch then treats the view as a leaf that
-        # requires grad and refuses, hookgrad rebuilds its history from the base (see report).
-        return self.pick(lambda s: pred is None or pred(s), grads=False,
-                         exclude_names={n for n in self.vars
-                                        if self.root.get(n, n) in self.module_outputs
-                                        or (n in self.base_needed_grad
-                                            and not self.base_needed_grad[n]
-                                            and self.rg_of(self.root[n]))})
+        return self.pick(lambda s: pred is None or pred(s), grads=False)
 
     def pick_operand(self, target: str, shape: tuple):
         """The source of an in-place op on ``target``: broadcastable to ``shape`` and not
@@ -287,38 +270,26 @@ class Generator(ViewLines, HookLines):
             return
         fn = self.rng.choice(CUSTOM)
         shape, rg = self.vars[a]
-        if fn == "DoubleInPlace" and any(self.shares_memory(a, r) for r in self.retained):
-            # mark_dirty on a tensor that retains its grad: torch then drops the .grad it
-            # had, a built-in in-place op keeps it (hookgrad keeps it for both); left out
-            return
         if fn in ("WithCount", "WithMask", "Lazy"):
             first, second = self.name(), self.name()
             self.emit(f"{first}, {second} = {fn}.apply({a})", [a], [first, second])
-            if a in self.reordered:
-                self.reordered.update((first, second))
             self.vars[first] = (shape, rg)
             if fn == "Lazy":
                 self.vars[second] = (shape, rg)
             elif fn == "WithMask":
                 self.vars[second] = (shape, False)
         elif fn == "DoubleInPlace":
-            if self.is_view(a) or self.saved_hooks_used:
-                # mark_dirty on a view: torch's refusals there depend on how the view was made
-                # and which property is read afterwards; not covered yet (see the report)
+            if self.saved_hooks_used:
                 return
             out = self.name()
             self.emit(f"{out} = DoubleInPlace.apply({a})", [a], [out], show=[out, a])
             self.vars[out] = (shape, rg)
             self.alias(out, a)
             self.wrote(a)
-            if a in self.reordered:
-                self.reordered.add(out)
         else:
             out = self.name()
             self.emit(f"{out} = {fn}.apply({a})", [a], [out])
             self.vars[out] = (shape, rg)
-            if a in self.reordered:
-                self.reordered.add(out)
 
 
 def generate(seed: int) -> dict:

@@ -89,3 +89,29 @@ def test_broadcast_with_strided_size1_dims_under_autograd(name):
             return _layout(out + real * 0)
 
     assert run(hookgrad) == run(torch)
+
+
+UNARY_ON_EXPANDED = {
+    "neg": lambda t: -t, "abs": lambda t: t.abs(), "sign": lambda t: t.sign(),
+    "sgn": lambda t: t.sgn(), "round": lambda t: t.round(), "floor": lambda t: t.floor(),
+    "trunc": lambda t: t.trunc(), "frac": lambda t: t.frac(),
+    "round_decimals": lambda t: t.round(decimals=1), "relu": lambda t: t.relu(),
+    "clamp": lambda t: t.clamp(-1, 1), "exp": lambda t: t.exp(), "times_two": lambda t: t * 2,
+    "hardtanh": None,
+}
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("name", sorted(UNARY_ON_EXPANDED))
+def test_unary_of_expanded_permuted_tensor_matches_torch(name, requires_grad):
+    """A permuted tensor expanded along a middle dimension: torch keeps the expanded dimension
+    where the iterator ranks it, NumPy's own order does not."""
+    def run(lib):
+        x = (lib.arange(12., dtype=lib.float64) - 5.5).reshape(1, 3, 4).requires_grad_(
+            requires_grad)
+        t = x.permute(2, 0, 1).expand(4, 3, 3)
+        if name == "hardtanh":
+            return _layout(lib.nn.functional.hardtanh(t))
+        return _layout(UNARY_ON_EXPANDED[name](t))
+
+    assert run(hookgrad) == run(torch)

@@ -37,6 +37,7 @@ def user_outputs(node, args, raw_outputs) -> list:
             tensor = out
             check_inplace(tensor, "has been")
             tensor._version_counter[0] += 1
+            tensor._grad = None  # torch drops a dirty tensor's .grad (a built-in op keeps it)
         elif any(out is a for a in args):
             tensor = alias(out, node._forward_cls.__name__)  # an input returned as-is
         else:
