@@ -212,7 +212,6 @@ class HookLines:
         self.emit(f"{out} = {layer}({a})", [layer, a], [out])
         self.vars[out] = (shape[:-1] + (outputs,), True)
         self.root[out] = out  # with full backward hooks the output is a view (of itself here)
-        self.module_outputs.add(out)
 
     def saved_hooks(self):
         if self.saved_hooks_open:

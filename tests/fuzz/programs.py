@@ -48,12 +48,10 @@ class Generator(ViewLines, HookLines):
         self.modules: list[str] = []
         self.root: dict[str, str] = {}  # a view's name -> the name whose memory it shares
         self.written: set = set()  # roots whose memory an in-place op (or assignment) changed
-        self.module_outputs: set = set()
         self.grad_derived: set = set()  # gradients from autograd.grad, and views/maps of them
         self.retained: set = set()  # names given retain_grad (directly or by backward(inputs))
         self.producer: dict[str, list] = {}  # name -> the names its line read
         self.node_hooked: set = set()  # names whose grad_fn has a post-hook
-        self.base_needed_grad: dict[str, bool] = {}  # view -> did its root need grad then
         self.count = 0
         self.hooks = 0
         self.saved_hooks_open = False
@@ -91,7 +89,6 @@ class Generator(ViewLines, HookLines):
 
     def alias(self, view: str, source: str) -> None:
         self.root[view] = self.root.get(source, source)
-        self.base_needed_grad[view] = self.vars.get(self.root[view], (None, True))[1]
 
     def shares_memory(self, a: str, b: str) -> bool:
         return self.root.get(a, a) == self.root.get(b, b)
