@@ -135,3 +135,15 @@ def test_split_output_with_lost_history_is_refused_before_forward_runs():
         return second.detach().tolist()
 
     assert run(hookgrad) == run(torch)
+
+
+def test_mark_dirty_on_view_of_leaf_drops_grad_then_refuses():
+    def run(lib):
+        x = lib.tensor([1.5, 0.25, -2.0], dtype=lib.float64, requires_grad=True)
+        view = x[1:]
+        view.sum().backward(inputs=[view])
+        with pytest.raises(RuntimeError):
+            _double_in_place(lib).apply(view)
+        return view.grad
+
+    assert run(hookgrad) == run(torch)
