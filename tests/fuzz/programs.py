@@ -12,10 +12,11 @@ backward through a freed graph) and then both libraries must raise the same kind
 """
 from __future__ import annotations
 
-import math
 import random
 
 import numpy as np
+
+from .families import HookLines, ViewLines, broadcast
 
 DTYPES = ("float64", "float64", "float64", "float32")
 
@@ -35,7 +36,7 @@ IN_PLACE = ["{a}.mul_(2.0)", "{a}.add_(1.5)", "{a}.clamp_(-1, 1)", "{a}.zero_()"
 CUSTOM = ["Square", "SquareOnce", "WithCount", "DoubleInPlace", "WithMask", "Lazy"]
 
 
-class Generator:
+class Generator(ViewLines, HookLines):
     """Builds one program; ``vars`` maps a name to ``(shape, requires_grad)``."""
 
     def __init__(self, seed: int):
@@ -47,9 +48,6 @@ class Generator:
         self.modules: list[str] = []
         self.root: dict[str, str] = {}  # a view's name -> the name whose memory it shares
         self.written: set = set()  # roots whose memory an in-place op (or assignment) changed
-        self.reordered: set = set()  # names whose memory order may not be row-major
-        self.expanded: set = set()  # names with a stride-0 (expanded) dimension
-        self.module_outputs: set = set()
         self.grad_derived: set = set()  # gradients from autograd.grad, and views/maps of them
         self.retained: set = set()  # names given retain_grad (directly or by backward(inputs))
         self.producer: dict[str, list] = {}  # name -> the names its line read
@@ -94,6 +92,12 @@ class Generator:
         self.root[view] = self.root.get(source, source)
         self.base_needed_grad[view] = self.vars.get(self.root[view], (None, True))[1]
 
+    def base_gains_grad(self, target: str, source: str) -> None:
+        """Writing a tensor that needs grad into a view makes its base need one too."""
+        root = self.root.get(target, target)
+        if self.rg_of(source) and root in self.vars:
+            self.vars[root] = (self.shape_of(root), True)
+
     def shares_memory(self, a: str, b: str) -> bool:
         return self.root.get(a, a) == self.root.get(b, b)
 
@@ -136,10 +140,7 @@ class Generator:
         self.rng.choices(fns, weights)[0]()
 
     def unary(self):
-        # Not on an expanded tensor (stride 0): torch orders an elementwise result's memory
-        # with the expanded dimension kept in place, hookgrad (NumPy's order="K") makes it
-        # the innermost; values agree, strides differ (see the report).
-        a = self.pick(lambda s: True, exclude_names=self.expanded)
+        a = self.pick(lambda s: True)
         if a is None:
             return
         template = self.rng.choice(UNARY)
@@ -152,34 +153,27 @@ class Generator:
             self.alias(out, a)  # shares a's memory (contiguous() may return a itself)
         if a in self.grad_derived:
             self.grad_derived.add(out)
-        if a in self.reordered and "contiguous" not in template:
-            self.reordered.add(out)  # an elementwise result keeps its input's order
 
     def binary(self):
         a = self.pick()
         if a is None:
             return
         shape = self.shape_of(a)
-        # Broadcasting two operands of different shapes where one may be a strided view is
-        # left out: torch then lays the result out by ranking both operands' strides
-        # (TensorIterator), hookgrad by NumPy's rule, and the two disagree on which result is
-        # contiguous (values and gradients agree). Equal shapes and plain tensors are in.
-        #   Likewise two different operands of which one may be laid out out of row-major
-        # order (a transpose, a permute, or an elementwise result of one).
-        candidates = [n for n, (s, _) in self.vars.items() if _broadcast(shape, s) is not None
-                      and (s == shape or not (self.is_view(n) or self.is_view(a)))
-                      and (n == a or not (n in self.reordered or a in self.reordered))]
+        # Broadcasting two operands of different shapes where one is a view is left out: a
+        # view's size-1 dimensions may carry other strides in hookgrad than in torch (``t()``
+        # then ``unsqueeze`` of a column), and broadcasting ranks those strides, so the result's
+        # memory order can differ (values agree; an open gap). Equal shapes are in.
+        candidates = [n for n, (s, _) in self.vars.items() if broadcast(shape, s) is not None
+                      and (s == shape or not (self.is_view(n) or self.is_view(a)))]
         b = self.rng.choice(candidates)
         out = self.name()
         template = self.rng.choice(BINARY)
         if self.rng.random() < 0.5:
             a, b = b, a
         self.emit(f"{out} = " + template.format(a=a, b=b), [a, b], [out])
-        if a in self.reordered or b in self.reordered:
-            self.reordered.add(out)  # maximum(t, t) of a transposed t stays transposed
         detach_b = ".detach()" in template
         rg = self.rg_of(a) or (self.rg_of(b) and not detach_b)
-        self.vars[out] = (_broadcast(self.shape_of(a), self.shape_of(b)), rg)
+        self.vars[out] = (broadcast(self.shape_of(a), self.shape_of(b)), rg)
 
     def reduce(self):
         a = self.pick()
@@ -225,167 +219,27 @@ class Generator:
         self.vars[out] = (self.shape_of(a)[:-1] + self.shape_of(b)[1:],
                           self.rg_of(a) or self.rg_of(b))
 
-    def view(self):
-        a = self.pick()
-        if a is None:
-            return
-        shape = self.shape_of(a)
-        ndim = len(shape)
-        rng = self.rng
-        choices = ["reshape", "view", "flatten", "unsqueeze", "squeeze", "expand"]
-        if ndim >= 1:
-            choices += ["slice", "slice", "select", "narrow"]
-            if a not in self.reordered and a not in self.grad_derived:
-                # advanced indexing of a transposed tensor: torch's result follows the input's
-                # memory order (TensorIterator), hookgrad's is row-major; left out (see report).
-                # The same for a gradient, whose memory order is how each backward is written.
-                choices.append("index")
-        if ndim >= 2:
-            choices += ["transpose", "transpose", "permute", "diagonal"]
-        if ndim <= 2:
-            choices += ["t"]
-        op = rng.choice(choices)
-        d = rng.randrange(ndim) if ndim else 0
-        new = list(shape)
-        if op in ("reshape", "view"):
-            new = _factor(math.prod(shape), rng)
-            target = list(new)
-            if target and rng.random() < 0.3:
-                target[rng.randrange(len(target))] = -1
-            code = f"{a}.{op}({', '.join(map(str, target))})" if target else f"{a}.{op}(())"
-        elif op == "flatten":
-            new = [math.prod(shape)]
-            code = f"{a}.flatten()"
-        elif op == "unsqueeze":
-            d = rng.randint(0, ndim)
-            new.insert(d, 1)
-            code = f"{a}.unsqueeze({d})"
-        elif op == "squeeze":
-            new = [s for s in shape if s != 1]
-            code = f"{a}.squeeze()"
-        elif op == "expand":
-            new = [rng.randint(2, 3) if s == 1 else s for s in shape]
-            if rng.random() < 0.5:
-                new.insert(0, 2)
-            code = f"{a}.expand({', '.join(map(str, new))})" if new else f"{a}.expand(())"
-        elif op == "slice":
-            start = rng.randint(0, shape[d] - 1)
-            stop = rng.randint(start + 1, shape[d])
-            step = rng.choice((1, 1, 2))
-            new[d] = len(range(start, stop, step))
-            code = f"{a}[{':, ' * d}{start}:{stop}{':2' if step == 2 else ''}]"
-        elif op == "select":
-            index = rng.randint(-shape[d], shape[d] - 1)
-            del new[d]
-            code = f"{a}.select({d}, {index})"
-        elif op == "narrow":
-            start = rng.randint(0, shape[d] - 1)
-            length = rng.randint(1, shape[d] - start)
-            new[d] = length
-            code = f"{a}.narrow({d}, {start}, {length})"
-        elif op == "index":
-            picks = [rng.randrange(shape[d]) for _ in range(rng.randint(1, 3))]
-            new[d] = len(picks)
-            code = f"{a}[{':, ' * d}{picks}]"
-        elif op == "transpose":
-            d0, d1 = rng.sample(range(ndim), 2)
-            new[d0], new[d1] = new[d1], new[d0]
-            code = f"{a}.transpose({d0}, {d1})"
-        elif op == "permute":
-            order = list(range(ndim))
-            rng.shuffle(order)
-            new = [shape[i] for i in order]
-            code = f"{a}.permute({', '.join(map(str, order))})"
-        elif op == "diagonal":
-            new = list(shape[2:]) + [min(shape[0], shape[1])]
-            code = f"{a}.diagonal()"
-        else:  # t
-            new = list(reversed(shape))
-            code = f"{a}.t()"
-        out = self.name()
-        self.emit(f"{out} = {code}", [a], [out])
-        self.vars[out] = (tuple(new), self.rg_of(a))
-        if a in self.grad_derived:
-            self.grad_derived.add(out)
-        if op != "index":  # advanced indexing copies
-            self.alias(out, a)
-            if op == "expand" or a in self.expanded:
-                self.expanded.add(out)
-        if op in ("transpose", "permute", "t", "diagonal") or (
-                a in self.reordered and op not in ("index", "reshape", "flatten")):
-            self.reordered.add(out)
-
-    def multi_view(self):
-        a = self.pick(lambda s: len(s) >= 1 and max(s) >= 2)
-        if a is None:
-            return
-        shape = self.shape_of(a)
-        d = self.rng.choice([i for i, s in enumerate(shape) if s >= 2])
-        if self.rng.random() < 0.5:
-            sizes = [1] * shape[d]
-            code = f"{a}.unbind({d})"
-        else:
-            size = self.rng.randint(1, shape[d] - 1)
-            sizes = [size] * (shape[d] // size) + ([shape[d] % size] if shape[d] % size else [])
-            code = f"{a}.{self.rng.choice(['split', 'split'])}({size}, {d})"
-        outs = [self.name() for _ in sizes]
-        self.emit(f"{', '.join(outs)}, = {code}", [a], outs)
-        for out, size in zip(outs, sizes):
-            self.alias(out, a)
-            if a in self.reordered:
-                self.reordered.add(out)
-            if a in self.grad_derived:
-                self.grad_derived.add(out)
-            new = list(shape)
-            if code.startswith(f"{a}.unbind"):
-                del new[d]
-            else:
-                new[d] = size
-            self.vars[out] = (tuple(new), self.rg_of(a))
-
-    def join(self):
-        a = self.pick()
-        if a is None:
-            return
-        shape = self.shape_of(a)
-        b = self.pick(lambda s: s == shape) or a
-        out = self.name()
-        if not shape or self.rng.random() < 0.4:
-            d = self.rng.randint(0, len(shape))
-            self.emit(f"{out} = torch.stack([{a}, {b}], {d})", [a, b], [out])
-            new = list(shape)
-            new.insert(d, 2)
-        else:
-            d = self.rng.randrange(len(shape))
-            self.emit(f"{out} = torch.cat([{a}, {b}], {d})", [a, b], [out])
-            new = list(shape)
-            new[d] *= 2
-        self.vars[out] = (tuple(new), self.rg_of(a) or self.rg_of(b))
-
     def pick_target(self, pred=None):
         """A tensor to change in place. Not a gradient from autograd.grad: torch's backward
         formulas often return expanded views made under no_grad (a sum's gradient), which
         torch then refuses to change in place, while hookgrad's are fresh arrays; whether a
         gradient is a view is torch's implementation detail, not its API."""
-        # Nor a module's output or an alias of it: with full backward hooks it is a view made
-        # by a custom Function, and after an in-place change through an alias torch refuses
-        # to rebuild its history on any later read (is_leaf raises), hookgrad does not yet.
         # Nor a view made while its base needed no gradient, if the base needs one now (an
-        # in-place op with a tensor that does): torch then treats the view as a leaf that
-        # requires grad and refuses, hookgrad rebuilds its history from the base (see report).
+        # in-place op with a tensor that does, e.g. ``v = x.reshape(-1); x.mul_(w); v.mul_(2)``):
+        # torch then treats the view as a leaf that requires grad and refuses the in-place op,
+        # hookgrad rebuilds the view's history from the base and allows it (an open gap).
         return self.pick(lambda s: pred is None or pred(s), grads=False,
                          exclude_names={n for n in self.vars
-                                        if self.root.get(n, n) in self.module_outputs
-                                        or (n in self.base_needed_grad
-                                            and not self.base_needed_grad[n]
-                                            and self.rg_of(self.root[n]))})
+                                        if n in self.base_needed_grad
+                                        and not self.base_needed_grad[n]
+                                        and self.rg_of(self.root[n])})
 
     def pick_operand(self, target: str, shape: tuple):
         """The source of an in-place op on ``target``: broadcastable to ``shape`` and not
         sharing memory with it. When source and destination overlap, torch's result depends on
         the order its kernel visits elements (or it raises, depending on strides), which is
         not behaviour a program can rely on."""
-        return self.pick(lambda s: _broadcast(shape, s) == shape, exclude=target)
+        return self.pick(lambda s: broadcast(shape, s) == shape, exclude=target)
 
     def in_place(self):
         if self.saved_hooks_used:
@@ -403,6 +257,7 @@ class Generator:
             self.wrote(a)
             self.emit(f"{a}.{op}({b})", [a, b], show=[a])
             self.vars[a] = (shape, self.rg_of(a) or self.rg_of(b))
+            self.base_gains_grad(a, b)
         else:
             self.wrote(a)
             self.emit(self.rng.choice(IN_PLACE).format(a=a), [a], show=[a])
@@ -427,6 +282,7 @@ class Generator:
         else:
             self.emit(f"{index} = {b}", [a, b], show=[a])
             self.vars[a] = (shape, self.rg_of(a) or self.rg_of(b))
+            self.base_gains_grad(a, b)
 
     def custom(self):
         a = self.pick()
@@ -434,189 +290,26 @@ class Generator:
             return
         fn = self.rng.choice(CUSTOM)
         shape, rg = self.vars[a]
-        if fn == "DoubleInPlace" and any(self.shares_memory(a, r) for r in self.retained):
-            # mark_dirty on a tensor that retains its grad: torch then drops the .grad it
-            # had, a built-in in-place op keeps it (hookgrad keeps it for both); left out
-            return
         if fn in ("WithCount", "WithMask", "Lazy"):
             first, second = self.name(), self.name()
             self.emit(f"{first}, {second} = {fn}.apply({a})", [a], [first, second])
-            if a in self.reordered:
-                self.reordered.update((first, second))
             self.vars[first] = (shape, rg)
             if fn == "Lazy":
                 self.vars[second] = (shape, rg)
             elif fn == "WithMask":
                 self.vars[second] = (shape, False)
         elif fn == "DoubleInPlace":
-            if self.is_view(a) or self.saved_hooks_used:
-                # mark_dirty on a view: torch's refusals there depend on how the view was made
-                # and which property is read afterwards; not covered yet (see the report)
+            if self.saved_hooks_used:
                 return
             out = self.name()
             self.emit(f"{out} = DoubleInPlace.apply({a})", [a], [out], show=[out, a])
             self.vars[out] = (shape, rg)
             self.alias(out, a)
             self.wrote(a)
-            if a in self.reordered:
-                self.reordered.add(out)
         else:
             out = self.name()
             self.emit(f"{out} = {fn}.apply({a})", [a], [out])
             self.vars[out] = (shape, rg)
-            if a in self.reordered:
-                self.reordered.add(out)
-
-    def tensor_hooks(self):
-        # Not on a view whose memory was written in place (as node_hooks): torch rebuilds that
-        # view's grad_fn when the hook is registered, and crashes doing so for some views
-        # (register_hook on ``x.mean().unsqueeze(0)`` after ``x.mean().sigmoid_()``).
-        a = self.pick(exclude_written_views=True)
-        if a is None:
-            return
-        self.hooks += 1
-        roll = self.rng.random()
-        if roll < 0.45:
-            scale = self.rng.choice([None, None, 2.0])
-            self.emit(f"{a}.register_hook(tensor_hook('hook{self.hooks}', {scale}))", [a], show=[])
-        elif roll < 0.8:
-            self.retained.add(a)
-            self.emit(f"{a}.retain_grad()", [a], show=[])
-        else:
-            self.emit(f"{a}.register_post_accumulate_grad_hook(post_hook('post{self.hooks}'))",
-                      [a], show=[])
-
-    def node_hooks(self):
-        # Not on a view whose memory was written in place: torch then rebuilds the view's
-        # grad_fn as an as_strided of the whole base, hookgrad replays the view ops, so the
-        # node a hook lands on (and the shapes it sees) differ by construction.
-        a = self.pick(rg=True, exclude_written_views=True)
-        if a is None:
-            return
-        self.hooks += 1
-        # (a gradient's requires_grad is not known here: d(x.sum())/dx needs none even with
-        # create_graph, so gradients count as not needing one)
-        inputs_need_grad = all(self.vars.get(n, (None, True))[1] and n not in self.grad_derived
-                               for n in self.producer.get(a, []))
-        if self.rng.random() < 0.5 and inputs_need_grad:
-            # a node post-hook sees gradients for every input of the node; for an input that
-            # needs none, torch's formula may or may not compute one (stack does, hookgrad
-            # gives None), which is how each backward is written, not behaviour: left out
-            self.node_hooked.add(a)
-            self.emit(f"{a}.grad_fn.register_hook(node_hook('node{self.hooks}'))", [a], show=[])
-        else:
-            scale = self.rng.choice([None, 0.5])
-            self.emit(f"{a}.grad_fn.register_prehook(node_prehook('pre{self.hooks}', {scale}))",
-                      [a], show=[])
-
-    def module(self):
-        a = self.pick(lambda s: len(s) >= 1)
-        if a is None:
-            return
-        shape = self.shape_of(a)
-        layer, weight, bias = self.name("m"), self.name("w"), self.name("b")
-        outputs = self.rng.randint(1, 3)
-        self.emit(f"{layer} = make_linear({shape[-1]}, {outputs}, {self.count}, "
-                  f"torch.{self.dtype})", [], [layer], show=[])
-        self.emit(f"{weight}, {bias} = {layer}.weight, {layer}.bias", [layer], [weight, bias])
-        self.vars[weight] = ((outputs, shape[-1]), True)
-        self.vars[bias] = ((outputs,), True)
-        for kind in self.rng.sample(["forward_hook", "forward_pre_hook", "full_backward_hook",
-                                     "full_backward_pre_hook"], self.rng.randint(0, 3)):
-            self.hooks += 1
-            factory = {"forward_hook": "forward_hook", "forward_pre_hook": "forward_prehook",
-                       "full_backward_hook": "backward_hook",
-                       "full_backward_pre_hook": "backward_prehook"}[kind]
-            self.emit(f"{layer}.register_{kind}({factory}('{kind}{self.hooks}'))", [layer],
-                      show=[])
-        out = self.name()
-        self.emit(f"{out} = {layer}({a})", [layer, a], [out])
-        self.vars[out] = (shape[:-1] + (outputs,), True)
-        self.root[out] = out  # with full backward hooks the output is a view (of itself here)
-        self.module_outputs.add(out)
-
-    def saved_hooks(self):
-        if self.saved_hooks_open:
-            self.emit("saved_hooks.__exit__(None, None, None)", ["saved_hooks"], show=[])
-            self.saved_hooks_open = False
-            return
-        self.saved_hooks_used = True
-        pack = self.rng.choice(["pack_same", "pack_copy"])
-        self.emit(f"saved_hooks = torch.autograd.graph.saved_tensors_hooks({pack}, unpack); "
-                  "saved_hooks.__enter__()", [], ["saved_hooks"], show=[])
-        self.saved_hooks_open = True
-
-    def close_saved_hooks(self):
-        """Saved-tensor hooks see forward's saves only: what a backward formula saves under
-        create_graph is how each library happens to write that formula."""
-        if self.saved_hooks_open:
-            self.emit("saved_hooks.__exit__(None, None, None)", ["saved_hooks"], show=[])
-            self.saved_hooks_open = False
-
-    def backward(self):
-        self.close_saved_hooks()
-        a = self.pick(rg=True)
-        if a is None:
-            return
-        options = []
-        if self.rng.random() < 0.4:
-            options.append("retain_graph=True")
-        if self.rng.random() < 0.3:
-            options.append("create_graph=True")
-        ins = [a]
-        if self.rng.random() < 0.2:
-            # not a tensor whose node has a post-hook: torch calls it without running the
-            # node (its grad_inputs are None), hookgrad runs the node
-            chosen = self.pick(rg=True, exclude_names=self.node_hooked)
-            if chosen is None:
-                return
-            self.retained.add(chosen)
-            ins.append(chosen)
-            options.append(f"inputs=[{chosen}]")
-        self.emit(f"{a}.sum().backward({', '.join(options)})", ins, show=[])
-
-    def grad(self):
-        self.close_saved_hooks()
-        a = self.pick(rg=True)
-        if a is None:
-            return
-        wrt = list(dict.fromkeys(self.pick(rg=True) for _ in range(self.rng.randint(1, 2))))
-        create = self.rng.random() < 0.6
-        options = []
-        if create:
-            options.append("create_graph=True")
-        if self.rng.random() < 0.4:
-            options.append("retain_graph=True")
-        if self.rng.random() < 0.4:
-            options.append("allow_unused=True")
-        outs = [self.name("g") for _ in wrt]
-        extra = "".join(f", {o}" for o in options)
-        self.emit(f"{', '.join(outs)}, = torch.autograd.grad({a}.sum(), [{', '.join(wrt)}]{extra})",
-                  [a, *wrt], outs)
-        for out, name in zip(outs, wrt):
-            self.vars[out] = (self.shape_of(name), create)
-            self.grad_derived.add(out)
-
-
-def _broadcast(a, b):
-    try:
-        return tuple(np.broadcast_shapes(a, b))
-    except ValueError:
-        return None
-
-
-def _factor(numel: int, rng: random.Random) -> list:
-    """A random shape with ``numel`` elements and at most three dimensions."""
-    dims = []
-    rest = numel
-    for _ in range(rng.randint(0, 2)):
-        divisors = [d for d in range(1, rest + 1) if rest % d == 0]
-        d = rng.choice(divisors)
-        dims.append(d)
-        rest //= d
-    if rest != 1 or not dims or rng.random() < 0.5:
-        dims.append(rest)
-    return dims
 
 
 def generate(seed: int) -> dict:

@@ -435,6 +435,8 @@ def _apply_user(cls, args: tuple, kwargs: dict):
     any_needs = grad_on and any(_needs_grad(arg) for arg in args)
     node = cls._backward_cls()
     node.needs_input_grad, positions = _input_needs(cls, args, any_needs)
+    if any_needs:  # before forward, as torch: a view whose history is gone raises untouched
+        connect(node, args, positions)
     _state.enabled = False
     try:
         if cls._uses_setup_context:
@@ -451,7 +453,6 @@ def _apply_user(cls, args: tuple, kwargs: dict):
         for dirty in node._dirty or ():
             dirty._version_counter[0] += 1
         return outputs
-    connect(node, args, positions)
     results = user_outputs(node, args, raw_outputs)
     set_output_meta(node, results)
     if node._to_save is not None:

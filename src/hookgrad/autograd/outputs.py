@@ -35,6 +35,8 @@ def user_outputs(node, args, raw_outputs) -> list:
         is_dirty = any(out is d for d in dirty)
         if is_dirty:
             tensor = out
+            if not (tensor._requires_grad and tensor._grad_fn is None and tensor._base is None):
+                tensor._grad = None  # torch drops a dirty tensor's .grad (even if refused next)
             check_inplace(tensor, "has been")
             tensor._version_counter[0] += 1
         elif any(out is a for a in args):

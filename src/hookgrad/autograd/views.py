@@ -28,6 +28,12 @@ MULTI_VIEW_TAIL = ("This view is the output of a function that returns multiple 
                    "functions do not allow the output views to be modified inplace. You should "
                    "replace the inplace operation by an out-of-place one.")
 
+CUSTOM_FUNCTION_TAIL = (
+    "This view was created inside a custom Function (or because an input was returned as-is) "
+    "and the autograd logic to handle view+inplace would override the custom backward "
+    "associated with the custom Function, leading to incorrect gradients. This behavior is "
+    "forbidden. You can fix this by cloning the output of the custom Function.")
+
 
 def op_name(node_name: str) -> str:
     """torch names the op in view errors without the ``Backward0`` suffix."""
@@ -75,11 +81,12 @@ def alias(tensor: Tensor, function_name: str) -> Tensor:
     result._version_counter = tensor._version_counter
     result._base = tensor._base if tensor._base is not None else tensor
     result._extras().view_error = (
-        f"Output 0 of {function_name} is a view and is being modified inplace. This view was "
-        "created inside a custom Function (or because an input was returned as-is) and the "
-        "autograd logic to handle view+inplace would override the custom backward associated "
-        "with the custom Function, leading to incorrect gradients. This behavior is "
-        "forbidden. You can fix this by cloning the output of the custom Function.")
+        f"Output 0 of {function_name} is a view and is being modified inplace. "
+        + CUSTOM_FUNCTION_TAIL)
+    # its history (and its views') cannot be rebuilt after the base changes in place: asking
+    # for it then raises, as in torch, instead of answering with the stale node
+    result._view_fn = CustomFunctionReplay(function_name, 0)
+    result._view_version = tensor._version_counter[0]
     return result
 
 
@@ -89,14 +96,22 @@ class MultiViewReplay:
     than keeping a stale grad_fn, which would give a wrong gradient)."""
 
     __slots__ = ("name", "output_nr")
+    tail = MULTI_VIEW_TAIL
 
     def __init__(self, name: str, output_nr: int):
         self.name, self.output_nr = name, output_nr
 
     def __call__(self, root):
         raise RuntimeError(f"Output {self.output_nr} of {self.name} is a view and its base or "
-                           f"another view of its base has been modified inplace. "
-                           + MULTI_VIEW_TAIL)
+                           f"another view of its base has been modified inplace. " + self.tail)
+
+
+class CustomFunctionReplay(MultiViewReplay):
+    """The same for an input a custom Function returned as-is (a module's output under full
+    backward hooks) and for the views made of it."""
+
+    __slots__ = ()
+    tail = CUSTOM_FUNCTION_TAIL
 
 
 def mark_multi_view(cls, outputs: tuple, input_requires_grad: bool) -> tuple:
@@ -132,7 +147,17 @@ def regenerate_view_grad_fn(view: Tensor) -> None:
         view._view_version = view._version_counter[0]
         return
     with grad_mode.enable_grad():
-        fresh = view._view_fn(base)  # may raise (a split output): then it raises every time
+        try:
+            fresh = view._view_fn(base)  # may raise (a split output): then every time
+        except RuntimeError as error:
+            if CUSTOM_FUNCTION_TAIL not in str(error) or view._grad_fn is None \
+                    or isinstance(view._view_fn, MultiViewReplay):
+                raise
+            # a view of a custom Function's alias: torch names the view's own op
+            raise RuntimeError(
+                f"Output {view._output_nr} of {op_name(type(view._grad_fn).__name__)} is a "
+                "view and its base or another view of its base has been modified inplace. "
+                + CUSTOM_FUNCTION_TAIL) from None
     view._view_version = view._version_counter[0]
     old_node, old_nr = view._grad_fn, view._output_nr
     view._grad_fn = fresh._grad_fn
@@ -264,16 +289,21 @@ def _refuse_multi_view(view: Tensor) -> None:
     """torch forbids in-place changes to split/unbind outputs and to views of them."""
     replay = view._view_fn
     if isinstance(replay, MultiViewReplay):
-        names = [replay.name]
+        names, tail = [replay.name], replay.tail
     else:
         try:
             with grad_mode.no_grad():
                 replay(view._base)  # a view of a split output: the replay reaches the marker
             return
         except RuntimeError as error:
-            if MULTI_VIEW_TAIL not in str(error):
+            tail = next((t for t in (MULTI_VIEW_TAIL, CUSTOM_FUNCTION_TAIL) if t in str(error)),
+                        None)
+            if tail is None:
                 raise
             names = [op_name(type(view._grad_fn).__name__)]
+    if tail is CUSTOM_FUNCTION_TAIL:
+        raise RuntimeError(f"Output {view._output_nr} of {names[0]} is a view and is being "
+                           "modified inplace. " + tail)
     if view._grad_fn is None:
         raise RuntimeError("A view was created in no_grad mode and is being modified inplace "
                            "with grad mode enabled. " + MULTI_VIEW_TAIL)

@@ -152,9 +152,9 @@ def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype,
         if type(result) is not np.ndarray:
             result = np.asarray(result)
         result = result if result.dtype == dtype else result.astype(dtype)
-        if first.flags.c_contiguous and (type(second) is not np.ndarray
-                                         or second.flags.c_contiguous):
-            return result
+        if first.flags.c_contiguous and type(second) is np.ndarray and \
+                second.flags.c_contiguous and first.shape == second.shape == result.shape:
+            return result  # (broadcasting ranks size-1 dimensions' strides: the full rule)
         return _layout.pointwise(result, first, second)  # torch's layout, not NumPy's
     finally:
         quiet_errors.exit(token)

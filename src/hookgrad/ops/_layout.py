@@ -71,8 +71,12 @@ def preserve(result: np.ndarray, source: np.ndarray) -> np.ndarray:
 def pointwise(result: np.ndarray, *operands) -> np.ndarray:
     """``result`` laid out as torch's TensorIterator lays out an elementwise result of
     ``operands`` (arrays, or numbers, in torch's argument order)."""
+    # torch's shortcut (row-major operands, row-major result) holds when every operand has
+    # the result's shape; when broadcasting, a size-1 dimension's stride is ranked too
+    same = all(getattr(operand, "shape", ()) == result.shape for operand in operands)
     for operand in operands:
-        if isinstance(operand, np.ndarray) and not operand.flags.c_contiguous:
+        if isinstance(operand, np.ndarray) and not (
+                operand.flags.c_contiguous if same else _row_major(operand)):
             break
     else:  # row-major operands (the common case) give a row-major result
         return contiguous(result)
@@ -85,6 +89,55 @@ def pointwise(result: np.ndarray, *operands) -> np.ndarray:
         return _strided(result, tuple(int(abs(s) * scale) for s in first.strides))
     order = iterator_order(result.shape, arrays)
     return contiguous(result) if order is None else _in_order(result, order)
+
+
+def _row_major(operand: np.ndarray) -> bool:
+    """Row-major including its size-1 dimensions' strides (NumPy's flag ignores those, and
+    torch ranks them when operands broadcast: a permuted ``(4, 1, 1, 1)`` minus a
+    ``(1, 2, 1, 4)`` is not row-major in torch)."""
+    return operand.flags.c_contiguous and (
+        1 not in operand.shape or operand.strides == _row_major_strides(operand))
+
+
+def advanced_index(result: np.ndarray, source: np.ndarray, key: tuple) -> np.ndarray:
+    """``result = source[key]`` (``key``: full slices and index arrays) laid out as torch's
+    advanced indexing lays it out: an elementwise pass over ``source`` with the indexed
+    dimensions replaced by the indices' (stride 0 in ``source``), so the kept dimensions keep
+    ``source``'s memory order (``x.t()[:, [0, 2]]`` stays transposed) and the indexed ones take
+    the index tensors' order. Indices that are not next to each other go first, in torch as in
+    NumPy."""
+    arrays = [k for k in key if isinstance(k, np.ndarray)]
+    if all(_row_major(a) for a in (source, *arrays)):
+        return contiguous(result)
+    positions = [i for i, k in enumerate(key) if isinstance(k, np.ndarray)]
+    index_shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    kept = [d for d in range(source.ndim) if d not in positions]
+    if positions == list(range(positions[0], positions[-1] + 1)):
+        before = [d for d in kept if d < positions[0]]
+        after = [d for d in kept if d > positions[-1]]
+    else:
+        before, after = [], kept
+    outer, inner = len(before), len(after)
+    operands = [_Strides(result.shape, [source.strides[d] for d in before]
+                         + [0] * len(index_shape) + [source.strides[d] for d in after])]
+    # each index tensor is broadcast, then reshaped to the result's rank: its padding
+    # dimensions get row-major strides (they matter where the result's size is 1 too)
+    padded = (1,) * outer + index_shape + (1,) * inner
+    padding = _row_major_strides(np.empty(padded, np.int8))
+    for array in arrays:
+        spread = np.broadcast_to(array, index_shape).strides
+        operands.append(_Strides(padded, [s * array.itemsize for s in padding[:outer]]
+                                 + list(spread)
+                                 + [s * array.itemsize for s in padding[outer + len(spread):]]))
+    order = iterator_order(result.shape, operands)
+    return contiguous(result) if order is None else _in_order(result, order)
+
+
+class _Strides:
+    """Shape and byte strides of an operand that exists only to be ranked."""
+
+    def __init__(self, shape: tuple, strides: list):
+        self.shape, self.strides, self.ndim = tuple(shape), tuple(strides), len(shape)
 
 
 def iterator_order(shape: tuple, arrays: list):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from . import _layout
 from ._base import Op, finish, owned_grad, through_saved
 from .unary import (_INV_SQRT_2PI, _KAPPA, _SQRT_HALF, _TANH_K, _apply_float, _not_for_integers,
                     _sigmoid, _zero, erf)
@@ -22,7 +23,7 @@ class Relu(Op):
     def forward(ctx, self):
         if self.dtype.kind == "b":
             raise RuntimeError("\"clamp_min_scalar_cpu\" not implemented for 'Bool'")
-        result = finish(np.maximum(self, _zero(self.dtype)), self.dtype)
+        result = _layout.pointwise(finish(np.maximum(self, _zero(self.dtype)), self.dtype), self)
         ctx.save_for_backward(result)
         return result
 
@@ -51,8 +52,9 @@ class Threshold(Op):
         ctx.threshold = threshold
         ctx.save_for_backward(self)
         kept = self > threshold
-        return finish(np.where(kept | np.isnan(self), self, np.asarray(value).astype(self.dtype)),
-                      self.dtype)
+        return _layout.pointwise(finish(np.where(kept | np.isnan(self), self,
+                                                 np.asarray(value).astype(self.dtype)),
+                                        self.dtype), self)
 
     @staticmethod
     def backward(ctx, grad):

@@ -58,7 +58,7 @@ class Hardtanh(Op):
             raise RuntimeError("\"hardtanh_cpu\" not implemented for 'Bool'")
         ctx._saved_min_val, ctx._saved_max_val = min_val, max_val
         ctx.save_for_backward(self)
-        return Hardtanh._clip(self, min_val, max_val)
+        return _layout.pointwise(Hardtanh._clip(self, min_val, max_val), self)
 
     @staticmethod
     def _clip(x: np.ndarray, low, high) -> np.ndarray:

@@ -211,8 +211,8 @@ class Index(Op):
         ctx.dims, ctx.self_shape = dims, self.shape
         ctx.save_for_backward(*originals)
         # NumPy lays the result out after the input (a transposed result for x[:, [2, 0]]);
-        # torch's is contiguous, so .view() and strides must see it that way
-        return np.require(self[key], requirements="C")
+        # torch's follows the input's order only for the dimensions not indexed
+        return _layout.advanced_index(self[key], self, key)
 
     @staticmethod
     def backward(ctx, grad):

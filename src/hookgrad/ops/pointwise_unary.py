@@ -225,7 +225,7 @@ class Frac(Op):
     def forward(ctx, self):
         if self.dtype.kind not in "fV":
             raise not_implemented("frac_cpu", self.dtype)
-        return finish(self - np.trunc(self), self.dtype)
+        return _layout.pointwise(finish(self - np.trunc(self), self.dtype), self)
 
     @staticmethod
     def backward(ctx, grad):

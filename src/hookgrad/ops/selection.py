@@ -234,7 +234,8 @@ def _clamp_array(x: np.ndarray, low, high, dtype: np.dtype) -> np.ndarray:
                     result = fn(result, bound)
                 except ValueError:
                     raise broadcast_error("clamp", np.shape(result), np.shape(bound)) from None
-        return finish(result, dtype).copy() if result is x else finish(result, dtype)
+        return _layout.pointwise(finish(result, dtype).copy() if result is x
+                                 else finish(result, dtype), x)
 
 
 class Clamp(Op):

@@ -79,7 +79,7 @@ class Neg(Op):
             raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
                                "you are trying to invert a mask, use the `~` or `logical_not()` "
                                "operator instead.")
-        return finish(np.negative(self), self.dtype)
+        return _layout.pointwise(finish(np.negative(self), self.dtype), self)
 
     @staticmethod
     def backward(ctx, grad):
@@ -203,7 +203,7 @@ class Abs(Op):
         if self.dtype == np.bool_:
             raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
         ctx.save_for_backward(self)
-        return finish(np.abs(self), self.dtype)
+        return _layout.pointwise(finish(np.abs(self), self.dtype), self)
 
     @staticmethod
     def backward(ctx, grad):
@@ -221,7 +221,8 @@ class Sign(Op):
         if self.dtype == np.bool_:
             return self.copy()
         # (x > 0) - (x < 0), so NaN has sign 0 as in torch
-        return finish((self > 0).astype(self.dtype) - (self < 0).astype(self.dtype), self.dtype)
+        return _layout.pointwise(finish((self > 0).astype(self.dtype)
+                                        - (self < 0).astype(self.dtype), self.dtype), self)
 
     @staticmethod
     def backward(ctx, grad):
@@ -357,7 +358,7 @@ class _Rounding(Op):
     def forward(cls, ctx, self):
         if self.dtype.kind in "iub":
             return self.copy()
-        return finish(cls._round(self), self.dtype)
+        return _layout.pointwise(finish(cls._round(self), self.dtype), self)
 
     @staticmethod
     def backward(ctx, grad):
@@ -400,7 +401,7 @@ class RoundDecimals(Op):
         if self.dtype.kind in "iub":
             raise NotImplementedError(f"\"round_cpu\" not implemented for "
                                       f"'{_dtype.scalar_type_name(self.dtype)}'")
-        return finish(quiet(np.round, self, decimals), self.dtype)
+        return _layout.pointwise(finish(quiet(np.round, self, decimals), self.dtype), self)
 
     @staticmethod
     def backward(ctx, grad):

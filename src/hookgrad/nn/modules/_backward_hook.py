@@ -32,14 +32,11 @@ class BackwardHookFunction(Function):
 
 
 def _identity_outputs(tensors: Sequence[Tensor]) -> tuple:
-    outputs = BackwardHookFunction.apply(*tensors)
-    for tensor in outputs:
-        # An input returned as-is by a custom Function is a view that must not be modified in
-        # place (torch: "Output 0 of BackwardHookFunction is a view and is being modified
-        # inplace"); without a replay function the core refuses the in-place op.
-        if tensor._base is not None:
-            tensor._view_fn = None
-    return outputs
+    # Each output is an input returned as-is by a custom Function: a view that must not be
+    # modified in place (torch: "Output 0 of BackwardHookFunction is a view and is being
+    # modified inplace"), whose history cannot be rebuilt once its base changed (the core's
+    # alias refuses both).
+    return BackwardHookFunction.apply(*tensors)
 
 
 def _zeros_for_unneeded(unneeded: List[bool], grad_input: tuple, metas: list) -> tuple:
