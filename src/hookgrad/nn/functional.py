@@ -151,52 +151,6 @@ def log_softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,
 
 
 # -- convolution ----------------------------------------------------------------------------------
-def _type_name(tensor: Tensor) -> str:
-    return {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long",
-            "int32": "Int"}.get(tensor._data.dtype.name, tensor._data.dtype.name)
-
-
-def _check_conv(name, input, weight, bias, nd, stride, padding, dilation, groups, transposed):
-    if input.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
-                           f"{name}, but got input of size: {list(input.shape)}")
-    if weight._data.dtype != input._data.dtype:
-        raise RuntimeError(f"expected scalar type {_type_name(input)} but found "
-                           f"{_type_name(weight)}")
-    if bias is not None and bias._data.dtype != input._data.dtype:
-        raise RuntimeError(f"Input type ({_type_name(input).lower()}) and bias type "
-                           f"({_type_name(bias).lower()}) should be the same")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(p < 0 for p in padding):
-        raise RuntimeError("negative padding is not supported")
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    shape = list(weight.shape)
-    if weight.shape[0] % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
-                           f"at dimension 0, but got weight of size [{shape}] instead")
-    channels = weight.shape[0] if transposed else weight.shape[1] * groups
-    if input.shape[1] != channels:
-        flag = "transposed=1, " if transposed else f"groups={groups}, "
-        raise RuntimeError(f"Given {flag}weight of size {shape}, expected input"
-                           f"{list(input.shape)} to have {channels} channels, but got "
-                           f"{input.shape[1]} channels instead")
-    outputs = weight.shape[1] * groups if transposed else weight.shape[0]
-    if bias is not None and (bias.ndim != 1 or bias.shape[0] != outputs):
-        raise RuntimeError(f"Given weight of size {shape}, expected bias to be 1-dimensional "
-                           f"with {outputs} elements, but got bias of size {list(bias.shape)} "
-                           "instead")
-    if not transposed:
-        padded = [s + 2 * p for s, p in zip(input.shape[2:], padding)]
-        kernel = [d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation)]
-        if any(k > s for k, s in zip(kernel, padded)):
-            raise RuntimeError(f"Calculated padded input size per channel: "
-                               f"({' x '.join(map(str, padded))}). Kernel size: "
-                               f"({' x '.join(map(str, kernel))}). Kernel size can't be greater "
-                               "than actual input size")
-
-
 def _convolution(name: str, nd: int, input, weight, bias, stride, padding, dilation, groups,
                  transposed: bool = False, output_padding=0) -> Tensor:
     stride = _ntuple(stride, nd, "stride")
@@ -213,7 +167,7 @@ def _convolution(name: str, nd: int, input, weight, bias, stride, padding, dilat
     padding = _ntuple(padding, nd, "padding")
     output_padding = _ntuple(output_padding, nd, "output_padding")
     unbatched = input.ndim == nd + 1
-    _check_conv(name, input.unsqueeze(0) if unbatched else input, weight, bias, nd, stride,
+    _conv.check_args(name, input.unsqueeze(0) if unbatched else input, weight, bias, nd, stride,
                 padding, dilation, groups, transposed)
     if unbatched:
         input = input.unsqueeze(0)
