@@ -115,3 +115,25 @@ def test_unary_of_expanded_permuted_tensor_matches_torch(name, requires_grad):
         return _layout(UNARY_ON_EXPANDED[name](t))
 
     assert run(hookgrad) == run(torch)
+
+
+# unsqueeze keeps every existing dimension's stride, size-1 ones included (NumPy's expand_dims
+# may rewrite them), and gives the new dimension torch's stride: what broadcasting then ranks
+UNSQUEEZE_INPUTS = {
+    "column_transposed": lambda lib: lib.arange(24.).reshape(24, 1).t(),
+    "row_of_matrix": lambda lib: lib.arange(6.).reshape(2, 3)[:1],
+    "sliced_column": lambda lib: lib.arange(12.).reshape(3, 4)[:, 1:2],
+    "permuted": lambda lib: lib.arange(6.).reshape(1, 2, 3).permute(2, 0, 1),
+}
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("name", sorted(UNSQUEEZE_INPUTS))
+def test_unsqueeze_keeps_torchs_strides(name, dim):
+    def run(lib):
+        view = UNSQUEEZE_INPUTS[name](lib).unsqueeze(dim)
+        other = lib.ones(*[3 if n == 1 else 1 for n in view.shape])
+        product = view * other
+        return view.stride(), product.is_contiguous(), product.stride(), product.tolist()
+
+    assert run(hookgrad) == run(torch)

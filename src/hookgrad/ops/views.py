@@ -484,9 +484,10 @@ class Unsqueeze(_View):
         result = np.expand_dims(self, dim)
         # torch's stride for the new dim: 1 at the end, else what the next dim spans
         wanted = self.itemsize if dim == self.ndim else self.shape[dim] * self.strides[dim]
-        if result.strides[dim] == wanted:
+        # the other dims keep the input's strides (NumPy may rewrite a size-1 dim's)
+        strides = self.strides[:dim] + (wanted,) + self.strides[dim:]
+        if result.strides == strides:
             return result
-        strides = result.strides[:dim] + (wanted,) + result.strides[dim + 1:]
         return _layout.restrided(result, strides)
 
     @staticmethod
