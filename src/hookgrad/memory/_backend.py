@@ -17,6 +17,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 import hookgrad
+from hookgrad.autograd.graph import compose_hooks
 from ..utils._framework import framework_of, import_torch
 from ..utils.checkpoint import checkpoint
 from ._peak import CudaPeakMeter, PeakMeter, ProfilerPeakMeter, TracemallocPeakMeter
@@ -195,19 +196,7 @@ class _ComposedTorchHooks:
     def __enter__(self):
         pairs = list(self.stack.pairs) + [self.pair]
         self.stack.pairs.append(self.pair)
-        packs = [p for p, _ in pairs]
-        unpacks = [u for _, u in reversed(pairs)]
-
-        def pack_hook(value):
-            for pack in packs:
-                value = pack(value)
-            return value
-
-        def unpack_hook(value):
-            for unpack in unpacks:
-                value = unpack(value)
-            return value
-
+        pack_hook, unpack_hook = compose_hooks(*pairs)  # the same nesting as hookgrad's
         self.context = self.torch.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook)
         self.context.__enter__()
         return self
