@@ -55,6 +55,9 @@ from .ops.views import (flatten, moveaxis, movedim, narrow, permute, reshape, se
                         swapaxes, swapdims, t, transpose, unflatten, unsqueeze)
 from .ops.activation import gelu, relu, silu, threshold, threshold_
 from .ops.activation_extra import celu, celu_, hardshrink, selu, selu_
+from .nn.ops.cdist import cdist, pdist
+from .nn.ops.distance import cosine_similarity, pairwise_distance
+from .nn.ops.dropout import alpha_dropout, feature_alpha_dropout
 from .ops.pointwise_binary import (addcdiv, addcmul, arctan2, atan2, copysign, fmod, hypot, lerp,
                               logaddexp, xlogy)
 from .ops.diagonal import diag, diag_embed, diagflat, diagonal, trace, tril, triu

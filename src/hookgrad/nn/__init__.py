@@ -25,3 +25,4 @@ from .modules import (CosineSimilarity, InstanceNorm1d, InstanceNorm2d,  # noqa:
                       InstanceNorm3d, PairwiseDistance)
 from .modules import (Fold, PixelShuffle, PixelUnshuffle, Unfold, Upsample,  # noqa: E402
                       UpsamplingBilinear2d, UpsamplingNearest2d)
+from .modules import AlphaDropout, Dropout3d, FeatureAlphaDropout, GLU  # noqa: E402

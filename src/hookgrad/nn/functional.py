@@ -22,13 +22,14 @@ from .ops import conv as _conv
 from .ops import normalization as _norm
 from .ops import pooling as _pool
 from .ops.attention import scaled_dot_product_attention  # noqa: F401
-from .ops.dropout import dropout, dropout1d, dropout2d  # noqa: F401
+from .ops.dropout import (alpha_dropout, dropout, dropout1d, dropout2d, dropout3d,  # noqa: F401
+                          feature_alpha_dropout)
 from .ops.linear import Addmm, linear  # noqa: F401
 from .ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
                        cross_entropy, huber_loss, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
 from .ops.multihead import multi_head_attention_forward  # noqa: F401
 from .ops.sparse import Embedding
-from ..ops.activation_extra import (celu, celu_, hardshrink, hardsigmoid,  # noqa: F401,E402
+from ..ops.activation_extra import (celu, celu_, glu, hardshrink, hardsigmoid,  # noqa: F401,E402
                                hardswish, hardtanh, hardtanh_, logsigmoid, mish, relu6, selu,
                                selu_, softshrink, softsign, tanhshrink)
 from ..overrides import wrap
@@ -455,6 +456,7 @@ from .ops.interpolate import interpolate, upsample, upsample_bilinear, upsample_
 from .ops.fold import fold, unfold  # noqa: E402,F401
 from .ops.pixelshuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
 from .ops.distance import cosine_similarity, normalize, pairwise_distance  # noqa: E402,F401
+from .ops.cdist import pdist  # noqa: E402,F401
 from .ops.instancenorm import instance_norm  # noqa: E402,F401
 from .ops.pool3d import (adaptive_avg_pool3d, avg_pool3d, max_pool3d,  # noqa: E402,F401
                          max_pool3d_with_indices)

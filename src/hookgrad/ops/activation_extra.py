@@ -11,10 +11,12 @@ import numpy as np
 from .._dtype import scalar_type_name
 from ..autograd import grad_mode
 from ..tensor import Tensor
-from .unary import _apply_float, _not_for_integers
+from .join import cat
+from .unary import _apply_float, _not_for_integers, _sigmoid
 from . import _layout
 from . import inplace as _inplace
-from ._base import Op, through_saved
+from ._base import HALF_TYPES, Op, through_saved
+from ._util import quiet_errors
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -284,6 +286,33 @@ class Hardshrink(Softshrink):
 # ---------------------------------------------------------------------------------------------
 # functions (torch.nn.functional's names; selu and celu are in torch too)
 # ---------------------------------------------------------------------------------------------
+class Glu(Op):
+    """a * sigmoid(b) for the two halves a, b of ``self`` along ``dim``;
+    d/da = sigmoid(b), d/db = a sigmoid(b) (1 - sigmoid(b))."""
+
+    node_name = "GluBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, self, dim):
+        _not_for_integers(self, "glu")
+        ctx.dim = dim
+        ctx.save_for_backward(self)
+        halves = np.split(self, 2, axis=dim)
+        first, second = (h.astype(np.float32) if self.dtype in HALF_TYPES else h for h in halves)
+        with quiet_errors():  # half is computed in float32 and rounded once, as torch does
+            result = first * _sigmoid(second)
+        # torch's kernel iterates over the two halves: the result is laid out as theirs
+        return _layout.pointwise(result.astype(self.dtype, copy=False), *halves)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (self,) = ctx.saved_tensors
+        first, second = self.chunk(2, ctx.dim)
+        gate = second.sigmoid()
+        return cat([grad * gate, grad * first * gate * (1 - gate)], ctx.dim)
+
+
 def logsigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(x))`` computed stably."""
     return LogSigmoid.apply(input)
@@ -373,3 +402,18 @@ def tanhshrink(input: Tensor) -> Tensor:
     """``x - tanh(x)`` elementwise."""
     return input - input.tanh()
 
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """Gated linear unit: the first half of ``input`` along ``dim`` times the sigmoid of the
+    second half."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    axis = dim + input.ndim if dim < 0 else dim
+    if not 0 <= axis < input.ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-input.ndim}, {input.ndim - 1}], but got {dim})")
+    if input.shape[axis] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {axis} is size "
+                           f"{input.shape[axis]}")
+    return Glu.apply(input, axis)

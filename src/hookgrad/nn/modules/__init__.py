@@ -53,3 +53,8 @@ __all__ += ["AdaptiveAvgPool3d", "AvgPool3d", "Conv3d", "ConvTranspose3d", "MaxP
             "InstanceNorm2d", "InstanceNorm3d", "PixelShuffle", "PixelUnshuffle", "Upsample",
             "UpsamplingBilinear2d", "UpsamplingNearest2d", "Bilinear", "EmbeddingBag",
             "ParameterDict", "ParameterList"]
+
+from .activation import GLU  # noqa: E402
+from .dropout import AlphaDropout, Dropout3d, FeatureAlphaDropout  # noqa: E402
+
+__all__ += ["GLU", "AlphaDropout", "Dropout3d", "FeatureAlphaDropout"]

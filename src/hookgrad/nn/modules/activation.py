@@ -58,6 +58,22 @@ class Sigmoid(Module):
         return F.sigmoid(input)
 
 
+class GLU(Module):
+    """Module form of ``F.glu``: halves along ``dim``, the first gated by the second's
+    sigmoid."""
+    __constants__ = ["dim"]
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
 class Tanh(Module):
     """Module form of ``tanh``."""
     def forward(self, input: Tensor) -> Tensor:

@@ -53,3 +53,54 @@ def dropout1d(input, p=0.5, training=True, inplace=False) -> Tensor:
 def dropout2d(input, p=0.5, training=True, inplace=False) -> Tensor:
     """Channel dropout of ``(N, C, H, W)`` input: whole channels zeroed with probability ``p``."""
     return _feature_dropout(input, p, training, inplace, 2)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False) -> Tensor:
+    """Channel dropout of ``(N, C, D, H, W)`` input: whole channels zeroed with probability
+    ``p``."""
+    return _feature_dropout(input, p, training, inplace, 3)
+
+
+# SELU's negative saturation value, -scale * alpha: alpha dropout sets dropped units to it
+_SELU_SATURATION = 1.7580993408473766
+
+
+def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool,
+                   feature: bool) -> Tensor:
+    """Dropped units take SELU's saturation value and the result is then scaled and shifted
+    back to the input's mean and variance: ``input * a * keep + b`` with ``a`` and ``b``
+    chosen from ``p`` for inputs of zero mean and unit variance."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    dtype = input._data.dtype
+    if p == 1.0:
+        zero = Tensor._make(np.zeros((), dtype))
+        return input.mul_(zero) if inplace else input * zero
+    if feature:
+        if input.ndim < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        keep = np.empty(tuple(input.shape[:2]) + (1,) * (input.ndim - 2), dtype)
+    else:
+        keep = np.empty_like(input._data)
+    Bernoulli._draw(default_generator, keep, 1.0 - p)
+    scale = 1.0 / ((_SELU_SATURATION ** 2 * p + 1) * (1 - p)) ** 0.5
+    t = dtype.type
+    with np.errstate(all="ignore"):
+        shift = Tensor._make((keep - t(1)) * t(_SELU_SATURATION * scale)
+                             + t(_SELU_SATURATION * scale * p))
+        noise = Tensor._make(keep * t(scale))
+    return input.mul_(noise).add_(shift) if inplace else (input * noise).add_(shift)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                  inplace: bool = False) -> Tensor:
+    """Dropout for self-normalizing (SELU) networks: keeps the input's mean and variance."""
+    return _alpha_dropout(input, p, training, inplace, feature=False)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
+    """Alpha dropout of whole channels (dims 0 and 1 index the mask)."""
+    return _alpha_dropout(input, p, training, inplace, feature=True)
