@@ -90,7 +90,8 @@ def test_pdist_repeated_rows_and_graph(rng):
     a[2] = a[0]
     for p in PS:
         compare(lambda lib, x: lib.pdist(x, p), a)
-    graphs = [graph_nodes(lib.pdist(lib.tensor(a, requires_grad=True))) for lib in (hookgrad, torch)]
+    graphs = [graph_nodes(lib.pdist(lib.tensor(a, requires_grad=True)))
+              for lib in (hookgrad, torch)]
     assert graphs[0] == graphs[1]
 
 
