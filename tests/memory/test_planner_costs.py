@@ -188,3 +188,15 @@ def test_a_costs_file_that_is_not_one_is_refused(tmp_path):
     path.write_text("[1, 2]")
     with pytest.raises(ValueError, match="not a costs file"):
         memory.plan(model, x, 0, loss_fn=_loss, measure=False, verify=False, costs_file=path)
+
+
+def test_a_cost_measured_below_zero_is_noise_and_floored_by_the_chain(monkeypatch):
+    # on a loaded machine a saver can time below the policy that stores nothing: it must not
+    # come out free (a plan of offload everywhere, estimated at +0 ms)
+    cheap = dict(NOMINAL, **{"offload()": -2.0 ** -8})
+    _inject(monkeypatch, spread=0.0, seed=0, nominal=cheap)
+    model, x = _model(), hookgrad.randn(64, 16)
+    budget = _plan(model, x, 0, verify=False).baseline_peak // 3
+    found = _plan(model, x, budget, verify=False, candidates=[memory.offload()])
+    assert found.choices and all(choice[4] > 0 for choice in found.choices)
+    assert found.estimated_extra_seconds > NOMINAL["nothing stored"]

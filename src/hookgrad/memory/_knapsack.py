@@ -54,9 +54,10 @@ class Knapsack:
         self.measured = self._saver_totals(costs)
         # recomputing costs a module's forward again, and checkpointing's own work: the
         # factor is what recomputing the whole model measured against its forward time
+        # (at least 1: the forward runs again; a lower figure is noise)
         self.rerun = 1.0
         if costs is not None and costs.recompute is not None and seconds.get("", 0.0) > 0:
-            self.rerun = max(0.0, costs.recompute) / seconds[""]
+            self.rerun = max(1.0, costs.recompute / seconds[""])
         self.names = dict(model.named_modules())
         self.children: Dict[str, List[str]] = {name: [] for name in self.names}
         for name in self.names:
@@ -74,7 +75,9 @@ class Knapsack:
 
     def _saver_totals(self, costs: Optional[ModelCosts]) -> Dict[int, tuple]:
         """Per saver: (seconds it added on every module, the sum of its units' weights), or
-        the chain's rates alone when nothing was measured on the model."""
+        the chain's rates alone when nothing was measured on the model. The chain's figure
+        for all the units is also the floor of the measured one: the saver's own work costs
+        at least that, and a lower figure (even below 0) is timing noise."""
         totals: Dict[int, tuple] = {}
         for saver, _kept, per_tensor, per_byte in self.rates:
             weight = sum(u.tensors * per_tensor + u.nbytes * per_byte
@@ -82,7 +85,7 @@ class Knapsack:
             if costs is None or repr(saver) not in costs.savers:
                 totals[id(saver)] = (None, weight)
             else:
-                totals[id(saver)] = (max(0.0, costs.savers[repr(saver)]), weight)
+                totals[id(saver)] = (max(weight, costs.savers[repr(saver)]), weight)
         return totals
 
     def saver_cost(self, unit, saver: Saver, per_tensor: float, per_byte: float) -> tuple:
