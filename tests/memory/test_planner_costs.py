@@ -3,6 +3,7 @@ timings move the estimate but not the plan (no timed assertions: timings are inj
 import random
 
 import pytest
+import torch
 
 import hookgrad
 from hookgrad import memory, nn
@@ -27,10 +28,18 @@ class Affine(nn.Module):
         return x @ self.weight.t()
 
 
-def _model(depth=6, width=16):
+def _model(depth=6, width=16, framework="hookgrad"):
+    if framework == "torch":  # the same blocks as a torch model: planned through torch's hooks
+        torch.manual_seed(0)
+        return torch.nn.Sequential(*[torch.nn.Sequential(
+            torch.nn.Linear(width, width, bias=False), torch.nn.Tanh()) for _ in range(depth)])
     hookgrad.manual_seed(0)
     return nn.Sequential(*[nn.Sequential(Affine(width, width), nn.Tanh())
                            for _ in range(depth)])
+
+
+def _input(framework="hookgrad", rows=64, width=16):
+    return (torch.randn if framework == "torch" else hookgrad.randn)(rows, width)
 
 
 def _loss(out):
@@ -76,8 +85,9 @@ def _plan(model, x, budget, **options):
                        **options)
 
 
-def test_noisy_timings_move_the_estimate_but_not_the_plan(monkeypatch):
-    model, x = _model(), hookgrad.randn(64, 16)
+@pytest.mark.parametrize("framework", ["hookgrad", "torch"])
+def test_noisy_timings_move_the_estimate_but_not_the_plan(monkeypatch, framework):
+    model, x = _model(framework=framework), _input(framework)
     budget = _plan(model, x, 0, verify=False).baseline_peak // 3
     plans, estimates = [], set()
     for draw in range(6):
@@ -103,11 +113,12 @@ def test_equal_costs_are_broken_alike_whatever_the_noise(monkeypatch):
     assert len(chosen) == 1 and all("quantize(8" in c for c in chosen.pop())
 
 
-def test_the_estimate_is_what_the_model_measured(monkeypatch):
+@pytest.mark.parametrize("framework", ["hookgrad", "torch"])
+def test_the_estimate_is_what_the_model_measured(monkeypatch, framework):
     # a plan that stores every unit it can with one saver is estimated at what that saver
     # (and the policy around it) added on the whole model
     _inject(monkeypatch, spread=0.0, seed=0)
-    model, x = _model(), hookgrad.randn(64, 16)
+    model, x = _model(framework=framework), _input(framework)
     first = _plan(model, x, 0, verify=False, candidates=[memory.quantize(8)])
     unit = 64 * 16 * 4
     budget = first.baseline_peak - 5 * unit + 5 * unit // 4 + 1024
