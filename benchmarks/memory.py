@@ -171,9 +171,10 @@ def print_table(rows) -> None:
             print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
 
 
-def digits(epochs: int) -> None:
-    """Train the demo's digits CNN per 2-bit variant (saver on the model's modules, the loss
-    left exact) and print test accuracy against no policy, for each of two seeds."""
+def digits(epochs: int, seeds) -> None:
+    """Train the demo's digits CNN per saver (on the model's modules, the loss left exact) and
+    print test accuracy against no policy, seed by seed (bfloat16 and 8-bit show how far a
+    nearly exact run drifts from no policy's by chance)."""
     from hookgrad.demo import data as digit_data
     from hookgrad.demo import model as demo_model
     from hookgrad.demo.optional import Notes
@@ -182,24 +183,28 @@ def digits(epochs: int) -> None:
     notes = Notes()
     data = digit_data.load(0, notes)
     variants = [("none", lambda: None),
+                ("bfloat16", lambda: memory.cast("bfloat16")),
                 ("int8", lambda: memory.quantize(8)),
                 ("int2 per channel", lambda: memory.quantize(2)),
                 ("int2 groups of 64", lambda: memory.quantize(2, per="group", group_size=64)),
                 ("int2 groups of 64, stochastic",
                  lambda: memory.quantize(2, per="group", group_size=64, rounding="stochastic"))]
     print(f"\ndigits CNN, {epochs} epochs: test accuracy (points against no policy)")
-    print("| saver | seed 0 | seed 1 |\n|---|---|---|")
+    print("| saver | " + " | ".join(f"seed {seed}" for seed in seeds) + " | mean |")
+    print("|---" * (len(seeds) + 2) + "|")
     base = {}
     for name, make in variants:
-        cells = []
-        for seed in (0, 1):
+        cells, differences = [], []
+        for seed in seeds:
             saver = make()
             policy = None if saver is None else memory.policy({"*": saver})
             run = train(demo_model.build(seed, notes), data, epochs, 64, seed, name,
                         policy=policy, echo=lambda *a: None)
             base.setdefault(seed, run.accuracy)
-            cells.append(f"{run.accuracy * 100:.1f} % ({(run.accuracy - base[seed]) * 100:+.1f})")
-        print(f"| {name} | " + " | ".join(cells) + " |")
+            differences.append((run.accuracy - base[seed]) * 100)
+            cells.append(f"{run.accuracy * 100:.1f} % ({differences[-1]:+.1f})")
+        print(f"| {name} | " + " | ".join(cells) + f" | {np.mean(differences):+.2f} |",
+              flush=True)
 
 
 def main() -> None:
@@ -207,9 +212,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller models, for a smoke run")
     parser.add_argument("--digits", type=int, default=0, metavar="EPOCHS",
                         help="only train the demo's digits CNN under 2-bit savers")
+    parser.add_argument("--seeds", default="0,1,2,3,4",
+                        help="seeds for --digits, comma-separated (default 0,1,2,3,4)")
     args = parser.parse_args()
     if args.digits:
-        digits(args.digits)
+        digits(args.digits, [int(seed) for seed in args.seeds.split(",")])
         return
     hookgrad.manual_seed(0)
     depth, width, batch = (4, 128, 32) if args.quick else (16, 1024, 256)

@@ -110,6 +110,39 @@ def test_quantize_keeps_the_relu_mask_exact(rng, bits):
     np.testing.assert_array_equal(x.grad.numpy(), (x.detach().numpy() > 0).astype(np.float32))
 
 
+@pytest.mark.parametrize("lib", [hookgrad, torch], ids=["hookgrad", "torch"])
+@pytest.mark.parametrize("per", ["group", "channel"])
+def test_stochastic_rounding_keeps_the_relu_mask_exact(rng, lib, per):
+    # small positive values that round to code 0 must still pass ReLU's gradient through,
+    # as they do in torch's exact backward
+    values = rng.standard_normal((64, 16)) * np.where(rng.random((64, 16)) < 0.3, 1e-3, 1.0)
+    framework = "torch" if lib is torch else "hookgrad"
+    x = lib.tensor(values.astype(np.float32), requires_grad=True)
+    with memory.quantize(2, per=per, group_size=64, rounding="stochastic", framework=framework):
+        y = x.relu()
+    y.backward(lib.ones_like(y))
+    exact = torch.tensor(values.astype(np.float32), requires_grad=True)
+    exact.relu().backward(torch.ones(64, 16))
+    np.testing.assert_array_equal(x.grad.numpy(), exact.grad.numpy())
+
+
+def test_stochastic_rounding_of_relu_outputs_is_unbiased(rng):
+    # the mask of positive values is kept beside the codes, so codes need not be pushed up
+    # to keep it: the mean of many roundings is the value itself, zeros stay exact zeros
+    from hookgrad.memory.savers.quantize import quantize_groups
+    values = np.maximum(rng.standard_normal((4, 256)), 0).astype(np.float32)
+    values[:, ::7] *= 1e-3  # many values far below one step
+    decoded = np.array([quantize_groups(values, 2, 64, seed=seed).decode()
+                        for seed in range(600)])
+    np.testing.assert_array_equal(decoded[:, values == 0], 0)
+    assert (decoded[:, values > 0] > 0).all()
+    step = values.reshape(4, 4, 64).max(-1).repeat(64, -1) / 3
+    bias = np.abs(decoded.mean(0) - values) / step
+    assert bias.mean() < 0.02 and bias.max() < 0.15  # 600 draws: noise of ~0.5 / sqrt(600)
+    stored = quantize_groups(values, 2, 64, seed=0)
+    assert stored.nbytes == values.size * 2 // 8 + values.size // 8 + 16 * 2 * 4
+
+
 def test_quantize_keeps_non_finite_values_exact():
     x = hookgrad.tensor(np.array([[1.0, np.inf], [2.0, 3.0]], np.float32), requires_grad=True)
     _, unpacked, _ = _round_trip(memory.quantize(8), x)

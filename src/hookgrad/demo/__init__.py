@@ -24,6 +24,7 @@ __all__ = ["add_arguments", "run"]
 
 BATCH_SIZE = 64
 CAPTURED_IMAGES = 8
+COSTS_FILE = "planner_costs.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -126,7 +127,10 @@ def run(args: argparse.Namespace, echo=_print) -> int:
         echo(f"\n2) planning a memory policy for a budget of {format_bytes(budget)} "
              f"(a quarter of the {format_bytes(plain.ledger.peak)} saved without one)")
         policy_model = cnn.build(args.seed, notes)
-        plan = plan_policy(policy_model, data, BATCH_SIZE, budget)
+        # the costs the planner measures are kept beside the results: a later run with the
+        # same --out reads them back and chooses the same plan, however loaded the machine
+        plan = plan_policy(policy_model, data, BATCH_SIZE, budget,
+                           costs_file=out / COSTS_FILE)
         echo(str(plan))
         if plan.policy is None:
             notes.add("the planner chose no policy: the second run is skipped")
@@ -151,6 +155,7 @@ def run(args: argparse.Namespace, echo=_print) -> int:
                   "saved_bytes_peak": None if r.ledger is None else r.ledger.peak,
                   "saved_bytes_by_module": r.held_by_module()} for r in runs],
         "plan": None if plan is None else str(plan),
+        "plan_choices": None if plan is None else [list(c[:2]) for c in plan.choices],
         "notes": notes.messages,
     }
     results_path = out / "results.json"
@@ -163,6 +168,9 @@ def run(args: argparse.Namespace, echo=_print) -> int:
     for path in figure_paths:
         echo(f"  {path.name:<19} {_figure_caption(path.name)}")
     echo(f"  {results_path.name:<19} accuracies, step times, losses, saved bytes, the plan")
+    if (out / COSTS_FILE).exists():
+        echo(f"  {COSTS_FILE:<19} the costs the planner measured (a later run reads them back "
+             "and plans alike)")
     if notes.messages:
         echo("\nnotes (pip install hookgrad[demo] for everything):")
         for message in notes.messages:

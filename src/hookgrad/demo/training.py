@@ -100,11 +100,13 @@ def train(model: hookgrad.nn.Module, data: Digits, epochs: int, batch_size: int,
 
 
 def plan_policy(model: hookgrad.nn.Module, data: Digits, batch_size: int,
-                budget_bytes: int) -> Optional[Any]:
-    """``hookgrad.memory.plan`` on one training batch (the loss is the training loss)."""
+                budget_bytes: int, **options: Any) -> Optional[Any]:
+    """``hookgrad.memory.plan`` on one training batch (the loss is the training loss);
+    ``options`` go to ``plan``."""
     from hookgrad import memory
 
     images = hookgrad.from_numpy(data.train_x[:batch_size])
     labels = hookgrad.from_numpy(data.train_y[:batch_size])
     return memory.plan(model, (images,), budget_bytes,
-                       loss_fn=lambda logits: functional.cross_entropy(logits, labels))
+                       loss_fn=lambda logits: functional.cross_entropy(logits, labels),
+                       **options)

@@ -1,16 +1,41 @@
 """The planner's cost model: what a saver keeps and costs, and how long each module's forward
-takes, calibrated from repeated measurements.
+takes, calibrated from repeated measurements on the model itself.
 
-Costs come from a calibrated model, not from single timings: medians of repeated runs after a
-warm-up, snapped to a grid of quarter-octaves (hysteresis: timing noise of a few per cent moves
-no cost), and kept for the process, so two plans of one model and inputs cost alike and choose
-alike. ``plan(..., recalibrate=True)`` measures again.
+Where the time goes: a policy costs something before it saves anything (module hooks that
+track the running module, a pack hook per saved tensor), and a saver's cost inside a model
+(dispatch, its tables, offload's thread and files) is far above what a chain of small ops
+shows. So each candidate is timed on the model: a step with ``policy({"*": saver})`` against
+a step with ``policy({"*": None})`` and a step with no policy, the contexts taking turns so
+that load from other processes falls on all alike, after a warm-up, as medians of ``rounds``
+steps. A saver's measured cost is shared among the units it would store in proportion to a
+per-tensor and per-byte rate from a chain of small ops (``calibrate``); a recompute costs its
+module's forward time, scaled by what recomputing the whole model measured against the
+model's forward time.
+
+Costs are seconds of process CPU time by default (``clock="cpu"``): on a machine shared with
+other jobs, CPU time swings far less than wall time (``clock="wall"`` measures wall time).
+
+Plans repeat: the planner decides on costs snapped to a grid of half-octaves (``snap``), so
+timing noise of a few per cent moves no decision except where a cost sits at a bucket's edge;
+of options whose snapped costs tie it keeps the fewest bytes, then the first candidate given.
+The estimate it prints is the sum of the measured costs, not of the snapped ones. Calibrations
+are kept for the process (per model, inputs, candidates and clock), so two ``plan`` calls on
+one model choose alike; ``plan(..., recalibrate=True)`` measures again. A fresh process
+measures afresh, and on a loaded machine its costs may land in other buckets: with
+``plan(..., costs_file=path)`` the costs measured once are written to a JSON file and read
+back by later runs (same model structure, shapes, candidates, clock, host and version), which
+then choose the same plan.
 """
 from __future__ import annotations
 
+import gc
+import json
 import math
+import os
+import platform
+import tempfile
 import time
-from typing import Any, Dict
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -20,18 +45,87 @@ from .savers import Saver
 
 SAVER_RATES: Dict[tuple, tuple] = {}
 MODULE_SECONDS: Dict[tuple, Dict[str, float]] = {}
-GRID = 2 ** 0.25
+MODEL_COSTS: Dict[tuple, "ModelCosts"] = {}
+GRID = 2 ** 0.5
+CLOCKS: Dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
 
 
 def snap(seconds: float) -> float:
-    """``seconds`` on the cost grid (0 stays 0)."""
+    """``seconds`` on the decision grid (0 stays 0): the bucket a cost falls in."""
     if seconds <= 0:
         return 0.0
     return GRID ** round(math.log(seconds, GRID))
 
 
+def clock_of(name: str) -> Callable[[], float]:
+    if name not in CLOCKS:
+        raise ValueError(f"clock must be 'cpu' or 'wall', got {name!r}")
+    return CLOCKS[name]
+
+
+class ModelCosts:
+    """Seconds a step gains, measured on the model (medians, contexts in turns): ``baseline``
+    the step without a policy, ``overhead`` what a policy that stores nothing adds, ``savers``
+    what each saver on every module adds beyond that, ``recompute`` what recomputing the
+    whole model adds beyond it (None when not a candidate)."""
+
+    def __init__(self, baseline: float, overhead: float, savers: Dict[str, float],
+                 recompute: Optional[float]):
+        self.baseline = baseline
+        self.overhead = overhead
+        self.savers = savers
+        self.recompute = recompute
+
+
+# a small model's steps are short and their medians noisy: it gets more rounds, up to about
+# this many seconds of timed steps (never fewer rounds than asked, never more than MAX_ROUNDS)
+MEASURE_SECONDS = 4.0
+MAX_ROUNDS = 60
+
+
+def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], Any]],
+                  rounds: int, clock: str = "cpu") -> Dict[str, float]:
+    """Seconds of ``step(context)`` per named context: one warm-up step each, then rounds in
+    which the contexts take turns: ``rounds`` at least, more while they fit in
+    ``MEASURE_SECONDS``; the garbage collector is paused meanwhile (a
+    collection's pause would land on one step at random).
+
+    The first context is the reference: its figure is its median, and every other context's
+    is that median times the median over rounds of its ratio to the reference in the same
+    round. Steps of one round run moments apart, so load from other processes that comes and
+    goes over seconds scales both alike and cancels in the ratio."""
+    now = clock_of(clock)
+    made = {name: make for name, make in contexts.items()}
+    start = time.perf_counter()
+    for make in made.values():
+        step(make())
+    one_round = max(1e-6, time.perf_counter() - start)
+    rounds = max(1, rounds, min(MAX_ROUNDS, int(MEASURE_SECONDS / one_round)))
+    times: Dict[str, List[float]] = {name: [] for name in made}
+    collecting = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            for name, make in made.items():
+                context = make()
+                begin = now()
+                step(context)
+                times[name].append(now() - begin)
+    finally:
+        if collecting:
+            gc.enable()
+    names = list(made)
+    reference = np.maximum(np.array(times[names[0]]), 1e-9)
+    base = float(np.median(reference))
+    return {name: base if name == names[0]
+            else base * float(np.median(np.array(times[name]) / reference)) for name in names}
+
+
 def calibrate(saver: Saver, backend: Backend, recalibrate: bool = False) -> tuple:
-    """(bytes kept per byte, seconds per saved tensor, seconds per byte) of a saver."""
+    """(bytes kept per byte, seconds per saved tensor, seconds per byte) of a saver on a chain
+    of small ops: the ratio sets what a unit keeps, the two rates how the saver's cost measured
+    on the model is shared among its units."""
     key = (backend.name, repr(saver), type(saver))
     if key not in SAVER_RATES or recalibrate:
         _measure(saver, 1 << 10, backend, rounds=1)  # warm up
@@ -50,6 +144,51 @@ def signature(model: Any, inputs: tuple, backend: Backend) -> tuple:
     given = tuple((tuple(a.shape), str(a.dtype)) if backend.is_tensor(a) else repr(a)
                   for a in inputs)
     return backend.name, id(model), modules, shapes, given
+
+
+def stable_signature(model: Any, inputs: tuple, backend: Backend, savers: list,
+                     allow_recompute: bool, clock: str) -> str:
+    """``signature`` without the model's identity, plus the candidates, clock, host and
+    version: what a costs file's entry is filed under."""
+    import hookgrad
+    _, _, modules, shapes, given = signature(model, inputs, backend)
+    return json.dumps([backend.name, modules, shapes, given, [repr(s) for s in savers],
+                       allow_recompute, clock, platform.node(), hookgrad.__version__])
+
+
+def load_costs(path: Any, key: str) -> Optional[dict]:
+    """The entry filed under ``key`` in the costs file at ``path`` (plain JSON: reading it runs
+    nothing), or None when there is no file or no such entry."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            entries = json.load(handle).get("entries", {})
+    except FileNotFoundError:
+        return None
+    except (ValueError, AttributeError) as error:
+        raise ValueError(f"plan(): {path} is not a costs file ({error})") from None
+    entry = entries.get(key)
+    return entry if isinstance(entry, dict) else None
+
+
+def save_costs(path: Any, key: str, entry: dict) -> None:
+    """File ``entry`` under ``key`` in the costs file at ``path`` (others kept), written to a
+    temporary file beside it and moved in place, so a reader never sees half a file."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            entries = json.load(handle).get("entries", {})
+    except (FileNotFoundError, ValueError, AttributeError):
+        entries = {}
+    entries[key] = entry
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(prefix=".costs-", suffix=".json", dir=directory)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump({"format": "hookgrad plan costs", "version": 1, "entries": entries}, out,
+                      indent=1)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
 
 
 def _measure(saver: Saver, size: int, backend: Backend, length: int = 6,

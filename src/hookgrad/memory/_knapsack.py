@@ -3,8 +3,10 @@
 Each *unit* (saved tensors sharing one buffer, see ``planner._units``) can stay as it is or
 take a candidate saver; each module can instead be recomputed as a whole, and a ``Sequential``
 in ``k`` runs. Tables map a bin of kept bytes to the least seconds added; children combine by a
-min-plus convolution. Ties keep the first option met (no saver before a saver, savers in the
-order given, fewer bytes kept), so equal costs always give the same plan.
+min-plus convolution. Tables hold decision costs (the measured costs' buckets, see ``_costs``);
+each option also carries its measured cost, which the estimate sums. Ties keep the first
+option met (no saver before a saver, savers in the order given, fewer bytes kept), so equal
+costs always give the same plan.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from ._backend import Backend, dtype_from_name
-from ._costs import calibrate
+from ._costs import ModelCosts, calibrate, snap
 from .ledger import Ledger, format_bytes
 from .policy import Policy, recompute
 from .savers import Saver
@@ -40,7 +42,8 @@ class Knapsack:
 
     def __init__(self, model, units: list, fixed: int, seconds: Dict[str, float],
                  inputs_of: Dict[str, set], savers: List[Saver], allow_recompute: bool,
-                 backend: Backend, recalibrate: bool = False):
+                 backend: Backend, recalibrate: bool = False,
+                 costs: Optional[ModelCosts] = None):
         self.units, self.fixed = units, fixed
         self.seconds, self.inputs_of = seconds, inputs_of
         self.allow_recompute = allow_recompute
@@ -48,6 +51,13 @@ class Knapsack:
         self.quantum = max(1, -(-self.total // BINS))
         self.size = BINS + 1
         self.rates = [(saver, *calibrate(saver, backend, recalibrate)) for saver in savers]
+        self.measured = self._saver_totals(costs)
+        # recomputing costs a module's forward again, and checkpointing's own work: the
+        # factor is what recomputing the whole model measured against its forward time
+        # (at least 1: the forward runs again; a lower figure is noise)
+        self.rerun = 1.0
+        if costs is not None and costs.recompute is not None and seconds.get("", 0.0) > 0:
+            self.rerun = max(1.0, costs.recompute / seconds[""])
         self.names = dict(model.named_modules())
         self.children: Dict[str, List[str]] = {name: [] for name in self.names}
         for name in self.names:
@@ -59,23 +69,56 @@ class Knapsack:
         for unit in units:
             self.homes.setdefault(unit.home if unit.home in self.names else "", []).append(unit)
 
+    # -- costs ---------------------------------------------------------------------------------
+    def _accepts(self, saver: Saver, unit) -> bool:
+        return all(saver.accepts(dtype_from_name(d)) for d in unit.dtypes)
+
+    def _saver_totals(self, costs: Optional[ModelCosts]) -> Dict[int, tuple]:
+        """Per saver: (seconds it added on every module, the sum of its units' weights), or
+        the chain's rates alone when nothing was measured on the model. The chain's figure
+        for all the units is also the floor of the measured one: the saver's own work costs
+        at least that, and a lower figure (even below 0) is timing noise."""
+        totals: Dict[int, tuple] = {}
+        for saver, _kept, per_tensor, per_byte in self.rates:
+            weight = sum(u.tensors * per_tensor + u.nbytes * per_byte
+                         for u in self.units if self._accepts(saver, u))
+            if costs is None or repr(saver) not in costs.savers:
+                totals[id(saver)] = (None, weight)
+            else:
+                totals[id(saver)] = (max(weight, costs.savers[repr(saver)]), weight)
+        return totals
+
+    def saver_cost(self, unit, saver: Saver, per_tensor: float, per_byte: float) -> tuple:
+        """(decision cost, measured cost) of ``saver`` on ``unit``: its share of what the
+        saver added on the whole model, by the chain's per-tensor and per-byte rates."""
+        weight = unit.tensors * per_tensor + unit.nbytes * per_byte
+        measured, total = self.measured[id(saver)]
+        if measured is None:
+            return snap(weight), weight
+        share = weight / total if total > 0 else unit.nbytes / max(1, self.total - self.fixed)
+        return snap(measured) * share, measured * share
+
+    def recompute_cost(self, seconds: float) -> tuple:
+        """(decision cost, measured cost) of running ``seconds`` of forward again."""
+        return snap(self.rerun) * snap(seconds), self.rerun * seconds
+
     # -- tables --------------------------------------------------------------------------------
     def bin_of(self, nbytes: float) -> int:
         return min(BINS, int(math.ceil(nbytes / self.quantum - 1e-9)))
 
     def unit_table(self, unit) -> tuple:
-        """Kept bin -> least seconds for one unit, and the (saver, kept, seconds) behind it."""
+        """Kept bin -> least decision cost for one unit, and the (saver, kept, measured
+        seconds) behind it."""
         table = np.full(self.size, np.inf)
         choice: Dict[int, tuple] = {}
-        options = [(unit.nbytes, 0.0, None)] + [
-            (unit.nbytes * kept, unit.tensors * per_tensor + unit.nbytes * per_byte, saver)
-            for saver, kept, per_tensor, per_byte in self.rates
-            if all(saver.accepts(dtype_from_name(d)) for d in unit.dtypes)]
-        for kept, cost, saver in options:
+        options = [(unit.nbytes, (0.0, 0.0), None)] + [
+            (unit.nbytes * kept, self.saver_cost(unit, saver, per_tensor, per_byte), saver)
+            for saver, kept, per_tensor, per_byte in self.rates if self._accepts(saver, unit)]
+        for kept, (cost, measured), saver in options:
             b = self.bin_of(kept)
             if cost < table[b]:
                 table[b] = cost
-                choice[b] = (saver, kept, cost)
+                choice[b] = (saver, kept, measured)
         return table, choice
 
     def node(self, name: str, reserve: int) -> tuple:
@@ -90,14 +133,15 @@ class Knapsack:
         for part in parts:
             table, source = _combine(table, part[2])
             trail.append((part, source))
-        options: Dict[int, tuple] = {}  # kept bin -> (seconds, transient, entry)
+        options: Dict[int, tuple] = {}  # kept bin -> (measured seconds, transient, entry)
         if self.allow_recompute and self.subtree_bytes(name):
-            for kept, cost, transient, entry in self.recompute_options(name):
+            for kept, seconds, transient, entry in self.recompute_options(name):
                 b = self.bin_of(kept)
+                cost, measured = self.recompute_cost(seconds)
                 if transient <= reserve and cost < table[b]:
                     table = table.copy()
                     table[b] = cost
-                    options[b] = (cost, transient, entry)
+                    options[b] = (measured, transient, entry)
         return table, (trail, options)
 
     # -- recompute -----------------------------------------------------------------------------
@@ -241,18 +285,23 @@ def _child_index(name: str, module: str, order: Dict[str, int]) -> Optional[int]
 
 def solve(result, model, led: Ledger, units: list, fixed: int, seconds: Dict[str, float],
           inputs_of: Dict[str, set], savers: List[Saver], allow_recompute: bool,
-          backend: Backend, budget: int, recalibrate: bool = False) -> None:
+          backend: Backend, budget: int, recalibrate: bool = False,
+          costs: Optional[ModelCosts] = None) -> None:
     """Fill ``result`` (a ``Plan``) with the knapsack's answer; ``budget`` is on saved bytes
-    (``plan`` converts a whole-step budget)."""
+    (``plan`` converts a whole-step budget). The estimated time is the measured costs of the
+    choices, plus what a policy adds before it stores anything."""
     knapsack = Knapsack(model, units, fixed, seconds, inputs_of, savers, allow_recompute,
-                        backend, recalibrate)
+                        backend, recalibrate, costs)
     best = knapsack.best(budget)
     if best is None:
         result.reason = (f"even with every candidate the saved bytes stay near "
                          f"{format_bytes(knapsack.floor())} ({format_bytes(fixed)} cannot be "
                          "reduced: inputs and tensors saved outside modules)")
         return
-    chosen, extra, peak = best
+    chosen, _, peak = best
+    extra = sum(choice[4] for choice in chosen)
+    if chosen and costs is not None:
+        extra += max(0.0, costs.overhead)
     rules = _record_choices(result, chosen)
     # recompute first: a module inside a recomputed one has nothing left to pack
     ordered = sorted(rules.items(), key=lambda kv: not isinstance(kv[1], recompute))

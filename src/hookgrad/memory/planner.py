@@ -1,10 +1,11 @@
 """plan(model, inputs, budget_bytes): choose savers or recomputation per module under a budget.
 
 1. Profile: a ledger files every saved tensor under the innermost module, module hooks time
-   each module's forward (median of a few steps, kept per model) and note its inputs.
+   each module's forward (median of a few steps, kept per model) and note its inputs; each
+   candidate is timed on the whole model (``_costs``: medians, in turns, after a warm-up).
 2. Saved tensors that share a buffer form one *unit* (a ReLU's output and the next Linear's
    input): a saver helps only if every module saving it uses it. Each unit can stay, or take a
-   candidate saver (bytes kept and seconds added, calibrated once per saver on a sample array).
+   candidate saver (bytes kept, and its share of the seconds the saver added on the model).
    A module can instead be recomputed: every unit inside it is freed (but the input checkpoint
    keeps), for the time of its forward.
 3. A knapsack over the module tree (min-plus over bytes kept, in bins) finds the least added
@@ -20,14 +21,14 @@ NumPy's allocations for hookgrad, the profiler's memory events on a CPU and
 """
 from __future__ import annotations
 
-import time
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
 from ._backend import Backend, backend_for
 from ._modules import tracker_for
-from ._costs import MODULE_SECONDS, signature, snap
+from ._costs import (MODEL_COSTS, MODULE_SECONDS, SAVER_RATES, ModelCosts, clock_of, load_costs,
+                     save_costs, signature, stable_signature, time_contexts)
 from ._knapsack import solve
 from .ledger import Ledger, format_bytes
 from .policy import Policy, recompute
@@ -35,19 +36,20 @@ from .savers import Saver, cast, offload, quantize
 
 
 class _Timer:
-    """Tracker listener: inclusive forward seconds per module name."""
+    """Tracker listener: inclusive forward seconds per module name, on ``clock``."""
 
-    def __init__(self):
+    def __init__(self, clock: str = "cpu"):
+        self.now = clock_of(clock)
         self.started: Dict[int, float] = {}
         self.seconds: Dict[str, float] = {}
 
     def enter(self, module, name: str, is_root: bool) -> None:
-        self.started[id(module)] = time.perf_counter()
+        self.started[id(module)] = self.now()
 
     def exit(self, module, name: str, is_root: bool) -> None:
         start = self.started.pop(id(module), None)
         if start is not None:
-            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+            self.seconds[name] = self.seconds.get(name, 0.0) + self.now() - start
 
 
 def _default_loss(output: Any) -> Any:
@@ -55,11 +57,14 @@ def _default_loss(output: Any) -> Any:
     return first.sum()
 
 
-def _step(model, inputs: tuple, loss_fn: Callable) -> float:
-    start = time.perf_counter()
-    loss = loss_fn(model(*inputs))
+def _step(model, inputs: tuple, loss_fn: Callable, context: Any = None) -> None:
+    """One forward and backward, forward under ``context`` (a policy) when given."""
+    if context is None:
+        loss = loss_fn(model(*inputs))
+    else:
+        with context:
+            loss = loss_fn(model(*inputs))
     loss.backward()
-    return time.perf_counter() - start
 
 
 class _Unit:
@@ -147,6 +152,7 @@ class Plan:
         self.measured_peak: Optional[int] = None
         self.measured_seconds: Optional[float] = None
         self.measured_extra_seconds: Optional[float] = None
+        self.clock = "cpu"  # what the seconds are: process CPU time, or wall time
         self.framework = "hookgrad"
         self.baseline_memory_peak: Optional[int] = None  # the whole step's, measured
         self.estimated_memory_peak: Optional[int] = None
@@ -160,7 +166,7 @@ class Plan:
                  + f" (no policy: saved peak {format_bytes(self.baseline_peak)}"
                  + ("" if self.baseline_memory_peak is None
                     else f", step peak {format_bytes(self.baseline_memory_peak)}")
-                 + f", step {self.baseline_seconds * 1e3:.1f} ms)"]
+                 + f", step {self.baseline_seconds * 1e3:.1f} ms {self._clock_name})"]
         if self.choices:
             width = max(len(c[0]) for c in self.choices)
             lines.append(f"  {'modules'.ljust(width)}  {'choice':<26} {'saved bytes':>23}  "
@@ -182,7 +188,7 @@ class Plan:
                     ("saved peak", size(self.estimated_peak), cell(self.measured_peak, size)),
                     ("step peak", cell(self.estimated_memory_peak, size),
                      cell(self.memory_peak, size)),
-                    ("extra time per step", extra(self.estimated_extra_seconds),
+                    (f"extra {self._clock_name} per step", extra(self.estimated_extra_seconds),
                      cell(self.measured_extra_seconds, extra))]
             widths = [max(len(row[i]) for row in rows) for i in range(3)]
             for row in rows:
@@ -200,39 +206,31 @@ class Plan:
 
     __repr__ = __str__
 
+    @property
+    def _clock_name(self) -> str:
+        return "CPU time" if self.clock == "cpu" else "wall time"
 
-def _median_step(model, inputs: tuple, loss_fn: Callable, rounds: int,
-                 context: Any = None) -> float:
-    times = []
-    for _ in range(rounds):
-        if context is None:
-            times.append(_step(model, inputs, loss_fn))
-        else:
-            with context:
-                start = time.perf_counter()
-                loss = loss_fn(model(*inputs))
-            loss.backward()
-            times.append(time.perf_counter() - start)
-    return float(np.median(times))
+    @property
+    def estimate_error(self) -> Optional[float]:
+        """(estimated - measured) / measured extra time, or None before a measurement."""
+        measured = self.measured_extra_seconds
+        if measured is None or measured <= 0:
+            return None
+        return (self.estimated_extra_seconds - measured) / measured
 
 
 def _measured_peak(model, inputs: tuple, loss_fn: Callable, backend: Backend, device: Any,
                    context: Any = None) -> tuple:
     """(whole-step peak, its split or None) of one step, under ``context``."""
     with Ledger(backend.name, measure=True, device=device) as led:
-        if context is None:
-            _step(model, inputs, loss_fn)
-        else:
-            with context:
-                loss = loss_fn(model(*inputs))
-            loss.backward()
+        _step(model, inputs, loss_fn, context)
     return led.measured_peak, led.peak_split
 
 
 def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[Callable] = None,
          candidates: Optional[Sequence[Any]] = None, verify: bool = True,
-         measure: bool = True, budget_on: str = "saved", rounds: int = 3,
-         recalibrate: bool = False) -> Plan:
+         measure: bool = True, budget_on: str = "saved", rounds: int = 5,
+         recalibrate: bool = False, clock: str = "cpu", costs_file: Any = None) -> Plan:
     """Profile ``model`` on ``example_inputs`` and choose, per module, a saver or recomputation
     so that memory stays under ``budget_bytes`` at the least added time.
 
@@ -240,9 +238,16 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     whole step (saved activations plus transient workspaces and gradients: only the saved part
     can be cut, so the rest is taken as measured without a policy). ``candidates``: savers
     and/or ``recompute()`` to choose from (default bfloat16, 8-bit, offload and recompute).
-    Times are medians of ``rounds`` steps after a warm-up; costs (saver rates, module forward
-    times) are calibrated once per process and model and snapped to a coarse grid, so the
-    same model and inputs give the same plan (``recalibrate=True`` measures again). Returns a
+    Each candidate's cost is measured on the model (medians of ``rounds`` steps after a
+    warm-up, candidates in turns), in process CPU time (``clock="cpu"``, steadier than wall
+    time on a shared machine) or wall time (``clock="wall"``). Decisions use the costs'
+    buckets on a half-octave grid and break ties by fewest bytes, then candidate order, and
+    calibrations are kept per process and model, so the same model and inputs give the same
+    plan (``recalibrate=True`` measures again). ``costs_file`` (a path) keeps the measured
+    costs across processes: read when it holds this model's (same structure, shapes,
+    candidates, clock, host and version), written when they were measured, so later runs
+    choose the same plan on a loaded machine too. ``verify`` runs the plan against no policy
+    (medians, in turns) and reports the measured extra time beside the estimate. Returns a
     ``Plan``; use ``plan.policy`` as a context manager around forward. Parameters' ``.grad``
     are left as they were. ``measure=False`` skips the whole-step peak measurements.
     """
@@ -250,6 +255,7 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
         raise ValueError(f"budget_on must be 'saved' or 'peak', got {budget_on!r}")
     if budget_on == "peak" and not measure:
         raise ValueError("budget_on='peak' needs measure=True")
+    clock_of(clock)
     backend = backend_for(model)
     tracker = tracker_for(backend.name)
     inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
@@ -264,16 +270,25 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     result.framework = backend.name
     result.budget = int(budget_bytes)
     result.budget_on = budget_on
+    result.clock = clock
     device = backend.device_of(model)
     rounds = max(1, int(rounds))
+    stable = stored = None
+    if costs_file is not None:
+        stable = stable_signature(model, inputs, backend, savers, allow_recompute, clock)
+        stored = None if recalibrate else load_costs(costs_file, stable)
+        if stored is not None:
+            _install(stored, model, inputs, backend, savers, allow_recompute, clock)
     try:
         _step(model, inputs, loss_fn)  # warm up
         if measure:
             result.baseline_memory_peak, _ = _measured_peak(model, inputs, loss_fn, backend,
                                                             device)
         led, known, inputs_of = _profile(model, inputs, loss_fn, backend, tracker, rounds,
-                                         recalibrate)
-        result.baseline_seconds = _median_step(model, inputs, loss_fn, rounds)
+                                         recalibrate, clock)
+        costs = _model_costs(model, inputs, loss_fn, backend, savers, allow_recompute, rounds,
+                             recalibrate, clock)
+        result.baseline_seconds = costs.baseline
         result.baseline_peak = led.peak
         inputs_bytes = sum(r.counted for r in led.records if r.kind == "input")
         other = None
@@ -285,7 +300,11 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
                 budget = result.budget - other + inputs_bytes
         units, fixed = _units(led)
         solve(result, model, led, units, fixed, known, inputs_of, savers, allow_recompute,
-              backend, budget, recalibrate)
+              backend, budget, recalibrate, costs)
+        if stable is not None and stored is None:
+            save_costs(costs_file, stable, {
+                "modules": known, "model": dict(vars(costs)),
+                "rates": {repr(s): list(SAVER_RATES[_rate_key(s, backend)]) for s in savers}})
         if budget_on == "peak" and result.policy is None and other is not None:
             result.reason = (f"besides saved activations the step holds "
                              f"{format_bytes(other)} (transient workspaces, gradients), which "
@@ -294,19 +313,49 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
         if other is not None and result.policy is not None:
             result.estimated_memory_peak = other + result.estimated_peak - inputs_bytes
         if verify and result.policy is not None:
-            _verify(result, model, inputs, loss_fn, backend, device, rounds, measure)
+            _verify(result, model, inputs, loss_fn, backend, device, rounds, measure, clock)
     finally:
         for p, grad in zip(params, saved_grads):
             p.grad = grad
     return result
 
 
+def _rate_key(saver: Any, backend: Backend) -> tuple:
+    return backend.name, repr(saver), type(saver)
+
+
+def _costs_key(model, inputs: tuple, backend: Backend, savers: list, allow_recompute: bool,
+               clock: str) -> tuple:
+    return (signature(model, inputs, backend), tuple(repr(s) for s in savers), allow_recompute,
+            clock)
+
+
+def _install(stored: dict, model, inputs: tuple, backend: Backend, savers: list,
+             allow_recompute: bool, clock: str) -> None:
+    """Costs read from a costs file, put where this process's calibrations are kept."""
+    try:
+        MODULE_SECONDS[signature(model, inputs, backend) + (clock,)] = {
+            str(name): float(seconds) for name, seconds in stored["modules"].items()}
+        model_costs = stored["model"]
+        MODEL_COSTS[_costs_key(model, inputs, backend, savers, allow_recompute, clock)] = \
+            ModelCosts(float(model_costs["baseline"]), float(model_costs["overhead"]),
+                       {str(k): float(v) for k, v in model_costs["savers"].items()},
+                       None if model_costs["recompute"] is None
+                       else float(model_costs["recompute"]))
+        for saver in savers:
+            SAVER_RATES[_rate_key(saver, backend)] = tuple(
+                float(v) for v in stored["rates"][repr(saver)])
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise ValueError(f"plan(): the costs file's entry for this model is malformed "
+                         f"({error!r}); delete the file to measure again") from None
+
+
 def _profile(model, inputs: tuple, loss_fn: Callable, backend: Backend, tracker, rounds: int,
-             recalibrate: bool) -> tuple:
+             recalibrate: bool, clock: str) -> tuple:
     """Step 1: a ledger of one step, each module's inputs, and its forward seconds (medians
-    of ``rounds`` steps, snapped to the cost grid and kept for the process). Returns (ledger,
-    seconds per module name, input storages per module name)."""
-    key = signature(model, inputs, backend)
+    of ``rounds`` steps, kept for the process). Returns (ledger, seconds per module name,
+    input storages per module name)."""
+    key = signature(model, inputs, backend) + (clock,)
     known = None if recalibrate else MODULE_SECONDS.get(key)
     timers: List[Dict[str, float]] = []
     led = Ledger(backend.name, measure=False)
@@ -318,7 +367,7 @@ def _profile(model, inputs: tuple, loss_fn: Callable, backend: Backend, tracker,
                            for a in args if backend.is_tensor(a)}
 
     for index in range(1 if known is not None else rounds):
-        timer = _Timer()
+        timer = _Timer(clock)
         tracker.acquire(timer)
         try:
             # inputs are noted in the ledger's step only: storage keys are addresses, and a
@@ -340,27 +389,52 @@ def _profile(model, inputs: tuple, loss_fn: Callable, backend: Backend, tracker,
             tracker.release(timer)
         timers.append(timer.seconds)
     if known is None:
-        known = {name: snap(float(np.median([t.get(name, 0.0) for t in timers])))
+        known = {name: float(np.median([t.get(name, 0.0) for t in timers]))
                  for name in timers[0]}
         MODULE_SECONDS[key] = known
     return led, known, inputs_of
 
 
+def _model_costs(model, inputs: tuple, loss_fn: Callable, backend: Backend, savers: list,
+                 allow_recompute: bool, rounds: int, recalibrate: bool,
+                 clock: str) -> ModelCosts:
+    """Each candidate timed on the whole model against a policy that stores nothing and
+    against no policy (medians, in turns; kept for the process)."""
+    key = _costs_key(model, inputs, backend, savers, allow_recompute, clock)
+    if key in MODEL_COSTS and not recalibrate:
+        return MODEL_COSTS[key]
+    name = backend.name
+    contexts: Dict[str, Callable[[], Any]] = {
+        "none": lambda: None,
+        "nothing stored": lambda: Policy([("*", None)], model=model, framework=name)}
+    for saver in savers:
+        contexts[repr(saver)] = (lambda saver=saver: Policy([("*", saver)], model=model,
+                                                            framework=name))
+    if allow_recompute:
+        contexts["recompute"] = lambda: Policy([("", recompute())], model=model, framework=name)
+    seconds = time_contexts(lambda context: _step(model, inputs, loss_fn, context), contexts,
+                            rounds, clock)
+    overhead = seconds["nothing stored"] - seconds["none"]
+    costs = ModelCosts(seconds["none"], overhead,
+                       {repr(s): seconds[repr(s)] - seconds["nothing stored"] for s in savers},
+                       seconds["recompute"] - seconds["nothing stored"]
+                       if allow_recompute else None)
+    MODEL_COSTS[key] = costs
+    return costs
+
+
 def _verify(result: Plan, model, inputs: tuple, loss_fn: Callable, backend: Backend,
-            device: Any, rounds: int, measure: bool) -> None:
+            device: Any, rounds: int, measure: bool, clock: str) -> None:
     """Step 4: run the plan; its saved peak, its time against no policy (medians, the two in
     turns so load from other processes falls on both alike) and its whole-step peak."""
     with Ledger(backend.name, measure=False) as check:
-        with result.policy:
-            loss = loss_fn(model(*inputs))
-        loss.backward()
+        _step(model, inputs, loss_fn, result.policy)
     result.measured_peak = check.peak
-    plain, timed = [], []
-    for _ in range(rounds):
-        plain.append(_median_step(model, inputs, loss_fn, 1))
-        timed.append(_median_step(model, inputs, loss_fn, 1, result.policy))
-    result.measured_seconds = float(np.median(timed))
-    result.measured_extra_seconds = result.measured_seconds - float(np.median(plain))
+    policy = result.policy
+    seconds = time_contexts(lambda context: _step(model, inputs, loss_fn, context),
+                            {"none": lambda: None, "plan": lambda: policy}, rounds, clock)
+    result.measured_seconds = seconds["plan"]
+    result.measured_extra_seconds = seconds["plan"] - seconds["none"]
     if measure:
         result.memory_peak, result.memory_peak_split = _measured_peak(
             model, inputs, loss_fn, backend, device, result.policy)

@@ -3,8 +3,12 @@
 Affine (min/max) quantization, per tensor or per channel: ``x ≈ low + code * scale`` with
 ``code`` in ``0 .. 2**bits - 1``. Two choices keep gradients close to exact:
   * the minimum is exact (code 0 decodes to ``low`` itself), so a ReLU's zeros stay zeros;
-  * where that minimum is an exact zero, a positive value never gets code 0, so the ReLU mask
-    ``result > 0`` that backward reads off the saved output is exact, not just close.
+  * where that minimum is an exact zero, the ReLU mask ``result > 0`` that backward reads off
+    the saved output stays exact, not just close. Rounding to nearest does it by never giving a
+    positive value code 0 (a bias of at most one step, small at 8 bits); stochastic rounding
+    keeps its codes unbiased and stores the mask of positive values beside them, one bit a
+    value, so a positive value whose code is 0 decodes to the dtype's smallest normal number
+    (ActNN also keeps a ReLU's mask apart from the codes).
 Codes of 4 and 2 bits are packed two and four to a byte.
 
 The algorithm is written once (``quantize_array``) over a few kernels per framework: NumPy for
@@ -96,6 +100,19 @@ class NumpyKernels:
         return codes
 
     @staticmethod
+    def pack_mask(mask):
+        return np.packbits(mask.reshape(-1), bitorder="little")
+
+    @staticmethod
+    def lift_zeros(result, packed):
+        """Values whose mask bit is set but that decoded to 0 become the dtype's smallest
+        normal number: positive, as the value they stand for, and too small to matter."""
+        mask = np.unpackbits(packed, count=result.size, bitorder="little").view(bool)
+        mask &= result.reshape(-1) == 0
+        np.copyto(result, _tiny(result.dtype), where=mask.reshape(result.shape))
+        return result
+
+    @staticmethod
     def all_finite(value) -> bool:
         return bool(np.isfinite(value).all())
 
@@ -161,6 +178,14 @@ class TorchKernels:
     def at_least_one(self, codes, mask):
         return self.torch.maximum(codes, mask.to(codes.dtype))
 
+    def pack_mask(self, mask):
+        return self.pack_bits(mask.to(self.torch.uint8), 1)
+
+    def lift_zeros(self, result, packed):
+        mask = self.unpack_bits(packed, 1, result.numel()).reshape(result.shape).bool()
+        tiny = self.torch.finfo(result.dtype).tiny
+        return self.torch.where(mask & (result == 0), self.torch.full_like(result, tiny), result)
+
     def all_finite(self, value) -> bool:
         return bool(self.torch.isfinite(value).all())
 
@@ -195,10 +220,18 @@ class TorchKernels:
         return (codes.reshape(shape).to(scale.dtype) * scale + low).to(dtype)
 
 
-class _QuantStored(Stored):
-    __slots__ = ("codes", "low", "scale", "bits", "shape", "dtype", "kernels")
+def _tiny(dtype: Any) -> Any:
+    try:
+        return np.finfo(dtype).tiny
+    except ValueError:  # bfloat16 and other ml_dtypes floats
+        import ml_dtypes
+        return ml_dtypes.finfo(dtype).tiny
 
-    def __init__(self, codes, low, scale, bits, shape, dtype, kernels):
+
+class _QuantStored(Stored):
+    __slots__ = ("codes", "low", "scale", "bits", "shape", "dtype", "kernels", "positive")
+
+    def __init__(self, codes, low, scale, bits, shape, dtype, kernels, positive=None):
         self.codes = codes
         self.low = low
         self.scale = scale
@@ -206,6 +239,7 @@ class _QuantStored(Stored):
         self.shape = shape
         self.dtype = dtype
         self.kernels = kernels
+        self.positive = positive  # packed mask of the positive values (stochastic rounding)
 
     @property
     def kind(self) -> str:  # type: ignore[override]
@@ -214,7 +248,8 @@ class _QuantStored(Stored):
     @property
     def nbytes(self) -> int:
         size = self.kernels.nbytes
-        return size(self.codes) + size(self.low) + size(self.scale)
+        mask = 0 if self.positive is None else size(self.positive)
+        return size(self.codes) + size(self.low) + size(self.scale) + mask
 
     def decode(self) -> Any:
         kernels = self.kernels
@@ -222,7 +257,10 @@ class _QuantStored(Stored):
         for extent in self.shape:
             count *= int(extent)
         codes = kernels.unpack_bits(self.codes, self.bits, count)
-        return kernels.decode(codes, self.scale, self.low, self.shape, self.dtype)
+        result = kernels.decode(codes, self.scale, self.low, self.shape, self.dtype)
+        if self.positive is not None:
+            result = kernels.lift_zeros(result, self.positive)
+        return result
 
 
 class Kept(Stored):
@@ -297,11 +335,12 @@ def quantize_array(array: Any, bits: int, axis: Optional[int],
     levels = (1 << bits) - 1
     scale = kernels.positive_or_one((high - low) / levels, values)  # constant: every code is 0
     if kernels is NumpyKernels and values.ndim and values.nbytes > ENCODE_BLOCK_BYTES:
-        codes = _codes_in_blocks(values, low, scale, levels, seed)
+        codes, positive = _codes_in_blocks(values, low, scale, levels, seed)
     else:
-        codes = _codes(values, low, scale, levels, seed, kernels)
+        codes, positive = _codes(values, low, scale, levels, seed, kernels)
     return _QuantStored(kernels.pack_bits(codes, bits), low, scale, bits, tuple(array.shape),
-                        array.dtype, kernels)
+                        array.dtype, kernels,
+                        None if positive is None else kernels.pack_mask(positive))
 
 
 # Encoding makes float temporaries as large as the activation (values - low, the rounding
@@ -310,30 +349,38 @@ def quantize_array(array: Any, bits: int, axis: Optional[int],
 ENCODE_BLOCK_BYTES = 1 << 20
 
 
-def _codes(values, low, scale, levels: int, seed: Optional[int], kernels: Any):
+def _codes(values, low, scale, levels: int, seed: Optional[int], kernels: Any) -> tuple:
+    """(codes, mask of the positive values where the minimum is 0, or None). Rounding to
+    nearest (``seed`` None) folds the mask into the codes: a positive value gets code 1 at
+    least. Stochastic rounding must stay unbiased, so the mask is returned to keep apart."""
     scaled = values - low
     zero_floor = low == 0  # where the minimum is an exact zero (a ReLU's output)
     above = (scaled > 0) & zero_floor if bool(zero_floor.any()) else None
     scaled /= scale
     codes = kernels.codes(scaled, levels, seed)
-    if above is not None:
-        codes = kernels.at_least_one(codes, above)  # above zero: never code 0
-    return codes
+    if above is not None and seed is None:
+        return kernels.at_least_one(codes, above), None  # above zero: never code 0
+    return codes, above
 
 
-def _codes_in_blocks(values: np.ndarray, low, scale, levels: int, seed: Optional[int]):
+def _codes_in_blocks(values: np.ndarray, low, scale, levels: int, seed: Optional[int]) -> tuple:
     """``_codes`` over slices of the leading dim (offsets and scales sliced alike when they
     vary along it); each block's noise comes from the generator seeded with (seed, block)."""
     codes = np.empty(values.shape, np.uint8)
+    positive = None
     rows = max(1, ENCODE_BLOCK_BYTES // max(1, values[0].nbytes))
     low, scale = np.asarray(low), np.asarray(scale)
     for number, start in enumerate(range(0, values.shape[0], rows)):
         block = slice(start, start + rows)
         part_low = low[block] if low.ndim and low.shape[0] > 1 else low
         part_scale = scale[block] if scale.ndim and scale.shape[0] > 1 else scale
-        codes[block] = _codes(values[block], part_low, part_scale, levels,
-                              None if seed is None else (seed, number), NumpyKernels)
-    return codes
+        codes[block], above = _codes(values[block], part_low, part_scale, levels,
+                                     None if seed is None else (seed, number), NumpyKernels)
+        if above is not None:
+            if positive is None:
+                positive = np.zeros(values.shape, bool)
+            positive[block] = above
+    return codes, positive
 
 
 class quantize(Saver):
