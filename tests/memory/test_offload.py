@@ -270,11 +270,11 @@ def test_a_buffer_two_nodes_saved_is_not_held_between_their_turns(tmp_path, rng)
     with saver:
         out = hookgrad.nn.functional.max_pool2d(x.relu(), 2)
     _wait_written(saver)
-    shared = saver._store_obj.items[0]()
+    shared = saver._store_obj.items[0]
     relu = out.grad_fn.next_functions[0][0]
     assert relu.name() == "ReluBackward0"
     seen = []
-    relu.register_prehook(lambda grads: seen.append(shared._cached()))
+    relu.register_prehook(lambda grads: seen.append(shared()._cached()))
     out.sum().backward()
     assert seen == [None]
     reference = torch.tensor(values, requires_grad=True)
