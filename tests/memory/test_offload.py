@@ -280,7 +280,7 @@ def test_a_buffer_two_nodes_saved_is_not_held_between_their_turns(tmp_path, rng)
     reference = torch.tensor(values, requires_grad=True)
     torch.nn.functional.max_pool2d(reference.relu(), 2).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), reference.grad.numpy())
-    del shared, out, relu
+    del out, relu
     gc.collect()
     _drain(saver)
     assert _files(tmp_path) == []
