@@ -232,3 +232,22 @@ def test_the_timeline_splits_saved_bytes_by_module_and_draws_runs_side_by_side(t
                                str(tmp_path / "both.png"))
     with open(path, "rb") as handle:
         assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("saver", ["offload", "quantize"])
+def test_backward_events_name_the_op_when_a_saver_inside_the_ledger_unpacks(tmp_path, saver):
+    # the saver's unpack hook opens the ledger's box before the ledger's own hook runs; the
+    # timeline and the peak's place still say which node was reading its saved tensors
+    hookgrad.manual_seed(0)
+    model = hookgrad.nn.Sequential(hookgrad.nn.Linear(64, 256), hookgrad.nn.ReLU(),
+                                   hookgrad.nn.Linear(256, 8))
+    x = hookgrad.randn(512, 64)
+    inner = memory.offload(tmp_path) if saver == "offload" else memory.quantize(8)
+    with memory.ledger() as led:
+        with inner:
+            loss = model(x).pow(2).sum()
+        loss.backward()
+    wheres = [row[0] for row in led.timeline]
+    assert "backward" not in wheres
+    assert "backward: ReluBackward0 of 1" in wheres
+    assert "backward: AddmmBackward0 of 2" in wheres
