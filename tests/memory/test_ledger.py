@@ -1,4 +1,5 @@
 """ledger(): which tensors are saved, filed under which module, and what they cost in bytes."""
+import contextlib
 import gc
 import json
 
@@ -251,3 +252,35 @@ def test_backward_events_name_the_op_when_a_saver_inside_the_ledger_unpacks(tmp_
     assert "backward" not in wheres
     assert "backward: ReluBackward0 of 1" in wheres
     assert "backward: AddmmBackward0 of 2" in wheres
+
+
+def test_a_ledger_does_not_keep_a_checkpoint_rerun_alive():
+    # while a checkpoint reruns, each module is a root of its own; the tracker must not keep the
+    # last root's arguments (a tensor whose grad_fn holds that rerun's graph) after it returns
+    import tracemalloc
+    hookgrad.manual_seed(0)
+    nn = hookgrad.nn
+    model = nn.Sequential(nn.Linear(64, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                          nn.Linear(512, 8))
+    x = hookgrad.randn(256, 64)
+
+    def step():
+        with memory.policy({"": memory.recompute(segments=2)}, model=model):
+            loss = model(x).pow(2).sum()
+        loss.backward()
+
+    def peak(context):
+        step()
+        tracemalloc.start()
+        try:
+            base = tracemalloc.get_traced_memory()[0]
+            with context:
+                step()
+            return tracemalloc.get_traced_memory()[1] - base
+        finally:
+            tracemalloc.stop()
+
+    alone = peak(contextlib.nullcontext())
+    with_ledger = peak(memory.ledger(measure=False))
+    assert with_ledger < alone + 256 * 512 * 4  # the ledger's records, not a rerun's graph
+    assert memory._modules.tracker_for("hookgrad").state.root_args == ()
