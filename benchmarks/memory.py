@@ -77,7 +77,8 @@ def measure(model, x, make_context) -> dict:
     with memory.ledger() as led:
         step(model, x, make_context())
     inputs = sum(r.counted for r in led.records if r.kind == "input")
-    result = {"saved": led.peak, "inputs": inputs, "grads": grads(model)}
+    result = {"saved": led.peak, "inputs": inputs, "grads": grads(model),
+              "split": led.peak_split}
     tracemalloc.start()
     tracemalloc.reset_peak()
     base = tracemalloc.get_traced_memory()[0]
@@ -151,6 +152,7 @@ def run(title: str, model, x, repeats: int, depth: int) -> list:
     print(f"\n{title}: budget on the whole-step peak, half of no policy's")
     print(peak_plan)
     print_table(rows)
+    print_split([(name, results[name]["split"]) for name, _ in policies])
     return rows
 
 
@@ -169,6 +171,20 @@ def print_table(rows) -> None:
                                 for i, (cell, w) in enumerate(zip(line, widths))) + " |")
         if index == 0:
             print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+
+
+def print_split(splits) -> None:
+    """What the ledger found at each policy's step peak (its own run, under the ledger): saved
+    activations still resident, parameter gradients made so far, and the rest (workspaces,
+    gradients flowing through backward, saved tensors read back), with the step's place."""
+    print("\n| policy | step peak (ledger) | saved | gradients | transient | reached at |")
+    print("|---|---|---|---|---|---|")
+    for name, split in splits:
+        if split is None:
+            continue
+        cells = [memory.format_bytes(split[key])
+                 for key in ("peak", "saved", "gradients", "transient")]
+        print(f"| {name} | " + " | ".join(cells) + f" | {split['where']} |")
 
 
 def digits(epochs: int, seeds) -> None:

@@ -1,4 +1,5 @@
 """ledger(): which tensors are saved, filed under which module, and what they cost in bytes."""
+import contextlib
 import gc
 import json
 
@@ -232,3 +233,54 @@ def test_the_timeline_splits_saved_bytes_by_module_and_draws_runs_side_by_side(t
                                str(tmp_path / "both.png"))
     with open(path, "rb") as handle:
         assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("saver", ["offload", "quantize"])
+def test_backward_events_name_the_op_when_a_saver_inside_the_ledger_unpacks(tmp_path, saver):
+    # the saver's unpack hook opens the ledger's box before the ledger's own hook runs; the
+    # timeline and the peak's place still say which node was reading its saved tensors
+    hookgrad.manual_seed(0)
+    model = hookgrad.nn.Sequential(hookgrad.nn.Linear(64, 256), hookgrad.nn.ReLU(),
+                                   hookgrad.nn.Linear(256, 8))
+    x = hookgrad.randn(512, 64)
+    inner = memory.offload(tmp_path) if saver == "offload" else memory.quantize(8)
+    with memory.ledger() as led:
+        with inner:
+            loss = model(x).pow(2).sum()
+        loss.backward()
+    wheres = [row[0] for row in led.timeline]
+    assert "backward" not in wheres
+    assert "backward: ReluBackward0 of 1" in wheres
+    assert "backward: AddmmBackward0 of 2" in wheres
+
+
+def test_a_ledger_does_not_keep_a_checkpoint_rerun_alive():
+    # while a checkpoint reruns, each module is a root of its own; the tracker must not keep the
+    # last root's arguments (a tensor whose grad_fn holds that rerun's graph) after it returns
+    import tracemalloc
+    hookgrad.manual_seed(0)
+    nn = hookgrad.nn
+    model = nn.Sequential(nn.Linear(64, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                          nn.Linear(512, 8))
+    x = hookgrad.randn(256, 64)
+
+    def step():
+        with memory.policy({"": memory.recompute(segments=2)}, model=model):
+            loss = model(x).pow(2).sum()
+        loss.backward()
+
+    def peak(context):
+        step()
+        tracemalloc.start()
+        try:
+            base = tracemalloc.get_traced_memory()[0]
+            with context:
+                step()
+            return tracemalloc.get_traced_memory()[1] - base
+        finally:
+            tracemalloc.stop()
+
+    alone = peak(contextlib.nullcontext())
+    with_ledger = peak(memory.ledger(measure=False))
+    assert with_ledger < alone + 256 * 512 * 4  # the ledger's records, not a rerun's graph
+    assert memory._modules.tracker_for("hookgrad").state.root_args == ()

@@ -10,6 +10,7 @@ import threading
 
 import numpy as np
 import pytest
+import torch
 
 import hookgrad
 from hookgrad import memory
@@ -258,3 +259,47 @@ def test_a_fresh_unlocked_directory_of_a_live_process_is_kept(tmp_path):
     fresh = tmp_path / f"{PREFIX}{os.getppid()}-new"  # made a moment ago, lock not yet taken
     fresh.mkdir()
     assert module.clean_stale(str(tmp_path)) == [] and fresh.exists()
+
+
+def test_a_buffer_two_nodes_saved_is_not_held_between_their_turns(tmp_path, rng):
+    # ReluBackward0 saves h and max pooling saves h again: one file, read by both nodes; what
+    # pooling read is let go after its turn instead of staying resident until ReLU's
+    values = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    x = hookgrad.tensor(values, requires_grad=True)
+    saver = memory.offload(tmp_path)
+    with saver:
+        out = hookgrad.nn.functional.max_pool2d(x.relu(), 2)
+    _wait_written(saver)
+    shared = saver._store_obj.items[0]
+    relu = out.grad_fn.next_functions[0][0]
+    assert relu.name() == "ReluBackward0"
+    seen = []
+    relu.register_prehook(lambda grads: seen.append(shared()._cached()))
+    out.sum().backward()
+    assert seen == [None]
+    reference = torch.tensor(values, requires_grad=True)
+    torch.nn.functional.max_pool2d(reference.relu(), 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), reference.grad.numpy())
+    del out, relu
+    gc.collect()
+    _drain(saver)
+    assert _files(tmp_path) == []
+
+
+def test_integers_go_to_disk_in_the_narrowest_type(tmp_path, rng):
+    x = hookgrad.tensor(rng.standard_normal((2, 3, 8, 8)).astype(np.float32), requires_grad=True)
+    saver = memory.offload(tmp_path)
+    with saver:
+        out, indices = hookgrad.nn.functional.max_pool2d(x * 1, 2, return_indices=True)
+    _wait_written(saver)
+    stored = saver._store_obj.items[1]()  # max pooling saves its input, then its indices
+    assert stored.kind == "uint8 on disk"  # an 8 x 8 plane: indices 0 to 63
+    assert stored.disk_nbytes == indices.numel()
+    decoded = stored.decode()
+    assert decoded.dtype == np.int64
+    np.testing.assert_array_equal(decoded, indices.numpy())
+    del stored, decoded
+    out.sum().backward()
+    reference = torch.tensor(x.detach().numpy(), requires_grad=True)
+    torch.nn.functional.max_pool2d(reference, 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), reference.grad.numpy())

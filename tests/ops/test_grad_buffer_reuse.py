@@ -224,3 +224,49 @@ def test_max_pool_indices_gradient_is_a_zero_the_formula_never_writes():
 
     for a, b in zip(run(hookgrad), run(torch)):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_large_owned_gradient_is_masked_a_block_at_a_time(name, dtype):
+    # more elements than one block of the mask, and a length that is not a multiple of it; no
+    # hook, so the formula owns the multiply's gradient and masks it in place
+    values = _input(dtype, shape=(701, 1001), seed=3)
+    grads = []
+    for lib in (hookgrad, torch):
+        x = lib.tensor(values, requires_grad=True)
+        (_activations(lib)[name](x * 2) * 3).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(*grads)
+
+
+def test_the_owned_buffer_is_masked_without_a_full_size_mask():
+    size = 1 << 21
+    x = hookgrad.randn(size, requires_grad=True)
+    loss = (x.relu() * 3).sum()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        loss.backward()
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.1 * size * 4  # the multiply's gradient, which becomes x.grad, and a block
+    expected = (x.detach().numpy() > 0) * 3.0
+    np.testing.assert_array_equal(x.grad.numpy(), expected.astype(np.float32))
+
+
+def test_a_large_relu_backward_adds_no_full_size_mask():
+    from hookgrad.ops import activation
+
+    grad = np.random.default_rng(0).standard_normal(1 << 21).astype(np.float32)
+    values = np.random.default_rng(1).standard_normal(1 << 21).astype(np.float32)
+    expected = np.where(values <= 0, 0, grad)
+    tracemalloc.start()
+    try:
+        activation.zero_where_at_most(grad, values, 0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(grad, expected)
+    assert peak < (1 << 21) // 4  # one block of booleans, not one per element

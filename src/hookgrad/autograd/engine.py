@@ -244,6 +244,7 @@ def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
             task.running = node
             outputs = _run_node(node, grads, task, captures.get(node), captured, accumulate,
                                 keep_graph)
+            grads = None  # the node's incoming gradients die before its outputs are summed in
             if outputs is None:
                 continue
             for (child, nr), grad in zip(node.next_functions, outputs):

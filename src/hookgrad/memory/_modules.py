@@ -85,6 +85,12 @@ class ModuleTracker:
                 del frames[position:]
                 for listener in self.listeners:
                     listener.exit(module, name, not frames)
+                if not frames:
+                    # the root's arguments are read while it starts only; kept longer, a
+                    # checkpoint's rerun (each module a root of its own) would keep the
+                    # previous module's output, and through its grad_fn that module's whole
+                    # recomputed graph and saved tensors, alive
+                    self.state.root_args = ()
                 break
 
 

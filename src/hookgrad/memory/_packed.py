@@ -88,6 +88,7 @@ class Held:
 class _Note(threading.local):
     def __init__(self):
         self.last: Optional[tuple] = None  # (id of the value handed on, why)
+        self.opened: Optional[tuple] = None  # (id of the tensor handed on, the box's record)
 
 
 _note = _Note()
@@ -110,9 +111,23 @@ def take_note(value: Any) -> str:
 
 
 def unpack_any(value: Any) -> Any:
-    """The one unpack hook of the memory package: boxes are opened, packed objects unpacked."""
+    """The one unpack hook of the memory package: boxes are opened, packed objects unpacked.
+    A ledger's box opened here (a saver inside the ledger unpacks first) leaves its record
+    for that ledger's own unpack hook, which runs next (``opened_record``)."""
+    record = value.record if isinstance(value, Held) else None
     while isinstance(value, Held):
         value = value.value
     if isinstance(value, Packed):
-        return value.unpack()
+        value = value.unpack()
+    if record is not None:
+        _note.opened = (id(value), record)
     return value
+
+
+def opened_record(value: Any) -> Any:
+    """The record of the ledger box ``value`` came out of, if a saver just opened it."""
+    opened = _note.opened
+    if opened is None or opened[0] != id(value):
+        return None
+    _note.opened = None
+    return opened[1]

@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional
 
 from ._backend import Backend, backend_for, backend_of_tensor
 from ._modules import tracker_for
-from ._packed import Held, Packed, take_note
+from ._packed import Held, Packed, opened_record, take_note
 
 NOT_COUNTED = ("parameter", "buffer")
 
@@ -221,10 +221,11 @@ class Ledger:
 
     def _unpack(self, value: Any) -> Any:
         if self._meter is not None:
-            if isinstance(value, Held):
-                record = value.record
+            # a saver inside this ledger opened the box first and said which it was
+            record = value.record if isinstance(value, Held) else opened_record(value)
+            if record is not None:
                 self._poll(f"backward: {record.op} of {record.module or '(no module)'}")
-            else:  # a saver inside this ledger opened the box first
+            else:
                 self._poll("backward")
         return value.value if isinstance(value, Held) else value
 

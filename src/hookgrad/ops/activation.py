@@ -13,6 +13,24 @@ from .unary import (_INV_SQRT_2PI, _KAPPA, _SQRT_HALF, _TANH_K, _apply_float, _n
                     _sigmoid, _zero, erf)
 
 
+# elements per block of the mask below: a quarter MiB of booleans
+_MASK_BLOCK = 1 << 18
+
+
+def zero_where_at_most(grad: np.ndarray, values: np.ndarray, limit) -> None:
+    """``grad[values <= limit] = 0`` in place. The boolean mask is made a block at a time when
+    both arrays lie in memory alike, so a large ReLU's backward does not add a mask a quarter
+    of the gradient's size to the step's peak."""
+    if grad.size <= _MASK_BLOCK or grad.strides != values.strides \
+            or not grad.flags.c_contiguous:
+        np.copyto(grad, 0, where=values <= limit)
+        return
+    flat_grad, flat_values = grad.reshape(-1), values.reshape(-1)
+    for start in range(0, flat_grad.size, _MASK_BLOCK):
+        block = slice(start, start + _MASK_BLOCK)
+        np.copyto(flat_grad[block], 0, where=flat_values[block] <= limit)
+
+
 class Relu(Op):
     """d relu(x) = 1 where relu(x) > 0"""
 
@@ -31,7 +49,7 @@ class Relu(Op):
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
         if owned_grad(ctx, grad):  # reuse the buffer: one activation-sized array fewer
-            np.copyto(grad._data, 0, where=result._data <= 0)
+            zero_where_at_most(grad._data, result._data, 0)
             return grad
         return through_saved(grad, result).masked_fill(result._data <= 0, 0.0)
 
@@ -60,7 +78,7 @@ class Threshold(Op):
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
         if owned_grad(ctx, grad):
-            np.copyto(grad._data, 0, where=self._data <= ctx.threshold)
+            zero_where_at_most(grad._data, self._data, ctx.threshold)
             return grad, None, None
         return (through_saved(grad, self).masked_fill(self._data <= ctx.threshold, 0.0),
                 None, None)

@@ -50,14 +50,15 @@ _NARROW = ("uint8", "int8", "int16", "int32")  # tried in order; torch has all f
 class Narrowed(Stored):
     """Integers (pool indices) kept losslessly in the narrowest type that holds their range."""
 
-    __slots__ = ("data", "dtype")
+    __slots__ = ("data", "dtype", "name")
 
     def __init__(self, data: Any, dtype: Any):
         self.data, self.dtype = data, dtype
+        self.name = str(data.dtype).replace("torch.", "")  # kept when ``data`` is on disk
 
     @property
     def kind(self) -> str:  # type: ignore[override]
-        return str(self.data.dtype).replace("torch.", "")
+        return self.name
 
     @property
     def nbytes(self) -> int:

@@ -4,8 +4,15 @@ A background thread writes each saved tensor to a file in a private directory wh
 on, and reads files back ahead of need during backward: backward visits saved tensors in about
 the reverse of the order they were saved, so each read schedules the next few older ones.
 
-Files never outlive their use. A file is removed as soon as it is read; a saved tensor that dies
-unread (graph freed without backward, exception) removes its file through ``weakref.finalize``;
+What was read back is kept only while backward uses it (a weak reference): a buffer two nodes
+saved (a ReLU's output that max pooling saves again) is not held from the first node's turn to
+the second's, where it would add a whole activation to the peak between them; the second reads
+its file again.
+
+Files never outlive their use. A file is removed as soon as the last saved tensor stored in it is
+freed (autograd frees a node's saved tensors right after the node has run), and whatever way that
+happens (graph freed without backward, exception) its file goes with it, through
+``weakref.finalize``;
 an exception or KeyboardInterrupt leaving the ``with`` block removes that block's files at once;
 interpreter exit removes the directory (``weakref.finalize`` runs at exit); and a directory left
 by a killed process is removed the next time offload starts: each live directory holds an
@@ -36,7 +43,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._backend import Backend
-from .base import Saver, Stored, View
+from .base import Saver, Stored, View, narrow
 
 try:
     import fcntl
@@ -213,7 +220,7 @@ class _Store:
             ref = self.items[position]
             item = ref() if ref is not None else None
             if item is not None and not item.discarded:
-                if item.read is None and item.loaded is None:
+                if item.read is None and not item.consumed:
                     item.read = self.pool.submit(item.read_file)
                 window -= 1
             position -= 1
@@ -233,8 +240,8 @@ class _DiskStored(Stored):
     cast form."""
 
     __slots__ = ("store", "index", "path", "layout", "template", "size", "arrays", "tensor",
-                 "version", "write", "read", "loaded", "modified", "discarded", "backend",
-                 "device", "staged")
+                 "version", "write", "read", "loaded", "consumed", "modified", "discarded",
+                 "backend", "device", "staged")
 
     def __init__(self, store: _Store, index: int, path: str, arrays: dict,
                  template: Optional[Stored], tensor: Any, backend: Backend):
@@ -254,7 +261,10 @@ class _DiskStored(Stored):
         self.version = tensor._version if tensor is not None else 0
         self.write: Optional[Future] = None
         self.read: Optional[Future] = None
-        self.loaded: Optional[np.ndarray] = None
+        # what was read back: a weak reference while the file is there to read it again, the
+        # array itself when it never reached a file
+        self.loaded: Any = None
+        self.consumed = False  # read by backward once: a read ahead would only hold it again
         self.modified = False
         self.discarded = False
 
@@ -303,7 +313,6 @@ class _DiskStored(Stored):
                 for name, dtype, shape, size in self.layout:
                     buffer = np.fromfile(handle, dtype=np.uint8, count=size)
                     arrays[name] = self.backend.from_bytes(buffer, dtype, shape, self.device)
-        _remove_file(self.path)
         return arrays
 
     def _missing_directory(self):
@@ -317,17 +326,24 @@ class _DiskStored(Stored):
             setattr(stored, name, array)
         return stored.decode()
 
+    def _cached(self) -> Any:
+        loaded = self.loaded
+        return loaded() if isinstance(loaded, weakref.ref) else loaded
+
     def decode(self) -> np.ndarray:
-        if self.loaded is not None:  # read already (a second backward with retain_graph)
-            return self.loaded
+        data = self._cached()
+        if data is not None:  # still in use (one buffer saved by two nodes)
+            return data
         if self.discarded:
             self.read_file()  # raises
+        written = True
         if self.read is not None:
             data = self.read.result()
         elif self.write is not None and self.write.cancel():
             data = self.arrays  # never written: the arrays are still here
             self.modified = self._changed()
             self.arrays = self.tensor = None
+            written = False
         else:
             if self.write is not None:
                 self.write.result()
@@ -338,9 +354,12 @@ class _DiskStored(Stored):
                 "inplace operation after it was offloaded: its file may hold the new values. "
                 "Hint: clone the tensor before modifying it in place.")
         data = self._decoded(data)
-        self.loaded = data
+        self.loaded = weakref.ref(data) if written else data
         self.read = None
-        self.store.prefetch_before(self.index)
+        first = not self.consumed
+        self.consumed = True
+        if first:
+            self.store.prefetch_before(self.index)
         return data
 
     def discard(self) -> None:
@@ -419,6 +438,13 @@ class offload(Saver):
         return self._store_obj
 
     def _store(self, array: Any, tensor: Any, backend: Backend) -> Stored:
+        if backend.dtype_of(tensor).kind in "iu":
+            # integers (pool indices) go to the file in the narrowest type that holds them:
+            # fewer bytes wait for the writer, are written, and are held when read ahead
+            narrowed = narrow(array, backend)
+            if narrowed is not None:
+                data, narrowed.data = narrowed.data, None
+                return self._disk().add({"data": data}, narrowed, tensor, backend)
         return self._disk().add({"data": array}, None, tensor, backend)
 
     def _pack_value(self, value: Any, kind: Optional[str] = None, original: Any = None) -> Any:

@@ -211,10 +211,12 @@ def correlate_weight_grad(x: np.ndarray, grad: np.ndarray, kernel: Ints, stride:
                           padding: Ints, dilation: Ints, groups: int) -> np.ndarray:
     """The adjoint of ``correlate`` in w: gw[o, c, k] = sum_{n,i} grad[n, o, i] x_pad[n, c, ..];
     one GEMM per group over columns laid out (group, C/g * k, N * out); a batch whose columns
-    exceed ``WORKSPACE_BYTES`` is summed over slices of it."""
+    and laid-out grad exceed ``WORKSPACE_BYTES`` is summed over slices of it."""
     n, out_channels = grad.shape[:2]
     out = grad.shape[2:]
-    chunk = _batch_chunk(n, x.shape[1] * math.prod(kernel) * math.prod(out) * x.itemsize)
+    # per sample: its columns and its slice of grad laid out for the GEMM (a copy)
+    chunk = _batch_chunk(n, (x.shape[1] * math.prod(kernel) + out_channels) * math.prod(out)
+                         * x.itemsize)
     if chunk < n:
         total = None
         for start in range(0, n, chunk):
@@ -260,6 +262,14 @@ class Convolution(Op):
         groups = ctx.groups
         zeros = (0,) * len(stride)
         grad_input = grad_weight = grad_bias = None
+        if ctx.needs_input_grad[1]:
+            first, second = (grad, input) if ctx.transposed else (input, grad)
+            grad_weight = ConvolutionWeight.apply(first, second, weight.shape[2:], stride,
+                                                  padding, dilation, groups)
+            first = second = None
+        # the input is read by the weight's gradient only: a saver's decoded copy goes before the
+        # input's gradient and its workspace are made
+        input = None
         if ctx.needs_input_grad[0]:
             if ctx.transposed:
                 grad_input = _crop(GradConvolution.apply(grad, weight, None, stride, padding,
@@ -271,10 +281,6 @@ class Convolution(Op):
                 extra = tuple(s - m for s, m in zip(ctx.input_size, natural))
                 grad_input = GradConvolution.apply(grad, weight, None, stride, padding,
                                                    dilation, True, extra, groups)
-        if ctx.needs_input_grad[1]:
-            first, second = (grad, input) if ctx.transposed else (input, grad)
-            grad_weight = ConvolutionWeight.apply(first, second, weight.shape[2:], stride,
-                                                  padding, dilation, groups)
         if ctx.needs_input_grad[2]:
             grad_bias = grad.sum((0,) + tuple(range(2, grad.ndim)))
         return grad_input, grad_weight, grad_bias

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from . import conv as _conv
 from .conv import windows
 from ...ops import _layout
 from ...ops._base import Op, through_saved
@@ -89,31 +90,17 @@ class MaxPoolWithIndices(Op):
             result, indices = _layout.suggested(result, self), _layout.suggested(indices, self)
             ctx.save_for_backward(self, indices)
             return result, indices
-        padded = _padded(self, out, kernel, stride, padding, dilation, _lowest(self.dtype))
         lead = self.ndim - nd
-        view = windows(padded.reshape((-1, 1) + padded.shape[lead:]), out, kernel, stride,
-                       dilation)
-        flat = view.reshape(view.shape[:2 + nd] + (-1,))
-        local = np.argmax(flat, axis=-1)  # the first maximum, as in torch
-        result = np.take_along_axis(flat, local[..., None], axis=-1)[..., 0]
-        if self.dtype.kind in "fV" and np.isnan(result).any():
-            # a NaN wins, and of several torch reports the last (it also takes `val != val`)
-            nan = np.isnan(flat)
-            last = flat.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
-            local = np.where(nan.any(axis=-1), last, local)
-        # local kernel index -> input coordinates -> flat index within one plane; a window
-        # whose max is the padding value reports its first in-bounds position, as torch does
-        offsets = np.unravel_index(local, kernel)
-        index = np.zeros(local.shape, np.int64)
-        first = np.zeros((), np.int64)
-        for axis in range(nd):
-            start = np.arange(out[axis]) * stride[axis] - padding[axis]
-            inside = np.where(start < 0, start % dilation[axis], start)  # stepped in bounds
-            shape = (-1,) + (1,) * (nd - 1 - axis)
-            index = index * size[axis] + start.reshape(shape) + offsets[axis] * dilation[axis]
-            first = first * size[axis] + inside.reshape(shape)
-        index = np.where(result == _lowest(self.dtype), first, index)
         shape = self.shape[:lead] + out
+        planes = self.reshape((-1, 1) + size)  # a view for a contiguous input
+        result = np.empty(planes.shape[:2] + out, self.dtype)
+        index = np.empty(planes.shape[:2] + out, np.int64)
+        # the windows are copied to take their argmax: kernel-size times the output, so a large
+        # batch of planes goes a slice at a time (see ``conv.WORKSPACE_BYTES``)
+        window_bytes = math.prod(out) * math.prod(kernel) * (self.itemsize + 8)
+        for start, stop in _plane_slices(planes.shape[0], window_bytes):
+            result[start:stop], index[start:stop] = _window_max(
+                planes[start:stop], out, kernel, stride, padding, dilation)
         result = _layout.suggested(result.reshape(shape), self)
         indices = _layout.suggested(index.reshape(shape), self)
         ctx.save_for_backward(self, indices)
@@ -127,9 +114,46 @@ class MaxPoolWithIndices(Op):
         if ctx.tiled:
             scattered = MaxPoolTileScatter.apply(grad, indices._data, ctx.self_shape, ctx.kernel)
         else:
-            scattered = MaxPoolScatter.apply(
-                grad, _flat_indices(indices._data, ctx.self_shape, ctx.nd), ctx.self_shape)
+            scattered = MaxPoolScatter.apply(grad, indices._data, ctx.self_shape, ctx.nd)
         return scattered
+
+
+def _plane_slices(planes: int, bytes_per_plane: int):
+    """``(start, stop)`` slices of ``planes`` whose workspace stays within
+    ``conv.WORKSPACE_BYTES`` (at least one plane each)."""
+    chunk = max(1, min(planes, _conv.WORKSPACE_BYTES // max(1, bytes_per_plane)))
+    for start in range(0, planes, chunk):
+        yield start, min(planes, start + chunk)
+
+
+def _window_max(planes: np.ndarray, out: Ints, kernel: Ints, stride: Ints, padding: Ints,
+                dilation: Ints):
+    """Values and in-plane flat indices of each window's max over ``planes`` (P, 1, *size)."""
+    nd = len(kernel)
+    size = planes.shape[2:]
+    padded = _padded(planes, out, kernel, stride, padding, dilation, _lowest(planes.dtype))
+    view = windows(padded, out, kernel, stride, dilation)
+    flat = view.reshape(view.shape[:2 + nd] + (-1,))
+    local = np.argmax(flat, axis=-1)  # the first maximum, as in torch
+    result = np.take_along_axis(flat, local[..., None], axis=-1)[..., 0]
+    if planes.dtype.kind in "fV" and np.isnan(result).any():
+        # a NaN wins, and of several torch reports the last (it also takes `val != val`)
+        nan = np.isnan(flat)
+        last = flat.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+        local = np.where(nan.any(axis=-1), last, local)
+    del flat, view, padded
+    # local kernel index -> input coordinates -> flat index within one plane; a window
+    # whose max is the padding value reports its first in-bounds position, as torch does
+    offsets = np.unravel_index(local, kernel)
+    index = np.zeros(local.shape, np.int64)
+    first = np.zeros((), np.int64)
+    for axis in range(nd):
+        start = np.arange(out[axis]) * stride[axis] - padding[axis]
+        inside = np.where(start < 0, start % dilation[axis], start)  # stepped in bounds
+        shape = (-1,) + (1,) * (nd - 1 - axis)
+        index = index * size[axis] + start.reshape(shape) + offsets[axis] * dilation[axis]
+        first = first * size[axis] + inside.reshape(shape)
+    return result, np.where(result == _lowest(planes.dtype), first, index)
 
 
 # The common geometry (stride = kernel, no padding or dilation, every window inside the input,
@@ -168,18 +192,22 @@ def _tile_origins(size: Ints, out: Ints, kernel: Ints) -> np.ndarray:
 
 def _tile_max(x: np.ndarray, out: Ints, kernel: Ints):
     """Values and in-plane indices of each tile's maximum: the first one in row-major order, but
-    a NaN beats every number and of several NaNs the last wins, as in torch and the general path."""
+    a NaN beats every number and of several NaNs the last wins, as in torch and the general path.
+    Which kernel offset won is kept in the smallest integer type first, so the only array of
+    the output's size in int64 is the indices themselves."""
     slices = list(_tile_slices(x, out, kernel))
     result = slices[0][1].copy()
     for _, values in slices[1:]:
         np.maximum(result, values, out=result)  # NaN propagates
-    offset = np.full(result.shape, slices[-1][0], np.int64)
-    for where, values in reversed(slices[:-1]):  # walk back so the first match is kept
-        np.copyto(offset, where, where=values == result)
+    winner = np.full(result.shape, len(slices) - 1, np.min_scalar_type(len(slices) - 1))
+    for number in range(len(slices) - 2, -1, -1):  # walk back so the first match is kept
+        np.copyto(winner, number, where=slices[number][1] == result)
     if x.dtype.kind in "fV" and np.isnan(result).any():
-        for where, values in slices:  # walk forward so the last NaN is kept
-            np.copyto(offset, where, where=np.isnan(values))
-    return result, offset + _tile_origins(x.shape[-len(kernel):], out, kernel)
+        for number, (_, values) in enumerate(slices):  # walk forward so the last NaN is kept
+            np.copyto(winner, number, where=np.isnan(values))
+    index = np.array([where for where, _ in slices], np.int64)[winner]
+    index += _tile_origins(x.shape[-len(kernel):], out, kernel)
+    return result, index
 
 
 class MaxPoolTileScatter(Op):
@@ -205,54 +233,76 @@ class MaxPoolTileScatter(Op):
     @staticmethod
     def backward(ctx, grad):
         (indices,) = ctx.saved_tensors
-        flat = _flat_indices(indices._data, grad.shape, ctx.nd)
-        return MaxPoolGather.apply(grad, flat), None, None, None
+        return MaxPoolGather.apply(grad, indices._data, ctx.nd), None, None, None
 
 
-def _flat_indices(indices: np.ndarray, shape: Ints, nd: int) -> np.ndarray:
-    """Per-plane indices as indices into the whole flattened input. A window of padding only
-    reports an index past its plane; torch's kernel then writes into the next plane, and so do
-    we, except past the last plane, where nothing is kept (index = the total size)."""
+def _plane_offsets(indices: np.ndarray, shape: Ints, nd: int):
+    """``(start, stop, flat)`` per slice of planes: the saved per-plane indices as indices into
+    the slice's planes flattened, in int64. A window of padding only reports an index past its
+    plane; torch's kernel then writes into the next plane, and so do we, except past the last
+    plane, where nothing is kept (flat = the size of what is left)."""
     planes = math.prod(shape[:-nd])
     plane = math.prod(shape[-nd:])
-    offsets = np.arange(planes).reshape(planes, 1) * plane
-    flat = indices.reshape(planes, -1) + offsets
-    return np.minimum(flat, planes * plane).reshape(indices.shape)
+    per_plane = indices.reshape(planes, math.prod(indices.shape[-nd:]))
+    # per plane of a slice: its flat indices, bincount's float64 weights and its float64 sums
+    for start, stop in _plane_slices(planes, 16 * per_plane.shape[1] + 8 * plane):
+        flat = per_plane[start:stop] + np.arange(stop - start, dtype=np.int64)[:, None] * plane
+        np.minimum(flat, (planes - start) * plane, out=flat)
+        yield start, stop, flat
 
 
 class MaxPoolScatter(Op):
-    """grad_input.flatten()[flat] += grad: the gradient of max pooling (linear in grad)"""
+    """grad_input.flatten()[plane * P + index] += grad: the gradient of max pooling (linear in
+    grad), one ``bincount`` per slice of planes so its workspace stays bounded"""
 
     node_name = "MaxPool2DWithIndicesBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, grad, flat, shape):
-        ctx.save_for_backward(flat)
+    def forward(ctx, grad, indices, shape, nd):
+        ctx.nd = nd
+        ctx.save_for_backward(indices)
+        plane = math.prod(shape[-nd:])
         total = math.prod(shape)
-        summed = np.bincount(flat.ravel(), weights=grad.ravel(), minlength=total)[:total]
-        return summed.astype(grad.dtype, copy=False).reshape(shape)
+        result = np.zeros(total, grad.dtype)
+        weights = grad.reshape(total // plane, math.prod(grad.shape[-nd:]))
+        for start, stop, flat in _plane_offsets(indices, shape, nd):
+            sums = np.bincount(flat.ravel(), weights=weights[start:stop].ravel())
+            sums = sums[:total - start * plane]  # the dropped index, past the last plane
+            result[start * plane:start * plane + sums.size] += sums.astype(grad.dtype,
+                                                                           copy=False)
+        return result.reshape(shape)
 
     @staticmethod
     def backward(ctx, grad):
-        (flat,) = ctx.saved_tensors
-        return MaxPoolGather.apply(grad, flat._data), None, None
+        (indices,) = ctx.saved_tensors
+        return MaxPoolGather.apply(grad, indices._data, ctx.nd), None, None, None
 
 
 class MaxPoolGather(Op):
-    """out = values.flatten()[flat]: the adjoint of ``MaxPoolScatter``"""
+    """out = values.flatten()[plane * P + index] (0 past the last plane): the adjoint of
+    ``MaxPoolScatter``"""
 
     node_name = "MaxPoolGatherBackward0"
 
     @staticmethod
-    def forward(ctx, values, flat):
+    def forward(ctx, values, indices, nd):
+        ctx.nd = nd
         ctx.values_shape = values.shape
-        ctx.save_for_backward(flat)
-        return np.append(values.ravel(), values.dtype.type(0))[flat]
+        ctx.save_for_backward(indices)
+        plane = math.prod(values.shape[-nd:])
+        flat_values = values.reshape(-1)
+        result = np.empty(indices.shape, values.dtype)
+        out = result.reshape(flat_values.size // plane, math.prod(indices.shape[-nd:]))
+        for start, stop, flat in _plane_offsets(indices, values.shape, nd):
+            inside = flat_values[start * plane:]
+            out[start:stop] = np.where(flat < inside.size,
+                                       inside[np.minimum(flat, inside.size - 1)], 0)
+        return result
 
     @staticmethod
     def backward(ctx, grad):
-        (flat,) = ctx.saved_tensors
-        return MaxPoolScatter.apply(grad, flat._data, ctx.values_shape), None
+        (indices,) = ctx.saved_tensors
+        return MaxPoolScatter.apply(grad, indices._data, ctx.values_shape, ctx.nd), None, None
 
 
 # -- average pooling ---------------------------------------------------------------------------
