@@ -249,3 +249,14 @@ def init_draws(lib, build):
         for owner, name, original in saved:
             setattr(owner, name, original)
     return module, draws
+
+
+@pytest.fixture(autouse=True)
+def _short_planner_timings(request, monkeypatch):
+    """Planner calls in tests/memory assert choices and bytes, never timings: a short
+    measurement keeps the suite fast (``plan`` otherwise times each candidate for a few
+    seconds). Kept here, not in a conftest of that folder: two modules named ``conftest`` would
+    shadow each other's helpers."""
+    if "memory" in request.node.path.parent.parts[-1:]:
+        from hookgrad.memory import _costs
+        monkeypatch.setattr(_costs, "MEASURE_SECONDS", 0.25)
