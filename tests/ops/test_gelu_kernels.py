@@ -132,3 +132,18 @@ def test_several_threads_give_the_one_thread_answer():
         hookgrad.set_num_threads(before)
     np.testing.assert_array_equal(answers[0][0], answers[1][0])
     np.testing.assert_array_equal(answers[0][1], answers[1][1])
+
+
+def test_a_retained_or_hooked_gradient_keeps_its_values():
+    x = np.random.default_rng(11).standard_normal((12, 9)).astype(np.float32)
+    seen = {}
+    results = []
+    for lib in (torch, hookgrad):
+        a = lib.tensor(x, requires_grad=True)
+        y = lib.nn.functional.gelu(a * 2)
+        y.retain_grad()
+        y.register_hook(lambda g, lib=lib: seen.setdefault(lib.__name__, g))
+        (y * 3).square().sum().backward()
+        results.append((a.grad.numpy(), y.grad.numpy(), seen[lib.__name__].numpy()))
+    for ours, theirs in zip(results[1], results[0]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6)

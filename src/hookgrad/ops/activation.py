@@ -104,7 +104,7 @@ def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
     return x * 0.5 * (1 + erf(x * _SQRT_HALF))
 
 
-def _gelu_grad_arrays(ctx, grad: Tensor, x: Tensor):
+def _gelu_grad_arrays(grad: Tensor, x: Tensor, owned: bool):
     """Exact GELU's first-order gradient computed on the arrays (no graph of it is wanted):
     grad (Phi(x) + x phi(x)), written into ``grad``'s buffer when the formula owns it. None
     when the dtypes or layouts are not the plain ones (the tensor formula then runs)."""
@@ -114,7 +114,6 @@ def _gelu_grad_arrays(ctx, grad: Tensor, x: Tensor):
             or grad_array.shape != x_array.shape or not grad_array.flags.c_contiguous
             or not x_array.flags.c_contiguous):
         return None
-    owned = owned_grad(ctx, grad)
     out = grad_array if owned else np.empty_like(grad_array)
     if dtype == np.float32:
         gelu_backward_float32(grad_array, x_array, out)
@@ -150,7 +149,9 @@ class Gelu(Op):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         if ctx.approximate == "none" and not grad_mode._state.enabled:
-            result = _gelu_grad_arrays(ctx, grad, x)
+            # owned_grad counts references: asked in the formula's own frame, on its own line
+            owned = owned_grad(ctx, grad)
+            result = _gelu_grad_arrays(grad, x, owned)
             if result is not None:
                 return result, None
         if ctx.approximate == "tanh":
