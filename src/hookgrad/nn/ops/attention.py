@@ -23,9 +23,14 @@ def _causal(length: int, source: int) -> np.ndarray:
 
 
 def _scores(query: np.ndarray, key: np.ndarray, mask, is_causal: bool, scale: float):
-    scores = np.matmul(query, np.swapaxes(key, -1, -2)) * query.dtype.type(scale)
+    """q k^T scale (+ mask), a fresh array of the full broadcast shape."""
+    scores = np.matmul(query, np.swapaxes(key, -1, -2))
+    scores *= query.dtype.type(scale)
     if mask is not None:
-        scores = scores + mask
+        if np.broadcast_shapes(scores.shape, mask.shape) == scores.shape:
+            scores += mask
+        else:
+            scores = scores + mask
     if is_causal:
         scores = np.where(_causal(query.shape[-2], key.shape[-2]), scores, -np.inf)
     return scores
@@ -43,13 +48,23 @@ class ScaledDotProductAttention(Op):
         scores = _scores(query, key, attn_mask, is_causal, scale)
         top = scores.max(axis=-1, keepdims=True)
         masked_row = np.isneginf(top)
-        top = np.where(masked_row, 0, top)
-        exps = np.exp(scores - top)
+        any_masked = bool(masked_row.any())
+        if any_masked:
+            top = np.where(masked_row, 0, top)
+        exps = np.subtract(scores, top, out=scores)  # scores is a fresh array: work in it
+        np.exp(exps, out=exps)
         total = exps.sum(axis=-1, keepdims=True)
         with np.errstate(divide="ignore", invalid="ignore"):
-            probs = np.where(masked_row, 0, exps / total)
+            if any_masked:
+                probs = np.where(masked_row, 0, exps / total)
+            else:
+                probs = np.divide(exps, total, out=exps)
             # +inf for a fully masked row, so that exp(score - logsumexp) is 0 there in backward
-            logsumexp = np.where(masked_row, np.inf, top + np.log(total))[..., 0]
+            logsumexp = np.log(total)
+            logsumexp += top
+            if any_masked:
+                logsumexp = np.where(masked_row, np.inf, logsumexp)
+            logsumexp = logsumexp[..., 0]
         output = np.empty_like(query)  # laid out like the query, as torch's kernel does
         np.matmul(probs.astype(query.dtype, copy=False), value, out=output)
         logsumexp = logsumexp.astype(query.dtype, copy=False)
@@ -59,6 +74,9 @@ class ScaledDotProductAttention(Op):
     @staticmethod
     def backward(ctx, grad):
         attn_mask, key, query, value, logsumexp, output = ctx.saved_tensors
+        if not grad_mode.is_grad_enabled() and _plain(grad, query, key, value):
+            return _backward_arrays(ctx, grad._data, attn_mask, key._data, query._data,
+                                    value._data, logsumexp._data, output._data)
         scale = ctx.scale
         scores = query.matmul(key.transpose(-2, -1)) * scale
         if attn_mask is not None:
@@ -84,6 +102,37 @@ class ScaledDotProductAttention(Op):
             if ctx.needs_input_grad[1]:
                 grad_key = grad_scores.transpose(-2, -1).matmul(query)
         return grad_query, grad_key, grad_value
+
+
+def _plain(grad: Tensor, query: Tensor, key: Tensor, value: Tensor) -> bool:
+    """Float32 or float64 throughout: the array formulas' arithmetic is then torch's."""
+    dtype = query._data.dtype
+    return (dtype in (np.float32, np.float64) and grad._data.dtype == dtype
+            and key._data.dtype == dtype and value._data.dtype == dtype)
+
+
+def _backward_arrays(ctx, grad, attn_mask, key, query, value, logsumexp, output):
+    """The first-order gradients on arrays (no graph of them is wanted), each product written
+    once and every elementwise step done in place in it: the formulas of ``backward``."""
+    scale = query.dtype.type(ctx.scale)
+    probs = _scores(query, key, None if attn_mask is None else attn_mask._data, ctx.is_causal,
+                    ctx.scale)
+    probs -= logsumexp[..., None]
+    np.exp(probs, out=probs)
+    needs = ctx.needs_input_grad
+    grad_query = grad_key = grad_value = None
+    if needs[2]:
+        grad_value = Tensor._make(np.matmul(np.swapaxes(probs, -1, -2), grad))
+    if needs[0] or needs[1]:
+        grad_scores = np.matmul(grad, np.swapaxes(value, -1, -2))
+        grad_scores -= np.einsum("...i,...i->...", grad, output)[..., None]
+        grad_scores *= probs
+        grad_scores *= scale
+        if needs[0]:
+            grad_query = Tensor._make(np.matmul(grad_scores, key))
+        if needs[1]:
+            grad_key = Tensor._make(np.matmul(np.swapaxes(grad_scores, -1, -2), query))
+    return grad_query, grad_key, grad_value
 
 
 def safe_softmax(scores: Tensor) -> Tensor:
