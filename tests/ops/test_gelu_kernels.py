@@ -147,3 +147,13 @@ def test_a_retained_or_hooked_gradient_keeps_its_values():
         results.append((a.grad.numpy(), y.grad.numpy(), seen[lib.__name__].numpy()))
     for ours, theirs in zip(results[1], results[0]):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
+
+
+def test_tiny_inputs_keep_their_relative_accuracy():
+    # gelu(x) ~ x / 2 near 0: no cancellation may lose it (torch keeps it too)
+    x = np.concatenate([np.geomspace(1e-37, 1e-3, 500), -np.geomspace(1e-37, 1e-3, 500)])
+    x = x.astype(np.float32)
+    y, g, _ = _gelu_pair(hookgrad, x, np.ones_like(x))
+    exact = torch.nn.functional.gelu(torch.tensor(x.astype(np.float64))).numpy()
+    np.testing.assert_allclose(y.detach().numpy(), exact, rtol=4e-7, atol=0)
+    np.testing.assert_allclose(g.numpy(), 0.5, rtol=1e-3)
