@@ -44,19 +44,18 @@ _INF = _F32(np.inf)
 _CHUNK = 32768  # float32s: the six buffers of a chunk fit a 1 MiB L2 cache
 
 
-def _series(x: np.ndarray, t: np.ndarray, series: np.ndarray, density: np.ndarray,
-            coefficients: tuple) -> None:
-    """t = 1 / (1 + p |x|), the polynomial in t with ``coefficients`` (from t^0 up) into
-    ``series`` and exp(-x^2 / 2) into ``density``, for a float32 chunk ``x``."""
-    np.abs(x, out=t)
-    t *= _P
+def _series(x: np.ndarray, magnitude: np.ndarray, t: np.ndarray, series: np.ndarray,
+            density: np.ndarray) -> None:
+    """t = 1 / (1 + p |x|), R(t) into ``series`` and exp(-x^2 / 2) into ``density``, for a
+    float32 chunk ``x`` and its ``magnitude`` |x|."""
+    np.multiply(magnitude, _P, out=t)
     t += 1
     np.reciprocal(t, out=t)
-    np.multiply(t, coefficients[-1], out=series)
-    for coefficient in coefficients[-2:0:-1]:
+    np.multiply(t, _R[-1], out=series)
+    for coefficient in _R[-2:0:-1]:
         series += coefficient
         series *= t
-    series += coefficients[0]
+    series += _R[0]
     np.multiply(x, x, out=density)
     density *= -0.5
     np.exp(density, out=density)
@@ -66,9 +65,9 @@ def _gelu_chunk(x: np.ndarray, out: np.ndarray, t: np.ndarray, series: np.ndarra
                 density: np.ndarray) -> None:
     """x Phi(x) = relu(x) - |x| Q(|x|): no select between the two signs. Only +inf needs a
     repair (|x| t is inf * 0 there), found by one reduction of the chunk."""
-    _series(x, t, series, density, _R)
-    series *= t
     np.abs(x, out=out)
+    _series(x, out, t, series, density)
+    series *= t
     series *= out
     series *= density  # |x| Q(|x|)
     out += x
@@ -83,12 +82,12 @@ def _slope_chunk(x: np.ndarray, out: np.ndarray, t: np.ndarray, series: np.ndarr
     """Phi(x) + x phi(x), with Phi = H(x) - s Q(|x|) for s = x / (|x| + tiny) (exactly +-1
     for |x| > 1e-30, where Q is 1/2 to within far less than an ulp; 0 at 0) and
     H = (1 + s) / 2: no select between the signs."""
-    _series(x, t, series, density, _R)
+    np.abs(x, out=out)
+    _series(x, out, t, series, density)
     series *= t
     series *= density  # Q(|x|)
-    np.abs(x, out=t)
-    t += _TINY
-    np.divide(x, t, out=t)  # s
+    out += _TINY
+    np.divide(x, out, out=t)  # s
     series *= t
     t += 1
     t *= _HALF
