@@ -86,16 +86,15 @@ def test_encoder_layer_gradients_match_torch(dtype):
     # the path of the benchmark's block: batch-first self-attention through a packed
     # projection, GELU feed-forward, post-norm
     x = np.random.default_rng(2).standard_normal((3, 6, 16)).astype(dtype)
+    torch.manual_seed(0)
+    layers = {torch: torch.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, activation="gelu",
+                                                      batch_first=True)}
+    layers[hookgrad] = hookgrad.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0,
+                                                           activation="gelu", batch_first=True)
+    layers[hookgrad].load_state_dict({name: hookgrad.tensor(value.detach().numpy())
+                                      for name, value in layers[torch].state_dict().items()})
     grads = []
-    for lib in (torch, hookgrad):
-        lib.manual_seed(0)
-        layer = lib.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, activation="gelu",
-                                               batch_first=True)
-        if lib is hookgrad:
-            layer.load_state_dict({name: hookgrad.tensor(value.detach().numpy())
-                                   for name, value in reference.state_dict().items()})
-        else:
-            reference = layer
+    for lib, layer in layers.items():
         layer = layer.to(getattr(lib, np.dtype(dtype).name))
         inputs = lib.tensor(x, requires_grad=True)
         layer(inputs).square().mean().backward()
