@@ -157,3 +157,19 @@ def test_tiny_inputs_keep_their_relative_accuracy():
     exact, exact_g, _ = _gelu_pair(torch, x.astype(np.float64), np.ones(x.size))
     np.testing.assert_allclose(y.detach().numpy(), exact.detach().numpy(), rtol=4e-7, atol=0)
     np.testing.assert_allclose(g.numpy(), exact_g.numpy(), rtol=0, atol=2.5e-7)
+
+
+@pytest.mark.parametrize("make", ["scalar", "empty", "expanded"])
+def test_shapes_and_broadcast_views(make):
+    results = []
+    for lib in (torch, hookgrad):
+        base = lib.tensor(np.array([[0.5, -1.5, 2.0]], np.float32), requires_grad=True)
+        x = {"scalar": lambda: base[0, 1], "empty": lambda: base[:0],
+             "expanded": lambda: base.expand(4, 3)}[make]()
+        y = lib.nn.functional.gelu(x)
+        (y * 2).sum().backward()
+        results.append((y.detach().numpy(), tuple(y.shape), y.stride(), base.grad.numpy()))
+    (ya, shape_a, stride_a, ga), (yb, shape_b, stride_b, gb) = results
+    assert shape_b == shape_a and stride_b == stride_a
+    np.testing.assert_allclose(yb, ya, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(gb, ga, rtol=1e-6, atol=1e-6)

@@ -111,8 +111,8 @@ def _scratch(size: int, count: int) -> tuple:
 
 
 def gelu_float32(x: np.ndarray) -> np.ndarray:
-    """x Phi(x) of a C-contiguous float32 array."""
-    flat = x.reshape(-1)
+    """x Phi(x) of a float32 array, as a new C-ordered array."""
+    flat = np.ascontiguousarray(x).reshape(-1)  # (ascontiguousarray makes 0-d 1-d)
     result = np.empty_like(flat)
 
     @_quiet

@@ -100,7 +100,7 @@ def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
     if approximate == "tanh":
         return 0.5 * x * (1 + np.tanh(_TANH_K * (x + _KAPPA * x * x * x)))
     if x.dtype == np.float32:  # half precision arrives here as float32 too
-        return gelu_float32(np.ascontiguousarray(x))
+        return gelu_float32(x)
     return x * 0.5 * (1 + erf(x * _SQRT_HALF))
 
 
