@@ -13,6 +13,7 @@ import hookgrad
 CASES = {
     "plain": ((2, 3, 7, 4), (2, 3, 9, 4), None, False),
     "float mask": ((2, 3, 7, 4), (2, 3, 9, 4), "float", False),
+    "float mask per batch and head": ((3, 2, 7, 4), (3, 2, 9, 4), "float4d", False),
     "bool mask with a masked row": ((1, 2, 5, 4), (1, 2, 5, 4), "bool", False),
     "causal": ((2, 2, 6, 8), (2, 2, 6, 8), None, True),
     "broadcast key and value": ((3, 2, 5, 4), (1, 2, 6, 4), None, False),
@@ -26,6 +27,8 @@ def _inputs(case, dtype, seed=0):
     mask = None
     if mask_kind == "float":
         mask = rng.standard_normal((q_shape[-2], kv_shape[-2])).astype(dtype)
+    elif mask_kind == "float4d":
+        mask = rng.standard_normal(q_shape[:2] + (q_shape[-2], kv_shape[-2])).astype(dtype)
     elif mask_kind == "bool":
         mask = rng.uniform(0, 1, (q_shape[-2], kv_shape[-2])) > 0.4
         mask[:, 0] = True
@@ -102,3 +105,22 @@ def test_encoder_layer_gradients_match_torch(dtype):
     tol = 2e-5 if dtype == np.float32 else 1e-11
     for ga, gb in zip(*grads):
         np.testing.assert_allclose(gb, ga, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("case", ["plain", "float mask", "float mask per batch and head",
+                                  "causal"])
+def test_split_over_the_batch_matches_torch(case, monkeypatch):
+    # a grain of one score makes every batch row a part of its own, over three threads
+    from hookgrad.nn.ops import attention
+    monkeypatch.setattr(attention, "_GRAIN", 1)
+    before = hookgrad.get_num_threads()
+    hookgrad.set_num_threads(3)
+    try:
+        (out_a, grads_a, _), (out_b, grads_b, _) = (_run(lib, case, np.float64)
+                                                     for lib in (torch, hookgrad))
+    finally:
+        hookgrad.set_num_threads(before)
+    np.testing.assert_allclose(out_b.detach().numpy(), out_a.detach().numpy(), rtol=1e-12,
+                               atol=1e-12)
+    for ga, gb in zip(grads_a, grads_b):
+        np.testing.assert_allclose(gb.numpy(), ga.numpy(), rtol=1e-12, atol=1e-12)
