@@ -79,9 +79,9 @@ def _gelu_chunk(x: np.ndarray, out: np.ndarray, t: np.ndarray, series: np.ndarra
 
 def _slope_chunk(x: np.ndarray, out: np.ndarray, t: np.ndarray, series: np.ndarray,
                  density: np.ndarray) -> None:
-    """Phi(x) + x phi(x), with Phi = H(x) - s Q(|x|) for s = x / (|x| + tiny) (exactly +-1
-    for |x| > 1e-30, where Q is 1/2 to within far less than an ulp; 0 at 0) and
-    H = (1 + s) / 2: no select between the signs."""
+    """Phi(x) + x phi(x), with Phi = H(x) - s Q(|x|) for s = x / (|x| + tiny) and
+    H = (1 + s) / 2: no select between the signs. s is exactly +-1 for |x| > 1e-30 and 0 at
+    0; in between Q is 1/2 to far within an ulp, so Phi = 1/2 whatever s is."""
     np.abs(x, out=out)
     _series(x, out, t, series, density)
     series *= t
