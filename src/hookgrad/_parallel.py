@@ -2,8 +2,9 @@
 
 NumPy lets go of the GIL inside its loops, so parts of one array computed by several Python
 threads do run on several cores. This pays for work that does many passes per element (erf's
-series, im2col's copies); a single cheap pass is limited by memory, not by the core, and stays
-on one thread. ``torch.set_num_threads`` / ``torch.get_num_threads`` read and set the number of
+series, GELU's kernels, im2col's copies) or many small BLAS calls (attention over a batch of
+heads); a single cheap pass is limited by memory, not by the core, and stays on one thread.
+``torch.set_num_threads`` / ``torch.get_num_threads`` read and set the number of
 threads used here (BLAS keeps its own, set by its environment variables); the default, as in
 torch, is ``OMP_NUM_THREADS`` when set, else the number of cores.
 """

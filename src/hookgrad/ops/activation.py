@@ -8,7 +8,9 @@ import numpy as np
 
 from ..tensor import Tensor
 from . import _layout
+from ..autograd import grad_mode
 from ._base import Op, finish, owned_grad, through_saved
+from ._gelu import gelu_backward_float32, gelu_float32
 from .unary import (_INV_SQRT_2PI, _KAPPA, _SQRT_HALF, _TANH_K, _apply_float, _not_for_integers,
                     _sigmoid, _zero, erf)
 
@@ -115,7 +117,35 @@ class ReluInplace(Relu):
 def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
     if approximate == "tanh":
         return 0.5 * x * (1 + np.tanh(_TANH_K * (x + _KAPPA * x * x * x)))
+    if x.dtype == np.float32:  # half precision arrives here as float32 too
+        return gelu_float32(x)
     return x * 0.5 * (1 + erf(x * _SQRT_HALF))
+
+
+def _gelu_grad_arrays(grad: Tensor, x: Tensor, owned: bool):
+    """Exact GELU's first-order gradient computed on the arrays (no graph of it is wanted):
+    grad (Phi(x) + x phi(x)), written into ``grad``'s buffer when the formula owns it. None
+    when the dtypes or layouts are not the plain ones (the tensor formula then runs)."""
+    grad_array, x_array = grad._data, x._data
+    dtype = x_array.dtype
+    if (dtype not in (np.float32, np.float64) or grad_array.dtype != dtype
+            or grad_array.shape != x_array.shape or not grad_array.flags.c_contiguous
+            or not x_array.flags.c_contiguous):
+        return None
+    out = grad_array if owned else np.empty_like(grad_array)
+    if dtype == np.float32:
+        gelu_backward_float32(grad_array, x_array, out)
+    else:
+        with np.errstate(all="ignore"):
+            slope = erf(x_array * _SQRT_HALF)
+            slope += 1
+            slope *= 0.5
+            density = np.exp(-0.5 * x_array * x_array)
+            density *= _INV_SQRT_2PI
+            density *= x_array
+            slope += density
+            np.multiply(grad_array, slope, out=out)
+    return grad if owned else Tensor._make(out)
 
 
 class Gelu(Op):
@@ -136,6 +166,12 @@ class Gelu(Op):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
+        if ctx.approximate == "none" and not grad_mode._state.enabled:
+            # owned_grad counts references: asked in the formula's own frame, on its own line
+            owned = owned_grad(ctx, grad)
+            result = _gelu_grad_arrays(grad, x, owned)
+            if result is not None:
+                return result, None
         if ctx.approximate == "tanh":
             t = (_TANH_K * (x + _KAPPA * x.pow(3))).tanh()
             d_inner = _TANH_K * (1 + 3 * _KAPPA * x * x)

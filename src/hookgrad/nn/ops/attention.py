@@ -11,6 +11,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..._parallel import parallel_for
 from ...autograd import grad_mode
 from ...tensor import Tensor
 from .dropout import dropout
@@ -23,9 +24,14 @@ def _causal(length: int, source: int) -> np.ndarray:
 
 
 def _scores(query: np.ndarray, key: np.ndarray, mask, is_causal: bool, scale: float):
-    scores = np.matmul(query, np.swapaxes(key, -1, -2)) * query.dtype.type(scale)
+    """q k^T scale (+ mask), a fresh array of the full broadcast shape."""
+    scores = np.matmul(query, np.swapaxes(key, -1, -2))
+    scores *= query.dtype.type(scale)
     if mask is not None:
-        scores = scores + mask
+        if np.broadcast_shapes(scores.shape, mask.shape) == scores.shape:
+            scores += mask
+        else:
+            scores = scores + mask
     if is_causal:
         scores = np.where(_causal(query.shape[-2], key.shape[-2]), scores, -np.inf)
     return scores
@@ -40,25 +46,24 @@ class ScaledDotProductAttention(Op):
     @staticmethod
     def forward(ctx, query, key, value, attn_mask, is_causal, scale):
         ctx.is_causal, ctx.scale = is_causal, scale
-        scores = _scores(query, key, attn_mask, is_causal, scale)
-        top = scores.max(axis=-1, keepdims=True)
-        masked_row = np.isneginf(top)
-        top = np.where(masked_row, 0, top)
-        exps = np.exp(scores - top)
-        total = exps.sum(axis=-1, keepdims=True)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            probs = np.where(masked_row, 0, exps / total)
-            # +inf for a fully masked row, so that exp(score - logsumexp) is 0 there in backward
-            logsumexp = np.where(masked_row, np.inf, top + np.log(total))[..., 0]
         output = np.empty_like(query)  # laid out like the query, as torch's kernel does
-        np.matmul(probs.astype(query.dtype, copy=False), value, out=output)
-        logsumexp = logsumexp.astype(query.dtype, copy=False)
+        logsumexp = np.empty(output.shape[:-1], query.dtype)
+
+        def part(first: int, last: Optional[int]) -> None:
+            rows = _rows(first, last, query.shape[0], query.ndim)
+            _attend(rows(query), rows(key), rows(value), rows(attn_mask), is_causal, scale,
+                    rows(output), rows(logsumexp, query.ndim - 1))
+
+        _over_batch(query, key, value, part)
         ctx.save_for_backward(attn_mask, key, query, value, logsumexp, output)
         return output
 
     @staticmethod
     def backward(ctx, grad):
         attn_mask, key, query, value, logsumexp, output = ctx.saved_tensors
+        if not grad_mode.is_grad_enabled() and _plain(grad, query, key, value):
+            return _backward_arrays(ctx, grad._data, attn_mask, key._data, query._data,
+                                    value._data, logsumexp._data, output._data)
         scale = ctx.scale
         scores = query.matmul(key.transpose(-2, -1)) * scale
         if attn_mask is not None:
@@ -84,6 +89,106 @@ class ScaledDotProductAttention(Op):
             if ctx.needs_input_grad[1]:
                 grad_key = grad_scores.transpose(-2, -1).matmul(query)
         return grad_query, grad_key, grad_value
+
+
+def _attend(query, key, value, mask, is_causal: bool, scale: float, output: np.ndarray,
+            logsumexp: np.ndarray) -> None:
+    """softmax(q k^T scale + mask) v into ``output`` and each row's log of its softmax
+    denominator into ``logsumexp`` (+inf for a fully masked row, so that exp(score -
+    logsumexp) is 0 there in backward)."""
+    scores = _scores(query, key, mask, is_causal, scale)
+    top = scores.max(axis=-1, keepdims=True)
+    masked_row = np.isneginf(top)
+    any_masked = bool(masked_row.any())
+    if any_masked:
+        top = np.where(masked_row, 0, top)
+    exps = np.subtract(scores, top, out=scores)  # scores is a fresh array: work in it
+    np.exp(exps, out=exps)
+    total = exps.sum(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):  # per thread: set in the part
+        if any_masked:
+            probs = np.where(masked_row, 0, exps / total)
+        else:
+            probs = np.divide(exps, total, out=exps)
+        normaliser = np.log(total)
+        normaliser += top
+        if any_masked:
+            normaliser = np.where(masked_row, np.inf, normaliser)
+    logsumexp[...] = normaliser[..., 0]
+    np.matmul(probs.astype(query.dtype, copy=False), value, out=output)
+
+
+# scores per part below which splitting over the batch costs more than it saves
+_GRAIN = 32768
+
+
+def _over_batch(query, key, value, part) -> None:
+    """``part(first, last)`` over the leading (batch) dim, split over the intra-op threads
+    when query, key and value share all their batch dims (BLAS and NumPy's loops release the
+    GIL); else once over everything."""
+    batch = query.shape[:-2]
+    if query.ndim < 3 or key.shape[:-2] != batch or value.shape[:-2] != batch:
+        part(0, None)
+        return
+    per_row = math.prod(batch[1:]) * query.shape[-2] * key.shape[-2]
+    parallel_for(batch[0], -(-_GRAIN // max(per_row, 1)), part)
+
+
+def _rows(first: int, last: Optional[int], count: int, ndim: int):
+    """The slicer of a part: an array of rank ``rank`` (the query's unless given) and the
+    batch's leading size is cut to rows [first, last); others (a broadcast mask, None) are
+    used whole, as is everything when ``last`` is None (the work was not split)."""
+
+    def rows(array, rank: int = ndim):
+        if last is None or array is None or array.ndim != rank or array.shape[0] != count:
+            return array
+        return array[first:last]
+
+    return rows
+
+
+def _plain(grad: Tensor, query: Tensor, key: Tensor, value: Tensor) -> bool:
+    """Float32 or float64 throughout: the array formulas' arithmetic is then torch's."""
+    dtype = query._data.dtype
+    return (dtype in (np.float32, np.float64) and grad._data.dtype == dtype
+            and key._data.dtype == dtype and value._data.dtype == dtype)
+
+
+def _backward_arrays(ctx, grad, attn_mask, key, query, value, logsumexp, output):
+    """The first-order gradients on arrays (no graph of them is wanted): the formulas of
+    ``backward``, each product written once into its result and every elementwise step done
+    in place; split over the batch like the forward."""
+    batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    needs = ctx.needs_input_grad
+    results = [np.empty(batch + array.shape[-2:], query.dtype) if need else None
+               for array, need in zip((query, key, value), needs[:3])]
+    mask = None if attn_mask is None else attn_mask._data
+
+    def part(first: int, last: Optional[int]) -> None:
+        rows = _rows(first, last, query.shape[0], query.ndim)
+        _grads_into(ctx, rows(grad), rows(mask), rows(key), rows(query), rows(value),
+                    rows(logsumexp, query.ndim - 1), rows(output), [rows(r) for r in results])
+
+    _over_batch(query, key, value, part)
+    return tuple(None if r is None else Tensor._make(r) for r in results)
+
+
+def _grads_into(ctx, grad, mask, key, query, value, logsumexp, output, results) -> None:
+    grad_query, grad_key, grad_value = results
+    probs = _scores(query, key, mask, ctx.is_causal, ctx.scale)
+    probs -= logsumexp[..., None]
+    np.exp(probs, out=probs)
+    if grad_value is not None:
+        np.matmul(np.swapaxes(probs, -1, -2), grad, out=grad_value)
+    if grad_query is not None or grad_key is not None:
+        grad_scores = np.matmul(grad, np.swapaxes(value, -1, -2))
+        grad_scores -= np.einsum("...i,...i->...", grad, output)[..., None]
+        grad_scores *= probs
+        grad_scores *= query.dtype.type(ctx.scale)
+        if grad_query is not None:
+            np.matmul(grad_scores, key, out=grad_query)
+        if grad_key is not None:
+            np.matmul(np.swapaxes(grad_scores, -1, -2), query, out=grad_key)
 
 
 def safe_softmax(scores: Tensor) -> Tensor:

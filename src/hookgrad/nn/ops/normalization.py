@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd import grad_mode
+from ...tensor import Tensor
 from ...ops._base import Op
 from ...ops import _layout
 
@@ -114,16 +115,23 @@ class NativeLayerNorm(Op):
         mean, centered, _var, rstd = _moments(input, axes, eps)
         ctx.save_for_backward(bias, input, weight, mean, rstd)
         result = centered * rstd
+        # affine in place when the dtypes agree (centered, then result, are fresh arrays)
         if weight is not None:
-            result = result * weight
+            result = (np.multiply(result, weight, out=result) if weight.dtype == result.dtype
+                      else result * weight)
         if bias is not None:
-            result = result + bias
+            result = (np.add(result, bias, out=result) if bias.dtype == result.dtype
+                      else result + bias)
         return _layout.contiguous(result.astype(input.dtype, copy=False))  # as torch's
 
     @staticmethod
     def backward(ctx, grad):
         _bias, input, weight, mean, rstd = ctx.saved_tensors
         axes = ctx.axes
+        if not grad_mode.is_grad_enabled() and _plain_layer_norm(grad, input, weight):
+            return _layer_norm_grads_arrays(ctx, grad._data, input._data,
+                                            None if weight is None else weight._data,
+                                            mean._data, rstd._data)
         if grad_mode.is_grad_enabled():
             mean, rstd = _tensor_moments(input, axes, ctx.eps)
         xhat = (input - mean) * rstd
@@ -138,6 +146,42 @@ class NativeLayerNorm(Op):
         if need_bias:
             grad_bias = grad.sum(batch) if batch else grad
         return grad_input, grad_weight, grad_bias
+
+
+def _plain_layer_norm(grad, input, weight) -> bool:
+    """float32 or float64 throughout, C-ordered: the array formulas then give the tensor
+    formulas' values and layouts."""
+    dtype = input._data.dtype
+    return (dtype in (np.float32, np.float64) and grad._data.dtype == dtype
+            and (weight is None or weight._data.dtype == dtype)
+            and grad._data.flags.c_contiguous and input._data.flags.c_contiguous)
+
+
+def _layer_norm_grads_arrays(ctx, grad, input, weight, mean, rstd):
+    """Layer norm's first-order gradients on arrays (no graph of them is wanted): the formulas
+    of ``backward`` with the saved statistics, each temporary reused in place."""
+    axes = ctx.axes
+    batch = tuple(range(input.ndim - len(axes)))
+    need_input, need_weight, need_bias = ctx.needs_input_grad[:3]
+    xhat = input - mean
+    xhat *= rstd
+    grad_input = grad_weight = grad_bias = None
+    if need_input:
+        grad_xhat = grad * weight if weight is not None else grad.copy()
+        product = grad_xhat * xhat
+        mean_product = product.mean(axes, keepdims=True)
+        mean_grad = grad_xhat.mean(axes, keepdims=True)
+        np.multiply(xhat, mean_product, out=product)
+        grad_xhat -= mean_grad
+        grad_xhat -= product
+        grad_xhat *= rstd
+        grad_input = Tensor._make(grad_xhat)
+    if need_weight:
+        weighted = np.multiply(grad, xhat, out=xhat)
+        grad_weight = Tensor._make(weighted.sum(batch) if batch else weighted)
+    if need_bias:
+        grad_bias = Tensor._make(grad.sum(batch) if batch else grad.copy())
+    return grad_input, grad_weight, grad_bias
 
 
 class NativeGroupNorm(Op):

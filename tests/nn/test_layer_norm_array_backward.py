@@ -1,0 +1,73 @@
+"""Layer norm's first-order backward on arrays (no graph of the gradient wanted) against torch:
+float32 and float64, with and without the affine parameters, several normalized dims, inputs
+that need no gradient, layouts that take the tensor formulas, and double backward (the tensor
+formulas) unchanged."""
+import numpy as np
+import pytest
+import torch
+
+import hookgrad
+
+SHAPES = {"2-d": ((12, 10), (10,)), "3-d over one dim": ((3, 5, 8), (8,)),
+          "3-d over two dims": ((3, 5, 8), (5, 8)), "all dims": ((4, 6), (4, 6))}
+
+
+def _run(lib, shape, normalized, dtype, affine=True, needs=(True, True, True),
+         transposed_grad=False, create_graph=False):
+    rng = np.random.default_rng(0)
+    x = lib.tensor(rng.standard_normal(shape).astype(dtype) * 3 + 1, requires_grad=needs[0])
+    weight = bias = None
+    if affine:
+        weight = lib.tensor(rng.standard_normal(normalized).astype(dtype), requires_grad=needs[1])
+        bias = lib.tensor(rng.standard_normal(normalized).astype(dtype), requires_grad=needs[2])
+    out = lib.nn.functional.layer_norm(x, normalized, weight, bias, eps=1e-5)
+    grad_output = lib.tensor(rng.standard_normal(shape).astype(dtype))
+    if transposed_grad and len(shape) == 2:
+        grad_output = grad_output.t().contiguous().t()
+    wanted = [t for t in (x, weight, bias) if t is not None and t.requires_grad]
+    grads = lib.autograd.grad(out, wanted, grad_output, create_graph=create_graph)
+    return out, grads, wanted
+
+
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", list(SHAPES))
+def test_first_order_gradients_match_torch(case, dtype, affine):
+    shape, normalized = SHAPES[case]
+    (out_a, grads_a, _), (out_b, grads_b, _) = (
+        _run(lib, shape, normalized, dtype, affine) for lib in (torch, hookgrad))
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(out_b.detach().numpy(), out_a.detach().numpy(), rtol=tol, atol=tol)
+    for ga, gb in zip(grads_a, grads_b):
+        assert tuple(gb.shape) == tuple(ga.shape) and gb.stride() == ga.stride()
+        assert gb.dtype == out_b.dtype
+        np.testing.assert_allclose(gb.numpy(), ga.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("needs", [(True, False, False), (False, True, False),
+                                   (False, False, True), (False, True, True)])
+def test_only_the_wanted_gradients(needs):
+    (_, grads_a, _), (_, grads_b, _) = (_run(lib, (6, 7), (7,), np.float64, needs=needs)
+                                        for lib in (torch, hookgrad))
+    assert len(grads_b) == len(grads_a)
+    for ga, gb in zip(grads_a, grads_b):
+        np.testing.assert_allclose(gb.numpy(), ga.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_a_column_major_gradient_takes_the_tensor_formulas():
+    (_, grads_a, _), (_, grads_b, _) = (_run(lib, (9, 6), (6,), np.float64,
+                                             transposed_grad=True)
+                                        for lib in (torch, hookgrad))
+    for ga, gb in zip(grads_a, grads_b):
+        np.testing.assert_allclose(gb.numpy(), ga.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_double_backward_matches_torch():
+    results = []
+    for lib in (torch, hookgrad):
+        _, grads, wanted = _run(lib, (5, 6), (6,), np.float64, create_graph=True)
+        # the bias's gradient does not depend on any input: only x and the weight
+        second = lib.autograd.grad(sum(g.square().sum() for g in grads), wanted[:2])
+        results.append([g.numpy() for g in second])
+    for ga, gb in zip(*results):
+        np.testing.assert_allclose(gb, ga, rtol=1e-10, atol=1e-12)
