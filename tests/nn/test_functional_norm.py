@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import hookgrad
-from conftest import assert_close, compare, raised, saved_log
+from conftest import assert_close, assert_same_error, compare, error_of, raised, saved_log
 
 
 def F(lib):
@@ -147,3 +147,25 @@ ERRORS = {
 @pytest.mark.parametrize("case", list(ERRORS))
 def test_norm_errors_match_torch(case):
     assert raised(ERRORS[case], hookgrad) == raised(ERRORS[case], torch)
+
+
+_DTYPES = ("float32", "float64", "bfloat16", "float16")
+
+
+@pytest.mark.parametrize("input_dtype", ("float32", "float64", "bfloat16"))
+@pytest.mark.parametrize("weight_dtype", _DTYPES + (None,))
+@pytest.mark.parametrize("bias_dtype", _DTYPES + (None,))
+@pytest.mark.parametrize("op", ("layer_norm", "group_norm"))
+def test_affine_dtypes_follow_torch(input_dtype, weight_dtype, bias_dtype, op):
+    """Mixed weight/bias dtypes: computed exactly where torch computes, torch's error elsewhere."""
+    def run(lib):
+        x = lib.ones(2, 4, dtype=getattr(lib, input_dtype))
+        w = None if weight_dtype is None else lib.ones(4, dtype=getattr(lib, weight_dtype))
+        b = None if bias_dtype is None else lib.zeros(4, dtype=getattr(lib, bias_dtype))
+        if op == "layer_norm":
+            return lib.nn.functional.layer_norm(x, (4,), w, b)
+        return lib.nn.functional.group_norm(x, 2, w, b)
+    if error_of(lambda: run(torch)) is None:
+        assert str(run(hookgrad).dtype) == str(run(torch).dtype)
+    else:
+        assert_same_error(run)

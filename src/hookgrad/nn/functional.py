@@ -400,6 +400,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Ten
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
                                f"{name} of shape {list(tensor.shape)} and normalized_shape = "
                                f"{list(normalized_shape)}")
+    _norm.check_affine_dtypes(input, weight, bias)
     return _norm.NativeLayerNorm.apply(input, weight, bias, n, eps)
 
 
@@ -413,6 +414,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5) -> Tensor:
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
+    _norm.check_affine_dtypes(input, weight, bias)
     return _norm.NativeGroupNorm.apply(input, weight, bias, num_groups, eps)[0]
 
 

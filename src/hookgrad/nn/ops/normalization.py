@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import _dtype
 from ...autograd import grad_mode
 from ...tensor import Tensor
 from ...ops._base import Op
@@ -232,3 +233,26 @@ class NativeGroupNorm(Op):
         if need_bias:
             grad_bias = grad.sum(axes)
         return grad_input, grad_weight, grad_bias
+
+
+_REDUCED = ("bfloat16", "float16")
+
+
+def check_affine_dtypes(input: Tensor, *params) -> None:
+    """torch's CPU rule for layer and group norm's weight and bias: they share the input's
+    dtype, or are float32 beside a bfloat16/float16 input (mixed precision); anything else
+    raises torch's error rather than computing in some promoted dtype."""
+    defined = [p for p in params if p is not None]
+    if not defined:
+        return
+    kind = input.dtype
+    if defined[0].dtype != kind:
+        if any(p.dtype != _dtype.float32 for p in defined):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if str(kind).split(".")[-1] not in _REDUCED:
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        return
+    for p in defined[1:]:
+        if p.dtype != kind:
+            raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(kind)} but found "
+                               f"{_dtype.scalar_type_name(p.dtype)}")
