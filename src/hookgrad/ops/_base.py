@@ -317,8 +317,7 @@ def owned_grad(ctx, grad: Tensor) -> bool:
     stack = _tasks.stack
     if not stack or stack[-1].running is not ctx:
         return False
-    if (ctx._pre_hooks or ctx._post_hooks or ctx._tensor_pre_hooks
-            or ctx._retains_grad_hooks):
+    if ctx._hooked:  # a hook (tensor, retain_grad, node pre or post) could see the buffer
         return False
     if type(grad) is not Tensor or grad._grad_fn is not None or grad._extra is not None:
         return False
