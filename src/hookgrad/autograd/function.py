@@ -7,7 +7,7 @@ forward saved to the single door (``saved.py``). There are two paths:
 * user-defined ``Function``: forward runs on Tensors with grad mode off (``_apply_user``);
 * ``BuiltinFunction`` (the base of every op in ``ops/``): forward runs on NumPy arrays, and when
   no input needs a gradient nothing is recorded at all (``BuiltinFunction.apply``, then
-  ``_record_builtin``).
+  ``record_builtin``).
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from .node import Node, tasks
 from .outputs import (builtin_outputs, check_dirty_returned, connect, set_output_meta,
                       untracked_outputs, user_outputs)
 from .saved import ERR_FREED, save_builtin, save_user
+from .tensor_hooks import grad_edge
 from .views import check_inplace, check_rebase
 
 
@@ -282,7 +283,7 @@ class BuiltinFunction(Function):
             if type(outputs) is np.ndarray and cls._view_of is None and not cls._inplace:
                 return Tensor._make(outputs)  # the common case, inline
             return untracked_outputs(cls, args, outputs)
-        return _record_builtin(cls, args, arrays, kwargs)
+        return record_builtin(cls, args, arrays, kwargs)
 
 
 def _needs_grad(arg) -> bool:
@@ -310,23 +311,33 @@ def _input_needs(cls, args: tuple, any_needs: bool) -> tuple:
 # ---------------------------------------------------------------------------------------------
 # The built-in path, recorded
 # ---------------------------------------------------------------------------------------------
-def _record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
+def record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
+    """Forward with the node as ctx, then the node wired to its inputs and outputs and what
+    forward saved handed to the door. The ops' direct lanes (``ops/_untracked.py``) call this
+    when they already know an input needs a gradient."""
     node = cls._backward_cls()
-    positions = _builtin_inputs(cls, node, args, arrays)
+    positions, edges, metas = _builtin_inputs(cls, node, args, arrays)
     outputs = cls.forward(node, *arrays, **kwargs)
-    connect(node, args, positions)  # before the outputs: an in-place op rewrites args[0]'s edge
+    if edges is None:  # a view input's edge is looked up after forward, as a refusal there
+        connect(node, args, positions)  # must come from forward's own checks first
+    else:
+        node.next_functions = edges
+        node._input_meta = metas
+        node._tensor_positions = positions
     if type(outputs) is np.ndarray and cls._view_of is None and not cls._inplace:
         # the common case, inline: one fresh array out
         result = Tensor._make(outputs)
         if outputs.dtype.kind in "fcV":
             result._grad_fn = node
         node._output_meta = ((outputs.shape, outputs.dtype),)
-        raw_outputs = (outputs,)
-        results = (result,)
-    else:
-        raw_outputs = outputs if type(outputs) is tuple else (outputs,)
-        results = builtin_outputs(cls, node, args, raw_outputs)
-        set_output_meta(node, results)
+        to_save = node._to_save
+        if to_save is not None:
+            node._to_save = None
+            node._saved = save_builtin(node, args, arrays, (outputs,), (result,), to_save, False)
+        return result
+    raw_outputs = outputs if type(outputs) is tuple else (outputs,)
+    results = builtin_outputs(cls, node, args, raw_outputs)
+    set_output_meta(node, results)
     if node._to_save is not None:
         node._saved = save_builtin(node, args, arrays, raw_outputs, results, node._to_save,
                                    cls._inplace)
@@ -334,31 +345,61 @@ def _record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
     return tuple(results) if type(outputs) is tuple else results[0]
 
 
+_NO_EDGE = (None, 0)
+
+
 def _builtin_inputs(cls, node, args: tuple, arrays: list) -> tuple:
     """Set ``node.needs_input_grad`` (some input needs a gradient) and return the positions
-    that get an edge (tensors, and numbers torch wraps as tensors). Each distinct input tensor
+    that get an edge (tensors, and numbers torch wraps as tensors), with the edges and the
+    input shapes backward checks against (``None`` for both when an input is a view that
+    needs a gradient: ``connect`` finds its edge after forward). Each distinct input tensor
     gets its own array object, so a saved array names the tensor it came from: ``x`` and
     ``x.detach()`` share one ndarray, yet only ``x`` has a history."""
     needs = []
     positions = []
-    seen = []  # (array, tensor) of the tensors so far: few, a list beats a dict
+    edges = []
+    metas = []
+    seen = None  # (array, tensor) of the tensors so far: few, a list beats a dict
     for i, arg in enumerate(args):
         if isinstance(arg, Tensor):
             positions.append(i)
-            needs.append(arg._requires_grad or arg._grad_fn is not None or (
-                arg._base is not None and arg.grad_fn is not None))
+            history = arg._grad_fn
+            if arg._base is None:
+                need = arg._requires_grad or history is not None
+                if need and edges is not None:
+                    edges.append((history, arg._output_nr) if history is not None
+                                 else grad_edge(arg))
+            else:
+                need = arg._requires_grad or history is not None or arg.grad_fn is not None
+                if need:
+                    edges = None
+            needs.append(need)
             array = arrays[i]
-            for other_array, other in seen:
-                if other_array is array and other is not arg:
-                    arrays[i] = array = array.view()
-                    break
-            seen.append((array, arg))
+            if seen is None:
+                seen = [(array, arg)]
+            else:
+                for other_array, other in seen:
+                    if other_array is array and other is not arg:
+                        arrays[i] = array = array.view()
+                        break
+                seen.append((array, arg))
+            if edges is not None:
+                if need:
+                    metas.append((array.shape, array.dtype))
+                else:
+                    edges.append(_NO_EDGE)
+                    metas.append(None)
         else:
             needs.append(False)
             if i in cls._wrapped_scalars:
                 positions.append(i)
+                if edges is not None:
+                    edges.append(_NO_EDGE)
+                    metas.append(None)
     node.needs_input_grad = tuple(needs)
-    return tuple(positions)
+    if edges is None:
+        return tuple(positions), None, None
+    return tuple(positions), tuple(edges), tuple(metas)
 
 
 @functools.lru_cache(maxsize=None)
