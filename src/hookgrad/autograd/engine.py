@@ -258,9 +258,15 @@ def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
     task = GraphTask(executes if executes is not None else reachable, executes)
     tasks.stack.append(task)
     pop, push = heapq.heappop, heapq.heappush
+    # ``held``: the one node that became ready while no other was waiting. It would be the
+    # next popped anyway, so it skips the heap (a chain of single-input nodes never uses it)
+    held = None
     try:
-        while ready:
-            node = pop(ready)[2]
+        while held is not None or ready:
+            if held is not None:
+                node, held = held, None
+            else:
+                node = pop(ready)[2]
             grads = buffers.pop(node)
             task.running = node
             if node._hooked or captures:
@@ -275,18 +281,24 @@ def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
             for (child, nr), grad in zip(node.next_functions, outputs):
                 if child is None or (executes is not None and child not in executes):
                     continue
+                slots = buffers.get(child)
+                if slots is None:
+                    slots = buffers[child] = [None] * _num_inputs(child)
                 if grad is not None:
-                    slots = buffers.get(child)
-                    if slots is not None and nr < len(slots) and slots[nr] is None:
+                    if nr < len(slots) and slots[nr] is None:
                         slots[nr] = grad  # the common case, inline
                     else:
                         _add_to_buffer(buffers, child, nr, grad)
                 remaining = dependencies[child] - 1
                 dependencies[child] = remaining
                 if remaining == 0:
-                    if child not in buffers:
-                        buffers[child] = [None] * _num_inputs(child)
-                    push(ready, (-child._sequence_nr, next(tie), child))
+                    if held is None and not ready:
+                        held = child
+                    else:
+                        if held is not None:
+                            push(ready, (-held._sequence_nr, next(tie), held))
+                            held = None
+                        push(ready, (-child._sequence_nr, next(tie), child))
             grad = outputs = grads = None  # the buffers own them now: AccumulateGrad may steal one
     finally:
         _state.enabled = previous_mode

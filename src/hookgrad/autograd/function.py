@@ -126,6 +126,11 @@ class BuiltinBackward(BackwardCFunction):
     gradients that are needed, like torch's: when the running backward call wants only some
     inputs (``autograd.grad``), the others are marked as not needed while it runs."""
 
+    # ``runner(grad_outputs) -> tuple | None`` (a method): an op whose formula also reads right on
+    # NumPy arrays (ops/_base.py ``formula_on_arrays``) runs it there when no graph of the
+    # backward is recorded; None means "not here", and the formula runs on Tensors
+    _array_runner: Any = None
+
     def __repr__(self) -> str:
         return f"<{self.name()} object at {hex(id(self))}>"
 
@@ -141,7 +146,10 @@ class BuiltinBackward(BackwardCFunction):
             task = running[-1]
             if task.executes is not None and task.running is self:
                 return self._apply_wanted(grad_outputs, task.executes)
-        grads = self._forward_cls.backward(self, *grad_outputs)
+        runner = self._array_runner
+        grads = None if runner is None or _state.enabled else runner(grad_outputs)
+        if grads is None:
+            grads = self._forward_cls.backward(self, *grad_outputs)
         if type(grads) is not tuple:
             grads = (grads,)
         needs = self.needs_input_grad
