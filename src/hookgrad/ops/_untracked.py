@@ -71,7 +71,8 @@ def binary(ufunc, full, reflected: bool = False, op=None, extra: tuple = ()):
             b = other._data
             if b.dtype is not dtype or not _plain(other):
                 return full(self, other)
-        elif _NUMBERS_OK and (kind is float or (kind is int and -_INT_LIMIT <= other <= _INT_LIMIT)):
+        elif _NUMBERS_OK and (kind is float
+                              or (kind is int and -_INT_LIMIT <= other <= _INT_LIMIT)):
             b = other
         else:
             return full(self, other)
