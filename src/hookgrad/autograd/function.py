@@ -46,8 +46,7 @@ class BackwardCFunction(Node, FunctionCtx):
     _tensor_positions: tuple = ()
     _output_meta: tuple = ()
 
-    def __init__(self):
-        self._init_node()
+    __init__ = Node._init_node  # one node per recorded op: no frame of its own
 
     def __repr__(self) -> str:
         return f"<torch.autograd.function.{self.name()} object at {hex(id(self))}>"
@@ -155,10 +154,13 @@ class BuiltinBackward(BackwardCFunction):
         needs = self.needs_input_grad
         count = len(grads)
         positions = self._tensor_positions
-        if len(positions) == 1:  # one tensor input: no generator
+        if len(positions) == 1:  # one tensor input
             i = positions[0]
             return (grads[i] if i < count and needs[i] else None,)
-        return tuple(grads[i] if i < count and needs[i] else None for i in positions)
+        result = []
+        for i in positions:
+            result.append(grads[i] if i < count and needs[i] else None)
+        return tuple(result)
 
     def _apply_wanted(self, grad_outputs: tuple, executes) -> tuple:
         """Backward when the engine runs only part of the graph: inputs whose edge leads
@@ -283,7 +285,10 @@ class BuiltinFunction(Function):
                 for arg in args[1:]:
                     if isinstance(arg, Tensor) and arg._base is not None:
                         arg.grad_fn  # a stale split output raises here, before the write
-        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        arrays = list(args)
+        for i, arg in enumerate(args):
+            if isinstance(arg, Tensor):
+                arrays[i] = arg._data
         if not any_needs:
             ctx = _UntrackedCtx()
             ctx.needs_input_grad = _no_grads(len(args))

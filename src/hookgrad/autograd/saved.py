@@ -382,8 +382,15 @@ def _saved_output(node, args, raw_outputs, results, item, version=None):
     for raw, result in zip(raw_outputs, results):
         if item is raw or item is result:
             return SavedTensor(result, node, is_output=result._grad_fn is node,
-                               is_input=any(result is a for a in args), version=version)
+                               is_input=_is_one_of(result, args), version=version)
     return None
+
+
+def _is_one_of(tensor, args: tuple) -> bool:
+    for arg in args:
+        if arg is tensor:
+            return True
+    return False
 
 
 def save_user(node, args, raw_outputs, results, to_save) -> tuple:

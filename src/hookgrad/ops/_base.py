@@ -141,6 +141,7 @@ def as_operand(value, op_name: str, position: int = 2):
 
 _FLOAT16 = np.dtype(np.float16)
 _FLOAT32 = np.dtype(np.float32)
+_FLOAT64 = np.dtype(np.float64)
 # the 16-bit floats torch computes in float32 (bfloat16 only when ml_dtypes is installed)
 HALF_TYPES = tuple(d for d in (_FLOAT16, _dtype.BFLOAT16_NUMPY) if d is not None)
 
@@ -148,6 +149,8 @@ HALF_TYPES = tuple(d for d in (_FLOAT16, _dtype.BFLOAT16_NUMPY) if d is not None
 def work_dtype(dtype: np.dtype) -> np.dtype:
     """Half precision (float16, bfloat16) is computed in float32 and rounded once at the end
     (torch's opmath)."""
+    if dtype is _FLOAT32 or dtype is _FLOAT64:  # the common dtypes, without comparisons
+        return dtype
     return _FLOAT32 if dtype in HALF_TYPES else dtype
 
 
@@ -205,16 +208,19 @@ def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype,
                 _check_inplace_shape(a.shape, b.shape, op_name)
             return fn(a, b, out=a)
         first, second = a, b
-        if a.dtype != work:
+        if a.dtype is not work and a.dtype != work:
             a = a.astype(work)
-        b = to_work(b, work)
+        if type(b) is not float or type(fn) is not np.ufunc or not _NUMBERS_CAST or (
+                work is not _FLOAT32 and work is not _FLOAT64):
+            b = to_work(b, work)  # (a NumPy 2 ufunc casts a Python float to a's dtype itself)
         try:
             result = fn(a, b)
         except ValueError:
-            raise broadcast_error(op_name, a.shape, b.shape) from None
+            raise broadcast_error(op_name, a.shape, np.shape(b)) from None
         if type(result) is not np.ndarray:
             result = np.asarray(result)
-        result = result if result.dtype == dtype else result.astype(dtype)
+        if result.dtype is not dtype and result.dtype != dtype:
+            result = result.astype(dtype)
         if first.flags.c_contiguous and type(second) is np.ndarray and \
                 second.flags.c_contiguous and first.shape == second.shape == result.shape:
             return result  # (broadcasting ranks size-1 dimensions' strides: the full rule)

@@ -22,7 +22,7 @@ def _add_scaled(ctx, op_name: str, fn, self, other, dtype, alpha, inplace: bool 
     dtype before the sum, as torch computes it."""
     _check_alpha(alpha, dtype)
     ctx.alpha = alpha
-    if dtype in HALF_TYPES and not isinstance(other, np.ndarray):
+    if work_dtype(dtype) is not dtype and not isinstance(other, np.ndarray):
         other = cast(other, dtype)  # torch's add kernel rounds a number to half precision first
     if alpha != 1:
         work = work_dtype(dtype)
