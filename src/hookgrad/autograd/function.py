@@ -22,10 +22,9 @@ from . import grad_mode
 from .grad_mode import _state
 from .ctx import FunctionCtx
 from .node import Node, tasks
-from .outputs import (builtin_outputs, check_dirty_returned, connect, set_output_meta,
-                      untracked_outputs, user_outputs)
+from .outputs import (builtin_inputs, builtin_outputs, check_dirty_returned, connect,
+                      set_output_meta, untracked_outputs, user_outputs)
 from .saved import ERR_FREED, save_builtin, save_user
-from .tensor_hooks import grad_edge
 from .views import check_inplace, check_rebase
 
 
@@ -329,7 +328,7 @@ def record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
     forward saved handed to the door. The ops' direct lanes (``ops/_untracked.py``) call this
     when they already know an input needs a gradient."""
     node = cls._backward_cls()
-    positions, edges, metas = _builtin_inputs(cls, node, args, arrays)
+    positions, edges, metas = builtin_inputs(cls, node, args, arrays)
     outputs = cls.forward(node, *arrays, **kwargs)
     if edges is None:  # a view input's edge is looked up after forward, as a refusal there
         connect(node, args, positions)  # must come from forward's own checks first
@@ -356,63 +355,6 @@ def record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
                                    cls._inplace)
         node._to_save = None
     return tuple(results) if type(outputs) is tuple else results[0]
-
-
-_NO_EDGE = (None, 0)
-
-
-def _builtin_inputs(cls, node, args: tuple, arrays: list) -> tuple:
-    """Set ``node.needs_input_grad`` (some input needs a gradient) and return the positions
-    that get an edge (tensors, and numbers torch wraps as tensors), with the edges and the
-    input shapes backward checks against (``None`` for both when an input is a view that
-    needs a gradient: ``connect`` finds its edge after forward). Each distinct input tensor
-    gets its own array object, so a saved array names the tensor it came from: ``x`` and
-    ``x.detach()`` share one ndarray, yet only ``x`` has a history."""
-    needs = []
-    positions = []
-    edges = []
-    metas = []
-    seen = None  # (array, tensor) of the tensors so far: few, a list beats a dict
-    for i, arg in enumerate(args):
-        if isinstance(arg, Tensor):
-            positions.append(i)
-            history = arg._grad_fn
-            if arg._base is None:
-                need = arg._requires_grad or history is not None
-                if need and edges is not None:
-                    edges.append((history, arg._output_nr) if history is not None
-                                 else grad_edge(arg))
-            else:
-                need = arg._requires_grad or history is not None or arg.grad_fn is not None
-                if need:
-                    edges = None
-            needs.append(need)
-            array = arrays[i]
-            if seen is None:
-                seen = [(array, arg)]
-            else:
-                for other_array, other in seen:
-                    if other_array is array and other is not arg:
-                        arrays[i] = array = array.view()
-                        break
-                seen.append((array, arg))
-            if edges is not None:
-                if need:
-                    metas.append((array.shape, array.dtype))
-                else:
-                    edges.append(_NO_EDGE)
-                    metas.append(None)
-        else:
-            needs.append(False)
-            if i in cls._wrapped_scalars:
-                positions.append(i)
-                if edges is not None:
-                    edges.append(_NO_EDGE)
-                    metas.append(None)
-    node.needs_input_grad = tuple(needs)
-    if edges is None:
-        return tuple(positions), None, None
-    return tuple(positions), tuple(edges), tuple(metas)
 
 
 @functools.lru_cache(maxsize=None)
