@@ -23,7 +23,8 @@ import numpy as np
 from .._dtype import legacy_type_name
 from ..tensor import Tensor
 from .grad_mode import _state
-from .node import AccumulateGrad, GraphTask, current_graph_task, tasks
+from .node import (AccumulateGrad, GraphTask, current_graph_task, partial_runs,
+                   partial_runs_lock, tasks)
 from .tensor_hooks import grad_accumulator, grad_edge
 
 __all__ = ["backward", "grad", "run", "current_graph_task", "will_execute_node", "GraphTask"]
@@ -256,6 +257,9 @@ def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
     previous_mode = _state.enabled
     _state.enabled = create_graph
     task = GraphTask(executes if executes is not None else reachable, executes)
+    if executes is not None:
+        with partial_runs_lock:
+            partial_runs[0] += 1
     tasks.stack.append(task)
     pop, push = heapq.heappop, heapq.heappush
     # ``held``: the one node that became ready while no other was waiting. It would be the
@@ -283,7 +287,8 @@ def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
                     continue
                 slots = buffers.get(child)
                 if slots is None:
-                    slots = buffers[child] = [None] * _num_inputs(child)
+                    meta = getattr(child, "_output_meta", None)  # _num_inputs, inline
+                    slots = buffers[child] = [None] * (len(meta) if meta else 1)
                 if grad is not None:
                     if nr < len(slots) and slots[nr] is None:
                         slots[nr] = grad  # the common case, inline
@@ -303,6 +308,9 @@ def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
     finally:
         _state.enabled = previous_mode
         tasks.stack.pop()
+        if executes is not None:
+            with partial_runs_lock:
+                partial_runs[0] -= 1
     return captured
 
 

@@ -21,7 +21,7 @@ from ..tensor import Tensor, has_internal_overlap
 from . import grad_mode
 from .grad_mode import _state
 from .ctx import FunctionCtx
-from .node import Node, tasks
+from .node import Node, partial_runs, tasks
 from .outputs import (builtin_inputs, builtin_outputs, check_dirty_returned, connect,
                       set_output_meta, untracked_outputs, user_outputs)
 from .saved import ERR_FREED, save_builtin, save_user
@@ -139,7 +139,7 @@ class BuiltinBackward(BackwardCFunction):
                 grad_outputs = self._materialized(grad_outputs, builtin=True)
             elif all(g is None for g in grad_outputs):
                 return (None,) * len(self.next_functions)
-        running = tasks.stack
+        running = tasks.stack if partial_runs[0] else None
         if running:
             task = running[-1]
             if task.executes is not None and task.running is self:

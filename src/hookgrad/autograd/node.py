@@ -247,6 +247,13 @@ class _Tasks(threading.local):
 
 tasks = _Tasks()
 
+# how many backward calls, in any thread, run only part of the graph now (autograd.grad,
+# backward(inputs=...)): while none does, a node need not look up the running task to learn
+# which of its inputs are wanted. Changed under the lock; read without it (a stale nonzero only
+# costs that lookup)
+partial_runs = [0]
+partial_runs_lock = threading.Lock()
+
 
 def current_graph_task() -> Optional[GraphTask]:
     return tasks.stack[-1] if tasks.stack else None
