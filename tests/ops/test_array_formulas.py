@@ -167,3 +167,26 @@ def test_hooks_see_torch_gradients_around_an_array_formula():
     assert h_grads[0][1] == t_grads[0][1]
     np.testing.assert_array_equal(h_z, t_z)
     np.testing.assert_allclose(h_x, t_x, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("shape, size", [((16, 5), (5,)), ((2, 3, 4), (3, 1)),
+                                         ((4, 1, 3), (1, 1, 3))])
+def test_sum_to_size_without_recording_matches_torch(dtype, shape, size):
+    """The engine reduces a broadcast gradient (a bias's) with sum_to_size under no_grad: the
+    direct lane there must give torch's values, dtype and layout."""
+    array = np.random.default_rng(3).standard_normal(shape).astype(dtype)
+    with torch.no_grad():
+        expected = torch.tensor(array).sum_to_size(size)
+    with hookgrad.no_grad():
+        actual = hookgrad.tensor(array).sum_to_size(size)
+    recorded = hookgrad.tensor(array, requires_grad=True).sum_to_size(size)  # through Sum's node
+    assert_close(actual, expected)
+    assert actual.stride() == expected.stride()
+    np.testing.assert_array_equal(actual.numpy(), recorded.detach().numpy())
+
+
+def test_bias_gradient_reduced_by_the_engine_matches_torch():
+    rng = np.random.default_rng(4)
+    x, weight, bias = rng.standard_normal((16, 8)), rng.standard_normal((3, 8)), np.zeros(3)
+    compare(lambda lib, x, w, b: lib.nn.functional.linear(x, w, b), x, weight, bias)
