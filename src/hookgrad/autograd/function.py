@@ -265,12 +265,14 @@ class BuiltinFunction(Function):
         ctx and plain outputs (the cheap path every op takes under no_grad)."""
         grad_on = _state.enabled
         any_needs = False
-        if grad_on:
-            for arg in args:
-                if isinstance(arg, Tensor) and (arg._requires_grad or arg._grad_fn is not None or (
-                        arg._base is not None and arg.grad_fn is not None)):
+        arrays = list(args)  # forward's arguments: each tensor's array in its place
+        for i, arg in enumerate(args):
+            if isinstance(arg, Tensor):
+                arrays[i] = arg._data
+                if grad_on and not any_needs and (
+                        arg._requires_grad or arg._grad_fn is not None
+                        or (arg._base is not None and arg.grad_fn is not None)):
                     any_needs = True
-                    break
         if cls._inplace:
             target = args[0]
             if not target._data.flags.writeable or (
@@ -284,10 +286,6 @@ class BuiltinFunction(Function):
                 for arg in args[1:]:
                     if isinstance(arg, Tensor) and arg._base is not None:
                         arg.grad_fn  # a stale split output raises here, before the write
-        arrays = list(args)
-        for i, arg in enumerate(args):
-            if isinstance(arg, Tensor):
-                arrays[i] = arg._data
         if not any_needs:
             ctx = _UntrackedCtx()
             ctx.needs_input_grad = _no_grads(len(args))
