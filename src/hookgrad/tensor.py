@@ -74,6 +74,7 @@ class Tensor:
     __array_priority__ = 1000  # so ndarray <op> Tensor defers to Tensor's reflected operator
 
     def _init(self, array: np.ndarray, requires_grad: bool = False) -> None:
+        # the same fields as ``_make`` sets (keep the two in step)
         self._data = array
         self._requires_grad = requires_grad
         self._grad = None
@@ -89,8 +90,19 @@ class Tensor:
     @classmethod
     def _make(cls, array: np.ndarray, requires_grad: bool = False) -> "Tensor":
         """A tensor on ``array`` without validation (the ops' constructor)."""
+        # the body of ``_init``, inline: every op's result is made here
         tensor = object.__new__(cls)
-        tensor._init(array, requires_grad)
+        tensor._data = array
+        tensor._requires_grad = requires_grad
+        tensor._grad = None
+        tensor._grad_fn = None
+        tensor._output_nr = 0
+        tensor._version_counter = [0]
+        tensor._base = None
+        tensor._view_fn = None
+        tensor._view_version = 0
+        tensor._hooks = None
+        tensor._extra = None
         return tensor
 
     # -- autograd state --------------------------------------------------------------------

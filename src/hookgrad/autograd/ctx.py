@@ -14,6 +14,7 @@ class FunctionCtx:
     _non_differentiable = None
     _materialize_grads = True
     needs_input_grad: tuple = ()
+    _on_arrays = False  # a built-in formula running on arrays: saved_tensors gives arrays
 
     def save_for_backward(self, *tensors) -> None:
         """Keep tensors (inputs, outputs, others, or ``None``) for ``backward``; each passes the
@@ -36,6 +37,9 @@ class FunctionCtx:
     def saved_tensors(self) -> tuple:
         """The tensors given to ``save_for_backward``, unpacked (through any unpack hook); raises
         after they are freed."""
+        if self._on_arrays:
+            return tuple(None if saved is None else saved.unpack_array(self)
+                         for saved in self._saved)
         return tuple(None if saved is None else saved.unpack(self) for saved in self._saved)
 
     saved_variables = saved_tensors

@@ -23,7 +23,8 @@ import numpy as np
 from .._dtype import legacy_type_name
 from ..tensor import Tensor
 from .grad_mode import _state
-from .node import AccumulateGrad, GraphTask, current_graph_task, tasks
+from .node import (AccumulateGrad, GraphTask, current_graph_task, partial_runs,
+                   partial_runs_lock, tasks)
 from .tensor_hooks import grad_accumulator, grad_edge
 
 __all__ = ["backward", "grad", "run", "current_graph_task", "will_execute_node", "GraphTask"]
@@ -183,6 +184,28 @@ def _collect(roots: list):
     return order, parents
 
 
+def _count(roots: list) -> dict:
+    """Every node reachable from the roots, mapped to the number of edges into it (what
+    ``_collect`` gives when no parent list is needed: a plain ``backward()``)."""
+    counts = {}
+    stack = []
+    for node, _ in roots:
+        if node is not None and node not in counts:
+            counts[node] = 0
+            stack.append(node)
+    while stack:
+        for child, _ in stack.pop().next_functions:
+            if child is None:
+                continue
+            count = counts.get(child)
+            if count is None:
+                counts[child] = 1
+                stack.append(child)
+            else:
+                counts[child] = count + 1
+    return counts
+
+
 def _needed(parents: dict, targets: list) -> set:
     needed = set()
     stack = [node for node, _ in targets if node in parents]
@@ -203,18 +226,16 @@ def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
     the gradient arriving at each target is returned; with ``accumulate`` false, target leaves
     are not accumulated into (``autograd.grad``).
     """
-    order, parents = _collect(roots)
     captures = {}
-    if targets is not None:
-        needed = _needed(parents, targets)
+    if targets is None:  # every reachable node runs; an edge into a child is a dependency
+        executes = None
+        dependencies = reachable = _count(roots)
+    else:
+        order, parents = _collect(roots)
+        reachable = parents
+        executes = _needed(parents, targets)
         for index, (node, nr) in enumerate(targets):
             captures.setdefault(node, []).append((nr, index))
-        executes = needed
-    else:
-        executes = None
-    if executes is None:  # every edge counts: one parent entry per edge into the child
-        dependencies = {child: len(edges) for child, edges in parents.items() if edges}
-    else:
         dependencies = {}
         for node in order:
             if node not in executes:
@@ -235,37 +256,63 @@ def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
 
     previous_mode = _state.enabled
     _state.enabled = create_graph
-    task = GraphTask(executes if executes is not None else parents, executes)
+    task = GraphTask(executes if executes is not None else reachable, executes)
+    if executes is not None:
+        with partial_runs_lock:
+            partial_runs[0] += 1
     tasks.stack.append(task)
+    pop, push = heapq.heappop, heapq.heappush
+    # ``held``: the one node that became ready while no other was waiting. It would be the
+    # next popped anyway, so it skips the heap (a chain of single-input nodes never uses it)
+    held = None
     try:
-        while ready:
-            node = heapq.heappop(ready)[2]
+        while held is not None or ready:
+            if held is not None:
+                node, held = held, None
+            else:
+                node = pop(ready)[2]
             grads = buffers.pop(node)
             task.running = node
-            outputs = _run_node(node, grads, task, captures.get(node), captured, accumulate,
-                                keep_graph)
-            grads = None  # the node's incoming gradients die before its outputs are summed in
-            if outputs is None:
-                continue
+            if node._hooked or captures:
+                outputs = _run_node(node, grads, task, captures.get(node), captured, accumulate,
+                                    keep_graph)
+                grads = None  # the node's incoming gradients die before its outputs are summed
+                if outputs is None:
+                    continue
+            else:  # no hook on this node and nothing to capture: steps 5, 6 and 8 only
+                outputs = _validate(node, node.apply(tuple(grads)))
+                grads = None
+                if not keep_graph:
+                    node.release_variables()
             for (child, nr), grad in zip(node.next_functions, outputs):
                 if child is None or (executes is not None and child not in executes):
                     continue
+                slots = buffers.get(child)
+                if slots is None:
+                    meta = getattr(child, "_output_meta", None)  # _num_inputs, inline
+                    slots = buffers[child] = [None] * (len(meta) if meta else 1)
                 if grad is not None:
-                    slots = buffers.get(child)
-                    if slots is not None and nr < len(slots) and slots[nr] is None:
+                    if nr < len(slots) and slots[nr] is None:
                         slots[nr] = grad  # the common case, inline
                     else:
                         _add_to_buffer(buffers, child, nr, grad)
                 remaining = dependencies[child] - 1
                 dependencies[child] = remaining
                 if remaining == 0:
-                    if child not in buffers:
-                        buffers[child] = [None] * _num_inputs(child)
-                    heapq.heappush(ready, (-child._sequence_nr, next(tie), child))
-            grad = outputs = None  # the buffers own them now: AccumulateGrad may steal one
+                    if held is None and not ready:
+                        held = child
+                    else:
+                        if held is not None:
+                            push(ready, (-held._sequence_nr, next(tie), held))
+                            held = None
+                        push(ready, (-child._sequence_nr, next(tie), child))
+            grad = outputs = grads = None  # the buffers own them now: AccumulateGrad may steal one
     finally:
         _state.enabled = previous_mode
         tasks.stack.pop()
+        if executes is not None:
+            with partial_runs_lock:
+                partial_runs[0] -= 1
     return captured
 
 
@@ -385,9 +432,19 @@ def _validate(node, outputs) -> tuple:
     if len(outputs) != len(edges):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(edges)}, got {len(outputs)})")
+    metas = node._input_meta
+    for grad, meta in zip(outputs, metas):  # the common case: every gradient already right
+        if grad is None:
+            continue
+        if type(grad) is not Tensor or meta is None:
+            break
+        array = grad._data
+        if array.shape != meta[0] or (array.dtype is not meta[1] and array.dtype != meta[1]):
+            break
+    else:
+        return outputs if type(outputs) is tuple else tuple(outputs)
     if not edges:
         return tuple(outputs)
-    metas = node._input_meta
     result = []
     for i, grad in enumerate(outputs):
         if grad is None or edges[i][0] is None:  # kept for post-hooks, routed nowhere

@@ -7,7 +7,7 @@ forward saved to the single door (``saved.py``). There are two paths:
 * user-defined ``Function``: forward runs on Tensors with grad mode off (``_apply_user``);
 * ``BuiltinFunction`` (the base of every op in ``ops/``): forward runs on NumPy arrays, and when
   no input needs a gradient nothing is recorded at all (``BuiltinFunction.apply``, then
-  ``_record_builtin``).
+  ``record_builtin``).
 """
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ from ..tensor import Tensor, has_internal_overlap
 from . import grad_mode
 from .grad_mode import _state
 from .ctx import FunctionCtx
-from .node import Node, tasks
-from .outputs import (builtin_outputs, check_dirty_returned, connect, set_output_meta,
-                      untracked_outputs, user_outputs)
+from .node import Node, partial_runs, tasks
+from .outputs import (builtin_inputs, builtin_outputs, check_dirty_returned, connect,
+                      set_output_meta, untracked_outputs, user_outputs)
 from .saved import ERR_FREED, save_builtin, save_user
 from .views import check_inplace, check_rebase
 
@@ -45,8 +45,7 @@ class BackwardCFunction(Node, FunctionCtx):
     _tensor_positions: tuple = ()
     _output_meta: tuple = ()
 
-    def __init__(self):
-        self._init_node()
+    __init__ = Node._init_node  # one node per recorded op: no frame of its own
 
     def __repr__(self) -> str:
         return f"<torch.autograd.function.{self.name()} object at {hex(id(self))}>"
@@ -125,6 +124,11 @@ class BuiltinBackward(BackwardCFunction):
     gradients that are needed, like torch's: when the running backward call wants only some
     inputs (``autograd.grad``), the others are marked as not needed while it runs."""
 
+    # ``runner(grad_outputs) -> tuple | None`` (a method): an op whose formula also reads right on
+    # NumPy arrays (ops/_base.py ``formula_on_arrays``) runs it there when no graph of the
+    # backward is recorded; None means "not here", and the formula runs on Tensors
+    _array_runner: Any = None
+
     def __repr__(self) -> str:
         return f"<{self.name()} object at {hex(id(self))}>"
 
@@ -135,21 +139,27 @@ class BuiltinBackward(BackwardCFunction):
                 grad_outputs = self._materialized(grad_outputs, builtin=True)
             elif all(g is None for g in grad_outputs):
                 return (None,) * len(self.next_functions)
-        running = tasks.stack
+        running = tasks.stack if partial_runs[0] else None
         if running:
             task = running[-1]
             if task.executes is not None and task.running is self:
                 return self._apply_wanted(grad_outputs, task.executes)
-        grads = self._forward_cls.backward(self, *grad_outputs)
+        runner = self._array_runner
+        grads = None if runner is None or _state.enabled else runner(grad_outputs)
+        if grads is None:
+            grads = self._forward_cls.backward(self, *grad_outputs)
         if type(grads) is not tuple:
             grads = (grads,)
         needs = self.needs_input_grad
         count = len(grads)
         positions = self._tensor_positions
-        if len(positions) == 1:  # one tensor input: no generator
+        if len(positions) == 1:  # one tensor input
             i = positions[0]
             return (grads[i] if i < count and needs[i] else None,)
-        return tuple(grads[i] if i < count and needs[i] else None for i in positions)
+        result = []
+        for i in positions:
+            result.append(grads[i] if i < count and needs[i] else None)
+        return tuple(result)
 
     def _apply_wanted(self, grad_outputs: tuple, executes) -> tuple:
         """Backward when the engine runs only part of the graph: inputs whose edge leads
@@ -255,12 +265,14 @@ class BuiltinFunction(Function):
         ctx and plain outputs (the cheap path every op takes under no_grad)."""
         grad_on = _state.enabled
         any_needs = False
-        if grad_on:
-            for arg in args:
-                if isinstance(arg, Tensor) and (arg._requires_grad or arg._grad_fn is not None or (
-                        arg._base is not None and arg.grad_fn is not None)):
+        arrays = list(args)  # forward's arguments: each tensor's array in its place
+        for i, arg in enumerate(args):
+            if isinstance(arg, Tensor):
+                arrays[i] = arg._data
+                if grad_on and not any_needs and (
+                        arg._requires_grad or arg._grad_fn is not None
+                        or (arg._base is not None and arg.grad_fn is not None)):
                     any_needs = True
-                    break
         if cls._inplace:
             target = args[0]
             if not target._data.flags.writeable or (
@@ -274,7 +286,6 @@ class BuiltinFunction(Function):
                 for arg in args[1:]:
                     if isinstance(arg, Tensor) and arg._base is not None:
                         arg.grad_fn  # a stale split output raises here, before the write
-        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
         if not any_needs:
             ctx = _UntrackedCtx()
             ctx.needs_input_grad = _no_grads(len(args))
@@ -282,7 +293,7 @@ class BuiltinFunction(Function):
             if type(outputs) is np.ndarray and cls._view_of is None and not cls._inplace:
                 return Tensor._make(outputs)  # the common case, inline
             return untracked_outputs(cls, args, outputs)
-        return _record_builtin(cls, args, arrays, kwargs)
+        return record_builtin(cls, args, arrays, kwargs)
 
 
 def _needs_grad(arg) -> bool:
@@ -310,55 +321,38 @@ def _input_needs(cls, args: tuple, any_needs: bool) -> tuple:
 # ---------------------------------------------------------------------------------------------
 # The built-in path, recorded
 # ---------------------------------------------------------------------------------------------
-def _record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
+def record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
+    """Forward with the node as ctx, then the node wired to its inputs and outputs and what
+    forward saved handed to the door. The ops' direct lanes (``ops/_untracked.py``) call this
+    when they already know an input needs a gradient."""
     node = cls._backward_cls()
-    positions = _builtin_inputs(cls, node, args, arrays)
+    positions, edges, metas = builtin_inputs(cls, node, args, arrays)
     outputs = cls.forward(node, *arrays, **kwargs)
-    connect(node, args, positions)  # before the outputs: an in-place op rewrites args[0]'s edge
+    if edges is None:  # a view input's edge is looked up after forward, as a refusal there
+        connect(node, args, positions)  # must come from forward's own checks first
+    else:
+        node.next_functions = edges
+        node._input_meta = metas
+        node._tensor_positions = positions
     if type(outputs) is np.ndarray and cls._view_of is None and not cls._inplace:
         # the common case, inline: one fresh array out
         result = Tensor._make(outputs)
         if outputs.dtype.kind in "fcV":
             result._grad_fn = node
         node._output_meta = ((outputs.shape, outputs.dtype),)
-        raw_outputs = (outputs,)
-        results = (result,)
-    else:
-        raw_outputs = outputs if type(outputs) is tuple else (outputs,)
-        results = builtin_outputs(cls, node, args, raw_outputs)
-        set_output_meta(node, results)
+        to_save = node._to_save
+        if to_save is not None:
+            node._to_save = None
+            node._saved = save_builtin(node, args, arrays, (outputs,), (result,), to_save, False)
+        return result
+    raw_outputs = outputs if type(outputs) is tuple else (outputs,)
+    results = builtin_outputs(cls, node, args, raw_outputs)
+    set_output_meta(node, results)
     if node._to_save is not None:
         node._saved = save_builtin(node, args, arrays, raw_outputs, results, node._to_save,
                                    cls._inplace)
         node._to_save = None
     return tuple(results) if type(outputs) is tuple else results[0]
-
-
-def _builtin_inputs(cls, node, args: tuple, arrays: list) -> tuple:
-    """Set ``node.needs_input_grad`` (some input needs a gradient) and return the positions
-    that get an edge (tensors, and numbers torch wraps as tensors). Each distinct input tensor
-    gets its own array object, so a saved array names the tensor it came from: ``x`` and
-    ``x.detach()`` share one ndarray, yet only ``x`` has a history."""
-    needs = []
-    positions = []
-    seen = []  # (array, tensor) of the tensors so far: few, a list beats a dict
-    for i, arg in enumerate(args):
-        if isinstance(arg, Tensor):
-            positions.append(i)
-            needs.append(arg._requires_grad or arg._grad_fn is not None or (
-                arg._base is not None and arg.grad_fn is not None))
-            array = arrays[i]
-            for other_array, other in seen:
-                if other_array is array and other is not arg:
-                    arrays[i] = array = array.view()
-                    break
-            seen.append((array, arg))
-        else:
-            needs.append(False)
-            if i in cls._wrapped_scalars:
-                positions.append(i)
-    node.needs_input_grad = tuple(needs)
-    return tuple(positions)
 
 
 @functools.lru_cache(maxsize=None)

@@ -29,7 +29,7 @@ class Node:
     """
 
     __slots__ = ("next_functions", "_saved", "_pre_hooks", "_post_hooks", "_tensor_pre_hooks",
-                 "_retains_grad_hooks", "_metadata", "_sequence_nr", "_input_meta",
+                 "_retains_grad_hooks", "_metadata", "_sequence_nr", "_input_meta", "_hooked",
                  "__weakref__")
 
     def _init_node(self) -> None:
@@ -42,6 +42,8 @@ class Node:
         self._metadata = None
         self._sequence_nr = next(_sequence)
         self._input_meta = ()
+        # set once any hook store is attached: the engine's one test for "no hook work here"
+        self._hooked = False
 
     def name(self) -> str:
         """The node's class name as torch prints it (``MulBackward0``)."""
@@ -65,6 +67,7 @@ class Node:
         """
         if self._post_hooks is None:
             self._post_hooks = OrderedDict()
+        self._hooked = True
         return add_hook(self._post_hooks, fn)
 
     def register_prehook(self, fn: Callable) -> RemovableHandle:
@@ -72,6 +75,7 @@ class Node:
         replaces the incoming gradients."""
         if self._pre_hooks is None:
             self._pre_hooks = OrderedDict()
+        self._hooked = True
         return add_hook(self._pre_hooks, fn)
 
     def _tensor_hooks_for(self, output_nr: int, store: "OrderedDict") -> None:
@@ -79,11 +83,13 @@ class Node:
         if self._tensor_pre_hooks is None:
             self._tensor_pre_hooks = {}
         self._tensor_pre_hooks[output_nr] = store
+        self._hooked = True
 
     def _register_retains_grad(self, output_nr: int, fn: Callable) -> None:
         if self._retains_grad_hooks is None:
             self._retains_grad_hooks = {}
         self._retains_grad_hooks[output_nr] = fn
+        self._hooked = True
 
     def release_variables(self) -> None:
         """Frees what the node saved for backward (done after a backward pass without
@@ -240,6 +246,13 @@ class _Tasks(threading.local):
 
 
 tasks = _Tasks()
+
+# how many backward calls, in any thread, run only part of the graph now (autograd.grad,
+# backward(inputs=...)): while none does, a node need not look up the running task to learn
+# which of its inputs are wanted. Changed under the lock; read without it (a stale nonzero only
+# costs that lookup)
+partial_runs = [0]
+partial_runs_lock = threading.Lock()
 
 
 def current_graph_task() -> Optional[GraphTask]:

@@ -83,6 +83,60 @@ def connect(node: object, args: tuple, positions: tuple) -> None:
     node._tensor_positions = positions
 
 
+def builtin_inputs(cls, node, args: tuple, arrays: list) -> tuple:
+    """Set ``node.needs_input_grad`` (some input needs a gradient) and return the positions
+    that get an edge (tensors, and numbers torch wraps as tensors), with the edges and the
+    input shapes backward checks against (``None`` for both when an input is a view that
+    needs a gradient: ``connect`` finds its edge after forward). Each distinct input tensor
+    gets its own array object, so a saved array names the tensor it came from: ``x`` and
+    ``x.detach()`` share one ndarray, yet only ``x`` has a history."""
+    needs = []
+    positions = []
+    edges = []
+    metas = []
+    seen = None  # (array, tensor) of the tensors so far: few, a list beats a dict
+    for i, arg in enumerate(args):
+        if isinstance(arg, Tensor):
+            positions.append(i)
+            history = arg._grad_fn
+            if arg._base is None:
+                need = arg._requires_grad or history is not None
+                if need and edges is not None:
+                    edges.append((history, arg._output_nr) if history is not None
+                                 else grad_edge(arg))
+            else:
+                need = arg._requires_grad or history is not None or arg.grad_fn is not None
+                if need:
+                    edges = None
+            needs.append(need)
+            array = arrays[i]
+            if seen is None:
+                seen = [(array, arg)]
+            else:
+                for other_array, other in seen:
+                    if other_array is array and other is not arg:
+                        arrays[i] = array = array.view()
+                        break
+                seen.append((array, arg))
+            if edges is not None:
+                if need:
+                    metas.append((array.shape, array.dtype))
+                else:
+                    edges.append(_NO_EDGE)
+                    metas.append(None)
+        else:
+            needs.append(False)
+            if i in cls._wrapped_scalars:
+                positions.append(i)
+                if edges is not None:
+                    edges.append(_NO_EDGE)
+                    metas.append(None)
+    node.needs_input_grad = tuple(needs)
+    if edges is None:
+        return tuple(positions), None, None
+    return tuple(positions), tuple(edges), tuple(metas)
+
+
 def set_output_meta(node, results) -> None:
     node._output_meta = tuple((r._data.shape, r._data.dtype) if isinstance(r, Tensor) else None
                               for r in results)

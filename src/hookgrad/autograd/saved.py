@@ -269,6 +269,23 @@ class SavedTensor:
             return self._tensor
         return _make_saved(self._data, self._version_counter, node, self._output_nr)
 
+    def plain_like(self, shape: tuple, dtype: np.dtype) -> bool:
+        """Whether ``unpack_array`` may give this saved tensor's array to a formula running on
+        arrays next to a gradient of ``shape`` and ``dtype``: kept without hooks, not freed,
+        and of that shape, dtype and a row-major layout (so NumPy's elementwise results are
+        laid out and typed exactly as torch's)."""
+        if self._hooked or self._freed:
+            return False
+        data = self._data if self._tensor is None else self._tensor._data
+        return data.shape == shape and data.dtype is dtype and data.flags.c_contiguous
+
+    def unpack_array(self, node=None) -> np.ndarray:
+        """``unpack`` for a formula running on arrays (after ``plain_like``): the version is
+        checked the same way, the array is given without a Tensor around it."""
+        if self._version_counter[0] != self._version:
+            self._raise_modified(node)
+        return self._data if self._tensor is None else self._tensor._data
+
     def _unpack_hooked(self, node):
         hook = self._unpack_hook
         result = hook(self._packed)
@@ -365,8 +382,15 @@ def _saved_output(node, args, raw_outputs, results, item, version=None):
     for raw, result in zip(raw_outputs, results):
         if item is raw or item is result:
             return SavedTensor(result, node, is_output=result._grad_fn is node,
-                               is_input=any(result is a for a in args), version=version)
+                               is_input=_is_one_of(result, args), version=version)
     return None
+
+
+def _is_one_of(tensor, args: tuple) -> bool:
+    for arg in args:
+        if arg is tensor:
+            return True
+    return False
 
 
 def save_user(node, args, raw_outputs, results, to_save) -> tuple:

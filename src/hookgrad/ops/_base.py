@@ -27,7 +27,70 @@ class Op(BuiltinFunction):
     arrays (non-tensor arguments stay Python values) and whose ``backward(ctx, *grads)`` is
     written with Tensor ops, so double backward comes free. Subclasses set ``node_name`` (torch's
     node name), ``saved_names`` (torch's names of what ``ctx.save_for_backward`` keeps) and, for
-    view and in-place ops, ``_view_of`` / ``_inplace``."""
+    view and in-place ops, ``_view_of`` / ``_inplace``.
+
+    ``array_formula = True`` (set in the class itself) says that ``backward`` uses only the
+    arithmetic operators (``+ - * /``, unary ``-``) on the gradient, the saved tensors and
+    Python numbers, so the same formula also reads right on NumPy arrays: when no graph of the
+    backward is recorded it then runs there (``formula_on_arrays``), without a Tensor per
+    intermediate."""
+
+    array_formula = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("array_formula"):
+            cls._backward_cls._array_runner = formula_on_arrays
+
+
+_ARRAY_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def formula_on_arrays(node, grad_outputs: tuple):
+    """Run an ``array_formula`` op's backward on arrays, or return None where that would not
+    give exactly what the Tensor formula gives: one incoming gradient, a plain row-major
+    float32/float64 tensor, and saved tensors of its shape, dtype and layout, kept without
+    hooks (``SavedTensor.plain_like``; checked before anything is unpacked, so an unpack hook
+    never runs twice). Within that, NumPy's elementwise results with Python numbers have the
+    dtype and layout torch's have (NumPy 2 casts a number to the array's dtype), so the values
+    are those of the Tensor lane (``_untracked.py``), computed without a Tensor in between."""
+    if len(grad_outputs) != 1 or not _NUMBERS_CAST:
+        return None
+    grad = grad_outputs[0]
+    if type(grad) is not Tensor:
+        return None
+    array = grad._data
+    dtype = array.dtype
+    if dtype not in _ARRAY_DTYPES or not array.flags.c_contiguous:
+        return None
+    shape = array.shape
+    for saved in node._saved:
+        if saved is not None and not saved.plain_like(shape, dtype):
+            return None
+    node._on_arrays = True
+    token = quiet_errors.enter()
+    try:
+        grads = node._forward_cls.backward(node, array)
+    finally:
+        quiet_errors.exit(token)
+        node._on_arrays = False
+    if type(grads) is not tuple:
+        grads = (grads,)
+    results = []
+    for value in grads:
+        if value is None or value is array:
+            results.append(grad if value is array else None)
+            continue
+        if type(value) is not np.ndarray:  # NumPy gives scalars for 0-dim results
+            value = np.asarray(value)
+        if value.dtype is not dtype or value.shape != shape:
+            return None  # not what the Tensor formula would give: let it run
+        results.append(Tensor._make(value))
+    return tuple(results)
+
+
+# NumPy 1 may promote by a number's value (float32 * 1e40 gives float64): the lane is off there
+_NUMBERS_CAST = int(np.__version__.split(".")[0]) >= 2
 
 
 _NUMBERS = (bool, int, float, np.bool_, np.integer, np.floating)
@@ -78,6 +141,7 @@ def as_operand(value, op_name: str, position: int = 2):
 
 _FLOAT16 = np.dtype(np.float16)
 _FLOAT32 = np.dtype(np.float32)
+_FLOAT64 = np.dtype(np.float64)
 # the 16-bit floats torch computes in float32 (bfloat16 only when ml_dtypes is installed)
 HALF_TYPES = tuple(d for d in (_FLOAT16, _dtype.BFLOAT16_NUMPY) if d is not None)
 
@@ -85,6 +149,8 @@ HALF_TYPES = tuple(d for d in (_FLOAT16, _dtype.BFLOAT16_NUMPY) if d is not None
 def work_dtype(dtype: np.dtype) -> np.dtype:
     """Half precision (float16, bfloat16) is computed in float32 and rounded once at the end
     (torch's opmath)."""
+    if dtype is _FLOAT32 or dtype is _FLOAT64:  # the common dtypes, without comparisons
+        return dtype
     return _FLOAT32 if dtype in HALF_TYPES else dtype
 
 
@@ -142,16 +208,19 @@ def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype,
                 _check_inplace_shape(a.shape, b.shape, op_name)
             return fn(a, b, out=a)
         first, second = a, b
-        if a.dtype != work:
+        if a.dtype is not work and a.dtype != work:
             a = a.astype(work)
-        b = to_work(b, work)
+        if type(b) is not float or type(fn) is not np.ufunc or not _NUMBERS_CAST or (
+                work is not _FLOAT32 and work is not _FLOAT64):
+            b = to_work(b, work)  # (a NumPy 2 ufunc casts a Python float to a's dtype itself)
         try:
             result = fn(a, b)
         except ValueError:
-            raise broadcast_error(op_name, a.shape, b.shape) from None
+            raise broadcast_error(op_name, a.shape, np.shape(b)) from None
         if type(result) is not np.ndarray:
             result = np.asarray(result)
-        result = result if result.dtype == dtype else result.astype(dtype)
+        if result.dtype is not dtype and result.dtype != dtype:
+            result = result.astype(dtype)
         if first.flags.c_contiguous and type(second) is np.ndarray and \
                 second.flags.c_contiguous and first.shape == second.shape == result.shape:
             return result  # (broadcasting ranks size-1 dimensions' strides: the full rule)
@@ -317,8 +386,7 @@ def owned_grad(ctx, grad: Tensor) -> bool:
     stack = _tasks.stack
     if not stack or stack[-1].running is not ctx:
         return False
-    if (ctx._pre_hooks or ctx._post_hooks or ctx._tensor_pre_hooks
-            or ctx._retains_grad_hooks):
+    if ctx._hooked:  # a hook (tensor, retain_grad, node pre or post) could see the buffer
         return False
     if type(grad) is not Tensor or grad._grad_fn is not None or grad._extra is not None:
         return False

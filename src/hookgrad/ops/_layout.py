@@ -71,6 +71,15 @@ def preserve(result: np.ndarray, source: np.ndarray) -> np.ndarray:
 def pointwise(result: np.ndarray, *operands) -> np.ndarray:
     """``result`` laid out as torch's TensorIterator lays out an elementwise result of
     ``operands`` (arrays, or numbers, in torch's argument order)."""
+    shape = result.shape
+    if len(shape) < 2:  # a 0-d or 1-d result has one layout: row-major
+        return result if result.flags.c_contiguous else np.ascontiguousarray(result)
+    for operand in operands:  # the most common case: row-major operands of the result's shape
+        if type(operand) is not np.ndarray or operand.shape != shape \
+                or not operand.flags.c_contiguous:
+            break
+    else:
+        return contiguous(result)
     # torch's shortcut (row-major operands, row-major result) holds when every operand has
     # the result's shape; when broadcasting, a size-1 dimension's stride is ranked too
     same = all(getattr(operand, "shape", ()) == result.shape for operand in operands)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.function import record_builtin
 from ..autograd.grad_mode import _state
 from ..overrides import _mode_stack
 from ..tensor import Tensor
@@ -34,25 +35,13 @@ def _plain(tensor: Tensor) -> bool:
                                   and tensor._base is None)
 
 
-def _operand(self, other):
-    """The arrays of ``self`` (a float32/float64 Tensor without history to record) and
-    ``other`` when the lane applies, else None."""
-    array = self._data
-    kind = type(other)
-    if kind is Tensor:
-        if other._data.dtype is not array.dtype or not _plain(other):
-            return None
-        return array, other._data
-    if _NUMBERS_OK and (kind is float or (kind is int and -_INT_LIMIT <= other <= _INT_LIMIT)):
-        return array, other
-    return None
-
-
 def binary(ufunc, full, reflected: bool = False, op=None, extra: tuple = ()):
     """``full`` (the operator's usual implementation) with the direct lane in front. ``op``
     (with ``extra`` arguments) is the Function ``full`` ends in for a float tensor and a
     number or a tensor of its dtype: recorded calls of that kind go to it at once, with the
-    arguments ``full`` would give it."""
+    arguments ``full`` would give it (and, when ``self`` is known to need a gradient, past
+    ``apply``'s search for one, straight to the recording)."""
+    enter, leave = quiet_errors.enter, quiet_errors.exit
 
     def operator(self, other):
         if _mode_stack or type(self) is not Tensor:
@@ -61,35 +50,52 @@ def binary(ufunc, full, reflected: bool = False, op=None, extra: tuple = ()):
         dtype = array.dtype
         if dtype not in _DTYPES:
             return full(self, other)
+        kind = type(other)
         if _state.enabled and (self._requires_grad or self._grad_fn is not None
                                or self._base is not None):
             if op is None:
                 return full(self, other)
-            kind = type(other)
             if kind is float or kind is int:
+                if self._base is None:  # self needs a gradient: nothing left to search
+                    return record_builtin(op, (self, other, dtype, other, *extra),
+                                           [array, other, dtype, other, *extra], _NO_KWARGS)
                 return op.apply(self, other, dtype, other, *extra)
             if kind is Tensor and other._data.dtype is dtype:
+                if self._base is None and other._base is None:
+                    return record_builtin(op, (self, other, dtype, None, *extra),
+                                           [array, other._data, dtype, None, *extra],
+                                           _NO_KWARGS)
                 return op.apply(self, other, dtype, None, *extra)
             return full(self, other)
-        operands = _operand(self, other)
-        if operands is None:
+        if kind is Tensor:
+            b = other._data
+            if b.dtype is not dtype or not _plain(other):
+                return full(self, other)
+        elif _NUMBERS_OK and (kind is float
+                              or (kind is int and -_INT_LIMIT <= other <= _INT_LIMIT)):
+            b = other
+        else:
             return full(self, other)
-        a, b = operands
-        token = quiet_errors.enter()
+        token = enter()
         try:
-            result = ufunc(b, a) if reflected else ufunc(a, b)
+            result = ufunc(b, array) if reflected else ufunc(array, b)
         except ValueError:  # shapes that do not broadcast: the full path words the error
             return full(self, other)
         finally:
-            quiet_errors.exit(token)
+            leave(token)
         if type(result) is not np.ndarray:  # NumPy gives scalars for 0-dim results
             result = np.asarray(result)
-        return Tensor._make(_layout.pointwise(result, a, b))  # torch's layout, as the full path
+        if result.ndim < 2:  # one layout only (see _layout.pointwise)
+            return Tensor._make(result)
+        return Tensor._make(_layout.pointwise(result, array, b))  # torch's layout, as full's
 
     operator.__name__ = getattr(full, "__name__", ufunc.__name__)
     operator.__doc__ = getattr(full, "__doc__", None)
     operator._torch_function_wrapped = True  # ``full`` is the mode-visible wrapper
     return operator
+
+
+_NO_KWARGS: dict = {}
 
 
 def negative(full):

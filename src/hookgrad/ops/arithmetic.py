@@ -22,7 +22,7 @@ def _add_scaled(ctx, op_name: str, fn, self, other, dtype, alpha, inplace: bool 
     dtype before the sum, as torch computes it."""
     _check_alpha(alpha, dtype)
     ctx.alpha = alpha
-    if dtype in HALF_TYPES and not isinstance(other, np.ndarray):
+    if work_dtype(dtype) is not dtype and not isinstance(other, np.ndarray):
         other = cast(other, dtype)  # torch's add kernel rounds a number to half precision first
     if alpha != 1:
         work = work_dtype(dtype)
@@ -50,6 +50,7 @@ class Sub(Op):
     """out = self - alpha * other;  d self = grad, d other = -alpha * grad"""
 
     node_name = "SubBackward0"
+    array_formula = True
     saved_values = {"alpha": "alpha"}
     _wrapped_scalars = (1,)
 
@@ -67,6 +68,7 @@ class Rsub(Op):
     """out = other - alpha * self (two tensors: RsubBackward0)"""
 
     node_name = "RsubBackward0"
+    array_formula = True
     saved_values = {"alpha": "alpha"}
 
     @staticmethod
@@ -90,6 +92,7 @@ class RsubScalar(Op):
     """out = other - alpha * self for a number ``other`` (no edge for it: RsubBackward1)"""
 
     node_name = "RsubBackward1"
+    array_formula = True
     saved_values = {"alpha": "alpha"}
 
     @staticmethod
@@ -114,6 +117,7 @@ class Mul(Op):
     """out = self * other;  d self = grad * other, d other = grad * self"""
 
     node_name = "MulBackward0"
+    array_formula = True
     saved_names = ("other", "self")
     _wrapped_scalars = (1,)
 
@@ -142,6 +146,7 @@ class Div(Op):
     """out = self / other;  d self = grad / other, d other = -grad * self / other^2"""
 
     node_name = "DivBackward0"
+    array_formula = True
     saved_names = ("other", "self")
     _wrapped_scalars = (1,)
 

@@ -104,7 +104,15 @@ def sum_to_size(input: Tensor, *size) -> Tensor:
     lead = input._data.ndim - len(shape)
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
                                       if s == 1 and input._data.shape[i + lead] != 1)
-    result = sum(input, dims, keepdim=True)
+    array = input._data
+    if dims and array.dtype.kind == "f" and type(input) is Tensor and not (
+            grad_mode._state.enabled and input.requires_grad):
+        # nothing to record (the engine reducing a broadcast gradient, say): Sum's forward
+        # without its node, the same arithmetic in the same dtypes
+        result = Tensor._make(np.asarray(quiet(_sum, array, dims, True, _accumulator(
+            array.dtype))).astype(array.dtype, copy=False))
+    else:
+        result = sum(input, dims, keepdim=True)
     return result.reshape(shape) if lead or result._data.shape != shape else result
 
 

@@ -72,6 +72,7 @@ class Neg(Op):
     """d -x = -1"""
 
     node_name = "NegBackward0"
+    array_formula = True
 
     @staticmethod
     def forward(ctx, self):
@@ -90,6 +91,7 @@ class Exp(Op):
     """d exp(x) = exp(x)"""
 
     node_name = "ExpBackward0"
+    array_formula = True
     saved_names = ("result",)
 
     @staticmethod
@@ -108,6 +110,7 @@ class Log(Op):
     """d log(x) = 1 / x"""
 
     node_name = "LogBackward0"
+    array_formula = True
     saved_names = ("self",)
 
     @staticmethod
@@ -125,6 +128,7 @@ class Log1p(Op):
     """d log(1 + x) = 1 / (1 + x)"""
 
     node_name = "Log1PBackward0"
+    array_formula = True
     saved_names = ("self",)
 
     @staticmethod
@@ -142,6 +146,7 @@ class Sqrt(Op):
     """d sqrt(x) = 1 / (2 sqrt(x))"""
 
     node_name = "SqrtBackward0"
+    array_formula = True
     saved_names = ("result",)
 
     @staticmethod
@@ -178,6 +183,7 @@ class Reciprocal(Op):
     """d 1/x = -1/x^2"""
 
     node_name = "ReciprocalBackward0"
+    array_formula = True
     saved_names = ("result",)
 
     @staticmethod
@@ -281,6 +287,7 @@ class Tanh(Op):
     """d tanh(x) = 1 - tanh(x)^2"""
 
     node_name = "TanhBackward0"
+    array_formula = True
     saved_names = ("result",)
 
     @staticmethod
@@ -306,6 +313,7 @@ class Sigmoid(Op):
     """d s(x) = s(x) (1 - s(x))"""
 
     node_name = "SigmoidBackward0"
+    array_formula = True
     saved_names = ("result",)
 
     @staticmethod
