@@ -58,6 +58,8 @@ def serve(framework: str, names: list[str], threads: int, sample: float,
     for line in sys.stdin:
         name = line.strip()
         step, number = steps[name], numbers[name]
+        for _ in range(max(1, number // 5)):  # untimed: caches and clocks after the pause
+            step()
         start = clock()
         for _ in range(number):
             step()
@@ -74,6 +76,12 @@ def _start(framework: str, names: list[str], threads: int, sample: float,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
 
 
+# With more than one thread, a framework's worker threads (OpenBLAS's, OpenMP's) keep spinning
+# for a while after its sample ends; started at once, the next framework would share the cores
+# with them. Each sample therefore starts after this pause.
+SETTLE_SECONDS = 0.25
+
+
 def measure(frameworks: list[str], names: list[str], threads: int, rounds: int,
             sample: float, cpu_time: bool = False) -> dict:
     """{framework: {workload: [seconds per step, one per round]}}"""
@@ -88,6 +96,8 @@ def measure(frameworks: list[str], names: list[str], threads: int, rounds: int,
             for name in names:
                 for fw in order:
                     if name in available[fw]:
+                        if threads > 1:
+                            time.sleep(SETTLE_SECONDS)
                         children[fw].stdin.write(name + "\n")
                         children[fw].stdin.flush()
                         times[fw][name].append(json.loads(children[fw].stdout.readline()))
