@@ -260,3 +260,16 @@ def _short_planner_timings(request, monkeypatch):
     if "memory" in request.node.path.parent.parts[-1:]:
         from hookgrad.memory import _costs
         monkeypatch.setattr(_costs, "MEASURE_SECONDS", 0.25)
+
+
+def traced_peak(fn) -> int:
+    """The most bytes NumPy and Python held at once while ``fn()`` ran, above what was held
+    when it started (tracemalloc sees NumPy's buffers)."""
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        fn()
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()

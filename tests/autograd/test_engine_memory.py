@@ -1,12 +1,12 @@
 """The engine lets a node's incoming gradients go as soon as the node has run, before its
 outputs are summed into other nodes' buffers, so the step's peak does not carry them; values
 are checked against torch."""
-import tracemalloc
 
 import numpy as np
 import torch
 
 import hookgrad
+from conftest import traced_peak
 
 
 def _step(lib, values):
@@ -20,13 +20,7 @@ def test_incoming_gradients_die_before_the_outputs_are_summed():
     size = 1 << 20
     values = np.random.default_rng(0).standard_normal(size).astype(np.float32)
     x, loss = _step(hookgrad, values)
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        loss.backward()
-        peak = tracemalloc.get_traced_memory()[1] - before
-    finally:
-        tracemalloc.stop()
+    peak = traced_peak(loss.backward)
     # at the sum: the buffer's gradient, ExpBackward0's output and the sum (x.grad); the
     # multiply's gradient that reached ExpBackward0 is gone (it made this 3 arrays)
     assert peak < 2.5 * size * 4

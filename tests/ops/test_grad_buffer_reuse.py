@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import hookgrad
+from conftest import traced_peak
 
 
 def _activations(lib):
@@ -169,13 +170,7 @@ def test_the_buffer_is_reused():
     x = hookgrad.randn(size, requires_grad=True)
     y = x.relu()
     loss = (y * 3).sum()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        loss.backward()
-        peak = tracemalloc.get_traced_memory()[1] - before
-    finally:
-        tracemalloc.stop()
+    peak = traced_peak(loss.backward)
     nbytes = size * 4
     assert peak < 1.6 * nbytes, peak / nbytes
     expected = (x.detach().numpy() > 0) * 3.0
@@ -244,13 +239,7 @@ def test_the_owned_buffer_is_masked_without_a_full_size_mask():
     size = 1 << 21
     x = hookgrad.randn(size, requires_grad=True)
     loss = (x.relu() * 3).sum()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        loss.backward()
-        peak = tracemalloc.get_traced_memory()[1] - before
-    finally:
-        tracemalloc.stop()
+    peak = traced_peak(loss.backward)
     assert peak < 1.1 * size * 4  # the multiply's gradient, which becomes x.grad, and a block
     expected = (x.detach().numpy() > 0) * 3.0
     np.testing.assert_array_equal(x.grad.numpy(), expected.astype(np.float32))
