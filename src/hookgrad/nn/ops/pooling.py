@@ -201,13 +201,33 @@ def _tile_max(x: np.ndarray, out: Ints, kernel: Ints):
         np.maximum(result, values, out=result)  # NaN propagates
     winner = np.full(result.shape, len(slices) - 1, np.min_scalar_type(len(slices) - 1))
     for number in range(len(slices) - 2, -1, -1):  # walk back so the first match is kept
-        np.copyto(winner, number, where=slices[number][1] == result)
+        # winner = number where this slice holds the maximum, by arithmetic (winner >= number
+        # here): a masked copy branches per element, and which slice wins is random
+        matches = slices[number][1] == result
+        winner -= matches * (winner - winner.dtype.type(number))
     if x.dtype.kind in "fV" and np.isnan(result).any():
         for number, (_, values) in enumerate(slices):  # walk forward so the last NaN is kept
             np.copyto(winner, number, where=np.isnan(values))
     index = np.array([where for where, _ in slices], np.int64)[winner]
     index += _tile_origins(x.shape[-len(kernel):], out, kernel)
     return result, index
+
+
+_BITS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _copy_where(target: np.ndarray, source: np.ndarray, mask: np.ndarray) -> None:
+    """``target = source where mask else +0``, for a target each element of which is written
+    by exactly one call: the mask becomes words of all ones or zeros ANDed with the source's
+    bits, with no per-element branch (NumPy's masked copy branches, and pooling's winners are
+    random)."""
+    bits = _BITS.get(source.itemsize) if source.dtype.kind in "fV" else None
+    if bits is None or target.dtype != source.dtype:
+        np.copyto(target, source, where=mask)
+        return
+    words = mask.astype(bits)
+    np.negative(words, out=words)  # 1 -> all ones, 0 -> 0
+    np.bitwise_and(source.view(bits), words, out=target.view(bits))
 
 
 class MaxPoolTileScatter(Op):
@@ -227,7 +247,7 @@ class MaxPoolTileScatter(Op):
             # target is a view of result: the cropped reshape of a fresh array never copies;
             # the mask compares with the plane's positions at this offset, so no index array
             # of the output's size is made, only one boolean mask at a time
-            np.copyto(target, grad, where=indices == origins + where)
+            _copy_where(target, grad, indices == origins + where)
         return result
 
     @staticmethod
