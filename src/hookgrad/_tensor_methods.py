@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _device, _dtype
+from . import _memory_format as mf
 from .autograd import engine, tensor_hooks
 from .autograd import views as autograd_views
 from .ops import (_base, _untracked, activation, alias, creation, gather_scatter, indexing, join,
@@ -56,8 +57,10 @@ def _reflect(fn):
 
 
 def _to(self: Tensor, *args, **kwargs) -> Tensor:
-    """to(dtype), to(device), to(other), to(device, dtype); copies only when the dtype changes."""
+    """to(dtype), to(device), to(other), to(device, dtype); copies only when the dtype changes
+    (or when ``memory_format`` asks for a layout this tensor does not have)."""
     dtype = kwargs.get("dtype")
+    fmt = mf.check(kwargs.get("memory_format"), "to")
     copy = kwargs.get("copy", False)
     if kwargs.get("device") is not None:
         _device.check(kwargs["device"])
@@ -70,15 +73,22 @@ def _to(self: Tensor, *args, **kwargs) -> Tensor:
             dtype = _dtype.from_numpy_dtype(arg)
         elif isinstance(arg, Tensor):
             dtype = arg.dtype
+    if fmt is mf.preserve_format:
+        fmt = None
     if dtype is None or dtype.numpy == self._data.dtype:
-        return copy_ops.Clone.apply(self) if copy else self
-    return copy_ops.ToCopy.apply(self, dtype.numpy)
+        if fmt is not None and not copy:
+            if self.is_contiguous(memory_format=fmt):
+                return self
+            return copy_ops.ToCopy.apply(self, self._data.dtype, fmt)
+        return copy_ops.Clone.apply(self, fmt) if copy else self
+    return copy_ops.ToCopy.apply(self, dtype.numpy, fmt)
 
 
 def _caster(dtype):
-    def cast(self: Tensor, memory_format=None) -> Tensor:
-        """``self.to(dtype)``: this tensor itself when it already has the dtype, else a copy."""
-        return _to(self, dtype)
+    def cast(self: Tensor, memory_format=mf.preserve_format) -> Tensor:
+        """``self.to(dtype)``: this tensor itself when it already has the dtype (and layout),
+        else a copy."""
+        return _to(self, dtype, memory_format=memory_format)
 
     return cast
 
@@ -90,13 +100,22 @@ def _type(self: Tensor, dtype=None, **kwargs):
     return _to(self, dtype)
 
 
-def _contiguous(self: Tensor, memory_format=None) -> Tensor:
-    """This tensor when already row-major contiguous, else a row-major copy in the graph."""
-    if self._data.flags.c_contiguous:
+def _contiguous(self: Tensor, memory_format=mf.contiguous_format) -> Tensor:
+    """This tensor when already laid out in ``memory_format`` (row-major by default), else a
+    copy in that layout that stays in the graph (``CloneBackward0``)."""
+    fmt = mf.check(memory_format, "contiguous", optional=False)
+    mf.check_rank(self._data.ndim, fmt)
+    if self.is_contiguous(memory_format=fmt):
         return self
-    result = copy_ops.Clone.apply(self)
-    result._data = np.ascontiguousarray(result._data)  # Clone keeps strides (preserve_format)
-    return result
+    if fmt is mf.preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return copy_ops.Clone.apply(self, fmt)
+
+
+def _clone(self: Tensor, *, memory_format=mf.preserve_format) -> Tensor:
+    """A copy that stays in the graph (gradients flow back to this tensor), laid out in
+    ``memory_format`` (by default like this tensor when it is dense, else row-major)."""
+    return copy_ops.Clone.apply(self, mf.check(memory_format, "clone"))
 
 
 def _size_args(self, args):
@@ -168,8 +187,7 @@ METHODS = {
     "scatter": gather_scatter.scatter, "scatter_": gather_scatter.scatter_,
     "index_select": gather_scatter.index_select, "index_add": gather_scatter.index_add,
     "index_add_": gather_scatter.index_add_,
-    "clone": _doc("A copy that stays in the graph (gradients flow back to this tensor).",
-                  lambda self, memory_format=None: copy_ops.Clone.apply(self)),
+    "clone": _clone,
     "contiguous": _contiguous,
     "copy_": copy_ops.copy_, "fill_": copy_ops.fill_, "zero_": copy_ops.zero_,
     "index_put_": indexing.index_put_, "index_put": indexing.index_put,

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _memory_format as _mf
+
 
 def contiguous(result: np.ndarray) -> np.ndarray:
     """``result`` row-major, with the strides torch gives size-1 dimensions (NumPy keeps the
@@ -263,3 +265,33 @@ def is_channels_last(array: np.ndarray) -> bool:
             return False
         step *= array.shape[d]
     return True
+
+
+def in_format(result: np.ndarray, source: np.ndarray, fmt) -> np.ndarray:
+    """``result`` laid out as torch lays out a copy of ``source`` made with ``memory_format=fmt``:
+    ``preserve_format`` (or None) keeps :func:`preserve`'s rule, ``contiguous_format`` is
+    row-major, and a channels-last format gives torch's dense channels-last strides."""
+    if fmt is None or fmt is _mf.preserve_format:
+        return preserve(result, source)
+    _mf.check_rank(result.ndim, fmt)
+    if fmt is _mf.contiguous_format:
+        return contiguous(result)
+    strides = tuple(s * result.itemsize for s in _mf.channels_last_strides(result.shape))
+    if result.strides == strides:
+        return result
+    out = _in_order(np.empty_like(result, order="C"), _mf.memory_order(result.ndim)) \
+        if result.size else np.empty(result.shape, result.dtype)
+    if out.strides != strides:  # size-0/size-1 dims: NumPy picks other strides than torch
+        out = restrided(out, strides)
+    if result.size:
+        out[...] = result
+    return out
+
+
+def empty_in_format(shape: tuple, dtype: np.dtype, fmt) -> np.ndarray:
+    """A fresh zero-filled array of ``shape`` in memory format ``fmt`` (torch's ``empty``;
+    ``preserve_format`` has nothing to preserve there and raises as in torch)."""
+    if fmt is _mf.preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    array = np.zeros(shape, dtype)
+    return array if fmt is None else in_format(array, array, fmt)
