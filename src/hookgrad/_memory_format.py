@@ -105,3 +105,26 @@ def is_contiguous(shape: Tuple[int, ...], strides: Tuple[int, ...], c_contiguous
                 return False
             step *= shape[d]
     return True
+
+
+def suggested(shape: Tuple[int, ...], strides: Tuple[int, ...]) -> memory_format:
+    """The format torch reads off a tensor's strides (its ``suggest_memory_format``):
+    ``channels_last`` (or ``_3d``) when the strides grow along C, then the spatial dims from the
+    last, then N; else ``contiguous_format``. Ambiguous layouts fall back to row-major, as in
+    torch: a zero C stride, a size-0 dim, or an N whose stride equals C's."""
+    if len(shape) == 4:
+        fmt = channels_last
+    elif len(shape) == 5:
+        fmt = channels_last_3d
+    else:
+        return contiguous_format
+    if strides[1] == 0:
+        return contiguous_format
+    least = 0
+    for d in reversed(memory_order(len(shape))):
+        if shape[d] == 0 or strides[d] < least:
+            return contiguous_format
+        if d == 0 and least == strides[1]:  # e.g. (N, 1, 1, 1) with equal strides
+            return contiguous_format
+        least = strides[d] * (shape[d] if shape[d] > 1 else 1)
+    return fmt

@@ -60,7 +60,13 @@ def _to(self: Tensor, *args, **kwargs) -> Tensor:
     """to(dtype), to(device), to(other), to(device, dtype); copies only when the dtype changes
     (or when ``memory_format`` asks for a layout this tensor does not have)."""
     dtype = kwargs.get("dtype")
-    fmt = mf.check(kwargs.get("memory_format"), "to")
+    fmt = kwargs.get("memory_format")
+    if fmt is not None and not isinstance(fmt, mf.memory_format):
+        got = [_arg_type(a) for a in args] + [f"{k}={_arg_type(v)}" for k, v in kwargs.items()]
+        raise TypeError(f"to() received an invalid combination of arguments - got "
+                        f"({', '.join(got)}, ), but expected one of: (device, dtype, "
+                        "non_blocking, copy, memory_format), (dtype, non_blocking, copy, "
+                        "memory_format), (tensor, non_blocking, copy, memory_format)")
     copy = kwargs.get("copy", False)
     if kwargs.get("device") is not None:
         _device.check(kwargs["device"])
@@ -77,11 +83,22 @@ def _to(self: Tensor, *args, **kwargs) -> Tensor:
         fmt = None
     if dtype is None or dtype.numpy == self._data.dtype:
         if fmt is not None and not copy:
-            if self.is_contiguous(memory_format=fmt):
+            # torch copies when the format differs from the one it reads off the strides
+            # (so a transposed tensor is "contiguous_format" and comes back as itself)
+            array = self._data
+            if fmt is mf.suggested(array.shape, tuple(s // array.itemsize
+                                                      for s in array.strides)):
                 return self
-            return copy_ops.ToCopy.apply(self, self._data.dtype, fmt)
+            return copy_ops.ToCopy.apply(self, array.dtype, fmt)
         return copy_ops.Clone.apply(self, fmt) if copy else self
     return copy_ops.ToCopy.apply(self, dtype.numpy, fmt)
+
+
+def _arg_type(value) -> str:
+    """How torch's argument errors name an argument's type."""
+    if isinstance(value, _dtype.dtype):
+        return "torch.dtype"
+    return "Tensor" if isinstance(value, Tensor) else type(value).__name__
 
 
 def _caster(dtype):

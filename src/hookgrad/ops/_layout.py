@@ -28,8 +28,10 @@ def contiguous(result: np.ndarray) -> np.ndarray:
     source's there, e.g. after a keepdim reduction of a transposed input)."""
     if not result.flags.c_contiguous:
         return np.ascontiguousarray(result)
-    # a row-major array's strides can differ from torch's only on size-1 dimensions
-    if result.ndim > 1 and 1 in result.shape and result.strides != _row_major_strides(result):
+    # a row-major array's strides can differ from torch's only on size-1 dimensions (and on
+    # every dimension of an empty array, where NumPy may give zeros)
+    if result.ndim > 1 and (1 in result.shape or result.size == 0) \
+            and result.strides != _row_major_strides(result):
         return result.reshape(-1).reshape(result.shape)  # a view with canonical strides
     return result
 
@@ -61,7 +63,7 @@ def preserve(result: np.ndarray, source: np.ndarray) -> np.ndarray:
     ``source``'s strides when it is dense; else dense strides in the order of ``source``'s
     (torch's ``infer_dense_strides``: a transposed slice stays transposed, an expanded dimension
     keeps its place)."""
-    if source.flags.c_contiguous:
+    if _row_major(source):
         return contiguous(result)
     if not is_dense(source):
         order = iterator_order(result.shape, [source])
@@ -107,7 +109,8 @@ def _row_major(operand: np.ndarray) -> bool:
     torch ranks them when operands broadcast: a permuted ``(4, 1, 1, 1)`` minus a
     ``(1, 2, 1, 4)`` is not row-major in torch)."""
     return operand.flags.c_contiguous and (
-        1 not in operand.shape or operand.strides == _row_major_strides(operand))
+        (1 not in operand.shape and operand.size != 0)
+        or operand.strides == _row_major_strides(operand))
 
 
 def advanced_index(result: np.ndarray, source: np.ndarray, key: tuple) -> np.ndarray:
@@ -201,8 +204,10 @@ def _in_order(result: np.ndarray, order: list) -> np.ndarray:
 
 def _strided(result: np.ndarray, strides: tuple) -> np.ndarray:
     """``result``'s values in a fresh dense block with these byte ``strides``."""
-    if result.strides == strides or result.size == 0:
+    if result.strides == strides:
         return result
+    if result.size == 0:
+        return restrided(result, strides)
     out = _empty_strided(result.shape, strides, result.dtype)
     out[...] = result
     return out
@@ -220,8 +225,8 @@ def empty_like(source: np.ndarray, dtype=None) -> np.ndarray:
     """An uninitialised array shaped as ``source``, laid out as torch's ``empty_like``
     (``source``'s strides when it is dense, else dense ones in ``source``'s order)."""
     dtype = source.dtype if dtype is None else np.dtype(dtype)
-    if source.flags.c_contiguous or source.size == 0:
-        return np.empty(source.shape, dtype)
+    if _row_major(source):
+        return contiguous(np.empty(source.shape, dtype))
     if not is_dense(source):
         order = iterator_order(source.shape, [source])
         out = np.empty(source.shape, dtype)

@@ -257,11 +257,11 @@ def _like(input: Tensor, dtype) -> np.dtype:
     return input._data.dtype if dtype is None else _dtype.to_numpy_dtype(dtype)
 
 
-def _filled_like(input: Tensor, value, dtype, memory_format) -> np.ndarray:
+def _filled_like(input: Tensor, value, dtype, memory_format, fn: str) -> np.ndarray:
     """``value`` everywhere, laid out as torch's ``*_like`` factories lay it out (a dense
     input's strides, so a transposed input gives a transposed result, unless
     ``memory_format`` names another layout)."""
-    array = empty_like_array(input, dtype, memory_format, "empty_like")
+    array = empty_like_array(input, dtype, memory_format, fn)
     array[...] = value
     return array
 
@@ -281,14 +281,14 @@ def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = 
                memory_format=_mf.preserve_format, layout=None) -> Tensor:
     """A tensor of zeros with ``input``'s shape."""
     _device.check(device)
-    return _finish(_filled_like(input, 0, dtype, memory_format), requires_grad)
+    return _finish(_filled_like(input, 0, dtype, memory_format, "zeros_like"), requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
               memory_format=_mf.preserve_format, layout=None) -> Tensor:
     """A tensor of ones with ``input``'s shape."""
     _device.check(device)
-    return _finish(_filled_like(input, 1, dtype, memory_format), requires_grad)
+    return _finish(_filled_like(input, 1, dtype, memory_format, "ones_like"), requires_grad)
 
 
 def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
@@ -297,7 +297,7 @@ def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = 
 
     Differs from torch: the memory is zero-filled (NumPy's ``empty`` would expose stale bytes)."""
     _device.check(device)
-    return _finish(_filled_like(input, 0, dtype, memory_format), requires_grad)
+    return _finish(_filled_like(input, 0, dtype, memory_format, "empty_like"), requires_grad)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None,
