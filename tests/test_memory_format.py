@@ -421,3 +421,30 @@ def test_ops_on_channels_last_inputs_follow_torch(op, entry):
     assert layout_of(hy) == layout_of(ty)
     assert_close(hg, tg)
     assert layout_of(hg) == layout_of(tg)
+
+
+POSITIONAL = {
+    "contiguous": lambda lib, x: x.contiguous(lib.channels_last),
+    "clone": lambda lib, x: x.clone(lib.channels_last),
+    "float": lambda lib, x: x.float(lib.channels_last),
+    "zeros_like": lambda lib, x: lib.zeros_like(x, lib.channels_last),
+    "module_to": lambda lib, x: lib.nn.Conv2d(3, 4, 3).to(lib.channels_last),
+}
+
+
+@pytest.mark.parametrize("call", sorted(POSITIONAL))
+def test_format_is_keyword_only_like_torch(call):
+    ours = pytest.raises(TypeError, POSITIONAL[call], hookgrad, hookgrad.ones(2, 3, 4, 5))
+    theirs = pytest.raises(TypeError, POSITIONAL[call], torch, torch.ones(2, 3, 4, 5))
+    if call == "module_to":
+        assert str(ours.value).startswith(str(theirs.value).splitlines()[0].split(",")[0])
+
+
+@pytest.mark.parametrize("args", ["fmt", "dtype_fmt"])
+def test_to_with_a_positional_format_raises_like_torch(args):
+    def call(lib):
+        x = lib.ones(2, 3, 4, 5)
+        return x.to(lib.channels_last) if args == "fmt" else \
+            x.to(lib.float64, lib.channels_last)
+
+    assert_same_error(call)

@@ -61,12 +61,9 @@ def _to(self: Tensor, *args, **kwargs) -> Tensor:
     (or when ``memory_format`` asks for a layout this tensor does not have)."""
     dtype = kwargs.get("dtype")
     fmt = kwargs.get("memory_format")
-    if fmt is not None and not isinstance(fmt, mf.memory_format):
-        got = [_arg_type(a) for a in args] + [f"{k}={_arg_type(v)}" for k, v in kwargs.items()]
-        raise TypeError(f"to() received an invalid combination of arguments - got "
-                        f"({', '.join(got)}, ), but expected one of: (device, dtype, "
-                        "non_blocking, copy, memory_format), (dtype, non_blocking, copy, "
-                        "memory_format), (tensor, non_blocking, copy, memory_format)")
+    if (fmt is not None and not isinstance(fmt, mf.memory_format)) or any(
+            isinstance(arg, mf.memory_format) for arg in args):  # a format only by keyword
+        raise _to_error(args, kwargs)
     copy = kwargs.get("copy", False)
     if kwargs.get("device") is not None:
         _device.check(kwargs["device"])
@@ -96,13 +93,26 @@ def _to(self: Tensor, *args, **kwargs) -> Tensor:
 
 def _arg_type(value) -> str:
     """How torch's argument errors name an argument's type."""
-    if isinstance(value, _dtype.dtype):
-        return "torch.dtype"
+    if isinstance(value, (_dtype.dtype, mf.memory_format)):
+        return f"torch.{type(value).__name__}"
     return "Tensor" if isinstance(value, Tensor) else type(value).__name__
 
 
+def _to_error(args: tuple, kwargs: dict) -> TypeError:
+    """torch's error for a ``to()`` call no overload takes (its argument list, then the
+    overloads)."""
+    got = ", ".join(_arg_type(a) for a in args)
+    if kwargs:
+        named = ", ".join(f"{k}={_arg_type(v)}" for k, v in kwargs.items())
+        got = f"{got}, {named}, " if got else f"{named}, "
+    return TypeError(f"to() received an invalid combination of arguments - got ({got}), but "
+                     "expected one of: (device, dtype, non_blocking, copy, memory_format), "
+                     "(dtype, non_blocking, copy, memory_format), (tensor, non_blocking, copy, "
+                     "memory_format)")
+
+
 def _caster(dtype):
-    def cast(self: Tensor, memory_format=mf.preserve_format) -> Tensor:
+    def cast(self: Tensor, *, memory_format=mf.preserve_format) -> Tensor:
         """``self.to(dtype)``: this tensor itself when it already has the dtype (and layout),
         else a copy."""
         return _to(self, dtype, memory_format=memory_format)
@@ -117,7 +127,7 @@ def _type(self: Tensor, dtype=None, **kwargs):
     return _to(self, dtype)
 
 
-def _contiguous(self: Tensor, memory_format=mf.contiguous_format) -> Tensor:
+def _contiguous(self: Tensor, *, memory_format=mf.contiguous_format) -> Tensor:
     """This tensor when already laid out in ``memory_format`` (row-major by default), else a
     copy in that layout that stays in the graph (``CloneBackward0``)."""
     fmt = mf.check(memory_format, "contiguous", optional=False)

@@ -62,6 +62,13 @@ def _typename(value: Any) -> str:
     return name if module in (None, "builtins") else f"{module}.{name}"
 
 
+def _type_name(value) -> str:
+    """How torch's argument errors name an argument's type."""
+    if isinstance(value, _memory_format.memory_format):
+        return "torch.memory_format"
+    return type(value).__name__
+
+
 class Module(HooksMixin, StateDictMixin):
     """Base class of every layer: assign Parameters, buffers and Modules as attributes and they
     are registered, found by ``parameters()``, saved by ``state_dict()`` and cast by ``to()``."""
@@ -436,7 +443,7 @@ class Module(HooksMixin, StateDictMixin):
                 check_device(arg)
             else:
                 raise TypeError("to() received an invalid combination of arguments - got "
-                                f"({', '.join(type(a).__name__ for a in args)})")
+                                f"({', '.join(_type_name(a) for a in args)})")
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
                             f"desired dtype={dtype}")
