@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 
-
 class memory_format:
     """The type of the four memory-format constants (there are no others: it cannot be built)."""
 
@@ -50,7 +49,7 @@ preserve_format = memory_format._make("preserve_format")
 channels_last = memory_format._make("channels_last")
 channels_last_3d = memory_format._make("channels_last_3d")
 
-# the rank each channels-last format needs, and the order of its dims in memory (slowest first)
+# the rank each channels-last format needs
 _RANK = {channels_last: 4, channels_last_3d: 5}
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _memory_format as _mf
 from ..tensor import Tensor
 from . import _layout
 from ._base import Op, _check_writable
@@ -19,7 +20,8 @@ class Clone(Op):
     def forward(ctx, self, memory_format=None):
         # preserve_format: a dense input's strides, else row-major (NumPy's copy would keep
         # an expanded input's order); other formats: their own dense layout
-        return _layout.in_format(np.array(self, copy=True), self, memory_format)
+        order = "C" if memory_format is _mf.contiguous_format else "K"  # one copy, not two
+        return _layout.in_format(np.array(self, copy=True, order=order), self, memory_format)
 
     @staticmethod
     def backward(ctx, grad):
