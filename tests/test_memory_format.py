@@ -448,3 +448,23 @@ def test_to_with_a_positional_format_raises_like_torch(args):
             x.to(lib.float64, lib.channels_last)
 
     assert_same_error(call)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 6, 6), (1, 3, 6, 6), (2, 1, 6, 6), (2, 3, 1, 6),
+                                   (1, 1, 1, 1)], ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "transposed"])
+def test_global_average_pool_keeps_channels_last_like_torch(shape, layout):
+    def run(lib):
+        x = make(lib, shape, layout).requires_grad_()
+        y = lib.nn.functional.adaptive_avg_pool2d(x, 1)
+        y.backward(lib.ones_like(y))
+        return y, x.grad
+
+    (hy, hg), (ty, tg) = both(run)
+    assert_close(hy, ty)
+    assert layout_of(hy) == layout_of(ty)
+    assert hy.grad_fn.name() == ty.grad_fn.name()
+    assert [n.name() for n, _ in hy.grad_fn.next_functions] == \
+        [n.name() for n, _ in ty.grad_fn.next_functions]
+    assert_close(hg, tg)
+    assert layout_of(hg) == layout_of(tg)

@@ -12,6 +12,7 @@ from typing import Optional
 
 import numpy as np
 
+from .. import _memory_format as _mf
 from ..autograd import grad_mode
 from ..ops import activation as _activation
 from ..ops import pointwise as _pointwise
@@ -319,7 +320,10 @@ def adaptive_avg_pool2d(input, output_size) -> Tensor:
     size = tuple(input.shape[-2:])
     output_size = tuple(s if o is None else int(o) for o, s in zip(output_size, size))
     if output_size == (1, 1):
-        return input.mean((-1, -2), keepdim=True)  # torch's shortcut (MeanBackward1)
+        out = input.mean((-1, -2), keepdim=True)  # torch's shortcut (MeanBackward1)
+        if input.ndim == 4 and _mf.suggested(input.shape, input.stride()) is _mf.channels_last:
+            out = _pool.ChannelsLastGlobalMean.apply(out)  # channels-last in, channels-last out
+        return out
     return _pool.AdaptiveAvgPool.apply(input, output_size)
 
 
