@@ -468,3 +468,30 @@ def test_global_average_pool_keeps_channels_last_like_torch(shape, layout):
         [n.name() for n, _ in ty.grad_fn.next_functions]
     assert_close(hg, tg)
     assert layout_of(hg) == layout_of(tg)
+
+
+@pytest.mark.parametrize("shape", [(1, 3, 4, 5), (1, 3, 1, 5), (2, 3, 4, 5), (1, 6, 1, 1)],
+                         ids=str)
+def test_group_norm_of_channels_last_keeps_torch_strides(shape):
+    def run(lib):
+        x = make(lib, shape, "channels_last").requires_grad_()
+        y = lib.nn.functional.group_norm(x, 3)
+        y.backward(lib.ones_like(y))
+        return y, x.grad
+
+    (hy, hg), (ty, tg) = both(run)
+    assert_close(hy, ty)
+    assert layout_of(hy) == layout_of(ty)
+    assert_close(hg, tg, atol=1e-10)
+
+
+@pytest.mark.parametrize("shape,groups", [((1, 3, 1, 1), 3), ((1, 6), 6), ((1, 6, 1, 1), 3)],
+                         ids=str)
+def test_group_norm_needs_more_than_one_value_per_group_like_torch(shape, groups):
+    def call(lib):
+        return lib.nn.functional.group_norm(lib.ones(shape), groups)
+
+    if shape == (1, 6, 1, 1):
+        assert_close(call(hookgrad), call(torch))
+    else:
+        assert_same_error(call)

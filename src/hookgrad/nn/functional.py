@@ -7,6 +7,7 @@ where torch composes them too, so grad_fn names and saved tensors match torch's.
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from typing import Optional
 
@@ -418,6 +419,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5) -> Tensor:
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
+    # torch checks the statistics' sample count as batch_norm does, on the grouped view
+    grouped = [input.shape[0] * input.shape[1] // num_groups, num_groups, *input.shape[2:]]
+    if grouped[0] * math.prod(grouped[2:]) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                         f"size {grouped}")
     _norm.check_affine_dtypes(input, weight, bias)
     return _norm.NativeGroupNorm.apply(input, weight, bias, num_groups, eps)[0]
 

@@ -300,3 +300,17 @@ def empty_in_format(shape: tuple, dtype: np.dtype, fmt) -> np.ndarray:
         raise RuntimeError("unsupported memory format Preserve")
     array = np.zeros(shape, dtype)
     return array if fmt is None else in_format(array, array, fmt)
+
+
+def suggests_channels_last(array: np.ndarray) -> bool:
+    """torch's ``suggest_memory_format() == channels_last`` for a 4-d array: its strides read
+    as channels-last (wider than :func:`is_channels_last`: a ``(1, C, 1, 1)`` tensor permuted
+    from NHWC counts, although NumPy also calls it row-major)."""
+    return array.ndim == 4 and _mf.suggested(
+        array.shape, tuple(s // array.itemsize for s in array.strides)) is _mf.channels_last
+
+
+def channels_last(result: np.ndarray) -> np.ndarray:
+    """``result`` laid out channels-last (copied only when its strides are not already
+    torch's dense channels-last ones)."""
+    return _in_order(result, _mf.memory_order(result.ndim))

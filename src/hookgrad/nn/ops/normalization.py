@@ -206,7 +206,10 @@ class NativeGroupNorm(Op):
             result = result + bias.reshape(shape)
         mean, rstd = mean.reshape(n, groups), rstd.reshape(n, groups)
         ctx.save_for_backward(input, weight, mean, rstd)
-        return result.astype(input.dtype, copy=False), mean, rstd
+        result = result.astype(input.dtype, copy=False)
+        if _layout.suggests_channels_last(input):  # torch's strides, size-1 dims too
+            result = _layout.channels_last(result)
+        return result, mean, rstd
 
     @staticmethod
     def backward(ctx, grad, _grad_mean=None, _grad_rstd=None):

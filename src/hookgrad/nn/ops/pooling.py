@@ -473,7 +473,7 @@ class ChannelsLastGlobalMean(Op):
 
     @staticmethod
     def forward(ctx, self):
-        return _layout._in_order(np.array(self), [0, 2, 3, 1])
+        return _layout.channels_last(np.array(self))
 
     @staticmethod
     def backward(ctx, grad):
