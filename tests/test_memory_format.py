@@ -495,3 +495,33 @@ def test_group_norm_needs_more_than_one_value_per_group_like_torch(shape, groups
         assert_close(call(hookgrad), call(torch))
     else:
         assert_same_error(call)
+
+
+# nn ops read an input's format off its strides as torch does: in the ambiguous shapes (N, C
+# or spatial sizes of 1, where a tensor is row-major and channels-last at once) pooling,
+# padding, interpolation and conv follow torch's strides test, batch norm its stricter one
+AMBIGUOUS_4D = [(1, 6, 1, 1), (2, 3, 1, 1), (1, 3, 4, 5), (2, 1, 4, 5), (1, 3, 1, 5),
+                (2, 3, 4, 1), (1, 1, 4, 5)]
+
+
+@pytest.mark.parametrize("layout", ["channels_last", "sliced", "expanded", "transposed"])
+@pytest.mark.parametrize("shape", AMBIGUOUS_4D, ids=str)
+def test_nn_ops_on_ambiguous_channels_last_shapes_follow_torch(shape, layout):
+    from ops._layout_table import NN_CALLS
+
+    for name, call in sorted(NN_CALLS.items()):
+        def run(lib):
+            return call(lib, make(lib, shape, layout, "float32") / 121)
+
+        try:
+            theirs = run(torch)
+        except (RuntimeError, ValueError) as error:  # e.g. a 3-channel conv of 6 channels
+            pytest.raises(type(error), run, hookgrad)
+            continue
+        ours = run(hookgrad)
+        ours, theirs = [ours] if isinstance(ours, hookgrad.Tensor) else ours, \
+            [theirs] if isinstance(theirs, torch.Tensor) else theirs
+        for h, t in zip(ours, theirs):
+            if isinstance(t, torch.Tensor):
+                assert layout_of(h) == layout_of(t), name
+                assert_close(h, t, rtol=1e-4, atol=1e-5)

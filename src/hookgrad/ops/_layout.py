@@ -253,10 +253,10 @@ def restrided(view: np.ndarray, strides: tuple) -> np.ndarray:
 
 def suggested(result: np.ndarray, source: np.ndarray) -> np.ndarray:
     """``result`` laid out as torch's ops that allocate in the input's suggested memory format
-    (pooling, interpolation, padding, batch norm): channels-last when ``source`` is a 4-d or 5-d
-    channels-last tensor, else row-major."""
-    if is_channels_last(source):
-        return _in_order(result, [0, *range(2, source.ndim), 1])
+    (pooling, interpolation, padding, batch norm): channels-last when ``source``'s strides read
+    as channels-last (:func:`suggests_channels_last`), else row-major."""
+    if suggests_channels_last(source):
+        return channels_last(result)
     return contiguous(result)
 
 
@@ -303,11 +303,13 @@ def empty_in_format(shape: tuple, dtype: np.dtype, fmt) -> np.ndarray:
 
 
 def suggests_channels_last(array: np.ndarray) -> bool:
-    """torch's ``suggest_memory_format() == channels_last`` for a 4-d array: its strides read
-    as channels-last (wider than :func:`is_channels_last`: a ``(1, C, 1, 1)`` tensor permuted
-    from NHWC counts, although NumPy also calls it row-major)."""
-    return array.ndim == 4 and _mf.suggested(
-        array.shape, tuple(s // array.itemsize for s in array.strides)) is _mf.channels_last
+    """torch's ``suggest_memory_format()`` is a channels-last format for this 4-d or 5-d array:
+    its strides read as channels-last (wider than :func:`is_channels_last`: a ``(1, C, 1, 1)``
+    tensor permuted from NHWC counts, although NumPy also calls it row-major, and so does a
+    sliced channels-last tensor)."""
+    return array.ndim in (4, 5) and _mf.suggested(
+        array.shape, tuple(s // array.itemsize for s in array.strides)) \
+        is not _mf.contiguous_format
 
 
 def channels_last(result: np.ndarray) -> np.ndarray:
