@@ -10,6 +10,8 @@ from . import _parallel
 from ._dtype import (bfloat16, bool_ as bool, can_cast, double, dtype, float, float16, float32,  # noqa: A004
                      float64, get_default_dtype, half, int, int8, int16, int32, int64, long,
                      promote_types, result_type, set_default_dtype, short, uint8)
+from ._memory_format import (channels_last, channels_last_3d, contiguous_format, memory_format,
+                             preserve_format)
 from .serialization import load, save
 from .tensor import Size, Tensor
 from ._tensor_str import get_printoptions, printoptions, set_printoptions
@@ -94,9 +96,10 @@ def numel(input: Tensor) -> "int":
     return input.numel()
 
 
-def clone(input: Tensor, *, memory_format=None) -> Tensor:
-    """A copy of ``input`` that stays in the graph (its gradient flows back to ``input``)."""
-    return input.clone()
+def clone(input: Tensor, *, memory_format=preserve_format) -> Tensor:  # noqa: F811
+    """A copy of ``input`` that stays in the graph (its gradient flows back to ``input``), laid
+    out in ``memory_format``."""
+    return input.clone(memory_format=memory_format)
 
 
 def is_floating_point(input: Tensor) -> "bool":

@@ -29,6 +29,12 @@ ROWS: List[Row] = [
                     "Tensor.stride", "Tensor.is_contiguous"), True,
         "float16/32/64, int8-64, uint8, bool; views share memory and a version counter; every "
         "result has torch's strides (elementwise ones follow their inputs' layout)"),
+    Row("Tensors", ("memory_format", "channels_last", "channels_last_3d", "contiguous_format",
+                    "preserve_format"), True,
+        "contiguous, is_contiguous, clone, to, empty, empty_like, zeros_like, ones_like, "
+        "full_like, rand_like, randn_like and nn.Module.to "
+        "take memory_format and give torch's strides (size-1 dims too); ops on channels-last "
+        "inputs keep torch's layout"),
     Row("Tensors", ("bfloat16", "Tensor.bfloat16"), True,
         "through ml_dtypes (extra hookgrad[bfloat16]); computed in float32 and rounded once"),
     Row("Tensors", ("finfo", "iinfo"), True, "same attributes, values and repr as torch's"),

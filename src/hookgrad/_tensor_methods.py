@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _device, _dtype
+from . import _memory_format as mf
 from .autograd import engine, tensor_hooks
 from .autograd import views as autograd_views
 from .ops import (_base, _untracked, activation, alias, creation, gather_scatter, indexing, join,
@@ -56,8 +57,13 @@ def _reflect(fn):
 
 
 def _to(self: Tensor, *args, **kwargs) -> Tensor:
-    """to(dtype), to(device), to(other), to(device, dtype); copies only when the dtype changes."""
+    """to(dtype), to(device), to(other), to(device, dtype); copies only when the dtype changes
+    (or when ``memory_format`` asks for a layout this tensor does not have)."""
     dtype = kwargs.get("dtype")
+    fmt = kwargs.get("memory_format")
+    if (fmt is not None and not isinstance(fmt, mf.memory_format)) or any(
+            isinstance(arg, mf.memory_format) for arg in args):  # a format only by keyword
+        raise _to_error(args, kwargs)
     copy = kwargs.get("copy", False)
     if kwargs.get("device") is not None:
         _device.check(kwargs["device"])
@@ -70,15 +76,46 @@ def _to(self: Tensor, *args, **kwargs) -> Tensor:
             dtype = _dtype.from_numpy_dtype(arg)
         elif isinstance(arg, Tensor):
             dtype = arg.dtype
+    if fmt is mf.preserve_format:
+        fmt = None
     if dtype is None or dtype.numpy == self._data.dtype:
-        return copy_ops.Clone.apply(self) if copy else self
-    return copy_ops.ToCopy.apply(self, dtype.numpy)
+        if fmt is not None and not copy:
+            # torch copies when the format differs from the one it reads off the strides
+            # (so a transposed tensor is "contiguous_format" and comes back as itself)
+            array = self._data
+            if fmt is mf.suggested(array.shape, tuple(s // array.itemsize
+                                                      for s in array.strides)):
+                return self
+            return copy_ops.ToCopy.apply(self, array.dtype, fmt)
+        return copy_ops.Clone.apply(self, fmt) if copy else self
+    return copy_ops.ToCopy.apply(self, dtype.numpy, fmt)
+
+
+def _arg_type(value) -> str:
+    """How torch's argument errors name an argument's type."""
+    if isinstance(value, (_dtype.dtype, mf.memory_format)):
+        return f"torch.{type(value).__name__}"
+    return "Tensor" if isinstance(value, Tensor) else type(value).__name__
+
+
+def _to_error(args: tuple, kwargs: dict) -> TypeError:
+    """torch's error for a ``to()`` call no overload takes (its argument list, then the
+    overloads)."""
+    got = ", ".join(_arg_type(a) for a in args)
+    if kwargs:
+        named = ", ".join(f"{k}={_arg_type(v)}" for k, v in kwargs.items())
+        got = f"{got}, {named}, " if got else f"{named}, "
+    return TypeError(f"to() received an invalid combination of arguments - got ({got}), but "
+                     "expected one of: (device, dtype, non_blocking, copy, memory_format), "
+                     "(dtype, non_blocking, copy, memory_format), (tensor, non_blocking, copy, "
+                     "memory_format)")
 
 
 def _caster(dtype):
-    def cast(self: Tensor, memory_format=None) -> Tensor:
-        """``self.to(dtype)``: this tensor itself when it already has the dtype, else a copy."""
-        return _to(self, dtype)
+    def cast(self: Tensor, *, memory_format=mf.preserve_format) -> Tensor:
+        """``self.to(dtype)``: this tensor itself when it already has the dtype (and layout),
+        else a copy."""
+        return _to(self, dtype, memory_format=memory_format)
 
     return cast
 
@@ -90,13 +127,22 @@ def _type(self: Tensor, dtype=None, **kwargs):
     return _to(self, dtype)
 
 
-def _contiguous(self: Tensor, memory_format=None) -> Tensor:
-    """This tensor when already row-major contiguous, else a row-major copy in the graph."""
-    if self._data.flags.c_contiguous:
+def _contiguous(self: Tensor, *, memory_format=mf.contiguous_format) -> Tensor:
+    """This tensor when already laid out in ``memory_format`` (row-major by default), else a
+    copy in that layout that stays in the graph (``CloneBackward0``)."""
+    fmt = mf.check(memory_format, "contiguous", optional=False)
+    mf.check_rank(self._data.ndim, fmt)
+    if self.is_contiguous(memory_format=fmt):
         return self
-    result = copy_ops.Clone.apply(self)
-    result._data = np.ascontiguousarray(result._data)  # Clone keeps strides (preserve_format)
-    return result
+    if fmt is mf.preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return copy_ops.Clone.apply(self, fmt)
+
+
+def _clone(self: Tensor, *, memory_format=mf.preserve_format) -> Tensor:
+    """A copy that stays in the graph (gradients flow back to this tensor), laid out in
+    ``memory_format`` (by default like this tensor when it is dense, else row-major)."""
+    return copy_ops.Clone.apply(self, mf.check(memory_format, "clone"))
 
 
 def _size_args(self, args):
@@ -168,8 +214,7 @@ METHODS = {
     "scatter": gather_scatter.scatter, "scatter_": gather_scatter.scatter_,
     "index_select": gather_scatter.index_select, "index_add": gather_scatter.index_add,
     "index_add_": gather_scatter.index_add_,
-    "clone": _doc("A copy that stays in the graph (gradients flow back to this tensor).",
-                  lambda self, memory_format=None: copy_ops.Clone.apply(self)),
+    "clone": _clone,
     "contiguous": _contiguous,
     "copy_": copy_ops.copy_, "fill_": copy_ops.fill_, "zero_": copy_ops.zero_,
     "index_put_": indexing.index_put_, "index_put": indexing.index_put,

@@ -13,6 +13,7 @@ from typing import Optional
 import numpy as np
 
 from . import _dtype
+from . import _memory_format
 from ._tensor_str import tensor_repr
 
 _NON_LEAF_GRAD_WARNING = (
@@ -273,9 +274,16 @@ class Tensor:
         """True for float16, bfloat16, float32 and float64 tensors."""
         return self._data.dtype.kind in "fV"
 
-    def is_contiguous(self, memory_format=None) -> bool:
-        """True when the elements lie in row-major order without gaps."""
-        return self._data.flags.c_contiguous
+    def is_contiguous(self, *, memory_format=_memory_format.contiguous_format) -> bool:
+        """True when the elements lie without gaps in row-major order, or in the order
+        ``memory_format`` names (``channels_last``: N, H, W, C for a 4-d tensor)."""
+        array = self._data
+        if memory_format is _memory_format.contiguous_format:
+            return array.flags.c_contiguous
+        _memory_format.check(memory_format, "is_contiguous", optional=False)
+        return _memory_format.is_contiguous(
+            array.shape, tuple(s // array.itemsize for s in array.strides),
+            array.flags.c_contiguous, memory_format)
 
     def stride(self, dim: Optional[int] = None):
         """Elements to step in memory for one step along each dimension (or along ``dim``)."""

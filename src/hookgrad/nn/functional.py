@@ -7,11 +7,13 @@ where torch composes them too, so grad_fn names and saved tensors match torch's.
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from typing import Optional
 
 import numpy as np
 
+from .. import _memory_format as _mf
 from ..autograd import grad_mode
 from ..ops import activation as _activation
 from ..ops import pointwise as _pointwise
@@ -319,7 +321,10 @@ def adaptive_avg_pool2d(input, output_size) -> Tensor:
     size = tuple(input.shape[-2:])
     output_size = tuple(s if o is None else int(o) for o, s in zip(output_size, size))
     if output_size == (1, 1):
-        return input.mean((-1, -2), keepdim=True)  # torch's shortcut (MeanBackward1)
+        out = input.mean((-1, -2), keepdim=True)  # torch's shortcut (MeanBackward1)
+        if input.ndim == 4 and _mf.suggested(input.shape, input.stride()) is _mf.channels_last:
+            out = _pool.ChannelsLastGlobalMean.apply(out)  # channels-last in, channels-last out
+        return out
     return _pool.AdaptiveAvgPool.apply(input, output_size)
 
 
@@ -414,6 +419,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5) -> Tensor:
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
+    # torch checks the statistics' sample count as batch_norm does, on the grouped view
+    grouped = [input.shape[0] * input.shape[1] // num_groups, num_groups, *input.shape[2:]]
+    if grouped[0] * math.prod(grouped[2:]) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                         f"size {grouped}")
     _norm.check_affine_dtypes(input, weight, bias)
     return _norm.NativeGroupNorm.apply(input, weight, bias, num_groups, eps)[0]
 

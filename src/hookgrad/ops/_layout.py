@@ -20,14 +20,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _memory_format as _mf
+
 
 def contiguous(result: np.ndarray) -> np.ndarray:
     """``result`` row-major, with the strides torch gives size-1 dimensions (NumPy keeps the
     source's there, e.g. after a keepdim reduction of a transposed input)."""
     if not result.flags.c_contiguous:
         return np.ascontiguousarray(result)
-    # a row-major array's strides can differ from torch's only on size-1 dimensions
-    if result.ndim > 1 and 1 in result.shape and result.strides != _row_major_strides(result):
+    # a row-major array's strides can differ from torch's only on size-1 dimensions (and on
+    # every dimension of an empty array, where NumPy may give zeros)
+    if result.ndim > 1 and (1 in result.shape or result.size == 0) \
+            and result.strides != _row_major_strides(result):
         return result.reshape(-1).reshape(result.shape)  # a view with canonical strides
     return result
 
@@ -59,7 +63,7 @@ def preserve(result: np.ndarray, source: np.ndarray) -> np.ndarray:
     ``source``'s strides when it is dense; else dense strides in the order of ``source``'s
     (torch's ``infer_dense_strides``: a transposed slice stays transposed, an expanded dimension
     keeps its place)."""
-    if source.flags.c_contiguous:
+    if _row_major(source):
         return contiguous(result)
     if not is_dense(source):
         order = iterator_order(result.shape, [source])
@@ -105,7 +109,8 @@ def _row_major(operand: np.ndarray) -> bool:
     torch ranks them when operands broadcast: a permuted ``(4, 1, 1, 1)`` minus a
     ``(1, 2, 1, 4)`` is not row-major in torch)."""
     return operand.flags.c_contiguous and (
-        1 not in operand.shape or operand.strides == _row_major_strides(operand))
+        (1 not in operand.shape and operand.size != 0)
+        or operand.strides == _row_major_strides(operand))
 
 
 def advanced_index(result: np.ndarray, source: np.ndarray, key: tuple) -> np.ndarray:
@@ -199,8 +204,10 @@ def _in_order(result: np.ndarray, order: list) -> np.ndarray:
 
 def _strided(result: np.ndarray, strides: tuple) -> np.ndarray:
     """``result``'s values in a fresh dense block with these byte ``strides``."""
-    if result.strides == strides or result.size == 0:
+    if result.strides == strides:
         return result
+    if result.size == 0:
+        return restrided(result, strides)
     out = _empty_strided(result.shape, strides, result.dtype)
     out[...] = result
     return out
@@ -218,8 +225,8 @@ def empty_like(source: np.ndarray, dtype=None) -> np.ndarray:
     """An uninitialised array shaped as ``source``, laid out as torch's ``empty_like``
     (``source``'s strides when it is dense, else dense ones in ``source``'s order)."""
     dtype = source.dtype if dtype is None else np.dtype(dtype)
-    if source.flags.c_contiguous or source.size == 0:
-        return np.empty(source.shape, dtype)
+    if _row_major(source):
+        return contiguous(np.empty(source.shape, dtype))
     if not is_dense(source):
         order = iterator_order(source.shape, [source])
         out = np.empty(source.shape, dtype)
@@ -246,10 +253,10 @@ def restrided(view: np.ndarray, strides: tuple) -> np.ndarray:
 
 def suggested(result: np.ndarray, source: np.ndarray) -> np.ndarray:
     """``result`` laid out as torch's ops that allocate in the input's suggested memory format
-    (pooling, interpolation, padding, batch norm): channels-last when ``source`` is a 4-d or 5-d
-    channels-last tensor, else row-major."""
-    if is_channels_last(source):
-        return _in_order(result, [0, *range(2, source.ndim), 1])
+    (pooling, interpolation, padding, batch norm): channels-last when ``source``'s strides read
+    as channels-last (:func:`suggests_channels_last`), else row-major."""
+    if suggests_channels_last(source):
+        return channels_last(result)
     return contiguous(result)
 
 
@@ -263,3 +270,49 @@ def is_channels_last(array: np.ndarray) -> bool:
             return False
         step *= array.shape[d]
     return True
+
+
+def in_format(result: np.ndarray, source: np.ndarray, fmt) -> np.ndarray:
+    """``result`` laid out as torch lays out a copy of ``source`` made with ``memory_format=fmt``:
+    ``preserve_format`` (or None) keeps :func:`preserve`'s rule, ``contiguous_format`` is
+    row-major, and a channels-last format gives torch's dense channels-last strides."""
+    if fmt is None or fmt is _mf.preserve_format:
+        return preserve(result, source)
+    _mf.check_rank(result.ndim, fmt)
+    if fmt is _mf.contiguous_format:
+        return contiguous(result)
+    strides = tuple(s * result.itemsize for s in _mf.channels_last_strides(result.shape))
+    if result.strides == strides:
+        return result
+    out = _in_order(np.empty_like(result, order="C"), _mf.memory_order(result.ndim)) \
+        if result.size else np.empty(result.shape, result.dtype)
+    if out.strides != strides:  # size-0/size-1 dims: NumPy picks other strides than torch
+        out = restrided(out, strides)
+    if result.size:
+        out[...] = result
+    return out
+
+
+def empty_in_format(shape: tuple, dtype: np.dtype, fmt) -> np.ndarray:
+    """A fresh zero-filled array of ``shape`` in memory format ``fmt`` (torch's ``empty``;
+    ``preserve_format`` has nothing to preserve there and raises as in torch)."""
+    if fmt is _mf.preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    array = np.zeros(shape, dtype)
+    return array if fmt is None else in_format(array, array, fmt)
+
+
+def suggests_channels_last(array: np.ndarray) -> bool:
+    """torch's ``suggest_memory_format()`` is a channels-last format for this 4-d or 5-d array:
+    its strides read as channels-last (wider than :func:`is_channels_last`: a ``(1, C, 1, 1)``
+    tensor permuted from NHWC counts, although NumPy also calls it row-major, and so does a
+    sliced channels-last tensor)."""
+    return array.ndim in (4, 5) and _mf.suggested(
+        array.shape, tuple(s // array.itemsize for s in array.strides)) \
+        is not _mf.contiguous_format
+
+
+def channels_last(result: np.ndarray) -> np.ndarray:
+    """``result`` laid out channels-last (copied only when its strides are not already
+    torch's dense channels-last ones)."""
+    return _in_order(result, _mf.memory_order(result.ndim))

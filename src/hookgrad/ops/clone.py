@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _memory_format as _mf
 from ..tensor import Tensor
 from . import _layout
 from ._base import Op, _check_writable
@@ -18,26 +19,27 @@ class Clone(Op):
     @staticmethod
     def forward(ctx, self, memory_format=None):
         # preserve_format: a dense input's strides, else row-major (NumPy's copy would keep
-        # an expanded input's order)
-        return _layout.preserve(np.array(self, copy=True), self)
+        # an expanded input's order); other formats: their own dense layout
+        order = "C" if memory_format is _mf.contiguous_format else "K"  # one copy, not two
+        return _layout.in_format(np.array(self, copy=True, order=order), self, memory_format)
 
     @staticmethod
     def backward(ctx, grad):
-        return grad
+        return grad, None
 
 
 class ToCopy(Op):
     node_name = "ToCopyBackward0"
 
     @staticmethod
-    def forward(ctx, self, dtype):
+    def forward(ctx, self, dtype, memory_format=None):
         ctx.self_dtype = self.dtype
         # nan/inf to int: torch casts silently
-        return _layout.preserve(quiet(self.astype, dtype), self)
+        return _layout.in_format(quiet(self.astype, dtype), self, memory_format)
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.to(ctx.self_dtype), None
+        return grad.to(ctx.self_dtype), None, None
 
 
 # ---------------------------------------------------------------------------------------------

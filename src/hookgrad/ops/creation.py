@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from .. import _device, _dtype
+from .. import _memory_format as _mf
 from ..tensor import Tensor
 from . import _layout
 
@@ -215,10 +216,14 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None,
     return _finish(np.ones(_size(size, "ones"), _float_dtype(dtype)), requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
-    """Uninitialised in torch; zeros here, so nothing depends on leftover memory."""
+def empty(*size, dtype=None, device=None, requires_grad: bool = False,
+          memory_format=_mf.contiguous_format, **kwargs) -> Tensor:
+    """Uninitialised in torch; zeros here, so nothing depends on leftover memory. Laid out in
+    ``memory_format`` (``channels_last`` for an NHWC layout of a 4-d size)."""
     _device.check(device)
-    return _finish(np.zeros(_size(size, "empty"), _float_dtype(dtype)), requires_grad)
+    array = _layout.empty_in_format(_size(size, "empty"), _float_dtype(dtype),
+                                    _mf.check(memory_format, "empty"))
+    return _finish(array, requires_grad)
 
 
 def _fill_value(value):
@@ -252,43 +257,57 @@ def _like(input: Tensor, dtype) -> np.dtype:
     return input._data.dtype if dtype is None else _dtype.to_numpy_dtype(dtype)
 
 
-def _filled_like(input: Tensor, value, dtype) -> np.ndarray:
+def _filled_like(input: Tensor, value, dtype, memory_format, fn: str) -> np.ndarray:
     """``value`` everywhere, laid out as torch's ``*_like`` factories lay it out (a dense
-    input's strides, so a transposed input gives a transposed result)."""
-    array = _layout.empty_like(input._data, _like(input, dtype))
+    input's strides, so a transposed input gives a transposed result, unless
+    ``memory_format`` names another layout)."""
+    array = empty_like_array(input, dtype, memory_format, fn)
     array[...] = value
     return array
 
 
+def empty_like_array(input: Tensor, dtype, memory_format, fn: str) -> np.ndarray:
+    """The array behind ``fn(input, dtype=dtype, memory_format=memory_format)``: laid out like
+    ``input`` under ``preserve_format``, else in the layout the format names."""
+    np_dtype = _like(input, dtype)
+    fmt = _mf.check(memory_format, fn)
+    if fmt is None or fmt is _mf.preserve_format:
+        return _layout.empty_like(input._data, np_dtype)
+    array = np.empty(input._data.shape, np_dtype)
+    return _layout.in_format(array, array, fmt)
+
+
 def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
-               memory_format=None, layout=None) -> Tensor:
+               memory_format=_mf.preserve_format, layout=None) -> Tensor:
     """A tensor of zeros with ``input``'s shape."""
     _device.check(device)
-    return _finish(_filled_like(input, 0, dtype), requires_grad)
+    return _finish(_filled_like(input, 0, dtype, memory_format, "zeros_like"), requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
-              memory_format=None, layout=None) -> Tensor:
+              memory_format=_mf.preserve_format, layout=None) -> Tensor:
     """A tensor of ones with ``input``'s shape."""
     _device.check(device)
-    return _finish(_filled_like(input, 1, dtype), requires_grad)
+    return _finish(_filled_like(input, 1, dtype, memory_format, "ones_like"), requires_grad)
 
 
 def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False,
-               memory_format=None, layout=None) -> Tensor:
+               memory_format=_mf.preserve_format, layout=None) -> Tensor:
     """An uninitialised tensor with ``input``'s shape (and dtype unless given).
 
     Differs from torch: the memory is zero-filled (NumPy's ``empty`` would expose stale bytes)."""
     _device.check(device)
-    return _finish(_filled_like(input, 0, dtype), requires_grad)
+    return _finish(_filled_like(input, 0, dtype, memory_format, "empty_like"), requires_grad)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None,
-              requires_grad: bool = False, memory_format=None, layout=None) -> Tensor:
+              requires_grad: bool = False, memory_format=_mf.preserve_format,
+              layout=None) -> Tensor:
     """A tensor of ``input``'s shape filled with ``fill_value``."""
     _device.check(device)
     array = _filled(input._data.shape, _fill_value(fill_value), _like(input, dtype))
-    return _finish(_layout.preserve(array, input._data), requires_grad)
+    fmt = _mf.check(memory_format, "full_like")
+    return _finish(_layout.in_format(array, input._data, fmt), requires_grad)
 
 
 # ---------------------------------------------------------------------------------------------

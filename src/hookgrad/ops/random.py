@@ -12,15 +12,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _device, _dtype
+from .. import _memory_format as _mf
 from .._generator import (Generator, default_generator, get_rng_state,  # noqa: F401
                           initial_seed, manual_seed, resolve, seed, set_rng_state)
 from ..tensor import Tensor
-from . import _layout
 from . import _distributions as D
 from ._random_fills import (Bernoulli, BernoulliTensor, Normal, Random, Uniform,  # noqa: F401
                             _check_std, _float_range, _fill, bernoulli_, cauchy_, exponential_,
                             geometric_, log_normal_, normal_, random_, uniform_)
-from .creation import _finish, _float_dtype, _size
+from .creation import _finish, _float_dtype, _size, empty_like_array
 from ._base import Op, not_implemented
 from ._util import broadcast_error
 
@@ -87,18 +87,19 @@ def randperm(n: int, *, generator=None, out=None, dtype=None, layout=None, devic
     return _finish(D.randperm(resolve(generator), int(n)).astype(np_dtype), requires_grad)
 
 
-def _like(input: Tensor, dtype, device) -> np.ndarray:
+def _like(input: Tensor, dtype, device, memory_format, fn: str) -> np.ndarray:
     """torch's empty_like: the input's layout when its strides are a permutation of a dense
-    layout (so the fill order follows it), else C order."""
+    layout (so the fill order follows it), else C order; or the layout ``memory_format``
+    names."""
     _device.check(device)
-    np_dtype = input._data.dtype if dtype is None else _dtype.to_numpy_dtype(dtype)
-    return _layout.empty_like(input._data, np_dtype)
+    return empty_like_array(input, dtype, memory_format, fn)
 
 
 def rand_like(input: Tensor, *, dtype=None, layout=None, device=None,
-              requires_grad: bool = False, memory_format=None, generator=None) -> Tensor:
+              requires_grad: bool = False, memory_format=_mf.preserve_format,
+              generator=None) -> Tensor:
     """Uniform ``[0, 1)`` draws with ``input``'s shape, from torch's stream."""
-    array = _like(input, dtype, device)
+    array = _like(input, dtype, device, memory_format, "rand_like")
     if array.dtype.kind not in "fV":
         raise not_implemented("check_uniform_bounds", array.dtype)
     Uniform._draw(resolve(generator), array, 0.0, 1.0)
@@ -106,9 +107,10 @@ def rand_like(input: Tensor, *, dtype=None, layout=None, device=None,
 
 
 def randn_like(input: Tensor, *, dtype=None, layout=None, device=None,
-               requires_grad: bool = False, memory_format=None, generator=None) -> Tensor:
+               requires_grad: bool = False, memory_format=_mf.preserve_format,
+              generator=None) -> Tensor:
     """Standard normal draws with ``input``'s shape, from torch's stream."""
-    array = _like(input, dtype, device)
+    array = _like(input, dtype, device, memory_format, "randn_like")
     if array.dtype.kind not in "fV":
         raise not_implemented("normal_kernel_cpu", array.dtype)
     Normal._draw(resolve(generator), array, 0.0, 1.0)
@@ -116,14 +118,15 @@ def randn_like(input: Tensor, *, dtype=None, layout=None, device=None,
 
 
 def randint_like(input: Tensor, low, high=None, *, dtype=None, layout=None, device=None,
-                 requires_grad: bool = False, memory_format=None, generator=None) -> Tensor:
+                 requires_grad: bool = False, memory_format=_mf.preserve_format,
+                 generator=None) -> Tensor:
     """Integers in ``[low, high)`` with ``input``'s shape, from torch's stream."""
     if high is None:
         low, high = 0, low
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
                            f"to={high}")
-    array = _like(input, dtype, device)
+    array = _like(input, dtype, device, memory_format, "randint_like")
     low, high = _float_range(int(low), int(high), array.dtype)
     Random._draw(resolve(generator), array, low, high)
     return _finish(array, requires_grad)

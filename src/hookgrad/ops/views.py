@@ -302,6 +302,9 @@ class Expand(_View):
         if target == (1,) * lead + self.shape:  # nothing repeats: keep it writable
             return self.reshape(target)
         expanded = np.broadcast_to(self, target)
+        strides = _expand_strides(self, target)
+        if expanded.strides != strides:  # size-1 dims that stay 1: torch keeps a real stride
+            expanded = _layout.restrided(expanded, strides)
         # writable as its input, as torch: in-place ops refuse it only where an element is
         # really reached twice (has_internal_overlap), so a stride-1 slice of it is fine
         expanded.flags.writeable = self.flags.writeable
@@ -310,6 +313,23 @@ class Expand(_View):
     @staticmethod
     def backward(ctx, grad):
         return grad.sum_to_size(ctx.self_shape), None
+
+
+def _expand_strides(array: np.ndarray, target: tuple) -> tuple:
+    """torch's byte strides of ``array`` expanded to ``target``: 0 on a repeated dim, the
+    input's own stride on a kept dim (NumPy gives 0 to a size-1 dim that stays 1), and for a
+    new leading dim of size 1 the stride one step past the next dim."""
+    strides = [0] * len(target)
+    lead = len(target) - array.ndim
+    for i in range(len(target) - 1, -1, -1):
+        if i >= lead:
+            size, stride = array.shape[i - lead], array.strides[i - lead]
+        else:
+            size = 1
+            stride = array.itemsize if i == len(target) - 1 else \
+                target[i + 1] * strides[i + 1]
+        strides[i] = 0 if size != target[i] else stride
+    return tuple(strides)
 
 
 def expand(input: Tensor, *sizes) -> Tensor:

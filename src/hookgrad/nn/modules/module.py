@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, List, Optional, Set, Tuple, Union
 
-from ... import _dtype
+from ... import _dtype, _memory_format
 from ...autograd import grad_mode
 from ...autograd.graph import legacy_type_name
 from ..._device import check as check_device, device
@@ -60,6 +60,13 @@ def _typename(value: Any) -> str:
     module = type(value).__module__
     name = type(value).__qualname__
     return name if module in (None, "builtins") else f"{module}.{name}"
+
+
+def _type_name(value) -> str:
+    """How torch's argument errors name an argument's type."""
+    if isinstance(value, _memory_format.memory_format):
+        return "torch.memory_format"
+    return type(value).__name__
 
 
 class Module(HooksMixin, StateDictMixin):
@@ -421,8 +428,10 @@ class Module(HooksMixin, StateDictMixin):
 
     def to(self, *args: Any, **kwargs: Any) -> "Module":
         """``to(dtype)``, ``to(device)``, ``to(tensor)``, ``to(device, dtype)``: casts floating
-        parameters and buffers in place (only the CPU exists here)."""
+        parameters and buffers in place (only the CPU exists here). ``memory_format`` lays out
+        the 4-d and 5-d ones in that format (``channels_last`` for conv weights)."""
         dtype = kwargs.get("dtype")
+        fmt = _memory_format.check(kwargs.get("memory_format"), "to")
         for arg in (*args, kwargs.get("device"), kwargs.get("tensor")):
             if arg is None or isinstance(arg, bool):  # non_blocking / copy flags
                 continue
@@ -434,12 +443,16 @@ class Module(HooksMixin, StateDictMixin):
                 check_device(arg)
             else:
                 raise TypeError("to() received an invalid combination of arguments - got "
-                                f"({', '.join(type(a).__name__ for a in args)})")
-        if dtype is None:
-            return self
-        if not dtype.is_floating_point:
+                                f"({', '.join(_type_name(a) for a in args)})")
+        if dtype is not None and not dtype.is_floating_point:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
                             f"desired dtype={dtype}")
+        if fmt is not None:
+            return self._apply(lambda t: t.to(
+                dtype if t.is_floating_point() else None,
+                memory_format=fmt if t.dim() in (4, 5) else _memory_format.preserve_format))
+        if dtype is None:
+            return self
         return self._cast_floating(dtype)
 
     def _cast_floating(self, dtype: _dtype.dtype) -> "Module":

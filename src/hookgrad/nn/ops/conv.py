@@ -253,7 +253,8 @@ class Convolution(Op):
         if bias is not None:
             result = result + bias.reshape((-1,) + (1,) * (input.ndim - 2))
         # channels-last when the input or the weight is, as torch's CPU convolutions
-        return _layout.suggested(result, input if _layout.is_channels_last(input) else weight)
+        return _layout.suggested(result, input if _layout.suggests_channels_last(input)
+                                 else weight)
 
     @staticmethod
     def backward(ctx, grad):

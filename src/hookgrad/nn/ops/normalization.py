@@ -73,7 +73,12 @@ class NativeBatchNorm(Op):
             result = result * weight.reshape(shape)
         if bias is not None:
             result = result + bias.reshape(shape)
-        return _layout.suggested(result.astype(input.dtype, copy=False), input)  # as torch's
+        result = result.astype(input.dtype, copy=False)
+        # torch's CPU batch norm is stricter than pooling: channels-last only for an input that
+        # is dense channels-last and not also row-major (a (2, 1, H, W) input stays row-major)
+        if _layout.is_channels_last(input):
+            return _layout.channels_last(result)
+        return _layout.contiguous(result)
 
     @staticmethod
     def backward(ctx, grad):
@@ -206,7 +211,11 @@ class NativeGroupNorm(Op):
             result = result + bias.reshape(shape)
         mean, rstd = mean.reshape(n, groups), rstd.reshape(n, groups)
         ctx.save_for_backward(input, weight, mean, rstd)
-        return result.astype(input.dtype, copy=False), mean, rstd
+        result = result.astype(input.dtype, copy=False)
+        # torch's strides, size-1 dims too: channels-last as torch reads it, else row-major
+        result = _layout.channels_last(result) if _layout.suggests_channels_last(input) \
+            else _layout.contiguous(result)
+        return result, mean, rstd
 
     @staticmethod
     def backward(ctx, grad, _grad_mean=None, _grad_rstd=None):

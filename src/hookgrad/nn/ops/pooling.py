@@ -482,3 +482,19 @@ class _AdaptiveAvgPoolAgain(Op):
     @staticmethod
     def backward(ctx, grad):
         return AdaptiveAvgPoolTransposed.apply(grad, ctx.sizes, ctx.out), None, None
+
+
+class ChannelsLastGlobalMean(Op):
+    """torch's ``adaptive_avg_pool2d(x, 1)`` of a channels-last input: the mean, re-strided in
+    place to channels-last strides ``(C, 1, C, C)`` (only size-1 dims change stride, so the
+    values and the gradient map one to one)"""
+
+    node_name = "AsStridedBackward1"
+
+    @staticmethod
+    def forward(ctx, self):
+        return _layout.channels_last(np.array(self))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
