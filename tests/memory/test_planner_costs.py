@@ -8,6 +8,7 @@ import torch
 import hookgrad
 from hookgrad import memory, nn
 from hookgrad.memory import _costs, planner
+from test_policy import Affine  # the same small model the policy tests train
 
 NOMINAL = {  # seconds each context adds, on the decision grid's bucket centres (powers of 2)
     "nothing stored": 2.0 ** -10,
@@ -17,15 +18,6 @@ NOMINAL = {  # seconds each context adds, on the decision grid's bucket centres 
     "recompute": 2.0 ** -6,
 }
 STEP = 2.0 ** -5
-
-
-class Affine(nn.Module):
-    def __init__(self, fan_in, fan_out):
-        super().__init__()
-        self.weight = nn.Parameter(hookgrad.randn(fan_out, fan_in) / fan_in ** 0.5)
-
-    def forward(self, x):
-        return x @ self.weight.t()
 
 
 def _model(depth=6, width=16, framework="hookgrad"):
