@@ -222,6 +222,7 @@ class Remainder(Op):
 
     node_name = "RemainderBackward1"
     saved_names = ("other", "self")
+    _rounding_mode = "floor"  # fmod: the same gradient with the quotient truncated
 
     @staticmethod
     def forward(ctx, self, other, dtype, number):
@@ -235,12 +236,12 @@ class Remainder(Op):
             _int_div_check(b)
         return finish(compute("remainder", np.remainder, a, b), dtype)
 
-    @staticmethod
-    def backward(ctx, grad):
+    @classmethod
+    def backward(cls, ctx, grad):
         if not ctx.needs_input_grad[1]:
             return grad, None
         other, self = ctx.saved_tensors
-        return grad, -grad * self.div(other, rounding_mode="floor")
+        return grad, -grad * self.div(other, rounding_mode=cls._rounding_mode)
 
 
 class RemainderScalar(Remainder):

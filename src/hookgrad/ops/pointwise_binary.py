@@ -12,7 +12,7 @@ from ._util import broadcast_error, quiet_errors
 from .selection import _C_TYPE
 from ._base import (arithmetic, as_operand, _binary_apply, cast, _check_alpha, compute, finish,
                     not_implemented, Op, promote, work_dtype)
-from .arithmetic import _true_dtype
+from .arithmetic import Remainder, _true_dtype
 
 
 def _float_pair(self, other, dtype):
@@ -106,11 +106,12 @@ class Copysign(Op):
                               if ctx.needs_input_grad[1] else None)
 
 
-class Fmod(Op):
-    """self - trunc(self / other) * other (the sign of self, as C's fmod)"""
+class Fmod(Remainder):
+    """self - trunc(self / other) * other (the sign of self, as C's fmod); remainder's
+    gradient with the quotient truncated"""
 
     node_name = "FmodBackward1"
-    saved_names = ("other", "self")
+    _rounding_mode = "trunc"
 
     @staticmethod
     def forward(ctx, self, other, dtype, number):
@@ -124,13 +125,6 @@ class Fmod(Op):
         if a.dtype.kind in "iu" and not np.all(b):
             raise RuntimeError("ZeroDivisionError")
         return finish(compute("fmod", np.fmod, a, b), dtype)
-
-    @staticmethod
-    def backward(ctx, grad):
-        if not ctx.needs_input_grad[1]:
-            return grad, None
-        other, self = ctx.saved_tensors
-        return grad, -grad * self.div(other, rounding_mode="trunc")
 
 
 class FmodScalar(Fmod):
