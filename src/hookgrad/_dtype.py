@@ -84,6 +84,28 @@ _ALL = (float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8, b
 _FROM_NUMPY = {d._numpy: d for d in _ALL if d._numpy is not None}
 BFLOAT16_NUMPY = bfloat16._numpy  # None without ml_dtypes
 
+_HALF = np.dtype(np.float16)
+_DOUBLE = np.dtype(np.float64)
+
+
+def astype(array: np.ndarray, np_dtype: np.dtype) -> np.ndarray:
+    """``array.astype(np_dtype)``, rounding as torch does: torch turns a double into a half by
+    way of float (two roundings), where NumPy rounds once; the two differ when the double lies
+    within a float's rounding of a half-way point between two halves."""
+    if np_dtype == _HALF and array.dtype == _DOUBLE:
+        with np.errstate(over="ignore"):  # torch overflows to inf without a word
+            return array.astype(np.float32).astype(np_dtype)
+    return array.astype(np_dtype)
+
+
+def copyto(target: np.ndarray, source, **kwargs) -> None:
+    """``np.copyto(target, source, casting="unsafe", ...)`` with ``astype``'s rounding."""
+    if target.dtype == _HALF and getattr(source, "dtype", None) == _DOUBLE:
+        with np.errstate(over="ignore"):
+            np.copyto(target, source.astype(np.float32), casting="unsafe", **kwargs)
+        return
+    np.copyto(target, source, casting="unsafe", **kwargs)
+
 
 def _by_name(name: str) -> dtype:
     return bool_ if name == "bool" else globals()[name]

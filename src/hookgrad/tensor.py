@@ -44,6 +44,25 @@ class Size(tuple):
         return int(np.prod(self, dtype=np.int64))
 
 
+
+def empty_strides(shape: tuple) -> tuple:
+    """torch's row-major strides for a shape that holds no element: each 0 counts as 1."""
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
+
+def with_empty_strides(array: np.ndarray) -> np.ndarray:
+    """An empty ``array`` as a view that carries torch's row-major strides, which NumPy keeps
+    through later views (a permuted empty tensor then reports permuted strides, as in torch)."""
+    if array.size or not array.ndim:
+        return array
+    steps = tuple(s * array.itemsize for s in empty_strides(array.shape))
+    return np.lib.stride_tricks.as_strided(array, array.shape, steps)
+
+
 class TensorExtra:
     """State few tensors carry, kept off the Tensor itself so a plain tensor pays one ``None``.
 
@@ -287,7 +306,11 @@ class Tensor:
 
     def stride(self, dim: Optional[int] = None):
         """Elements to step in memory for one step along each dimension (or along ``dim``)."""
-        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        data = self._data
+        strides = tuple(s // data.itemsize for s in data.strides)
+        if data.size == 0 and data.ndim and not any(strides):
+            # NumPy zeroes the strides of a new empty array; torch gives it row-major ones
+            strides = empty_strides(data.shape)
         return strides if dim is None else strides[dim]
 
     def storage_offset(self) -> int:

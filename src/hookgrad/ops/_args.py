@@ -13,6 +13,7 @@ import operator
 
 import numpy as np
 
+from .. import _dtype
 from ..autograd import grad_mode
 from ..tensor import Tensor
 
@@ -64,9 +65,9 @@ def _to_out(result: Tensor, out) -> Tensor:
         raise RuntimeError("functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
     if out._data.shape == result._data.shape:
-        np.copyto(out._data, result._data, casting="unsafe")
+        _dtype.copyto(out._data, result._data)
     else:
-        out._data = result._data.astype(out._data.dtype)
+        out._data = _dtype.astype(result._data, out._data.dtype)
     out._version_counter[0] += 1
     return out
 

@@ -160,9 +160,11 @@ def cast(value, dtype: np.dtype) -> np.ndarray:
         if value.dtype == dtype:
             return value
         with quiet_errors():
-            return value.astype(dtype)
+            return _dtype.astype(value, dtype)
     with quiet_errors():
         if dtype.kind in "fV":
+            if dtype == np.float16:  # Python floats are doubles: round as torch does
+                return _dtype.astype(np.asarray(value), dtype)
             return np.asarray(value, dtype)
         return np.asarray(value).astype(dtype)
 
@@ -174,7 +176,7 @@ def finish(result, dtype: np.dtype) -> np.ndarray:
     if result.dtype == dtype:
         return result
     with quiet_errors():
-        return result.astype(dtype)
+        return _dtype.astype(result, dtype)
 
 
 def compute(op_name: str, fn, a, b):

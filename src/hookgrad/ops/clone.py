@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _memory_format as _mf
+from .. import _dtype, _memory_format as _mf
 from ..tensor import Tensor
 from . import _layout
 from ._base import Op, _check_writable
@@ -35,7 +35,7 @@ class ToCopy(Op):
     def forward(ctx, self, dtype, memory_format=None):
         ctx.self_dtype = self.dtype
         # nan/inf to int: torch casts silently
-        return _layout.in_format(quiet(self.astype, dtype), self, memory_format)
+        return _layout.in_format(quiet(_dtype.astype, self, dtype), self, memory_format)
 
     @staticmethod
     def backward(ctx, grad):
@@ -60,7 +60,7 @@ class Copy(Op):
         _check_writable(self)
         if np.shape(src) != self.shape:
             _check_broadcast(self.shape, np.shape(src))
-        np.copyto(self, src, casting="unsafe")
+        _dtype.copyto(self, src)
         return self
 
     @staticmethod

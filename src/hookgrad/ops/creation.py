@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _device, _dtype
 from .. import _memory_format as _mf
-from ..tensor import Tensor
+from ..tensor import Tensor, with_empty_strides
 from . import _layout
 
 
@@ -73,17 +73,24 @@ def _flatten_nested(data):
     return tuple(shape), items
 
 
+def _copy_as(array: np.ndarray, np_dtype) -> np.ndarray:
+    """A copy of ``array`` in ``np_dtype`` (its own dtype when None)."""
+    if np_dtype is None or np_dtype == array.dtype:
+        return np.array(array, copy=True)
+    return _dtype.astype(array, np_dtype)
+
+
 def _to_array(data, dtype=None) -> np.ndarray:
     """A new array with ``data``'s values, in ``dtype`` or the dtype torch.tensor infers."""
     np_dtype = None if dtype is None else _dtype.to_numpy_dtype(dtype)
     if isinstance(data, Tensor):
-        return np.array(data._data, dtype=np_dtype or data._data.dtype, copy=True)
+        return _copy_as(data._data, np_dtype)
     if isinstance(data, np.ndarray):
         if data.dtype.kind not in "biuf" or data.dtype not in _dtype._FROM_NUMPY:
             raise TypeError(f"can't convert np.ndarray of type numpy.{data.dtype.name}. The "
                             "only supported types are: float64, float32, float16, int64, int32, "
                             "int16, int8, uint8, and bool.")
-        return np.array(data, dtype=np_dtype or data.dtype, copy=True)
+        return _copy_as(data, np_dtype)
     shape, items = _flatten_nested(data)
     leaves = [_leaf(item) for item in items]
     if np_dtype is None:
@@ -99,7 +106,7 @@ def _to_array(data, dtype=None) -> np.ndarray:
         raw = raw.astype(np.float64)
     check_range(raw, np_dtype, np_dtype.name)
     with np.errstate(all="ignore"):
-        return raw.astype(np_dtype).reshape(shape)
+        return _dtype.astype(raw, np_dtype).reshape(shape)
 
 
 def check_range(values: np.ndarray, np_dtype: np.dtype, type_name: str,
@@ -137,6 +144,8 @@ def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
     if requires_grad and array.dtype.kind not in "fV":
         raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                            "gradients")
+    if not array.size:
+        array = with_empty_strides(array)
     return Tensor._make(array, requires_grad=bool(requires_grad))
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
 from ..tensor import Tensor
 from . import pointwise_binary as B
 from . import pointwise_unary as X
@@ -34,7 +35,7 @@ def _inplace_forward(cls, ctx, self, *args):
         old_self = Original.saved(original)
         ctx._to_save = tuple(self if item is result else old_self if item is self else item
                              for item in saved)
-    np.copyto(self, result, casting="unsafe")
+    _dtype.copyto(self, result)
     return self
 
 
@@ -197,7 +198,7 @@ class _InplaceBinary(Op):
     def _write(cls, ctx, self, result):
         if result is not self:  # else ``arithmetic`` wrote it in place
             _check_inplace_shape(self.shape, result.shape)
-            np.copyto(self, result, casting="unsafe")
+            _dtype.copyto(self, result)
         return self
 
 

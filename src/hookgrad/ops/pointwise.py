@@ -46,9 +46,9 @@ def _into(out, result: Tensor, op_name: str) -> Tensor:
                            "automatic differentiation, but one of the arguments requires grad.")
     check_inplace_cast(result._data.dtype, out._data.dtype)
     if out._data.shape == result._data.shape:
-        np.copyto(out._data, result._data, casting="unsafe")
+        _dtype.copyto(out._data, result._data)
     else:
-        out._data = result._data.astype(out._data.dtype)
+        out._data = _dtype.astype(result._data, out._data.dtype)
     out._version_counter[0] += 1
     return out
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
 from . import _layout
 from ._util import broadcast_error, quiet, quiet_errors
 from ._base import (arithmetic, cast, _check_inplace_shape, finish, not_implemented, Op, Original,
@@ -316,7 +317,7 @@ class ClampInplace(Clamp):
         _check_clamp_scalars(dtype, min, max)
         ctx.min, ctx.max = min, max
         ctx.save_for_backward(Original.saved(original))
-        np.copyto(self, _clamp_array(self, min, max, dtype), casting="unsafe")
+        _dtype.copyto(self, _clamp_array(self, min, max, dtype))
         return self
 
 
@@ -363,5 +364,5 @@ class ClampTensorInplace(ClampTensor):
                               Original.saved(original))
         result = _clamp_array(self, min if has_min else None, max if has_max else None, dtype)
         _check_inplace_shape(self.shape, result.shape)
-        np.copyto(self, result, casting="unsafe")
+        _dtype.copyto(self, result)
         return self
