@@ -63,6 +63,7 @@ from .nn.ops.dropout import alpha_dropout, feature_alpha_dropout
 from .ops.pointwise_binary import (addcdiv, addcmul, arctan2, atan2, copysign, fmod, hypot, lerp,
                               logaddexp, xlogy)
 from .ops.diagonal import diag, diag_embed, diagflat, diagonal, trace, tril, triu
+from .ops.strided import as_strided
 from .ops.pointwise_unary import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh,
                              asin, asinh, atan, atanh, cosh, deg2rad, exp2, expm1, frac, log2,
                              log10, logit, nan_to_num, positive, rad2deg, sinc, sinh, tan)

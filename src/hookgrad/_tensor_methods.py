@@ -17,6 +17,7 @@ from .ops import activation_extra as A
 from .ops import clone as copy_ops
 from .ops import pointwise_binary as B
 from .ops import diagonal as D
+from .ops import strided
 from .ops import pointwise_unary as X
 from .ops import inplace as I
 from .ops import masked as K
@@ -290,7 +291,7 @@ MORE_METHODS = {
     "argwhere": Q.argwhere, "count_nonzero": Q.count_nonzero, "bincount": Q.bincount,
     # structure
     "tril": D.tril, "triu": D.triu, "tril_": D.tril_, "triu_": D.triu_, "diag": D.diag,
-    "diagonal": D.diagonal, "diag_embed": D.diag_embed, "diagflat": D.diagflat,
+    "diagonal": D.diagonal, "as_strided": strided.as_strided, "diag_embed": D.diag_embed, "diagflat": D.diagflat,
     "trace": D.trace, "fill_diagonal_": D.fill_diagonal_, "outer": T.outer, "ger": T.ger,
     "kron": T.kron, "cross": T.cross, "tensor_split": T.tensor_split,
     "repeat_interleave": T.repeat_interleave, "tile": T.tile, "rot90": T.rot90,

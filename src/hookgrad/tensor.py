@@ -425,9 +425,14 @@ def _rebuild(array, requires_grad):
 
 def root_array(array: np.ndarray) -> np.ndarray:
     """The array that owns the memory ``array`` views (its storage)."""
-    while isinstance(array.base, np.ndarray):
-        array = array.base
-    return array
+    while True:
+        base = array.base
+        if not isinstance(base, np.ndarray):
+            # NumPy's as_strided hangs its view on a stand-in object that keeps the array
+            base = getattr(base, "base", None)
+            if not isinstance(base, np.ndarray):
+                return array
+        array = base
 
 
 def has_internal_overlap(array: np.ndarray) -> bool:

@@ -147,9 +147,9 @@ class HookLines:
     """Hooks of every kind, modules, saved-tensor hooks, backward and autograd.grad."""
 
     def tensor_hooks(self):
-        # Not on a view whose memory was written in place (as node_hooks): torch rebuilds that
-        # view's grad_fn when the hook is registered, and crashes doing so for some views
-        # (register_hook on ``x.mean().unsqueeze(0)`` after ``x.mean().sigmoid_()``).
+        # Not on a view whose memory was written in place: torch rebuilds that view's grad_fn
+        # when the hook is registered, and crashes doing so for some views (register_hook on
+        # ``x.mean().unsqueeze(0)`` after ``x.mean().sigmoid_()``).
         a = self.pick(exclude_written_views=True)
         if a is None:
             return
@@ -166,10 +166,7 @@ class HookLines:
                       [a], show=[])
 
     def node_hooks(self):
-        # Not on a view whose memory was written in place: torch then rebuilds the view's
-        # grad_fn as an as_strided of the whole base, hookgrad replays the view ops, so the
-        # node a hook lands on (and the shapes it sees) differ by construction.
-        a = self.pick(rg=True, exclude_written_views=True)
+        a = self.pick(rg=True)
         if a is None:
             return
         self.hooks += 1

@@ -52,7 +52,6 @@ class Generator(ViewLines, HookLines):
         self.retained: set = set()  # names given retain_grad (directly or by backward(inputs))
         self.producer: dict[str, list] = {}  # name -> the names its line read
         self.node_hooked: set = set()  # names whose grad_fn has a post-hook
-        self.base_needed_grad: dict[str, bool] = {}  # view -> did its root need grad then
         self.count = 0
         self.hooks = 0
         self.saved_hooks_open = False
@@ -90,7 +89,6 @@ class Generator(ViewLines, HookLines):
 
     def alias(self, view: str, source: str) -> None:
         self.root[view] = self.root.get(source, source)
-        self.base_needed_grad[view] = self.vars.get(self.root[view], (None, True))[1]
 
     def base_gains_grad(self, target: str, source: str) -> None:
         """Writing a tensor that needs grad into a view makes its base need one too."""
@@ -148,8 +146,7 @@ class Generator(ViewLines, HookLines):
         rg = self.rg_of(a) and ".detach()" not in template or "requires_grad_" in template
         self.emit(f"{out} = " + template.format(a=a), [a], [out])
         self.vars[out] = (self.shape_of(a), rg)
-        if ".detach()" in template and "requires_grad_" not in template or (
-                "contiguous" in template):
+        if ".detach()" in template or "contiguous" in template:
             self.alias(out, a)  # shares a's memory (contiguous() may return a itself)
         if a in self.grad_derived:
             self.grad_derived.add(out)
@@ -226,15 +223,7 @@ class Generator(ViewLines, HookLines):
         formulas often return expanded views made under no_grad (a sum's gradient), which
         torch then refuses to change in place, while hookgrad's are fresh arrays; whether a
         gradient is a view is torch's implementation detail, not its API."""
-        # Nor a view made while its base needed no gradient, if the base needs one now (an
-        # in-place op with a tensor that does, e.g. ``v = x.reshape(-1); x.mul_(w); v.mul_(2)``):
-        # torch then treats the view as a leaf that requires grad and refuses the in-place op,
-        # hookgrad rebuilds the view's history from the base and allows it (an open gap).
-        return self.pick(lambda s: pred is None or pred(s), grads=False,
-                         exclude_names={n for n in self.vars
-                                        if n in self.base_needed_grad
-                                        and not self.base_needed_grad[n]
-                                        and self.rg_of(self.root[n])})
+        return self.pick(lambda s: pred is None or pred(s), grads=False)
 
     def pick_operand(self, target: str, shape: tuple):
         """The source of an in-place op on ``target``: broadcastable to ``shape`` and not

@@ -265,6 +265,8 @@ class BuiltinFunction(Function):
         ctx and plain outputs (the cheap path every op takes under no_grad)."""
         grad_on = _state.enabled
         any_needs = False
+        if cls._inplace and grad_on and args[0]._base is not None:
+            check_inplace(args[0])  # before reading grad_fn below rebuilds a stale view's
         arrays = list(args)  # forward's arguments: each tensor's array in its place
         for i, arg in enumerate(args):
             if isinstance(arg, Tensor):

@@ -131,6 +131,13 @@ def mark_multi_view(cls, outputs: tuple, input_requires_grad: bool) -> tuple:
 # ---------------------------------------------------------------------------------------------
 # A view's history
 # ---------------------------------------------------------------------------------------------
+# How a view's history is rebuilt after an in-place change: ``REBUILD(base, view)`` returns a
+# tensor whose ``grad_fn`` is the view's new history. The ops layer sets it to ``as_strided``
+# over the view's geometry, torch's ``AsStridedBackward0``; without it the view's own chain of
+# ops is replayed (the same values, more nodes).
+REBUILD = None
+
+
 def grad_fn(self: Tensor):
     """``tensor.grad_fn``; a view whose base changed in place gets its history regenerated."""
     base = self._base
@@ -148,7 +155,12 @@ def regenerate_view_grad_fn(view: Tensor) -> None:
         return
     with grad_mode.enable_grad():
         try:
-            fresh = view._view_fn(base)  # may raise (a split output): then every time
+            if REBUILD is None:
+                fresh = view._view_fn(base)  # may raise (a split output): then every time
+            else:
+                with grad_mode.no_grad():
+                    view._view_fn(base)  # raises as above for views that cannot be rebuilt
+                fresh = REBUILD(base, view)
         except RuntimeError as error:
             if CUSTOM_FUNCTION_TAIL not in str(error) or view._grad_fn is None \
                     or isinstance(view._view_fn, MultiViewReplay):
@@ -174,6 +186,14 @@ def check_inplace(tensor: Tensor, tense: str = "is being") -> None:
             raise RuntimeError(f"a leaf Variable that requires grad {tense} used in an in-place "
                                "operation.")
     base = tensor._base
+    if base is not None and _state.enabled and tensor._grad_fn is None \
+            and tensor._view_version != tensor._version_counter[0] \
+            and base._grad_fn is not None and base.requires_grad:
+        # a view made while its base needed no gradient, whose base has gained a history
+        # since: until something asks for the view's grad_fn (which rebuilds it), torch sees
+        # a tensor that requires grad without a history, i.e. a leaf, and refuses
+        raise RuntimeError(f"a leaf Variable that requires grad {tense} used in an in-place "
+                           "operation.")
     if base is not None and _state.enabled and tensor._extra is not None \
             and base.requires_grad:
         error = tensor._extra.view_error
