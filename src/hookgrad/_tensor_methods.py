@@ -291,7 +291,8 @@ MORE_METHODS = {
     "argwhere": Q.argwhere, "count_nonzero": Q.count_nonzero, "bincount": Q.bincount,
     # structure
     "tril": D.tril, "triu": D.triu, "tril_": D.tril_, "triu_": D.triu_, "diag": D.diag,
-    "diagonal": D.diagonal, "as_strided": strided.as_strided, "diag_embed": D.diag_embed, "diagflat": D.diagflat,
+    "diagonal": D.diagonal, "as_strided": strided.as_strided, "diag_embed": D.diag_embed,
+    "diagflat": D.diagflat,
     "trace": D.trace, "fill_diagonal_": D.fill_diagonal_, "outer": T.outer, "ger": T.ger,
     "kron": T.kron, "cross": T.cross, "tensor_split": T.tensor_split,
     "repeat_interleave": T.repeat_interleave, "tile": T.tile, "rot90": T.rot90,

@@ -11,8 +11,6 @@ import functools
 import math
 import operator
 
-import numpy as np
-
 from .. import _dtype
 from ..autograd import grad_mode
 from ..tensor import Tensor

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from . import strided
 from ._util import normalize_dim
 from .reduce import _const
 from ._base import is_number, Op
@@ -242,25 +243,6 @@ def trace(input: Tensor) -> Tensor:
 # ---------------------------------------------------------------------------------------------
 # fill_diagonal_: a fill on a strided view, so the input's history becomes CopySlices as in torch
 # ---------------------------------------------------------------------------------------------
-class DiagonalStrided(Op):
-    """elements ``0, step, 2 step ...`` of a contiguous tensor's memory, as a view"""
-
-    node_name = "AsStridedBackward0"
-    _view_of = 0
-
-    @staticmethod
-    def forward(ctx, self, count, step):
-        ctx.shape, ctx.count, ctx.step = self.shape, count, step
-        return np.lib.stride_tricks.as_strided(self, (count,), (step * self.itemsize,),
-                                               writeable=self.flags.writeable)
-
-    @staticmethod
-    def backward(ctx, grad):
-        flat = Tensor._make(np.zeros(int(np.prod(ctx.shape)), grad._data.dtype))
-        index = np.arange(ctx.count, dtype=np.int64) * ctx.step
-        return flat.index_add(0, Tensor._make(index), grad).reshape(ctx.shape), None, None
-
-
 def fill_diagonal_(input: Tensor, fill_value, wrap: bool = False) -> Tensor:
     """set the main diagonal (all dims equal; a tall matrix may ``wrap`` every cols+1 rows)"""
     shape = input._data.shape
@@ -276,7 +258,7 @@ def fill_diagonal_(input: Tensor, fill_value, wrap: bool = False) -> Tensor:
     if not is_number(fill_value) and not isinstance(fill_value, Tensor):
         raise TypeError("fill_diagonal_(): argument 'fill_value' must be Number")
     if input._data.flags.c_contiguous:
-        DiagonalStrided.apply(input, count, step).fill_(fill_value)
+        strided.as_strided(input, (count,), (step,)).fill_(fill_value)
         return input
     mask = np.zeros(input._data.size, bool)
     mask[np.arange(count) * step] = True
