@@ -263,6 +263,7 @@ NOT_SWEPT = {
     "equal": "returns a bool", "allclose": "returns a bool",
     "__setitem__": "returns None", "__getitem__": "swept as getitem_*",
     "where": "swept as where and where_tensor", "to": "swept as to and to_float32",
+    "as_strided": "the strides are its arguments: tests/ops/test_as_strided.py",
 }
 
 # nn.functional ops on a 4-d (N, C, H, W) input: torch allocates pooling, interpolation,
