@@ -57,8 +57,8 @@ def empty_strides(shape: tuple) -> tuple:
 def with_empty_strides(array: np.ndarray) -> np.ndarray:
     """An empty ``array`` as a view that carries torch's row-major strides, which NumPy keeps
     through later views (a permuted empty tensor then reports permuted strides, as in torch)."""
-    if array.size or not array.ndim:
-        return array
+    if array.size or not array.ndim or any(array.strides):
+        return array  # not empty, or laid out on purpose (a memory format's strides)
     steps = tuple(s * array.itemsize for s in empty_strides(array.shape))
     return np.lib.stride_tricks.as_strided(array, array.shape, steps)
 
