@@ -21,32 +21,8 @@ from typing import Any, Optional
 import numpy as np
 
 from .._backend import Backend, DType
+from ._groups import decode_groups, encode_groups, pack_bits, unpack_bits
 from .base import Saver, Stored
-
-
-def pack_bits(codes: np.ndarray, bits: int) -> np.ndarray:
-    """uint8 codes below ``2**bits`` → bytes holding ``8 // bits`` codes each (low bits first)."""
-    if bits == 8:
-        return codes
-    per_byte = 8 // bits
-    flat = codes.reshape(-1)
-    pad = (-flat.size) % per_byte
-    if pad:
-        flat = np.concatenate([flat, np.zeros(pad, np.uint8)])
-    groups = flat.reshape(-1, per_byte)
-    packed = groups[:, 0].copy()
-    for j in range(1, per_byte):  # a loop over bit positions, not elements
-        packed |= groups[:, j] << np.uint8(bits * j)
-    return packed
-
-
-def unpack_bits(packed: np.ndarray, bits: int, size: int) -> np.ndarray:
-    if bits == 8:
-        return packed.reshape(-1)
-    per_byte = 8 // bits
-    shifts = (np.arange(per_byte, dtype=np.uint8) * bits)[None, :]
-    codes = (packed[:, None] >> shifts) & np.uint8((1 << bits) - 1)
-    return codes.reshape(-1)[:size]
 
 
 class NumpyKernels:
@@ -76,23 +52,6 @@ class NumpyKernels:
             np.floor(scaled, out=scaled)
         np.clip(scaled, 0, levels, out=scaled)
         return scaled.astype(np.uint8)
-
-    @staticmethod
-    def to_groups(values, group: int):
-        """``values`` as rows of ``group`` consecutive values along the largest dimension (its
-        end padded with its last value, which changes no group's minimum or maximum)."""
-        axis = int(np.argmax(values.shape))
-        moved = np.moveaxis(values, axis, -1)
-        length = moved.shape[-1]
-        pad = (-length) % group
-        if pad:
-            moved = np.concatenate([moved, np.repeat(moved[..., -1:], pad, axis=-1)], axis=-1)
-        return np.ascontiguousarray(moved).reshape(-1, group), (axis, moved.shape, length)
-
-    @staticmethod
-    def from_groups(rows, layout):
-        axis, padded, length = layout
-        return np.ascontiguousarray(np.moveaxis(rows.reshape(padded)[..., :length], -1, axis))
 
     @staticmethod
     def at_least_one(codes, mask):
@@ -302,7 +261,12 @@ class _GroupStored(Stored):
         return self.rows.nbytes
 
     def decode(self) -> Any:
-        values = self.rows.kernels.from_groups(self.rows.decode(), self.layout)
+        rows = self.rows
+        if rows.kernels is NumpyKernels:  # a block at a time, into one new array
+            return decode_groups(rows.codes, rows.bits, rows.low, rows.scale, rows.positive,
+                                 self.layout, rows.shape, self.shape, rows.dtype,
+                                 _tiny(rows.dtype), ENCODE_BLOCK_BYTES)
+        values = rows.kernels.from_groups(rows.decode(), self.layout)
         return values.reshape(self.shape)
 
 
@@ -313,6 +277,16 @@ def quantize_groups(array: Any, bits: int, group: int, kernels: Any = NumpyKerne
     values = kernels.work(array)
     if values.ndim == 0:
         values = values.reshape(1)
+    if kernels is NumpyKernels:  # laid out and encoded a block at a time (see _groups.py)
+        levels = (1 << bits) - 1
+        codes, low, scale, positive, layout, rows_shape = encode_groups(
+            values, group, bits, seed,
+            lambda rows, low, scale, part_seed: _codes(rows, low, scale, levels, part_seed,
+                                                       NumpyKernels),
+            ENCODE_BLOCK_BYTES)
+        stored = _QuantStored(codes, low, scale, bits, rows_shape, array.dtype, NumpyKernels,
+                              positive)
+        return _GroupStored(stored, layout, tuple(array.shape))
     rows, layout = kernels.to_groups(values, group)
     stored = quantize_array(rows, bits, 0, kernels, seed)
     stored.dtype = array.dtype
