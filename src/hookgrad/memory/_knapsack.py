@@ -2,11 +2,13 @@
 
 Each *unit* (saved tensors sharing one buffer, see ``planner._units``) can stay as it is or
 take a candidate saver; each module can instead be recomputed as a whole, and a ``Sequential``
-in ``k`` runs. Tables map a bin of kept bytes to the least seconds added; children combine by a
-min-plus convolution. Tables hold decision costs (the measured costs' buckets, see ``_costs``);
-each option also carries its measured cost, which the estimate sums. Ties keep the first
-option met (no saver before a saver, savers in the order given, fewer bytes kept), so equal
-costs always give the same plan.
+in ``k`` runs. Tables map a bin of kept bytes to the least weight added; children combine by
+a min-plus convolution. Tables hold decision weights, computed from counts alone (``_work``):
+bytes and tensors per unit, each module's forward work. So the plan is the same on every run
+whatever the timings. Each option also carries its estimated seconds: its weight scaled by
+what its candidate measured on the whole model against its weight there, which the estimate
+sums. Ties keep the first option met (no saver before a saver, savers in the order given,
+fewer bytes kept), so equal weights always give the same plan.
 """
 from __future__ import annotations
 
@@ -16,12 +18,16 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from ._backend import Backend, dtype_from_name
-from ._costs import ModelCosts, calibrate, snap
+from ._costs import ModelCosts, calibrate
+from ._work import RECOMPUTE_FIXED, ModuleWork
 from .ledger import Ledger, format_bytes
 from .policy import Policy, recompute
 from .savers import Saver
 
 BINS = 256
+# a candidate measured on the model at less than this fraction of its weight there is taken
+# at this fraction: timing noise on a loaded machine, not a free saver
+LEAST_SCALE = 0.25
 
 
 def _combine(left: np.ndarray, right: np.ndarray) -> tuple:
@@ -40,24 +46,24 @@ def _combine(left: np.ndarray, right: np.ndarray) -> tuple:
 class Knapsack:
     """One solve: the module tree, the units filed under it and the calibrated costs."""
 
-    def __init__(self, model, units: list, fixed: int, seconds: Dict[str, float],
+    def __init__(self, model, units: list, fixed: int, work: ModuleWork,
                  inputs_of: Dict[str, set], savers: List[Saver], allow_recompute: bool,
                  backend: Backend, recalibrate: bool = False,
                  costs: Optional[ModelCosts] = None):
         self.units, self.fixed = units, fixed
-        self.seconds, self.inputs_of = seconds, inputs_of
+        self.work, self.inputs_of = work, inputs_of
         self.allow_recompute = allow_recompute
         self.total = fixed + sum(u.nbytes for u in units)
         self.quantum = max(1, -(-self.total // BINS))
         self.size = BINS + 1
         self.rates = [(saver, *calibrate(saver, backend, recalibrate)) for saver in savers]
-        self.measured = self._saver_totals(costs)
-        # recomputing costs a module's forward again, and checkpointing's own work: the
-        # factor is what recomputing the whole model measured against its forward time
-        # (at least 1: the forward runs again; a lower figure is noise)
+        self.scales = self._saver_scales(costs)
+        # a recompute's seconds: its weight times what recomputing the whole model measured
+        # against the whole model's weight (one checkpoint plus its forward work)
         self.rerun = 1.0
-        if costs is not None and costs.recompute is not None and seconds.get("", 0.0) > 0:
-            self.rerun = max(1.0, costs.recompute / seconds[""])
+        if costs is not None and costs.recompute is not None:
+            whole = RECOMPUTE_FIXED + work.work("")
+            self.rerun = max(LEAST_SCALE, costs.recompute / whole)
         self.names = dict(model.named_modules())
         self.children: Dict[str, List[str]] = {name: [] for name in self.names}
         for name in self.names:
@@ -73,34 +79,28 @@ class Knapsack:
     def _accepts(self, saver: Saver, unit) -> bool:
         return all(saver.accepts(dtype_from_name(d)) for d in unit.dtypes)
 
-    def _saver_totals(self, costs: Optional[ModelCosts]) -> Dict[int, tuple]:
-        """Per saver: (seconds it added on every module, the sum of its units' weights), or
-        the chain's rates alone when nothing was measured on the model. The chain's figure
-        for all the units is also the floor of the measured one: the saver's own work costs
-        at least that, and a lower figure (even below 0) is timing noise."""
-        totals: Dict[int, tuple] = {}
+    def _saver_scales(self, costs: Optional[ModelCosts]) -> Dict[int, float]:
+        """Per saver: seconds per unit of weight, what the saver added on every module over
+        the weight of all the units it takes (1 when nothing was measured on the model; at
+        least ``LEAST_SCALE``: a lower figure, even below 0, is timing noise)."""
+        scales: Dict[int, float] = {}
         for saver, _kept, per_tensor, per_byte in self.rates:
             weight = sum(u.tensors * per_tensor + u.nbytes * per_byte
                          for u in self.units if self._accepts(saver, u))
-            if costs is None or repr(saver) not in costs.savers:
-                totals[id(saver)] = (None, weight)
+            if costs is None or repr(saver) not in costs.savers or weight <= 0:
+                scales[id(saver)] = 1.0
             else:
-                totals[id(saver)] = (max(weight, costs.savers[repr(saver)]), weight)
-        return totals
+                scales[id(saver)] = max(LEAST_SCALE, costs.savers[repr(saver)] / weight)
+        return scales
 
     def saver_cost(self, unit, saver: Saver, per_tensor: float, per_byte: float) -> tuple:
-        """(decision cost, measured cost) of ``saver`` on ``unit``: its share of what the
-        saver added on the whole model, by the chain's per-tensor and per-byte rates."""
+        """(decision weight, estimated seconds) of ``saver`` on ``unit``."""
         weight = unit.tensors * per_tensor + unit.nbytes * per_byte
-        measured, total = self.measured[id(saver)]
-        if measured is None:
-            return snap(weight), weight
-        share = weight / total if total > 0 else unit.nbytes / max(1, self.total - self.fixed)
-        return snap(measured) * share, measured * share
+        return weight, weight * self.scales[id(saver)]
 
-    def recompute_cost(self, seconds: float) -> tuple:
-        """(decision cost, measured cost) of running ``seconds`` of forward again."""
-        return snap(self.rerun) * snap(seconds), self.rerun * seconds
+    def recompute_cost(self, weight: float) -> tuple:
+        """(decision weight, estimated seconds) of a recompute of ``weight``."""
+        return weight, weight * self.rerun
 
     # -- tables --------------------------------------------------------------------------------
     def bin_of(self, nbytes: float) -> int:
@@ -166,7 +166,8 @@ class Knapsack:
         if name:
             held = sum(u.nbytes for u in inside_units
                        if u.keys & self.inputs_of.get(name, set()))
-            result.append((held, self.seconds.get(name, 0.0), freed - held, recompute()))
+            result.append((held, RECOMPUTE_FIXED + self.work.work(name), freed - held,
+                           recompute()))
         kids = self.children.get(name, [])
         if len(kids) < 3 or not hasattr(self.names[name], "__getitem__"):
             return result
@@ -195,7 +196,7 @@ class Knapsack:
             if unit.keys & self.inputs_of.get(runs[run][0], set()):
                 continue  # the run's input: checkpoint keeps it
             freed_in[run] += unit.nbytes
-        cost = sum(self.seconds.get(kid, 0.0) for run in runs[:-1] for kid in run)
+        cost = sum(RECOMPUTE_FIXED + sum(self.work.work(kid) for kid in run) for run in runs[:-1])
         # backward frees the last run's tensors before it recomputes any other run
         last = sum(u.nbytes for u in inside_units
                    if {_child_index(name, m, order) for m in u.modules}
@@ -283,14 +284,14 @@ def _child_index(name: str, module: str, order: Dict[str, int]) -> Optional[int]
     return order.get((name + "." if name else "") + rest.split(".")[0])
 
 
-def solve(result, model, led: Ledger, units: list, fixed: int, seconds: Dict[str, float],
+def solve(result, model, led: Ledger, units: list, fixed: int, work: ModuleWork,
           inputs_of: Dict[str, set], savers: List[Saver], allow_recompute: bool,
           backend: Backend, budget: int, recalibrate: bool = False,
           costs: Optional[ModelCosts] = None) -> None:
     """Fill ``result`` (a ``Plan``) with the knapsack's answer; ``budget`` is on saved bytes
     (``plan`` converts a whole-step budget). The estimated time is the measured costs of the
     choices, plus what a policy adds before it stores anything."""
-    knapsack = Knapsack(model, units, fixed, seconds, inputs_of, savers, allow_recompute,
+    knapsack = Knapsack(model, units, fixed, work, inputs_of, savers, allow_recompute,
                         backend, recalibrate, costs)
     best = knapsack.best(budget)
     if best is None:

@@ -23,33 +23,15 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-import numpy as np
-
 from ._backend import Backend, backend_for
 from ._modules import tracker_for
-from ._costs import (MODEL_COSTS, MODULE_SECONDS, SAVER_RATES, ModelCosts, clock_of, load_costs,
-                     save_costs, signature, stable_signature, time_contexts)
+from ._costs import (MODEL_COSTS, SAVER_RATES, ModelCosts, clock_of, load_costs, save_costs,
+                     signature, stable_signature, time_contexts)
 from ._knapsack import solve
 from .ledger import Ledger, format_bytes
 from .policy import Policy, recompute
 from .savers import Saver, cast, offload, quantize
-
-
-class _Timer:
-    """Tracker listener: inclusive forward seconds per module name, on ``clock``."""
-
-    def __init__(self, clock: str = "cpu"):
-        self.now = clock_of(clock)
-        self.started: Dict[int, float] = {}
-        self.seconds: Dict[str, float] = {}
-
-    def enter(self, module, name: str, is_root: bool) -> None:
-        self.started[id(module)] = self.now()
-
-    def exit(self, module, name: str, is_root: bool) -> None:
-        start = self.started.pop(id(module), None)
-        if start is not None:
-            self.seconds[name] = self.seconds.get(name, 0.0) + self.now() - start
+from ._work import ModuleWork
 
 
 def _default_loss(output: Any) -> Any:
@@ -284,8 +266,7 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
         if measure:
             result.baseline_memory_peak, _ = _measured_peak(model, inputs, loss_fn, backend,
                                                             device)
-        led, known, inputs_of = _profile(model, inputs, loss_fn, backend, tracker, rounds,
-                                         recalibrate, clock)
+        led, work, inputs_of = _profile(model, inputs, loss_fn, backend, tracker)
         costs = _model_costs(model, inputs, loss_fn, backend, savers, allow_recompute, rounds,
                              recalibrate, clock)
         result.baseline_seconds = costs.baseline
@@ -299,11 +280,11 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
             if budget_on == "peak":
                 budget = result.budget - other + inputs_bytes
         units, fixed = _units(led)
-        solve(result, model, led, units, fixed, known, inputs_of, savers, allow_recompute,
+        solve(result, model, led, units, fixed, work, inputs_of, savers, allow_recompute,
               backend, budget, recalibrate, costs)
         if stable is not None and stored is None:
             save_costs(costs_file, stable, {
-                "modules": known, "model": dict(vars(costs)),
+                "model": dict(vars(costs)),
                 "rates": {repr(s): list(SAVER_RATES[_rate_key(s, backend)]) for s in savers}})
         if budget_on == "peak" and result.policy is None and other is not None:
             result.reason = (f"besides saved activations the step holds "
@@ -334,8 +315,6 @@ def _install(stored: dict, model, inputs: tuple, backend: Backend, savers: list,
              allow_recompute: bool, clock: str) -> None:
     """Costs read from a costs file, put where this process's calibrations are kept."""
     try:
-        MODULE_SECONDS[signature(model, inputs, backend) + (clock,)] = {
-            str(name): float(seconds) for name, seconds in stored["modules"].items()}
         model_costs = stored["model"]
         MODEL_COSTS[_costs_key(model, inputs, backend, savers, allow_recompute, clock)] = \
             ModelCosts(float(model_costs["baseline"]), float(model_costs["overhead"]),
@@ -350,49 +329,37 @@ def _install(stored: dict, model, inputs: tuple, backend: Backend, savers: list,
                          f"({error!r}); delete the file to measure again") from None
 
 
-def _profile(model, inputs: tuple, loss_fn: Callable, backend: Backend, tracker, rounds: int,
-             recalibrate: bool, clock: str) -> tuple:
-    """Step 1: a ledger of one step, each module's inputs, and its forward seconds (medians
-    of ``rounds`` steps, kept for the process). Returns (ledger, seconds per module name,
-    input storages per module name)."""
-    key = signature(model, inputs, backend) + (clock,)
-    known = None if recalibrate else MODULE_SECONDS.get(key)
-    timers: List[Dict[str, float]] = []
+def _profile(model, inputs: tuple, loss_fn: Callable, backend: Backend, tracker) -> tuple:
+    """Step 1: a ledger of one step, each module's inputs and its forward work (counts: the
+    same on every run). Returns (ledger, ModuleWork, input storages per module name)."""
     led = Ledger(backend.name, measure=False)
     inputs_of: Dict[str, set] = {}
+    work = ModuleWork(backend)
+    running: Dict[int, List[str]] = {}
 
-    def note(module, args):
+    def enter(module, args):
         name = tracker.current()[1] if tracker.current() else ""
+        running.setdefault(id(module), []).append(name)
         inputs_of[name] = {("storage", backend.storage_key(a))
                            for a in args if backend.is_tensor(a)}
 
-    for index in range(1 if known is not None else rounds):
-        timer = _Timer(clock)
-        tracker.acquire(timer)
+    def leave(module, args, output):
+        names = running.get(id(module))
+        if names:
+            work.add(names.pop(), module, args, output)
+
+    tracker.acquire()
+    try:
+        handles = backend.module_hooks(enter, leave)
         try:
-            # inputs are noted in the ledger's step only: storage keys are addresses, and a
-            # later step's input may sit where one of the ledger's saved tensors was, which
-            # would make the planner think a recompute keeps it (plans then varied with the
-            # allocation history)
-            handles = (backend.module_hooks(note, lambda module, args, output: None)
-                       if index == 0 else [])
-            try:
-                if index == 0:
-                    with led:
-                        _step(model, inputs, loss_fn)
-                else:
-                    _step(model, inputs, loss_fn)
-            finally:
-                for handle in handles:
-                    handle.remove()
+            with led:
+                _step(model, inputs, loss_fn)
         finally:
-            tracker.release(timer)
-        timers.append(timer.seconds)
-    if known is None:
-        known = {name: float(np.median([t.get(name, 0.0) for t in timers]))
-                 for name in timers[0]}
-        MODULE_SECONDS[key] = known
-    return led, known, inputs_of
+            for handle in handles:
+                handle.remove()
+    finally:
+        tracker.release()
+    return led, work, inputs_of
 
 
 def _model_costs(model, inputs: tuple, loss_fn: Callable, backend: Backend, savers: list,
