@@ -12,6 +12,7 @@ fewer bytes kept), so equal weights always give the same plan.
 """
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any, Dict, List, Optional
 
@@ -19,7 +20,7 @@ import numpy as np
 
 from ._backend import Backend, dtype_from_name
 from ._costs import ModelCosts, calibrate
-from ._work import RECOMPUTE_FIXED, ModuleWork
+from ._work import RECOMPUTE_FIXED, ModuleWork, step_cost
 from .ledger import Ledger, format_bytes
 from .policy import Policy, recompute
 from .savers import Saver
@@ -75,18 +76,26 @@ class Knapsack:
         for unit in units:
             self.homes.setdefault(unit.home if unit.home in self.names else "", []).append(unit)
 
+    def without(self, left_out: set) -> "Knapsack":
+        """The same solve with the savers whose ids are in ``left_out`` not offered."""
+        other = copy.copy(self)
+        other.rates = [r for r in self.rates if id(r[0]) not in left_out]
+        other._options = self._options
+        return other
+
     # -- costs ---------------------------------------------------------------------------------
     def _accepts(self, saver: Saver, unit) -> bool:
         return all(saver.accepts(dtype_from_name(d)) for d in unit.dtypes)
 
     def _saver_scales(self, costs: Optional[ModelCosts]) -> Dict[int, float]:
         """Per saver: seconds per unit of weight, what the saver added on every module over
-        the weight of all the units it takes (1 when nothing was measured on the model; at
-        least ``LEAST_SCALE``: a lower figure, even below 0, is timing noise)."""
+        the weight of all the units it takes and of its per-step work (1 when nothing was
+        measured on the model; at least ``LEAST_SCALE``: a lower figure, even below 0, is
+        timing noise)."""
         scales: Dict[int, float] = {}
         for saver, _kept, per_tensor, per_byte in self.rates:
-            weight = sum(u.tensors * per_tensor + u.nbytes * per_byte
-                         for u in self.units if self._accepts(saver, u))
+            weight = step_cost(saver) + sum(u.tensors * per_tensor + u.nbytes * per_byte
+                                            for u in self.units if self._accepts(saver, u))
             if costs is None or repr(saver) not in costs.savers or weight <= 0:
                 scales[id(saver)] = 1.0
             else:
@@ -289,26 +298,46 @@ def solve(result, model, led: Ledger, units: list, fixed: int, work: ModuleWork,
           backend: Backend, budget: int, recalibrate: bool = False,
           costs: Optional[ModelCosts] = None) -> None:
     """Fill ``result`` (a ``Plan``) with the knapsack's answer; ``budget`` is on saved bytes
-    (``plan`` converts a whole-step budget). The estimated time is the measured costs of the
-    choices, plus what a policy adds before it stores anything."""
+    (``plan`` converts a whole-step budget). A saver that costs something once per step
+    (``_work.step_cost``) is tried in and out of the candidates, and the plans compared with
+    that cost added. The estimated time is the options' estimated seconds, plus what a policy
+    adds before it stores anything, plus the per-step cost of each such saver used."""
     knapsack = Knapsack(model, units, fixed, work, inputs_of, savers, allow_recompute,
                         backend, recalibrate, costs)
-    best = knapsack.best(budget)
-    if best is None:
+    once = [s for s in savers if step_cost(s) > 0]
+    found = None
+    for mask in range(1 << len(once)):  # the fewest per-step savers first: they win ties
+        left_out = {id(s) for i, s in enumerate(once) if not mask >> i & 1}
+        trial = knapsack if not left_out else knapsack.without(left_out)
+        best = trial.best(budget)
+        if best is None:
+            continue
+        used = {id(c[2]) for c in best[0] if c[0] == "saver"}
+        total = best[1] + sum(step_cost(s) for s in once if id(s) in used)
+        key = (best[2] > budget, total)
+        if found is None or key < found[0]:
+            found = (key, best, trial)
+    if found is None:
         result.reason = (f"even with every candidate the saved bytes stay near "
                          f"{format_bytes(knapsack.floor())} ({format_bytes(fixed)} cannot be "
                          "reduced: inputs and tensors saved outside modules)")
         return
-    chosen, _, peak = best
+    _, (chosen, _, peak), knapsack = found
     extra = sum(choice[4] for choice in chosen)
+    per_step: Dict[str, float] = {}
     if chosen and costs is not None:
-        extra += max(0.0, costs.overhead)
+        per_step["policy"] = max(0.0, costs.overhead)
+    for saver in {id(c[2]): c[2] for c in chosen if c[0] == "saver"}.values():
+        if step_cost(saver) > 0:
+            per_step[repr(saver)] = step_cost(saver) * knapsack.scales[id(saver)]
+    extra += sum(per_step.values())
     rules = _record_choices(result, chosen)
     # recompute first: a module inside a recomputed one has nothing left to pack
     ordered = sorted(rules.items(), key=lambda kv: not isinstance(kv[1], recompute))
     result.policy = Policy(ordered, model=model, framework=backend.name)
     result.estimated_peak = int(peak)
     result.estimated_extra_seconds = extra
+    result.per_step_seconds = per_step
     result.feasible = peak <= budget
     if not result.feasible:
         result.reason = (f"the best plan found keeps {format_bytes(peak)} "

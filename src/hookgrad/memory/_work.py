@@ -11,7 +11,9 @@ into the seconds it *estimates* (``_costs``):
   of many rounds; the per-tensor rate as a policy on the demo CNN pays it, about three times
   the chain's, for the policy's own work per tensor). The pack and unpack around each tensor
   (dispatch, the saver's tables, offload's thread and files) weigh far more than the bytes at
-  the sizes of small models;
+  the sizes of small models. A saver with work of its own per step (offload's directory and
+  writer thread, ``REFERENCE_STEP``) costs that once if it stores anything: the solver tries
+  the plans with and without each such saver;
 - a recompute of a module costs ``RECOMPUTE_FIXED`` (checkpointing's own work: wrapping the
   forward, re-entering it in backward; about 0.9 ms measured per recomputed module) plus the
   module's forward work: its matrix products' FLOPs at ``FLOP_SECONDS`` each, the elements
@@ -36,24 +38,34 @@ REFERENCE_RATES: Dict[str, tuple] = {
     "quantize 8": (300e-6, 0.15e-9),
     "quantize 4": (400e-6, 2.1e-9),
     "quantize 2": (500e-6, 2.4e-9),
-    "offload": (900e-6, 0.05e-9),
+    "offload": (350e-6, 0.05e-9),
 }
+# seconds a saver costs once per step as soon as it stores anything: offload's directory
+# and writer thread (on the demo CNN, offloading two of seven units cost half of all seven)
+REFERENCE_STEP: Dict[str, float] = {"offload": 1.5e-3}
 RECOMPUTE_FIXED = 800e-6
 FLOP_SECONDS = 1.2e-11
 ELEMENT_SECONDS = 1e-9
 CALL_SECONDS = 150e-6
 
 
-def reference_rates(saver: Any) -> Optional[tuple]:
-    """(seconds per tensor, seconds per byte) of a saver of the planner's table, or None."""
+def _key(saver: Any) -> str:
     kind = type(saver).__name__
     if kind == "cast":
-        key = f"cast {getattr(saver, 'dtype', '')}"
-    elif kind == "quantize":
-        key = f"quantize {getattr(saver, 'bits', '')}"
-    else:
-        key = kind
-    return REFERENCE_RATES.get(key)
+        return f"cast {getattr(saver, 'dtype', '')}"
+    if kind == "quantize":
+        return f"quantize {getattr(saver, 'bits', '')}"
+    return kind
+
+
+def reference_rates(saver: Any) -> Optional[tuple]:
+    """(seconds per tensor, seconds per byte) of a saver of the planner's table, or None."""
+    return REFERENCE_RATES.get(_key(saver))
+
+
+def step_cost(saver: Any) -> float:
+    """Reference seconds ``saver`` costs once per step in which it stores anything."""
+    return REFERENCE_STEP.get(_key(saver), 0.0) if reference_rates(saver) else 0.0
 
 
 class ModuleWork:

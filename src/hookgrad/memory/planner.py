@@ -141,6 +141,9 @@ class Plan:
         self.memory_peak: Optional[int] = None
         self.memory_peak_split: Optional[dict] = None  # hookgrad: saved, gradients, transient
         self.choices: List[tuple] = []  # (modules, choice, bytes before, bytes after, seconds)
+        # estimated seconds paid once per step, not per module: the policy's own hooks, and a
+        # saver's own work (offload's directory and thread) when it stores anything
+        self.per_step_seconds: Dict[str, float] = {}
 
     def __str__(self) -> str:
         lines = [f"memory plan: budget {format_bytes(self.budget)} on the "
@@ -157,6 +160,10 @@ class Plan:
                 lines.append(f"  {modules.ljust(width)}  {choice:<26} "
                              f"{format_bytes(before):>10} -> {format_bytes(after):>9}  "
                              f"{seconds * 1e3:8.2f}")
+        if self.per_step_seconds:
+            lines.append("  once per step: " + ", ".join(
+                f"{name} {seconds * 1e3:.2f} ms" for name, seconds in
+                self.per_step_seconds.items()))
         if self.policy is not None:
             def cell(value, show):
                 return "-" if value is None else show(value)
