@@ -1,5 +1,5 @@
-"""The planner's cost model: what a saver keeps and costs, and how long each module's forward
-takes, calibrated from repeated measurements on the model itself.
+"""The planner's timings: what each candidate costs on the model itself, which turns the
+decision weights of ``_work`` into the seconds the plan estimates.
 
 Where the time goes: a policy costs something before it saves anything (module hooks that
 track the running module, a pack hook per saved tensor), and a saver's cost inside a model
@@ -7,24 +7,17 @@ track the running module, a pack hook per saved tensor), and a saver's cost insi
 shows. So each candidate is timed on the model: a step with ``policy({"*": saver})`` against
 a step with ``policy({"*": None})`` and a step with no policy, the contexts taking turns so
 that load from other processes falls on all alike, after a warm-up, as medians of ``rounds``
-steps. A saver's measured cost is shared among the units it would store in proportion to a
-per-tensor and per-byte rate from a chain of small ops (``calibrate``); a recompute costs its
-module's forward time, scaled by what recomputing the whole model measured against the
-model's forward time.
+steps (``time_contexts``).
 
 Costs are seconds of process CPU time by default (``clock="cpu"``): on a machine shared with
 other jobs, CPU time swings far less than wall time (``clock="wall"`` measures wall time).
 
-Plans repeat: the planner decides on costs snapped to a grid of half-octaves (``snap``), so
-timing noise of a few per cent moves no decision except where a cost sits at a bucket's edge;
-of options whose snapped costs tie it keeps the fewest bytes, then the first candidate given.
-The estimate it prints is the sum of the measured costs, not of the snapped ones. Calibrations
-are kept for the process (per model, inputs, candidates and clock), so two ``plan`` calls on
-one model choose alike; ``plan(..., recalibrate=True)`` measures again. A fresh process
-measures afresh, and on a loaded machine its costs may land in other buckets: with
-``plan(..., costs_file=path)`` the costs measured once are written to a JSON file and read
-back by later runs (same model structure, shapes, candidates, clock, host and version), which
-then choose the same plan.
+Timings steer no choice (``_work``), so plans repeat whatever they measure. They are kept for
+the process (per model, inputs, candidates and clock), so two ``plan`` calls on one model
+estimate alike; ``plan(..., recalibrate=True)`` measures again. With ``plan(...,
+costs_file=path)`` the costs measured once are written to a JSON file and read back by later
+runs (same model structure, shapes, candidates, clock, host and version), which then estimate
+alike too. ``snap`` puts the rates of a saver the reference table does not know on a grid.
 """
 from __future__ import annotations
 

@@ -1,15 +1,17 @@
 """plan(model, inputs, budget_bytes): choose savers or recomputation per module under a budget.
 
-1. Profile: a ledger files every saved tensor under the innermost module, module hooks time
-   each module's forward (median of a few steps, kept per model) and note its inputs; each
-   candidate is timed on the whole model (``_costs``: medians, in turns, after a warm-up).
+1. Profile: a ledger files every saved tensor under the innermost module, module hooks count
+   each module's forward work and note its inputs (``_work``: counts, the same every run);
+   each candidate is timed on the whole model (``_costs``: medians, in turns, after a warm-up).
 2. Saved tensors that share a buffer form one *unit* (a ReLU's output and the next Linear's
    input): a saver helps only if every module saving it uses it. Each unit can stay, or take a
-   candidate saver (bytes kept, and its share of the seconds the saver added on the model).
-   A module can instead be recomputed: every unit inside it is freed (but the input checkpoint
-   keeps), for the time of its forward.
+   candidate saver (bytes kept, and a weight from its tensors and bytes). A module can instead
+   be recomputed: every unit inside it is freed (but the input checkpoint keeps), for a weight
+   from its forward work.
 3. A knapsack over the module tree (min-plus over bytes kept, in bins) finds the least added
-   time whose kept bytes plus the largest recompute transient fit the budget.
+   weight whose kept bytes plus the largest recompute transient fit the budget. The weights
+   are counts at reference rates, so the plan repeats; the timings of step 1 scale the chosen
+   options' weights into the estimated seconds.
 4. Measured steps with the chosen policy check the peak against the budget and time the plan
    against no policy (medians, the two taking turns).
 
@@ -227,15 +229,17 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     whole step (saved activations plus transient workspaces and gradients: only the saved part
     can be cut, so the rest is taken as measured without a policy). ``candidates``: savers
     and/or ``recompute()`` to choose from (default bfloat16, 8-bit, offload and recompute).
-    Each candidate's cost is measured on the model (medians of ``rounds`` steps after a
-    warm-up, candidates in turns), in process CPU time (``clock="cpu"``, steadier than wall
-    time on a shared machine) or wall time (``clock="wall"``). Decisions use the costs'
-    buckets on a half-octave grid and break ties by fewest bytes, then candidate order, and
-    calibrations are kept per process and model, so the same model and inputs give the same
-    plan (``recalibrate=True`` measures again). ``costs_file`` (a path) keeps the measured
-    costs across processes: read when it holds this model's (same structure, shapes,
-    candidates, clock, host and version), written when they were measured, so later runs
-    choose the same plan on a loaded machine too. ``verify`` runs the plan against no policy
+    The choice rests on counts alone (bytes and tensors each option keeps or frees, each
+    module's forward work) at reference rates, ties broken by fewest bytes, then candidate
+    order: the same model, inputs and candidates give the same plan in every call and every
+    process. Each candidate's cost is measured on the model (medians of ``rounds`` steps after
+    a warm-up, candidates in turns), in process CPU time (``clock="cpu"``, steadier than wall
+    time on a shared machine) or wall time (``clock="wall"``), and scales the chosen options'
+    weights into the estimate; measurements are kept per process and model
+    (``recalibrate=True`` measures again). ``costs_file`` (a path) keeps them across
+    processes: read when it holds this model's (same structure, shapes, candidates, clock,
+    host and version), written when they were measured, so later runs estimate alike too.
+    ``verify`` runs the plan against no policy
     (medians, in turns) and reports the measured extra time beside the estimate. Returns a
     ``Plan``; use ``plan.policy`` as a context manager around forward. Parameters' ``.grad``
     are left as they were. ``measure=False`` skips the whole-step peak measurements.
