@@ -47,7 +47,7 @@ def _inject(monkeypatch, spread: float, seed: int, nominal: dict = NOMINAL) -> N
     def noisy(seconds):
         return seconds * (1 + spread) ** rng.uniform(-1, 1)
 
-    def time_contexts(step, contexts, rounds, clock="cpu"):
+    def time_contexts(step, contexts, rounds, clock="cpu", **options):
         for make in contexts.values():  # the steps run, so policies see the model
             step(make())
         stored = STEP + noisy(nominal["nothing stored"])

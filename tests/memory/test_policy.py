@@ -217,7 +217,7 @@ def test_an_exact_plan_is_found_whatever_the_timings(x, monkeypatch, draw):
 
     rng = random.Random(draw)
 
-    def time_contexts(step, contexts, rounds, clock="cpu"):
+    def time_contexts(step, contexts, rounds, clock="cpu", **options):
         for make in contexts.values():
             step(make())
         return {name: rng.choice([0.0, 1e-3, rng.uniform(1e-5, 1e-1)]) for name in contexts}

@@ -77,11 +77,15 @@ MAX_ROUNDS = 60
 
 
 def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], Any]],
-                  rounds: int, clock: str = "cpu") -> Dict[str, float]:
+                  rounds: int, clock: str = "cpu",
+                  settle_seconds: float = 0.0) -> Dict[str, float]:
     """Seconds of ``step(context)`` per named context: one warm-up step each, then rounds in
     which the contexts take turns: ``rounds`` at least, more while they fit in
     ``MEASURE_SECONDS``; the garbage collector is paused meanwhile (a
-    collection's pause would land on one step at random).
+    collection's pause would land on one step at random). With ``settle_seconds``, rounds go
+    on for up to that much longer while a context's difference from the reference is not yet
+    known to within ``PRECISION`` of itself (``_settled``): a large model's few rounds leave
+    its small differences to chance.
 
     The first context is the reference: its figure is its median, and every other context's
     is that median times the median over rounds of its ratio to the reference in the same
@@ -99,12 +103,17 @@ def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], 
     gc.collect()
     gc.disable()
     try:
-        for _ in range(rounds):
+        begun = time.perf_counter()
+        done = 0
+        while done < rounds or (
+                done < 4 * MAX_ROUNDS and time.perf_counter() - begun < settle_seconds
+                and not _settled(times)):
             for name, make in made.items():
                 context = make()
                 begin = now()
                 step(context)
                 times[name].append(now() - begin)
+            done += 1
     finally:
         if collecting:
             gc.enable()
@@ -113,6 +122,23 @@ def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], 
     base = float(np.median(reference))
     return {name: base if name == names[0]
             else base * float(np.median(np.array(times[name]) / reference)) for name in names}
+
+
+PRECISION = 0.1
+
+
+def _settled(times: Dict[str, List[float]]) -> bool:
+    """Whether every context's median ratio to the first is known to within ``PRECISION`` of
+    its distance from 1 (the standard error of a median, from the ratios' spread)."""
+    names = list(times)
+    reference = np.maximum(np.array(times[names[0]]), 1e-9)
+    for name in names[1:]:
+        ratios = np.array(times[name]) / reference
+        middle = float(np.median(ratios))
+        spread = 1.4826 * float(np.median(np.abs(ratios - middle)))
+        if 1.2533 * spread / math.sqrt(len(ratios)) > PRECISION * abs(middle - 1):
+            return False
+    return True
 
 
 def calibrate(saver: Saver, backend: Backend, recalibrate: bool = False) -> tuple:

@@ -27,6 +27,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ._backend import Backend, backend_for
 from ._modules import tracker_for
+from . import _costs
 from ._costs import (MODEL_COSTS, SAVER_RATES, ModelCosts, clock_of, load_costs, save_costs,
                      signature, stable_signature, time_contexts)
 from ._knapsack import solve
@@ -410,7 +411,8 @@ def _verify(result: Plan, model, inputs: tuple, loss_fn: Callable, backend: Back
     result.measured_peak = check.peak
     policy = result.policy
     seconds = time_contexts(lambda context: _step(model, inputs, loss_fn, context),
-                            {"none": lambda: None, "plan": lambda: policy}, rounds, clock)
+                            {"none": lambda: None, "plan": lambda: policy}, rounds, clock,
+                            settle_seconds=2 * _costs.MEASURE_SECONDS)
     result.measured_seconds = seconds["plan"]
     result.measured_extra_seconds = seconds["plan"] - seconds["none"]
     if measure:
