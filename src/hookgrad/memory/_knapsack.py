@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -58,13 +58,7 @@ class Knapsack:
         self.quantum = max(1, -(-self.total // BINS))
         self.size = BINS + 1
         self.rates = [(saver, *calibrate(saver, backend, recalibrate)) for saver in savers]
-        self.scales = self._saver_scales(costs)
-        # a recompute's seconds: its weight times what recomputing the whole model measured
-        # against the whole model's weight (one checkpoint plus its forward work)
-        self.rerun = 1.0
-        if costs is not None and costs.recompute is not None:
-            whole = RECOMPUTE_FIXED + work.work("")
-            self.rerun = max(LEAST_SCALE, costs.recompute / whole)
+        self.calibrate(costs)
         self.names = dict(model.named_modules())
         self.children: Dict[str, List[str]] = {name: [] for name in self.names}
         for name in self.names:
@@ -86,6 +80,16 @@ class Knapsack:
     # -- costs ---------------------------------------------------------------------------------
     def _accepts(self, saver: Saver, unit) -> bool:
         return all(saver.accepts(dtype_from_name(d)) for d in unit.dtypes)
+
+    def calibrate(self, costs: Optional[ModelCosts]) -> None:
+        """Scales from weights to seconds, from what ``costs`` measured on the model. A
+        recompute's seconds are its weight times what recomputing the whole model measured
+        against the whole model's weight (one checkpoint plus its forward work)."""
+        self.scales = self._saver_scales(costs)
+        self.rerun = 1.0
+        if costs is not None and costs.recompute is not None:
+            whole = RECOMPUTE_FIXED + self.work.work("")
+            self.rerun = max(LEAST_SCALE, costs.recompute / whole)
 
     def _saver_scales(self, costs: Optional[ModelCosts]) -> Dict[int, float]:
         """Per saver: seconds per unit of weight, what the saver added on every module over
@@ -296,14 +300,16 @@ def _child_index(name: str, module: str, order: Dict[str, int]) -> Optional[int]
 def solve(result, model, led: Ledger, units: list, fixed: int, work: ModuleWork,
           inputs_of: Dict[str, set], savers: List[Saver], allow_recompute: bool,
           backend: Backend, budget: int, recalibrate: bool = False,
-          costs: Optional[ModelCosts] = None) -> None:
+          measure: Optional[Callable[[list, bool], ModelCosts]] = None) -> Optional[ModelCosts]:
     """Fill ``result`` (a ``Plan``) with the knapsack's answer; ``budget`` is on saved bytes
     (``plan`` converts a whole-step budget). A saver that costs something once per step
     (``_work.step_cost``) is tried in and out of the candidates, and the plans compared with
-    that cost added. The estimated time is the options' estimated seconds, plus what a policy
-    adds before it stores anything, plus the per-step cost of each such saver used."""
+    that cost added. The choice made, ``measure(savers used, recompute used)`` times those
+    candidates on the model (only those: fewer contexts, more rounds each) and the estimate
+    is the options' weights scaled by it, plus what a policy adds before it stores anything,
+    plus the per-step cost of each such saver used. Returns what ``measure`` returned."""
     knapsack = Knapsack(model, units, fixed, work, inputs_of, savers, allow_recompute,
-                        backend, recalibrate, costs)
+                        backend, recalibrate)
     once = [s for s in savers if step_cost(s) > 0]
     found = None
     for mask in range(1 << len(once)):  # the fewest per-step savers first: they win ties
@@ -321,13 +327,20 @@ def solve(result, model, led: Ledger, units: list, fixed: int, work: ModuleWork,
         result.reason = (f"even with every candidate the saved bytes stay near "
                          f"{format_bytes(knapsack.floor())} ({format_bytes(fixed)} cannot be "
                          "reduced: inputs and tensors saved outside modules)")
-        return
+        return None if measure is None else measure([], False)
     _, (chosen, _, peak), knapsack = found
+    used_savers = {id(c[2]): c[2] for c in chosen if c[0] == "saver"}
+    costs = None
+    if measure is not None:
+        costs = measure([s for s in savers if id(s) in used_savers],
+                        any(c[0] == "recompute" for c in chosen))
+        knapsack.calibrate(costs)
+    chosen = [_rescaled(knapsack, choice) for choice in chosen]
     extra = sum(choice[4] for choice in chosen)
     per_step: Dict[str, float] = {}
     if chosen and costs is not None:
         per_step["policy"] = max(0.0, costs.overhead)
-    for saver in {id(c[2]): c[2] for c in chosen if c[0] == "saver"}.values():
+    for saver in used_savers.values():
         if step_cost(saver) > 0:
             per_step[repr(saver)] = step_cost(saver) * knapsack.scales[id(saver)]
     extra += sum(per_step.values())
@@ -342,6 +355,15 @@ def solve(result, model, led: Ledger, units: list, fixed: int, work: ModuleWork,
     if not result.feasible:
         result.reason = (f"the best plan found keeps {format_bytes(peak)} "
                          "(the recompute transient does not fit)")
+    return costs
+
+
+def _rescaled(knapsack: Knapsack, choice: tuple) -> tuple:
+    """``choice`` with its weight (index 4, as the tables held it before any timing) turned
+    into estimated seconds by the calibrated scales."""
+    if choice[0] == "recompute":
+        return choice[:4] + (knapsack.recompute_cost(choice[4])[1],) + choice[5:]
+    return choice[:4] + (choice[4] * knapsack.scales[id(choice[2])],)
 
 
 def _record_choices(result, chosen: list) -> Dict[str, Any]:

@@ -272,16 +272,13 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
         stable = stable_signature(model, inputs, backend, savers, allow_recompute, clock)
         stored = None if recalibrate else load_costs(costs_file, stable)
         if stored is not None:
-            _install(stored, model, inputs, backend, savers, allow_recompute, clock)
+            _install_rates(stored, backend, savers)
     try:
         _step(model, inputs, loss_fn)  # warm up
         if measure:
             result.baseline_memory_peak, _ = _measured_peak(model, inputs, loss_fn, backend,
                                                             device)
         led, work, inputs_of = _profile(model, inputs, loss_fn, backend, tracker)
-        costs = _model_costs(model, inputs, loss_fn, backend, savers, allow_recompute, rounds,
-                             recalibrate, clock)
-        result.baseline_seconds = costs.baseline
         result.baseline_peak = led.peak
         inputs_bytes = sum(r.counted for r in led.records if r.kind == "input")
         other = None
@@ -292,9 +289,22 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
             if budget_on == "peak":
                 budget = result.budget - other + inputs_bytes
         units, fixed = _units(led)
-        solve(result, model, led, units, fixed, work, inputs_of, savers, allow_recompute,
-              backend, budget, recalibrate, costs)
-        if stable is not None and stored is None:
+        measured: list = []
+
+        def costs_of(used: list, uses_recompute: bool) -> ModelCosts:
+            """The chosen plan's candidates timed on the model (or read from the file)."""
+            key = _costs_key(model, inputs, backend, used, uses_recompute, clock)
+            if stored is not None and not recalibrate:
+                _install_costs(stored, key, used, uses_recompute)
+            fresh = recalibrate or key not in MODEL_COSTS
+            measured.append(fresh)
+            return _model_costs(model, inputs, loss_fn, backend, used, uses_recompute, rounds,
+                                recalibrate, clock)
+
+        costs = solve(result, model, led, units, fixed, work, inputs_of, savers,
+                      allow_recompute, backend, budget, recalibrate, costs_of)
+        result.baseline_seconds = costs.baseline
+        if stable is not None and any(measured):
             save_costs(costs_file, stable, {
                 "model": dict(vars(costs)),
                 "rates": {repr(s): list(SAVER_RATES[_rate_key(s, backend)]) for s in savers}})
@@ -323,19 +333,30 @@ def _costs_key(model, inputs: tuple, backend: Backend, savers: list, allow_recom
             clock)
 
 
-def _install(stored: dict, model, inputs: tuple, backend: Backend, savers: list,
-             allow_recompute: bool, clock: str) -> None:
-    """Costs read from a costs file, put where this process's calibrations are kept."""
+def _install_rates(stored: dict, backend: Backend, savers: list) -> None:
+    """Saver rates read from a costs file (they weigh the savers the reference table does
+    not know), put where this process's calibrations are kept."""
     try:
-        model_costs = stored["model"]
-        MODEL_COSTS[_costs_key(model, inputs, backend, savers, allow_recompute, clock)] = \
-            ModelCosts(float(model_costs["baseline"]), float(model_costs["overhead"]),
-                       {str(k): float(v) for k, v in model_costs["savers"].items()},
-                       None if model_costs["recompute"] is None
-                       else float(model_costs["recompute"]))
         for saver in savers:
             SAVER_RATES[_rate_key(saver, backend)] = tuple(
                 float(v) for v in stored["rates"][repr(saver)])
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise ValueError(f"plan(): the costs file's entry for this model is malformed "
+                         f"({error!r}); delete the file to measure again") from None
+
+
+def _install_costs(stored: dict, key: tuple, used: list, uses_recompute: bool) -> None:
+    """The model costs read from a costs file, filed under ``key`` when they cover the
+    candidates the plan uses (another budget may use others: those are measured)."""
+    try:
+        model_costs = stored["model"]
+        savers = {str(k): float(v) for k, v in model_costs["savers"].items()}
+        rerun = None if model_costs["recompute"] is None else float(model_costs["recompute"])
+        if any(repr(s) not in savers for s in used) or (uses_recompute and rerun is None):
+            return
+        MODEL_COSTS[key] = ModelCosts(
+            float(model_costs["baseline"]), float(model_costs["overhead"]),
+            {repr(s): savers[repr(s)] for s in used}, rerun if uses_recompute else None)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ValueError(f"plan(): the costs file's entry for this model is malformed "
                          f"({error!r}); delete the file to measure again") from None
