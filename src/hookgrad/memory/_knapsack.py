@@ -120,18 +120,18 @@ class Knapsack:
         return min(BINS, int(math.ceil(nbytes / self.quantum - 1e-9)))
 
     def unit_table(self, unit) -> tuple:
-        """Kept bin -> least decision cost for one unit, and the (saver, kept, measured
-        seconds) behind it."""
+        """Kept bin -> least weight for one unit, and the (saver, kept, estimate) behind it
+        (the estimate is the weight until ``calibrate``)."""
         table = np.full(self.size, np.inf)
         choice: Dict[int, tuple] = {}
         options = [(unit.nbytes, (0.0, 0.0), None)] + [
             (unit.nbytes * kept, self.saver_cost(unit, saver, per_tensor, per_byte), saver)
             for saver, kept, per_tensor, per_byte in self.rates if self._accepts(saver, unit)]
-        for kept, (cost, measured), saver in options:
+        for kept, (cost, estimate), saver in options:
             b = self.bin_of(kept)
             if cost < table[b]:
                 table[b] = cost
-                choice[b] = (saver, kept, measured)
+                choice[b] = (saver, kept, estimate)
         return table, choice
 
     def node(self, name: str, reserve: int) -> tuple:
@@ -146,15 +146,15 @@ class Knapsack:
         for part in parts:
             table, source = _combine(table, part[2])
             trail.append((part, source))
-        options: Dict[int, tuple] = {}  # kept bin -> (measured seconds, transient, entry)
+        options: Dict[int, tuple] = {}  # kept bin -> (estimate, transient, entry)
         if self.allow_recompute and self.subtree_bytes(name):
-            for kept, seconds, transient, entry in self.recompute_options(name):
+            for kept, weight, transient, entry in self.recompute_options(name):
                 b = self.bin_of(kept)
-                cost, measured = self.recompute_cost(seconds)
+                cost, estimate = self.recompute_cost(weight)
                 if transient <= reserve and cost < table[b]:
                     table = table.copy()
                     table[b] = cost
-                    options[b] = (measured, transient, entry)
+                    options[b] = (estimate, transient, entry)
         return table, (trail, options)
 
     # -- recompute -----------------------------------------------------------------------------
@@ -166,7 +166,7 @@ class Knapsack:
         return sum(u.nbytes for u in self.units if self.inside(name, u.home))
 
     def recompute_options(self, name: str) -> list:
-        """(kept bytes, seconds, transient bytes, entry): the whole module, or a Sequential
+        """(kept bytes, weight, transient bytes, entry): the whole module, or a Sequential
         in runs as recompute(segments=k) does it (worked out once per module)."""
         if name not in self._options:
             self._options[name] = self._recompute_options(name)
@@ -238,7 +238,7 @@ class Knapsack:
             b = left
 
     def best(self, budget: int) -> Optional[tuple]:
-        """(choices, seconds, peak) of the least added time under ``budget``, or None.
+        """(choices, weight, peak) of the least added weight under ``budget``, or None.
 
         A recompute re-saves its module during backward: its transient must fit beside what
         is kept. So for each cap on the transient (0 and each recompute's own), recomputes

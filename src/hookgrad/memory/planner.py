@@ -1,8 +1,7 @@
 """plan(model, inputs, budget_bytes): choose savers or recomputation per module under a budget.
 
 1. Profile: a ledger files every saved tensor under the innermost module, module hooks count
-   each module's forward work and note its inputs (``_work``: counts, the same every run);
-   each candidate is timed on the whole model (``_costs``: medians, in turns, after a warm-up).
+   each module's forward work and note its inputs (``_work``: counts, the same every run).
 2. Saved tensors that share a buffer form one *unit* (a ReLU's output and the next Linear's
    input): a saver helps only if every module saving it uses it. Each unit can stay, or take a
    candidate saver (bytes kept, and a weight from its tensors and bytes). A module can instead
@@ -10,10 +9,11 @@
    from its forward work.
 3. A knapsack over the module tree (min-plus over bytes kept, in bins) finds the least added
    weight whose kept bytes plus the largest recompute transient fit the budget. The weights
-   are counts at reference rates, so the plan repeats; the timings of step 1 scale the chosen
-   options' weights into the estimated seconds.
-4. Measured steps with the chosen policy check the peak against the budget and time the plan
-   against no policy (medians, the two taking turns).
+   are counts at reference rates, so the plan repeats.
+4. Each candidate the plan uses is timed on the whole model (``_costs``: medians, in turns,
+   after a warm-up), which scales the chosen options' weights into the estimated seconds.
+   Then measured steps with the chosen policy check the peak against the budget and time the
+   plan against no policy (medians, the two taking turns).
 
 The budget is on saved bytes by default, or on the measured peak of the whole step
 (``budget_on="peak"``); the plan reports both, estimated and measured side by side
@@ -233,10 +233,10 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     The choice rests on counts alone (bytes and tensors each option keeps or frees, each
     module's forward work) at reference rates, ties broken by fewest bytes, then candidate
     order: the same model, inputs and candidates give the same plan in every call and every
-    process. Each candidate's cost is measured on the model (medians of ``rounds`` steps after
-    a warm-up, candidates in turns), in process CPU time (``clock="cpu"``, steadier than wall
-    time on a shared machine) or wall time (``clock="wall"``), and scales the chosen options'
-    weights into the estimate; measurements are kept per process and model
+    process. Each candidate the plan uses is then timed on the model (medians of ``rounds``
+    steps after a warm-up, candidates in turns), in process CPU time (``clock="cpu"``,
+    steadier than wall time on a shared machine) or wall time (``clock="wall"``), and scales
+    the chosen options' weights into the estimate; measurements are kept per process and model
     (``recalibrate=True`` measures again). ``costs_file`` (a path) keeps them across
     processes: read when it holds this model's (same structure, shapes, candidates, clock,
     host and version), written when they were measured, so later runs estimate alike too.
