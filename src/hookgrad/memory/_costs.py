@@ -5,9 +5,8 @@ Where the time goes: a policy costs something before it saves anything (module h
 track the running module, a pack hook per saved tensor), and a saver's cost inside a model
 (dispatch, its tables, offload's thread and files) is far above what a chain of small ops
 shows. So each candidate is timed on the model: a step with ``policy({"*": saver})`` against
-a step with ``policy({"*": None})`` and a step with no policy, the contexts taking turns so
-that load from other processes falls on all alike, after a warm-up, as medians of ``rounds``
-steps (``time_contexts``).
+a step with no policy, the contexts taking turns so that load from other processes falls on
+all alike, after a warm-up, as medians of ``rounds`` steps (``time_contexts``).
 
 Costs are seconds of process CPU time by default (``clock="cpu"``): on a machine shared with
 other jobs, CPU time swings far less than wall time (``clock="wall"`` measures wall time).
@@ -57,15 +56,14 @@ def clock_of(name: str) -> Callable[[], float]:
 
 
 class ModelCosts:
-    """Seconds a step gains, measured on the model (medians, contexts in turns): ``baseline``
-    the step without a policy, ``overhead`` what a policy that stores nothing adds, ``savers``
-    what each saver on every module adds beyond that, ``recompute`` what recomputing the
-    whole model adds beyond it (None when not a candidate)."""
+    """Seconds measured on the model (medians, contexts in turns): ``baseline`` the step
+    without a policy; ``savers`` what a policy putting each saver on every module adds to it,
+    ``recompute`` what a policy recomputing the whole model adds (None when not measured),
+    each with the policy's own work (its hooks) included: that part is small, and timed
+    alone on a large model it drowns in the noise, so it is shared out by weight instead."""
 
-    def __init__(self, baseline: float, overhead: float, savers: Dict[str, float],
-                 recompute: Optional[float]):
+    def __init__(self, baseline: float, savers: Dict[str, float], recompute: Optional[float]):
         self.baseline = baseline
-        self.overhead = overhead
         self.savers = savers
         self.recompute = recompute
 
@@ -192,7 +190,8 @@ def stable_signature(model: Any, inputs: tuple, backend: Backend, savers: list,
     import hookgrad
     _, _, modules, shapes, given = signature(model, inputs, backend)
     return json.dumps([backend.name, modules, shapes, given, [repr(s) for s in savers],
-                       allow_recompute, clock, platform.node(), hookgrad.__version__])
+                       allow_recompute, clock, platform.node(), hookgrad.__version__,
+                       "costs against no policy"])
 
 
 def load_costs(path: Any, key: str) -> Optional[dict]:

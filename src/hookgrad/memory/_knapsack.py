@@ -20,7 +20,7 @@ import numpy as np
 
 from ._backend import Backend, dtype_from_name
 from ._costs import ModelCosts, calibrate
-from ._work import RECOMPUTE_FIXED, ModuleWork, step_cost
+from ._work import RECOMPUTE_FIXED, ModuleWork, policy_weight, step_cost
 from .ledger import Ledger, format_bytes
 from .policy import Policy, recompute
 from .savers import Saver
@@ -50,7 +50,7 @@ class Knapsack:
     def __init__(self, model, units: list, fixed: int, work: ModuleWork,
                  inputs_of: Dict[str, set], savers: List[Saver], allow_recompute: bool,
                  backend: Backend, recalibrate: bool = False,
-                 costs: Optional[ModelCosts] = None):
+                 costs: Optional[ModelCosts] = None, tensors: int = 0):
         self.units, self.fixed = units, fixed
         self.work, self.inputs_of = work, inputs_of
         self.allow_recompute = allow_recompute
@@ -58,6 +58,7 @@ class Knapsack:
         self.quantum = max(1, -(-self.total // BINS))
         self.size = BINS + 1
         self.rates = [(saver, *calibrate(saver, backend, recalibrate)) for saver in savers]
+        self.policy = policy_weight(sum(work.calls.values()), tensors)
         self.calibrate(costs)
         self.names = dict(model.named_modules())
         self.children: Dict[str, List[str]] = {name: [] for name in self.names}
@@ -82,29 +83,28 @@ class Knapsack:
         return all(saver.accepts(dtype_from_name(d)) for d in unit.dtypes)
 
     def calibrate(self, costs: Optional[ModelCosts]) -> None:
-        """Scales from weights to seconds, from what ``costs`` measured on the model. A
-        recompute's seconds are its weight times what recomputing the whole model measured
-        against the whole model's weight (one checkpoint plus its forward work)."""
-        self.scales = self._saver_scales(costs)
+        """Scales from weights to seconds, from what ``costs`` measured on the model: per
+        candidate, what its policy on the whole model added over the weight of that policy
+        (its own work, ``policy_weight``, plus all the units the saver can take and its
+        per-step work; for recompute, one checkpoint plus the whole forward work). At least
+        ``LEAST_SCALE``: a lower figure, even below 0, is timing noise. 1 where nothing was
+        measured. The policy's own work is estimated at the mean of the measured scales."""
+        self.scales: Dict[int, float] = {}
+        measured = []
+        for saver, _kept, per_tensor, per_byte in self.rates:
+            weight = self.policy + step_cost(saver) + sum(
+                u.tensors * per_tensor + u.nbytes * per_byte
+                for u in self.units if self._accepts(saver, u))
+            self.scales[id(saver)] = 1.0
+            if costs is not None and repr(saver) in costs.savers:
+                self.scales[id(saver)] = max(LEAST_SCALE, costs.savers[repr(saver)] / weight)
+                measured.append(self.scales[id(saver)])
         self.rerun = 1.0
         if costs is not None and costs.recompute is not None:
-            whole = RECOMPUTE_FIXED + self.work.work("")
+            whole = self.policy + RECOMPUTE_FIXED + self.work.work("")
             self.rerun = max(LEAST_SCALE, costs.recompute / whole)
-
-    def _saver_scales(self, costs: Optional[ModelCosts]) -> Dict[int, float]:
-        """Per saver: seconds per unit of weight, what the saver added on every module over
-        the weight of all the units it takes and of its per-step work (1 when nothing was
-        measured on the model; at least ``LEAST_SCALE``: a lower figure, even below 0, is
-        timing noise)."""
-        scales: Dict[int, float] = {}
-        for saver, _kept, per_tensor, per_byte in self.rates:
-            weight = step_cost(saver) + sum(u.tensors * per_tensor + u.nbytes * per_byte
-                                            for u in self.units if self._accepts(saver, u))
-            if costs is None or repr(saver) not in costs.savers or weight <= 0:
-                scales[id(saver)] = 1.0
-            else:
-                scales[id(saver)] = max(LEAST_SCALE, costs.savers[repr(saver)] / weight)
-        return scales
+            measured.append(self.rerun)
+        self.policy_seconds = self.policy * (float(np.mean(measured)) if measured else 1.0)
 
     def saver_cost(self, unit, saver: Saver, per_tensor: float, per_byte: float) -> tuple:
         """(decision weight, estimated seconds) of ``saver`` on ``unit``."""
@@ -309,7 +309,7 @@ def solve(result, model, led: Ledger, units: list, fixed: int, work: ModuleWork,
     is the options' weights scaled by it, plus what a policy adds before it stores anything,
     plus the per-step cost of each such saver used. Returns what ``measure`` returned."""
     knapsack = Knapsack(model, units, fixed, work, inputs_of, savers, allow_recompute,
-                        backend, recalibrate)
+                        backend, recalibrate, tensors=len(led.records))
     once = [s for s in savers if step_cost(s) > 0]
     found = None
     for mask in range(1 << len(once)):  # the fewest per-step savers first: they win ties
@@ -338,8 +338,8 @@ def solve(result, model, led: Ledger, units: list, fixed: int, work: ModuleWork,
     chosen = [_rescaled(knapsack, choice) for choice in chosen]
     extra = sum(choice[4] for choice in chosen)
     per_step: Dict[str, float] = {}
-    if chosen and costs is not None:
-        per_step["policy"] = max(0.0, costs.overhead)
+    if chosen:
+        per_step["policy"] = knapsack.policy_seconds
     for saver in used_savers.values():
         if step_cost(saver) > 0:
             per_step[repr(saver)] = step_cost(saver) * knapsack.scales[id(saver)]

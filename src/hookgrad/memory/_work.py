@@ -21,6 +21,9 @@ into the seconds it *estimates* (``_costs``):
   module call (``ModuleWork``): a least-squares fit of leaf modules' forward times on the
   benchmark models (Linear, Conv2d, ReLU, MaxPool2d).
 
+A policy's own work (``policy_weight``: its hooks per module call and per saved tensor) is the
+same for every plan, so it steers nothing; it only gets its share of the estimate.
+
 Only the ratios of these rates steer choices; on another machine the plan may be a little off
 the fastest one, but it is the same plan on every run. A saver this table does not know is
 weighted by its own rates, measured on a chain of ops (``_costs.calibrate``) and snapped to a
@@ -44,6 +47,10 @@ REFERENCE_RATES: Dict[str, tuple] = {
 # and writer thread (on the demo CNN, offloading two of seven units cost half of all seven)
 REFERENCE_STEP: Dict[str, float] = {"offload": 1.5e-3}
 RECOMPUTE_FIXED = 800e-6
+# what a policy costs before it stores anything: its hooks on every module call, and its pack
+# hook's lookup on every saved tensor (the demo CNN: 0.6 ms for 10 calls and 19 tensors)
+POLICY_CALL = 30e-6
+POLICY_TENSOR = 15e-6
 FLOP_SECONDS = 1.2e-11
 ELEMENT_SECONDS = 1e-9
 CALL_SECONDS = 150e-6
@@ -105,6 +112,12 @@ class ModuleWork:
         prefix = name + "."
         return math.fsum(self.own(n) for n in sorted(self.calls)
                          if not name or n == name or n.startswith(prefix))
+
+
+def policy_weight(calls: int, tensors: int) -> float:
+    """Reference seconds of a policy's own work on a step of ``calls`` module calls that
+    saves ``tensors`` tensors."""
+    return calls * POLICY_CALL + tensors * POLICY_TENSOR
 
 
 def _numel(tensor: Any) -> int:

@@ -355,8 +355,8 @@ def _install_costs(stored: dict, key: tuple, used: list, uses_recompute: bool) -
         if any(repr(s) not in savers for s in used) or (uses_recompute and rerun is None):
             return
         MODEL_COSTS[key] = ModelCosts(
-            float(model_costs["baseline"]), float(model_costs["overhead"]),
-            {repr(s): savers[repr(s)] for s in used}, rerun if uses_recompute else None)
+            float(model_costs["baseline"]), {repr(s): savers[repr(s)] for s in used},
+            rerun if uses_recompute else None)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ValueError(f"plan(): the costs file's entry for this model is malformed "
                          f"({error!r}); delete the file to measure again") from None
@@ -398,15 +398,13 @@ def _profile(model, inputs: tuple, loss_fn: Callable, backend: Backend, tracker)
 def _model_costs(model, inputs: tuple, loss_fn: Callable, backend: Backend, savers: list,
                  allow_recompute: bool, rounds: int, recalibrate: bool,
                  clock: str) -> ModelCosts:
-    """Each candidate timed on the whole model against a policy that stores nothing and
-    against no policy (medians, in turns; kept for the process)."""
+    """Each candidate timed on the whole model against no policy (medians, in turns; kept for
+    the process)."""
     key = _costs_key(model, inputs, backend, savers, allow_recompute, clock)
     if key in MODEL_COSTS and not recalibrate:
         return MODEL_COSTS[key]
     name = backend.name
-    contexts: Dict[str, Callable[[], Any]] = {
-        "none": lambda: None,
-        "nothing stored": lambda: Policy([("*", None)], model=model, framework=name)}
+    contexts: Dict[str, Callable[[], Any]] = {"none": lambda: None}
     for saver in savers:
         contexts[repr(saver)] = (lambda saver=saver: Policy([("*", saver)], model=model,
                                                             framework=name))
@@ -414,11 +412,9 @@ def _model_costs(model, inputs: tuple, loss_fn: Callable, backend: Backend, save
         contexts["recompute"] = lambda: Policy([("", recompute())], model=model, framework=name)
     seconds = time_contexts(lambda context: _step(model, inputs, loss_fn, context), contexts,
                             rounds, clock)
-    overhead = seconds["nothing stored"] - seconds["none"]
-    costs = ModelCosts(seconds["none"], overhead,
-                       {repr(s): seconds[repr(s)] - seconds["nothing stored"] for s in savers},
-                       seconds["recompute"] - seconds["nothing stored"]
-                       if allow_recompute else None)
+    costs = ModelCosts(seconds["none"],
+                       {repr(s): seconds[repr(s)] - seconds["none"] for s in savers},
+                       seconds["recompute"] - seconds["none"] if allow_recompute else None)
     MODEL_COSTS[key] = costs
     return costs
 
