@@ -64,10 +64,10 @@ def check(title: str, model, x, loss_fn, clock: str) -> tuple:
     if found.policy is None:
         return (title, 0.0, None, None, found.baseline_seconds), budget
     costs = [c for k, c in _costs.MODEL_COSTS.items() if k[0][1] == id(model)][-1]
-    print("  measured on the model (ms): a policy storing nothing "
-          f"{costs.overhead * 1e3:+.2f}; beyond it: "
-          + ", ".join(f"{name} {seconds * 1e3:+.2f}" for name, seconds in costs.savers.items())
-          + ("" if costs.recompute is None else f", recompute() {costs.recompute * 1e3:+.2f}"))
+    print("  measured on the model, each candidate's policy on every module against no policy "
+          "(ms): " + ", ".join(f"{name} {seconds * 1e3:+.2f}"
+                               for name, seconds in costs.savers.items())
+          + ("" if costs.recompute is None else f" recompute() {costs.recompute * 1e3:+.2f}"))
     # measured again, over three times the rounds
     saved = _costs.MEASURE_SECONDS
     _costs.MEASURE_SECONDS = 3 * saved

@@ -79,11 +79,11 @@ def test_quick_demo_runs_and_writes_its_files(tmp_path):
     for name in FIGURES:
         assert (out / name).is_file() == available("matplotlib"), name
 
-    # the planner's measured costs are kept in the output directory: run again, same plan
+    # the planner's measured costs are kept in the output directory; a fresh run without them
+    # (another process, its own timings) chooses the same plan
     assert "planner_costs.json" in stdout and (out / "planner_costs.json").is_file()
     again = tmp_path / "again"
     again.mkdir()
-    (again / "planner_costs.json").write_bytes((out / "planner_costs.json").read_bytes())
     run_demo(again, "--quick", "--epochs", "1")
     replanned = json.loads((again / "results.json").read_text())
     assert results["plan_choices"] and replanned["plan_choices"] == results["plan_choices"]

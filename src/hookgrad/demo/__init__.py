@@ -127,8 +127,9 @@ def run(args: argparse.Namespace, echo=_print) -> int:
         echo(f"\n2) planning a memory policy for a budget of {format_bytes(budget)} "
              f"(a quarter of the {format_bytes(plain.ledger.peak)} saved without one)")
         policy_model = cnn.build(args.seed, notes)
-        # the costs the planner measures are kept beside the results: a later run with the
-        # same --out reads them back and chooses the same plan, however loaded the machine
+        # the plan is the same in every run (it is chosen on counts); the costs the planner
+        # measures are kept beside the results, so a later run with the same --out reads
+        # them back and estimates alike too, however loaded the machine
         plan = plan_policy(policy_model, data, BATCH_SIZE, budget,
                            costs_file=out / COSTS_FILE)
         echo(str(plan))
@@ -170,7 +171,7 @@ def run(args: argparse.Namespace, echo=_print) -> int:
     echo(f"  {results_path.name:<19} accuracies, step times, losses, saved bytes, the plan")
     if (out / COSTS_FILE).exists():
         echo(f"  {COSTS_FILE:<19} the costs the planner measured (a later run reads them back "
-             "and plans alike)")
+             "and estimates alike)")
     if notes.messages:
         echo("\nnotes (pip install hookgrad[demo] for everything):")
         for message in notes.messages:

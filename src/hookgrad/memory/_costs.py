@@ -1,30 +1,22 @@
-"""The planner's cost model: what a saver keeps and costs, and how long each module's forward
-takes, calibrated from repeated measurements on the model itself.
+"""The planner's timings: what each candidate costs on the model itself, which turns the
+decision weights of ``_work`` into the seconds the plan estimates.
 
 Where the time goes: a policy costs something before it saves anything (module hooks that
 track the running module, a pack hook per saved tensor), and a saver's cost inside a model
 (dispatch, its tables, offload's thread and files) is far above what a chain of small ops
 shows. So each candidate is timed on the model: a step with ``policy({"*": saver})`` against
-a step with ``policy({"*": None})`` and a step with no policy, the contexts taking turns so
-that load from other processes falls on all alike, after a warm-up, as medians of ``rounds``
-steps. A saver's measured cost is shared among the units it would store in proportion to a
-per-tensor and per-byte rate from a chain of small ops (``calibrate``); a recompute costs its
-module's forward time, scaled by what recomputing the whole model measured against the
-model's forward time.
+a step with no policy, the contexts taking turns so that load from other processes falls on
+all alike, after a warm-up, as medians of ``rounds`` steps (``time_contexts``).
 
 Costs are seconds of process CPU time by default (``clock="cpu"``): on a machine shared with
 other jobs, CPU time swings far less than wall time (``clock="wall"`` measures wall time).
 
-Plans repeat: the planner decides on costs snapped to a grid of half-octaves (``snap``), so
-timing noise of a few per cent moves no decision except where a cost sits at a bucket's edge;
-of options whose snapped costs tie it keeps the fewest bytes, then the first candidate given.
-The estimate it prints is the sum of the measured costs, not of the snapped ones. Calibrations
-are kept for the process (per model, inputs, candidates and clock), so two ``plan`` calls on
-one model choose alike; ``plan(..., recalibrate=True)`` measures again. A fresh process
-measures afresh, and on a loaded machine its costs may land in other buckets: with
-``plan(..., costs_file=path)`` the costs measured once are written to a JSON file and read
-back by later runs (same model structure, shapes, candidates, clock, host and version), which
-then choose the same plan.
+Timings steer no choice (``_work``), so plans repeat whatever they measure. They are kept for
+the process (per model, inputs, candidates and clock), so two ``plan`` calls on one model
+estimate alike; ``plan(..., recalibrate=True)`` measures again. With ``plan(...,
+costs_file=path)`` the costs measured once are written to a JSON file and read back by later
+runs (same model structure, shapes, candidates, clock, host and version), which then estimate
+alike too. ``snap`` puts the rates of a saver the reference table does not know on a grid.
 """
 from __future__ import annotations
 
@@ -42,9 +34,9 @@ import numpy as np
 from ._backend import Backend
 from .ledger import Ledger
 from .savers import Saver
+from ._work import reference_rates
 
 SAVER_RATES: Dict[tuple, tuple] = {}
-MODULE_SECONDS: Dict[tuple, Dict[str, float]] = {}
 MODEL_COSTS: Dict[tuple, "ModelCosts"] = {}
 GRID = 2 ** 0.5
 CLOCKS: Dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
@@ -64,15 +56,14 @@ def clock_of(name: str) -> Callable[[], float]:
 
 
 class ModelCosts:
-    """Seconds a step gains, measured on the model (medians, contexts in turns): ``baseline``
-    the step without a policy, ``overhead`` what a policy that stores nothing adds, ``savers``
-    what each saver on every module adds beyond that, ``recompute`` what recomputing the
-    whole model adds beyond it (None when not a candidate)."""
+    """Seconds measured on the model (medians, contexts in turns): ``baseline`` the step
+    without a policy; ``savers`` what a policy putting each saver on every module adds to it,
+    ``recompute`` what a policy recomputing the whole model adds (None when not measured),
+    each with the policy's own work (its hooks) included: that part is small, and timed
+    alone on a large model it drowns in the noise, so it is shared out by weight instead."""
 
-    def __init__(self, baseline: float, overhead: float, savers: Dict[str, float],
-                 recompute: Optional[float]):
+    def __init__(self, baseline: float, savers: Dict[str, float], recompute: Optional[float]):
         self.baseline = baseline
-        self.overhead = overhead
         self.savers = savers
         self.recompute = recompute
 
@@ -84,11 +75,15 @@ MAX_ROUNDS = 60
 
 
 def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], Any]],
-                  rounds: int, clock: str = "cpu") -> Dict[str, float]:
+                  rounds: int, clock: str = "cpu",
+                  settle_seconds: float = 0.0) -> Dict[str, float]:
     """Seconds of ``step(context)`` per named context: one warm-up step each, then rounds in
     which the contexts take turns: ``rounds`` at least, more while they fit in
     ``MEASURE_SECONDS``; the garbage collector is paused meanwhile (a
-    collection's pause would land on one step at random).
+    collection's pause would land on one step at random). With ``settle_seconds``, rounds go
+    on for up to that much longer while a context's difference from the reference is not yet
+    known to within ``PRECISION`` of itself (``_settled``): a large model's few rounds leave
+    its small differences to chance.
 
     The first context is the reference: its figure is its median, and every other context's
     is that median times the median over rounds of its ratio to the reference in the same
@@ -106,12 +101,17 @@ def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], 
     gc.collect()
     gc.disable()
     try:
-        for _ in range(rounds):
+        begun = time.perf_counter()
+        done = 0
+        while done < rounds or (
+                done < 4 * MAX_ROUNDS and time.perf_counter() - begun < settle_seconds
+                and not _settled(times)):
             for name, make in made.items():
                 context = make()
                 begin = now()
                 step(context)
                 times[name].append(now() - begin)
+            done += 1
     finally:
         if collecting:
             gc.enable()
@@ -122,19 +122,56 @@ def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], 
             else base * float(np.median(np.array(times[name]) / reference)) for name in names}
 
 
+PRECISION = 0.1
+
+
+def _settled(times: Dict[str, List[float]]) -> bool:
+    """Whether every context's median ratio to the first is known to within ``PRECISION`` of
+    its distance from 1 (the standard error of a median, from the ratios' spread)."""
+    names = list(times)
+    reference = np.maximum(np.array(times[names[0]]), 1e-9)
+    for name in names[1:]:
+        ratios = np.array(times[name]) / reference
+        middle = float(np.median(ratios))
+        spread = 1.4826 * float(np.median(np.abs(ratios - middle)))
+        if 1.2533 * spread / math.sqrt(len(ratios)) > PRECISION * abs(middle - 1):
+            return False
+    return True
+
+
 def calibrate(saver: Saver, backend: Backend, recalibrate: bool = False) -> tuple:
-    """(bytes kept per byte, seconds per saved tensor, seconds per byte) of a saver on a chain
-    of small ops: the ratio sets what a unit keeps, the two rates how the saver's cost measured
-    on the model is shared among its units."""
+    """(bytes kept per byte, seconds per saved tensor, seconds per byte) of a saver: the ratio
+    from a chain of small ops under it (a count: the same on every run), the rates from the
+    reference table (``_work.REFERENCE_RATES``) or, for a saver it does not know, measured
+    on the chain and snapped to the grid. The rates weigh the saver's units in decisions and
+    share out its cost measured on the model in the estimate."""
     key = (backend.name, repr(saver), type(saver))
     if key not in SAVER_RATES or recalibrate:
-        _measure(saver, 1 << 10, backend, rounds=1)  # warm up
-        kept, small = _measure(saver, 1 << 10, backend)
-        _, large = _measure(saver, 1 << 18, backend)
-        per_byte = max(0.0, (large - small) / ((1 << 18) - (1 << 10)) / 4)
-        per_tensor = max(0.0, small - per_byte * (1 << 10) * 4)
-        SAVER_RATES[key] = (kept, snap(per_tensor), snap(per_byte))
+        known = reference_rates(saver)
+        if known is not None:
+            SAVER_RATES[key] = (_kept(saver, backend), *known)
+        else:
+            _measure(saver, 1 << 10, backend, rounds=1)  # warm up
+            kept, small = _measure(saver, 1 << 10, backend)
+            _, large = _measure(saver, 1 << 18, backend)
+            per_byte = max(0.0, (large - small) / ((1 << 18) - (1 << 10)) / 4)
+            per_tensor = max(0.0, small - per_byte * (1 << 10) * 4)
+            SAVER_RATES[key] = (kept, snap(per_tensor), snap(per_byte))
     return SAVER_RATES[key]
+
+
+def _kept(saver: Saver, backend: Backend, size: int = 1 << 10, length: int = 6) -> float:
+    """Bytes ``saver`` keeps per byte of float32 activations, on a chain of ``length`` ops."""
+    source = backend.randn(size)
+    with Ledger(backend.name, measure=False) as led:
+        with _SaverHooks(saver, backend):
+            value = source
+            for _ in range(length):
+                value = value.sin()  # saves its input: an activation (but the first)
+            loss = value.sum()
+        loss.backward()
+    source.grad = None
+    return led.total / (size * 4 * (length - 1))
 
 
 def signature(model: Any, inputs: tuple, backend: Backend) -> tuple:
@@ -153,7 +190,8 @@ def stable_signature(model: Any, inputs: tuple, backend: Backend, savers: list,
     import hookgrad
     _, _, modules, shapes, given = signature(model, inputs, backend)
     return json.dumps([backend.name, modules, shapes, given, [repr(s) for s in savers],
-                       allow_recompute, clock, platform.node(), hookgrad.__version__])
+                       allow_recompute, clock, platform.node(), hookgrad.__version__,
+                       "costs against no policy"])
 
 
 def load_costs(path: Any, key: str) -> Optional[dict]:

@@ -2,26 +2,33 @@
 
 Each *unit* (saved tensors sharing one buffer, see ``planner._units``) can stay as it is or
 take a candidate saver; each module can instead be recomputed as a whole, and a ``Sequential``
-in ``k`` runs. Tables map a bin of kept bytes to the least seconds added; children combine by a
-min-plus convolution. Tables hold decision costs (the measured costs' buckets, see ``_costs``);
-each option also carries its measured cost, which the estimate sums. Ties keep the first
-option met (no saver before a saver, savers in the order given, fewer bytes kept), so equal
-costs always give the same plan.
+in ``k`` runs. Tables map a bin of kept bytes to the least weight added; children combine by
+a min-plus convolution. Tables hold decision weights, computed from counts alone (``_work``):
+bytes and tensors per unit, each module's forward work. So the plan is the same on every run
+whatever the timings. Each option also carries its estimated seconds: its weight scaled by
+what its candidate measured on the whole model against its weight there, which the estimate
+sums. Ties keep the first option met (no saver before a saver, savers in the order given,
+fewer bytes kept), so equal weights always give the same plan.
 """
 from __future__ import annotations
 
+import copy
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
 from ._backend import Backend, dtype_from_name
-from ._costs import ModelCosts, calibrate, snap
+from ._costs import ModelCosts, calibrate
+from ._work import RECOMPUTE_FIXED, ModuleWork, policy_weight, step_cost
 from .ledger import Ledger, format_bytes
 from .policy import Policy, recompute
 from .savers import Saver
 
 BINS = 256
+# a candidate measured on the model at less than this fraction of its weight there is taken
+# at this fraction: timing noise on a loaded machine, not a free saver
+LEAST_SCALE = 0.25
 
 
 def _combine(left: np.ndarray, right: np.ndarray) -> tuple:
@@ -40,24 +47,19 @@ def _combine(left: np.ndarray, right: np.ndarray) -> tuple:
 class Knapsack:
     """One solve: the module tree, the units filed under it and the calibrated costs."""
 
-    def __init__(self, model, units: list, fixed: int, seconds: Dict[str, float],
+    def __init__(self, model, units: list, fixed: int, work: ModuleWork,
                  inputs_of: Dict[str, set], savers: List[Saver], allow_recompute: bool,
                  backend: Backend, recalibrate: bool = False,
-                 costs: Optional[ModelCosts] = None):
+                 costs: Optional[ModelCosts] = None, tensors: int = 0):
         self.units, self.fixed = units, fixed
-        self.seconds, self.inputs_of = seconds, inputs_of
+        self.work, self.inputs_of = work, inputs_of
         self.allow_recompute = allow_recompute
         self.total = fixed + sum(u.nbytes for u in units)
         self.quantum = max(1, -(-self.total // BINS))
         self.size = BINS + 1
         self.rates = [(saver, *calibrate(saver, backend, recalibrate)) for saver in savers]
-        self.measured = self._saver_totals(costs)
-        # recomputing costs a module's forward again, and checkpointing's own work: the
-        # factor is what recomputing the whole model measured against its forward time
-        # (at least 1: the forward runs again; a lower figure is noise)
-        self.rerun = 1.0
-        if costs is not None and costs.recompute is not None and seconds.get("", 0.0) > 0:
-            self.rerun = max(1.0, costs.recompute / seconds[""])
+        self.policy = policy_weight(sum(work.calls.values()), tensors)
+        self.calibrate(costs)
         self.names = dict(model.named_modules())
         self.children: Dict[str, List[str]] = {name: [] for name in self.names}
         for name in self.names:
@@ -69,56 +71,67 @@ class Knapsack:
         for unit in units:
             self.homes.setdefault(unit.home if unit.home in self.names else "", []).append(unit)
 
+    def without(self, left_out: set) -> "Knapsack":
+        """The same solve with the savers whose ids are in ``left_out`` not offered."""
+        other = copy.copy(self)
+        other.rates = [r for r in self.rates if id(r[0]) not in left_out]
+        other._options = self._options
+        return other
+
     # -- costs ---------------------------------------------------------------------------------
     def _accepts(self, saver: Saver, unit) -> bool:
         return all(saver.accepts(dtype_from_name(d)) for d in unit.dtypes)
 
-    def _saver_totals(self, costs: Optional[ModelCosts]) -> Dict[int, tuple]:
-        """Per saver: (seconds it added on every module, the sum of its units' weights), or
-        the chain's rates alone when nothing was measured on the model. The chain's figure
-        for all the units is also the floor of the measured one: the saver's own work costs
-        at least that, and a lower figure (even below 0) is timing noise."""
-        totals: Dict[int, tuple] = {}
+    def calibrate(self, costs: Optional[ModelCosts]) -> None:
+        """Scales from weights to seconds, from what ``costs`` measured on the model: per
+        candidate, what its policy on the whole model added over the weight of that policy
+        (its own work, ``policy_weight``, plus all the units the saver can take and its
+        per-step work; for recompute, one checkpoint plus the whole forward work). At least
+        ``LEAST_SCALE``: a lower figure, even below 0, is timing noise. 1 where nothing was
+        measured. The policy's own work is estimated at the mean of the measured scales."""
+        self.scales: Dict[int, float] = {}
+        measured = []
         for saver, _kept, per_tensor, per_byte in self.rates:
-            weight = sum(u.tensors * per_tensor + u.nbytes * per_byte
-                         for u in self.units if self._accepts(saver, u))
-            if costs is None or repr(saver) not in costs.savers:
-                totals[id(saver)] = (None, weight)
-            else:
-                totals[id(saver)] = (max(weight, costs.savers[repr(saver)]), weight)
-        return totals
+            weight = self.policy + step_cost(saver) + sum(
+                u.tensors * per_tensor + u.nbytes * per_byte
+                for u in self.units if self._accepts(saver, u))
+            self.scales[id(saver)] = 1.0
+            if costs is not None and repr(saver) in costs.savers:
+                self.scales[id(saver)] = max(LEAST_SCALE, costs.savers[repr(saver)] / weight)
+                measured.append(self.scales[id(saver)])
+        self.rerun = 1.0
+        if costs is not None and costs.recompute is not None:
+            whole = self.policy + RECOMPUTE_FIXED + self.work.work("")
+            self.rerun = max(LEAST_SCALE, costs.recompute / whole)
+            measured.append(self.rerun)
+        self.policy_seconds = self.policy * (float(np.mean(measured)) if measured else 1.0)
 
     def saver_cost(self, unit, saver: Saver, per_tensor: float, per_byte: float) -> tuple:
-        """(decision cost, measured cost) of ``saver`` on ``unit``: its share of what the
-        saver added on the whole model, by the chain's per-tensor and per-byte rates."""
+        """(decision weight, estimated seconds) of ``saver`` on ``unit``."""
         weight = unit.tensors * per_tensor + unit.nbytes * per_byte
-        measured, total = self.measured[id(saver)]
-        if measured is None:
-            return snap(weight), weight
-        share = weight / total if total > 0 else unit.nbytes / max(1, self.total - self.fixed)
-        return snap(measured) * share, measured * share
+        return weight, weight * self.scales[id(saver)]
 
-    def recompute_cost(self, seconds: float) -> tuple:
-        """(decision cost, measured cost) of running ``seconds`` of forward again."""
-        return snap(self.rerun) * snap(seconds), self.rerun * seconds
+    def recompute_cost(self, weight: float) -> tuple:
+        """(decision weight, estimated seconds) of a recompute of ``weight``."""
+        return weight, weight * self.rerun
 
     # -- tables --------------------------------------------------------------------------------
     def bin_of(self, nbytes: float) -> int:
         return min(BINS, int(math.ceil(nbytes / self.quantum - 1e-9)))
 
     def unit_table(self, unit) -> tuple:
-        """Kept bin -> least decision cost for one unit, and the (saver, kept, measured
-        seconds) behind it."""
+        """Kept bin -> least weight for one unit, and the (saver, kept, estimate) behind it
+        (the estimate is the weight until ``calibrate``)."""
         table = np.full(self.size, np.inf)
         choice: Dict[int, tuple] = {}
         options = [(unit.nbytes, (0.0, 0.0), None)] + [
             (unit.nbytes * kept, self.saver_cost(unit, saver, per_tensor, per_byte), saver)
             for saver, kept, per_tensor, per_byte in self.rates if self._accepts(saver, unit)]
-        for kept, (cost, measured), saver in options:
+        for kept, (cost, estimate), saver in options:
             b = self.bin_of(kept)
             if cost < table[b]:
                 table[b] = cost
-                choice[b] = (saver, kept, measured)
+                choice[b] = (saver, kept, estimate)
         return table, choice
 
     def node(self, name: str, reserve: int) -> tuple:
@@ -133,15 +146,15 @@ class Knapsack:
         for part in parts:
             table, source = _combine(table, part[2])
             trail.append((part, source))
-        options: Dict[int, tuple] = {}  # kept bin -> (measured seconds, transient, entry)
+        options: Dict[int, tuple] = {}  # kept bin -> (estimate, transient, entry)
         if self.allow_recompute and self.subtree_bytes(name):
-            for kept, seconds, transient, entry in self.recompute_options(name):
+            for kept, weight, transient, entry in self.recompute_options(name):
                 b = self.bin_of(kept)
-                cost, measured = self.recompute_cost(seconds)
+                cost, estimate = self.recompute_cost(weight)
                 if transient <= reserve and cost < table[b]:
                     table = table.copy()
                     table[b] = cost
-                    options[b] = (measured, transient, entry)
+                    options[b] = (estimate, transient, entry)
         return table, (trail, options)
 
     # -- recompute -----------------------------------------------------------------------------
@@ -153,7 +166,7 @@ class Knapsack:
         return sum(u.nbytes for u in self.units if self.inside(name, u.home))
 
     def recompute_options(self, name: str) -> list:
-        """(kept bytes, seconds, transient bytes, entry): the whole module, or a Sequential
+        """(kept bytes, weight, transient bytes, entry): the whole module, or a Sequential
         in runs as recompute(segments=k) does it (worked out once per module)."""
         if name not in self._options:
             self._options[name] = self._recompute_options(name)
@@ -166,7 +179,8 @@ class Knapsack:
         if name:
             held = sum(u.nbytes for u in inside_units
                        if u.keys & self.inputs_of.get(name, set()))
-            result.append((held, self.seconds.get(name, 0.0), freed - held, recompute()))
+            result.append((held, RECOMPUTE_FIXED + self.work.work(name), freed - held,
+                           recompute()))
         kids = self.children.get(name, [])
         if len(kids) < 3 or not hasattr(self.names[name], "__getitem__"):
             return result
@@ -195,7 +209,7 @@ class Knapsack:
             if unit.keys & self.inputs_of.get(runs[run][0], set()):
                 continue  # the run's input: checkpoint keeps it
             freed_in[run] += unit.nbytes
-        cost = sum(self.seconds.get(kid, 0.0) for run in runs[:-1] for kid in run)
+        cost = sum(RECOMPUTE_FIXED + sum(self.work.work(kid) for kid in run) for run in runs[:-1])
         # backward frees the last run's tensors before it recomputes any other run
         last = sum(u.nbytes for u in inside_units
                    if {_child_index(name, m, order) for m in u.modules}
@@ -224,7 +238,7 @@ class Knapsack:
             b = left
 
     def best(self, budget: int) -> Optional[tuple]:
-        """(choices, seconds, peak) of the least added time under ``budget``, or None.
+        """(choices, weight, peak) of the least added weight under ``budget``, or None.
 
         A recompute re-saves its module during backward: its transient must fit beside what
         is kept. So for each cap on the transient (0 and each recompute's own), recomputes
@@ -283,35 +297,73 @@ def _child_index(name: str, module: str, order: Dict[str, int]) -> Optional[int]
     return order.get((name + "." if name else "") + rest.split(".")[0])
 
 
-def solve(result, model, led: Ledger, units: list, fixed: int, seconds: Dict[str, float],
+def solve(result, model, led: Ledger, units: list, fixed: int, work: ModuleWork,
           inputs_of: Dict[str, set], savers: List[Saver], allow_recompute: bool,
           backend: Backend, budget: int, recalibrate: bool = False,
-          costs: Optional[ModelCosts] = None) -> None:
+          measure: Optional[Callable[[list, bool], ModelCosts]] = None) -> Optional[ModelCosts]:
     """Fill ``result`` (a ``Plan``) with the knapsack's answer; ``budget`` is on saved bytes
-    (``plan`` converts a whole-step budget). The estimated time is the measured costs of the
-    choices, plus what a policy adds before it stores anything."""
-    knapsack = Knapsack(model, units, fixed, seconds, inputs_of, savers, allow_recompute,
-                        backend, recalibrate, costs)
-    best = knapsack.best(budget)
-    if best is None:
+    (``plan`` converts a whole-step budget). A saver that costs something once per step
+    (``_work.step_cost``) is tried in and out of the candidates, and the plans compared with
+    that cost added. The choice made, ``measure(savers used, recompute used)`` times those
+    candidates on the model (only those: fewer contexts, more rounds each) and the estimate
+    is the options' weights scaled by it, plus what a policy adds before it stores anything,
+    plus the per-step cost of each such saver used. Returns what ``measure`` returned."""
+    knapsack = Knapsack(model, units, fixed, work, inputs_of, savers, allow_recompute,
+                        backend, recalibrate, tensors=len(led.records))
+    once = [s for s in savers if step_cost(s) > 0]
+    found = None
+    for mask in range(1 << len(once)):  # the fewest per-step savers first: they win ties
+        left_out = {id(s) for i, s in enumerate(once) if not mask >> i & 1}
+        trial = knapsack if not left_out else knapsack.without(left_out)
+        best = trial.best(budget)
+        if best is None:
+            continue
+        used = {id(c[2]) for c in best[0] if c[0] == "saver"}
+        total = best[1] + sum(step_cost(s) for s in once if id(s) in used)
+        key = (best[2] > budget, total)
+        if found is None or key < found[0]:
+            found = (key, best, trial)
+    if found is None:
         result.reason = (f"even with every candidate the saved bytes stay near "
                          f"{format_bytes(knapsack.floor())} ({format_bytes(fixed)} cannot be "
                          "reduced: inputs and tensors saved outside modules)")
-        return
-    chosen, _, peak = best
+        return None if measure is None else measure([], False)
+    _, (chosen, _, peak), knapsack = found
+    used_savers = {id(c[2]): c[2] for c in chosen if c[0] == "saver"}
+    costs = None
+    if measure is not None:
+        costs = measure([s for s in savers if id(s) in used_savers],
+                        any(c[0] == "recompute" for c in chosen))
+        knapsack.calibrate(costs)
+    chosen = [_rescaled(knapsack, choice) for choice in chosen]
     extra = sum(choice[4] for choice in chosen)
-    if chosen and costs is not None:
-        extra += max(0.0, costs.overhead)
+    per_step: Dict[str, float] = {}
+    if chosen:
+        per_step["policy"] = knapsack.policy_seconds
+    for saver in used_savers.values():
+        if step_cost(saver) > 0:
+            per_step[repr(saver)] = step_cost(saver) * knapsack.scales[id(saver)]
+    extra += sum(per_step.values())
     rules = _record_choices(result, chosen)
     # recompute first: a module inside a recomputed one has nothing left to pack
     ordered = sorted(rules.items(), key=lambda kv: not isinstance(kv[1], recompute))
     result.policy = Policy(ordered, model=model, framework=backend.name)
     result.estimated_peak = int(peak)
     result.estimated_extra_seconds = extra
+    result.per_step_seconds = per_step
     result.feasible = peak <= budget
     if not result.feasible:
         result.reason = (f"the best plan found keeps {format_bytes(peak)} "
                          "(the recompute transient does not fit)")
+    return costs
+
+
+def _rescaled(knapsack: Knapsack, choice: tuple) -> tuple:
+    """``choice`` with its weight (index 4, as the tables held it before any timing) turned
+    into estimated seconds by the calibrated scales."""
+    if choice[0] == "recompute":
+        return choice[:4] + (knapsack.recompute_cost(choice[4])[1],) + choice[5:]
+    return choice[:4] + (choice[4] * knapsack.scales[id(choice[2])],)
 
 
 def _record_choices(result, chosen: list) -> Dict[str, Any]:

@@ -1,17 +1,19 @@
 """plan(model, inputs, budget_bytes): choose savers or recomputation per module under a budget.
 
-1. Profile: a ledger files every saved tensor under the innermost module, module hooks time
-   each module's forward (median of a few steps, kept per model) and note its inputs; each
-   candidate is timed on the whole model (``_costs``: medians, in turns, after a warm-up).
+1. Profile: a ledger files every saved tensor under the innermost module, module hooks count
+   each module's forward work and note its inputs (``_work``: counts, the same every run).
 2. Saved tensors that share a buffer form one *unit* (a ReLU's output and the next Linear's
    input): a saver helps only if every module saving it uses it. Each unit can stay, or take a
-   candidate saver (bytes kept, and its share of the seconds the saver added on the model).
-   A module can instead be recomputed: every unit inside it is freed (but the input checkpoint
-   keeps), for the time of its forward.
+   candidate saver (bytes kept, and a weight from its tensors and bytes). A module can instead
+   be recomputed: every unit inside it is freed (but the input checkpoint keeps), for a weight
+   from its forward work.
 3. A knapsack over the module tree (min-plus over bytes kept, in bins) finds the least added
-   time whose kept bytes plus the largest recompute transient fit the budget.
-4. Measured steps with the chosen policy check the peak against the budget and time the plan
-   against no policy (medians, the two taking turns).
+   weight whose kept bytes plus the largest recompute transient fit the budget. The weights
+   are counts at reference rates, so the plan repeats.
+4. Each candidate the plan uses is timed on the whole model (``_costs``: medians, in turns,
+   after a warm-up), which scales the chosen options' weights into the estimated seconds.
+   Then measured steps with the chosen policy check the peak against the budget and time the
+   plan against no policy (medians, the two taking turns).
 
 The budget is on saved bytes by default, or on the measured peak of the whole step
 (``budget_on="peak"``); the plan reports both, estimated and measured side by side
@@ -23,33 +25,16 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-import numpy as np
-
 from ._backend import Backend, backend_for
 from ._modules import tracker_for
-from ._costs import (MODEL_COSTS, MODULE_SECONDS, SAVER_RATES, ModelCosts, clock_of, load_costs,
-                     save_costs, signature, stable_signature, time_contexts)
+from . import _costs
+from ._costs import (MODEL_COSTS, SAVER_RATES, ModelCosts, clock_of, load_costs, save_costs,
+                     signature, stable_signature, time_contexts)
 from ._knapsack import solve
 from .ledger import Ledger, format_bytes
 from .policy import Policy, recompute
 from .savers import Saver, cast, offload, quantize
-
-
-class _Timer:
-    """Tracker listener: inclusive forward seconds per module name, on ``clock``."""
-
-    def __init__(self, clock: str = "cpu"):
-        self.now = clock_of(clock)
-        self.started: Dict[int, float] = {}
-        self.seconds: Dict[str, float] = {}
-
-    def enter(self, module, name: str, is_root: bool) -> None:
-        self.started[id(module)] = self.now()
-
-    def exit(self, module, name: str, is_root: bool) -> None:
-        start = self.started.pop(id(module), None)
-        if start is not None:
-            self.seconds[name] = self.seconds.get(name, 0.0) + self.now() - start
+from ._work import ModuleWork
 
 
 def _default_loss(output: Any) -> Any:
@@ -159,6 +144,9 @@ class Plan:
         self.memory_peak: Optional[int] = None
         self.memory_peak_split: Optional[dict] = None  # hookgrad: saved, gradients, transient
         self.choices: List[tuple] = []  # (modules, choice, bytes before, bytes after, seconds)
+        # estimated seconds paid once per step, not per module: the policy's own hooks, and a
+        # saver's own work (offload's directory and thread) when it stores anything
+        self.per_step_seconds: Dict[str, float] = {}
 
     def __str__(self) -> str:
         lines = [f"memory plan: budget {format_bytes(self.budget)} on the "
@@ -175,6 +163,10 @@ class Plan:
                 lines.append(f"  {modules.ljust(width)}  {choice:<26} "
                              f"{format_bytes(before):>10} -> {format_bytes(after):>9}  "
                              f"{seconds * 1e3:8.2f}")
+        if self.per_step_seconds:
+            lines.append("  once per step: " + ", ".join(
+                f"{name} {seconds * 1e3:.2f} ms" for name, seconds in
+                self.per_step_seconds.items()))
         if self.policy is not None:
             def cell(value, show):
                 return "-" if value is None else show(value)
@@ -238,15 +230,17 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     whole step (saved activations plus transient workspaces and gradients: only the saved part
     can be cut, so the rest is taken as measured without a policy). ``candidates``: savers
     and/or ``recompute()`` to choose from (default bfloat16, 8-bit, offload and recompute).
-    Each candidate's cost is measured on the model (medians of ``rounds`` steps after a
-    warm-up, candidates in turns), in process CPU time (``clock="cpu"``, steadier than wall
-    time on a shared machine) or wall time (``clock="wall"``). Decisions use the costs'
-    buckets on a half-octave grid and break ties by fewest bytes, then candidate order, and
-    calibrations are kept per process and model, so the same model and inputs give the same
-    plan (``recalibrate=True`` measures again). ``costs_file`` (a path) keeps the measured
-    costs across processes: read when it holds this model's (same structure, shapes,
-    candidates, clock, host and version), written when they were measured, so later runs
-    choose the same plan on a loaded machine too. ``verify`` runs the plan against no policy
+    The choice rests on counts alone (bytes and tensors each option keeps or frees, each
+    module's forward work) at reference rates, ties broken by fewest bytes, then candidate
+    order: the same model, inputs and candidates give the same plan in every call and every
+    process. Each candidate the plan uses is then timed on the model (medians of ``rounds``
+    steps after a warm-up, candidates in turns), in process CPU time (``clock="cpu"``,
+    steadier than wall time on a shared machine) or wall time (``clock="wall"``), and scales
+    the chosen options' weights into the estimate; measurements are kept per process and model
+    (``recalibrate=True`` measures again). ``costs_file`` (a path) keeps them across
+    processes: read when it holds this model's (same structure, shapes, candidates, clock,
+    host and version), written when they were measured, so later runs estimate alike too.
+    ``verify`` runs the plan against no policy
     (medians, in turns) and reports the measured extra time beside the estimate. Returns a
     ``Plan``; use ``plan.policy`` as a context manager around forward. Parameters' ``.grad``
     are left as they were. ``measure=False`` skips the whole-step peak measurements.
@@ -278,17 +272,13 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
         stable = stable_signature(model, inputs, backend, savers, allow_recompute, clock)
         stored = None if recalibrate else load_costs(costs_file, stable)
         if stored is not None:
-            _install(stored, model, inputs, backend, savers, allow_recompute, clock)
+            _install_rates(stored, backend, savers)
     try:
         _step(model, inputs, loss_fn)  # warm up
         if measure:
             result.baseline_memory_peak, _ = _measured_peak(model, inputs, loss_fn, backend,
                                                             device)
-        led, known, inputs_of = _profile(model, inputs, loss_fn, backend, tracker, rounds,
-                                         recalibrate, clock)
-        costs = _model_costs(model, inputs, loss_fn, backend, savers, allow_recompute, rounds,
-                             recalibrate, clock)
-        result.baseline_seconds = costs.baseline
+        led, work, inputs_of = _profile(model, inputs, loss_fn, backend, tracker)
         result.baseline_peak = led.peak
         inputs_bytes = sum(r.counted for r in led.records if r.kind == "input")
         other = None
@@ -299,11 +289,24 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
             if budget_on == "peak":
                 budget = result.budget - other + inputs_bytes
         units, fixed = _units(led)
-        solve(result, model, led, units, fixed, known, inputs_of, savers, allow_recompute,
-              backend, budget, recalibrate, costs)
-        if stable is not None and stored is None:
+        measured: list = []
+
+        def costs_of(used: list, uses_recompute: bool) -> ModelCosts:
+            """The chosen plan's candidates timed on the model (or read from the file)."""
+            key = _costs_key(model, inputs, backend, used, uses_recompute, clock)
+            if stored is not None and not recalibrate:
+                _install_costs(stored, key, used, uses_recompute)
+            fresh = recalibrate or key not in MODEL_COSTS
+            measured.append(fresh)
+            return _model_costs(model, inputs, loss_fn, backend, used, uses_recompute, rounds,
+                                recalibrate, clock)
+
+        costs = solve(result, model, led, units, fixed, work, inputs_of, savers,
+                      allow_recompute, backend, budget, recalibrate, costs_of)
+        result.baseline_seconds = costs.baseline
+        if stable is not None and any(measured):
             save_costs(costs_file, stable, {
-                "modules": known, "model": dict(vars(costs)),
+                "model": dict(vars(costs)),
                 "rates": {repr(s): list(SAVER_RATES[_rate_key(s, backend)]) for s in savers}})
         if budget_on == "peak" and result.policy is None and other is not None:
             result.reason = (f"besides saved activations the step holds "
@@ -330,18 +333,10 @@ def _costs_key(model, inputs: tuple, backend: Backend, savers: list, allow_recom
             clock)
 
 
-def _install(stored: dict, model, inputs: tuple, backend: Backend, savers: list,
-             allow_recompute: bool, clock: str) -> None:
-    """Costs read from a costs file, put where this process's calibrations are kept."""
+def _install_rates(stored: dict, backend: Backend, savers: list) -> None:
+    """Saver rates read from a costs file (they weigh the savers the reference table does
+    not know), put where this process's calibrations are kept."""
     try:
-        MODULE_SECONDS[signature(model, inputs, backend) + (clock,)] = {
-            str(name): float(seconds) for name, seconds in stored["modules"].items()}
-        model_costs = stored["model"]
-        MODEL_COSTS[_costs_key(model, inputs, backend, savers, allow_recompute, clock)] = \
-            ModelCosts(float(model_costs["baseline"]), float(model_costs["overhead"]),
-                       {str(k): float(v) for k, v in model_costs["savers"].items()},
-                       None if model_costs["recompute"] is None
-                       else float(model_costs["recompute"]))
         for saver in savers:
             SAVER_RATES[_rate_key(saver, backend)] = tuple(
                 float(v) for v in stored["rates"][repr(saver)])
@@ -350,63 +345,66 @@ def _install(stored: dict, model, inputs: tuple, backend: Backend, savers: list,
                          f"({error!r}); delete the file to measure again") from None
 
 
-def _profile(model, inputs: tuple, loss_fn: Callable, backend: Backend, tracker, rounds: int,
-             recalibrate: bool, clock: str) -> tuple:
-    """Step 1: a ledger of one step, each module's inputs, and its forward seconds (medians
-    of ``rounds`` steps, kept for the process). Returns (ledger, seconds per module name,
-    input storages per module name)."""
-    key = signature(model, inputs, backend) + (clock,)
-    known = None if recalibrate else MODULE_SECONDS.get(key)
-    timers: List[Dict[str, float]] = []
+def _install_costs(stored: dict, key: tuple, used: list, uses_recompute: bool) -> None:
+    """The model costs read from a costs file, filed under ``key`` when they cover the
+    candidates the plan uses (another budget may use others: those are measured)."""
+    try:
+        model_costs = stored["model"]
+        savers = {str(k): float(v) for k, v in model_costs["savers"].items()}
+        rerun = None if model_costs["recompute"] is None else float(model_costs["recompute"])
+        if any(repr(s) not in savers for s in used) or (uses_recompute and rerun is None):
+            return
+        MODEL_COSTS[key] = ModelCosts(
+            float(model_costs["baseline"]), {repr(s): savers[repr(s)] for s in used},
+            rerun if uses_recompute else None)
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise ValueError(f"plan(): the costs file's entry for this model is malformed "
+                         f"({error!r}); delete the file to measure again") from None
+
+
+def _profile(model, inputs: tuple, loss_fn: Callable, backend: Backend, tracker) -> tuple:
+    """Step 1: a ledger of one step, each module's inputs and its forward work (counts: the
+    same on every run). Returns (ledger, ModuleWork, input storages per module name)."""
     led = Ledger(backend.name, measure=False)
     inputs_of: Dict[str, set] = {}
+    work = ModuleWork(backend)
+    running: Dict[int, List[str]] = {}
 
-    def note(module, args):
+    def enter(module, args):
         name = tracker.current()[1] if tracker.current() else ""
+        running.setdefault(id(module), []).append(name)
         inputs_of[name] = {("storage", backend.storage_key(a))
                            for a in args if backend.is_tensor(a)}
 
-    for index in range(1 if known is not None else rounds):
-        timer = _Timer(clock)
-        tracker.acquire(timer)
+    def leave(module, args, output):
+        names = running.get(id(module))
+        if names:
+            work.add(names.pop(), module, args, output)
+
+    tracker.acquire()
+    try:
+        handles = backend.module_hooks(enter, leave)
         try:
-            # inputs are noted in the ledger's step only: storage keys are addresses, and a
-            # later step's input may sit where one of the ledger's saved tensors was, which
-            # would make the planner think a recompute keeps it (plans then varied with the
-            # allocation history)
-            handles = (backend.module_hooks(note, lambda module, args, output: None)
-                       if index == 0 else [])
-            try:
-                if index == 0:
-                    with led:
-                        _step(model, inputs, loss_fn)
-                else:
-                    _step(model, inputs, loss_fn)
-            finally:
-                for handle in handles:
-                    handle.remove()
+            with led:
+                _step(model, inputs, loss_fn)
         finally:
-            tracker.release(timer)
-        timers.append(timer.seconds)
-    if known is None:
-        known = {name: float(np.median([t.get(name, 0.0) for t in timers]))
-                 for name in timers[0]}
-        MODULE_SECONDS[key] = known
-    return led, known, inputs_of
+            for handle in handles:
+                handle.remove()
+    finally:
+        tracker.release()
+    return led, work, inputs_of
 
 
 def _model_costs(model, inputs: tuple, loss_fn: Callable, backend: Backend, savers: list,
                  allow_recompute: bool, rounds: int, recalibrate: bool,
                  clock: str) -> ModelCosts:
-    """Each candidate timed on the whole model against a policy that stores nothing and
-    against no policy (medians, in turns; kept for the process)."""
+    """Each candidate timed on the whole model against no policy (medians, in turns; kept for
+    the process)."""
     key = _costs_key(model, inputs, backend, savers, allow_recompute, clock)
     if key in MODEL_COSTS and not recalibrate:
         return MODEL_COSTS[key]
     name = backend.name
-    contexts: Dict[str, Callable[[], Any]] = {
-        "none": lambda: None,
-        "nothing stored": lambda: Policy([("*", None)], model=model, framework=name)}
+    contexts: Dict[str, Callable[[], Any]] = {"none": lambda: None}
     for saver in savers:
         contexts[repr(saver)] = (lambda saver=saver: Policy([("*", saver)], model=model,
                                                             framework=name))
@@ -414,11 +412,9 @@ def _model_costs(model, inputs: tuple, loss_fn: Callable, backend: Backend, save
         contexts["recompute"] = lambda: Policy([("", recompute())], model=model, framework=name)
     seconds = time_contexts(lambda context: _step(model, inputs, loss_fn, context), contexts,
                             rounds, clock)
-    overhead = seconds["nothing stored"] - seconds["none"]
-    costs = ModelCosts(seconds["none"], overhead,
-                       {repr(s): seconds[repr(s)] - seconds["nothing stored"] for s in savers},
-                       seconds["recompute"] - seconds["nothing stored"]
-                       if allow_recompute else None)
+    costs = ModelCosts(seconds["none"],
+                       {repr(s): seconds[repr(s)] - seconds["none"] for s in savers},
+                       seconds["recompute"] - seconds["none"] if allow_recompute else None)
     MODEL_COSTS[key] = costs
     return costs
 
@@ -432,7 +428,8 @@ def _verify(result: Plan, model, inputs: tuple, loss_fn: Callable, backend: Back
     result.measured_peak = check.peak
     policy = result.policy
     seconds = time_contexts(lambda context: _step(model, inputs, loss_fn, context),
-                            {"none": lambda: None, "plan": lambda: policy}, rounds, clock)
+                            {"none": lambda: None, "plan": lambda: policy}, rounds, clock,
+                            settle_seconds=2 * _costs.MEASURE_SECONDS)
     result.measured_seconds = seconds["plan"]
     result.measured_extra_seconds = seconds["plan"] - seconds["none"]
     if measure:
