@@ -358,3 +358,18 @@ def test_reduction_fuzz_over_shapes_and_dims_matches_torch(shape_and_dim, keepdi
         compare(lambda lib, x: getattr(x, op)(), data)
     else:
         compare(lambda lib, x: getattr(x, op)(dim, keepdim=keepdim), data)
+
+
+@pytest.mark.parametrize("data", [[[-1.5, -0.008, 0.0]], [[-1.5, -0.008, 2.0]], [[0.0]],
+                                  [[0.0, 0.0, 1.0], [2.0, 0.0, 1.0]]])
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_prod_gradient_graph_alone_along_dim_matches_torch(data, dim):
+    """With create_graph, an element alone along the reduced dim has a constant factor: with a
+    zero present, torch's gradient then does not depend on the input (no requires_grad)."""
+    found = []
+    for lib in (torch, hookgrad):
+        x = lib.tensor(data, dtype=lib.float64, requires_grad=True)
+        y = x.prod() if dim is None else x.prod(dim)
+        (grad,) = lib.autograd.grad(y.sum(), [x], create_graph=True)
+        found.append((grad.requires_grad, grad.tolist()))
+    assert found[0] == found[1]

@@ -262,7 +262,10 @@ def _prod_backward(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> Tens
     zeros = int(np.count_nonzero(data == 0))
     if zeros == 0:
         return grad * (result / self)
-    if not grad_mode.is_grad_enabled():
+    alone = data.size == 1 if dim is None else data.shape[dim] == 1
+    if not grad_mode.is_grad_enabled() or alone:
+        # (an element alone along ``dim`` has no others: its factor is a constant one, so the
+        # gradient does not depend on the input, as torch's zero-safe formula gives it)
         if dim is None and zeros > 1:
             return Tensor._make(np.zeros_like(data))
         flat = data.reshape(-1) if dim is None else data
