@@ -96,24 +96,37 @@ def _expand_back(ctx, grad: Tensor) -> Tensor:
     return _restore(grad, shape, ctx._saved_dim, ctx._saved_keepdim).expand(shape)
 
 
+def _summed_dims(from_shape: tuple, shape: tuple) -> tuple:
+    """The dims of ``from_shape`` that summing to ``shape`` (its broadcast source) removes."""
+    lead = len(from_shape) - len(shape)
+    return tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
+                                      if s == 1 and from_shape[i + lead] != 1)
+
+
+def sum_array_to(array: np.ndarray, shape: tuple) -> np.ndarray:
+    """A floating array summed down to ``shape`` (a shape it broadcasts from): what
+    ``sum_to_size`` gives when nothing is recorded, for formulas that work on arrays."""
+    if array.shape == shape:
+        return array
+    summed = np.asarray(quiet(_sum, array, _summed_dims(array.shape, shape), True,
+                              _accumulator(array.dtype))).astype(array.dtype, copy=False)
+    return summed.reshape(shape)
+
+
 def sum_to_size(input: Tensor, *size) -> Tensor:
     """Sum broadcast dims away so the result has ``size`` (the reverse of expand)."""
     shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
     if input._data.shape == shape:
         return input
-    lead = input._data.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
-                                      if s == 1 and input._data.shape[i + lead] != 1)
     array = input._data
+    dims = _summed_dims(array.shape, shape)
     if dims and array.dtype.kind == "f" and type(input) is Tensor and not (
             grad_mode._state.enabled and input.requires_grad):
         # nothing to record (the engine reducing a broadcast gradient, say): Sum's forward
         # without its node, the same arithmetic in the same dtypes
-        result = Tensor._make(np.asarray(quiet(_sum, array, dims, True, _accumulator(
-            array.dtype))).astype(array.dtype, copy=False))
-    else:
-        result = sum(input, dims, keepdim=True)
-    return result.reshape(shape) if lead or result._data.shape != shape else result
+        return Tensor._make(sum_array_to(array, shape))
+    result = sum(input, dims, keepdim=True)
+    return result.reshape(shape) if result._data.shape != shape else result
 
 
 # -- variance and standard deviation --------------------------------------------------------------

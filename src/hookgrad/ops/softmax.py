@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
+from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import _layout
 from ._reduce_util import (_UNSET, _accumulator, _kept_shape, _restore, reduce_dims,
                            torch_type_name)
-from ._util import normalize_dim
+from ._util import normalize_dim, quiet_errors
 from ._base import Op
 
 
@@ -85,6 +86,14 @@ class Softmax(Op):
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
         dim = ctx._saved_dim if result.ndim else ()
+        if _plain(grad, result):  # the same formula on arrays, one buffer reused
+            g, r = grad._data, result._data
+            with quiet_errors():
+                product = g * r
+                total = np.sum(product, axis=dim, keepdims=True)
+                np.subtract(g, total, out=product)
+                product *= r
+            return Tensor._make(product), None
         return result * (grad - (grad * result).sum(dim, keepdim=True)), None
 
 
@@ -108,7 +117,30 @@ class LogSoftmax(Op):
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
         dim = ctx._saved_dim if result.ndim else ()
+        if _plain(grad, result):  # the same formula on arrays, one buffer reused
+            g = grad._data
+            with quiet_errors():
+                total = np.sum(g, axis=dim, keepdims=True)
+                scaled = np.exp(result._data)
+                scaled *= total
+                np.subtract(g, scaled, out=scaled)
+            return Tensor._make(scaled), None
         return grad - result.exp() * grad.sum(dim, keepdim=True), None
+
+
+_PLAIN = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _plain(grad: Tensor, result: Tensor) -> bool:
+    """Whether a softmax backward may run its formula on arrays: no graph of the gradient is
+    wanted, and the gradient is row-major with the saved result's float32/float64 dtype (the
+    result is row-major), so NumPy's values, dtype and layout are the Tensor formula's. A 0-d
+    one stays on the Tensor formula (NumPy would give scalars)."""
+    if grad_mode._state.enabled or type(grad) is not Tensor:
+        return False
+    g = grad._data
+    return (g.ndim > 0 and g.dtype in _PLAIN and g.dtype == result._data.dtype
+            and g.flags.c_contiguous)
 
 
 def _softmax(cls, input: Tensor, dim, dtype) -> Tensor:

@@ -7,7 +7,9 @@ from typing import Optional
 import numpy as np
 
 from ... import _dtype
-from ...ops.linalg import _transposed, matmul, mm_grads
+from ...ops.linalg import (_transposed, matmul, mm_grads, mm_grads_on_arrays,
+                           plain_product_grads)
+from ...ops.reduce import sum_array_to
 from ...tensor import Tensor
 from ...ops._base import Op
 
@@ -70,6 +72,8 @@ class Addmm(Op):
     @staticmethod
     def backward(ctx, grad):
         mat1, mat2 = ctx.saved_tensors
+        if plain_product_grads(grad, mat1, mat2):
+            return _addmm_grads_on_arrays(ctx, grad._data, mat1, mat2)
         grad_self = _scaled(grad, ctx.beta) if ctx.needs_input_grad[0] else None
         grad_mat1, grad_mat2 = mm_grads(grad, mat1, mat2, *ctx.layouts)
         if grad_mat1 is not None:
@@ -77,6 +81,24 @@ class Addmm(Op):
         if grad_mat2 is not None:
             grad_mat2 = _scaled(grad_mat2, ctx.alpha)
         return grad_self, grad_mat1, grad_mat2
+
+
+def _addmm_grads_on_arrays(ctx, grad: np.ndarray, mat1, mat2) -> tuple:
+    """Addmm's first-order gradients on arrays (``plain_product_grads``): the products as
+    ``mm_grads_on_arrays``, and ``self``'s gradient already summed to its shape (a bias row),
+    which is what the engine would make of ``grad`` (``sum_to_size``) one Tensor op later."""
+    beta, alpha = ctx.beta, ctx.alpha
+    grad_self = None
+    if ctx.needs_input_grad[0]:
+        self_shape = ctx._input_meta[0][0]
+        grad_self = Tensor._make(sum_array_to(grad if beta == 1 else grad * grad.dtype.type(beta),
+                                              self_shape))
+    grad_mat1, grad_mat2 = mm_grads_on_arrays(grad, mat1, mat2, *ctx.layouts)
+    if alpha != 1:
+        factor = grad.dtype.type(alpha)
+        grad_mat1 = None if grad_mat1 is None else Tensor._make(grad_mat1._data * factor)
+        grad_mat2 = None if grad_mat2 is None else Tensor._make(grad_mat2._data * factor)
+    return grad_self, grad_mat1, grad_mat2
 
 
 class Baddbmm(Op):
