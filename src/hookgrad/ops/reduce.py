@@ -19,7 +19,7 @@ from . import _layout
 from ._reduce_util import (_UNSET, _accumulator, _check_float, _const, _kept_shape, _numpy_dtype,
                            _restore, as_dtype, reduce_dims)
 from ._reduce_util import torch_type_name  # noqa: F401  (its old import path)
-from ._util import quiet, normalize_dim
+from ._util import normalize_dim, quiet, quiet_errors
 from ._base import Op
 
 
@@ -108,9 +108,13 @@ def sum_array_to(array: np.ndarray, shape: tuple) -> np.ndarray:
     ``sum_to_size`` gives when nothing is recorded, for formulas that work on arrays."""
     if array.shape == shape:
         return array
-    summed = np.asarray(quiet(_sum, array, _summed_dims(array.shape, shape), True,
-                              _accumulator(array.dtype))).astype(array.dtype, copy=False)
-    return summed.reshape(shape)
+    token = quiet_errors.enter()
+    try:  # Sum's arithmetic (np.sum is this reduce), without its Python layers
+        summed = np.add.reduce(array, axis=_summed_dims(array.shape, shape),
+                               dtype=_accumulator(array.dtype), keepdims=True)
+    finally:
+        quiet_errors.exit(token)
+    return _layout.contiguous(summed.astype(array.dtype, copy=False)).reshape(shape)
 
 
 def sum_to_size(input: Tensor, *size) -> Tensor:

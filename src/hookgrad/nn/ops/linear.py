@@ -32,8 +32,11 @@ def _check(self: np.ndarray, mat1: np.ndarray, mat2: np.ndarray) -> None:
     if self.dtype != mat1.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
                            f"{self.dtype.name.capitalize()} and {mat2.dtype.name.capitalize()}")
+    out_shape = (mat1.shape[0], mat2.shape[1])
+    if self.shape == out_shape[1:] or self.shape == out_shape:  # a bias row, a full matrix
+        return
     try:
-        np.broadcast_shapes(self.shape, (mat1.shape[0], mat2.shape[1]))
+        np.broadcast_shapes(self.shape, out_shape)
     except ValueError:
         raise RuntimeError(f"The expanded size of the tensor ({mat2.shape[1]}) must match the "
                            f"existing size ({self.shape[-1]}) at non-singleton dimension 1.  "
