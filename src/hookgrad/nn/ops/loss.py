@@ -11,7 +11,8 @@ from typing import Optional
 
 import numpy as np
 
-from ...ops._util import broadcast_error
+from ...autograd import grad_mode
+from ...ops._util import broadcast_error, quiet_errors
 from ...tensor import Tensor
 from ...ops.reduce import log_softmax
 from ...ops._base import Op
@@ -209,6 +210,28 @@ def _class_weights(input: np.ndarray, target: np.ndarray, weight, ignore_index: 
     return safe, sample.astype(input.dtype, copy=False)
 
 
+def _nll_grad(grad: np.ndarray, target: np.ndarray, weight, reduction: str, ignore_index: int,
+              shape: tuple) -> np.ndarray:
+    """nll_loss's input gradient: ``-w[y] grad`` (over the total weight for 'mean') at each
+    sample's target class, zero elsewhere and for ignored samples. ``grad`` is 0-d unless the
+    reduction is 'none'."""
+    template = np.zeros(shape, grad.dtype)
+    safe, sample = _class_weights(template, target, weight, ignore_index)
+    with quiet_errors():
+        if reduction == "mean":
+            sample = sample / sample.sum()
+        value = -sample * grad
+    if safe is not target:  # some may be ignored: theirs is 0 even where grad is inf or NaN
+        value = np.where(target != ignore_index, value, 0)
+    if template.ndim == 1:
+        template[safe] = value
+    elif template.ndim == 2:
+        template[np.arange(template.shape[0]), safe] = value
+    else:
+        np.put_along_axis(template, np.expand_dims(safe, 1), np.expand_dims(value, 1), axis=1)
+    return template
+
+
 class NllLoss(Op):
     """-w[y] x[y], averaged with the weights of the non-ignored targets (reduction 'mean')"""
 
@@ -225,15 +248,19 @@ class NllLoss(Op):
         if reduction == "sum":
             return np.asarray(loss.sum(), self.dtype)
         if reduction == "mean":
-            with np.errstate(invalid="ignore", divide="ignore"):
+            with quiet_errors():
                 return np.asarray(loss.sum() / total_weight, self.dtype)
         return loss
 
     @staticmethod
     def backward(ctx, grad):
         self, target, weight, _total_weight = ctx.saved_tensors
-        return (NllLossGrad.apply(grad, target._data, None if weight is None else weight._data,
-                                  ctx.reduction, ctx.ignore_index, self.shape),)
+        weight = None if weight is None else weight._data
+        if not grad_mode._state.enabled:  # no graph of the gradient: the scatter itself
+            return (Tensor._make(_nll_grad(grad._data, target._data, weight, ctx.reduction,
+                                           ctx.ignore_index, self._data.shape)),)
+        return (NllLossGrad.apply(grad, target._data, weight, ctx.reduction, ctx.ignore_index,
+                                  self._data.shape),)
 
 
 class NllLoss2d(NllLoss):
@@ -250,19 +277,7 @@ class NllLossGrad(Op):
     def forward(ctx, grad, target, weight, reduction, ignore_index, shape):
         ctx.reduction, ctx.ignore_index = reduction, ignore_index
         ctx.save_for_backward(target, weight)
-        template = np.zeros(shape, grad.dtype)
-        safe, sample = _class_weights(template, target, weight, ignore_index)
-        if reduction == "mean":
-            with np.errstate(invalid="ignore", divide="ignore"):
-                sample = sample / sample.sum()
-        value = np.where(target != ignore_index, -sample * grad, 0)  # grad: 0-d unless 'none'
-        if template.ndim == 1:
-            template[safe] = value
-        elif template.ndim == 2:
-            template[np.arange(template.shape[0]), safe] = value
-        else:
-            np.put_along_axis(template, np.expand_dims(safe, 1), np.expand_dims(value, 1), axis=1)
-        return template
+        return _nll_grad(grad, target, weight, reduction, ignore_index, shape)
 
     @staticmethod
     def backward(ctx, grad):
