@@ -106,10 +106,16 @@ class LogSoftmax(Op):
     @staticmethod
     def forward(ctx, self, dim):
         work, axis = _softmax_input(ctx, self, dim, "log_softmax")
-        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            shifted = work - np.max(work, axis=axis, keepdims=True) if self.size else work
-            result = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
-        result = _layout.contiguous(result.astype(self.dtype))  # torch's is row-major
+        with quiet_errors():
+            if self.ndim and self.size:  # in place on the fresh temporaries
+                shifted = work - np.max(work, axis=axis, keepdims=True)
+                total = np.sum(np.exp(shifted), axis=axis, keepdims=True)
+                result = np.subtract(shifted, np.log(total, out=total), out=shifted)
+            else:
+                shifted = work - np.max(work, axis=axis, keepdims=True) if self.size else work
+                result = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+        # torch's result is row-major; ``result`` is a fresh array, never the input
+        result = _layout.contiguous(np.asarray(result).astype(self.dtype, copy=False))
         ctx.save_for_backward(result)
         return result
 
