@@ -240,3 +240,16 @@ def test_the_array_lane_runs_only_without_a_graph_of_the_gradient(monkeypatch):
     assert calls == [1]
     hookgrad.autograd.grad(hookgrad.nn.functional.linear(x, w, b).sum(), [w], create_graph=True)
     assert calls == [1]
+
+
+@pytest.mark.parametrize("bad", ["input", "weight", "bias"])
+def test_linear_refuses_a_non_tensor_as_torch(bad):
+    from conftest import assert_same_error
+    x, w, b = _arrays(np.float32, (4, 7), (5, 7), (5,))
+
+    def call(lib):
+        args = {"input": lib.tensor(x), "weight": lib.tensor(w), "bias": lib.tensor(b)}
+        args[bad] = [1.0]
+        return lib.nn.functional.linear(args["input"], args["weight"], args["bias"])
+
+    assert_same_error(call)

@@ -106,11 +106,16 @@ def _summed_dims(from_shape: tuple, shape: tuple) -> tuple:
 def sum_array_to(array: np.ndarray, shape: tuple) -> np.ndarray:
     """A floating array summed down to ``shape`` (a shape it broadcasts from): what
     ``sum_to_size`` gives when nothing is recorded, for formulas that work on arrays."""
-    if array.shape == shape:
+    from_shape = array.shape
+    if from_shape == shape:
         return array
+    row = len(shape) == 1 and len(from_shape) == 2 and from_shape[1] == shape[0]
     token = quiet_errors.enter()
     try:  # Sum's arithmetic (np.sum is this reduce), without its Python layers
-        summed = np.add.reduce(array, axis=_summed_dims(array.shape, shape),
+        if row:  # a bias row: the fresh 1-D result is row-major as it comes
+            return np.add.reduce(array, axis=0, dtype=_accumulator(array.dtype)).astype(
+                array.dtype, copy=False)
+        summed = np.add.reduce(array, axis=_summed_dims(from_shape, shape),
                                dtype=_accumulator(array.dtype), keepdims=True)
     finally:
         quiet_errors.exit(token)

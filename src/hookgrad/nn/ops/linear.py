@@ -147,11 +147,13 @@ class Baddbmm(Op):
 def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
     """y = x W^T + b, composed as torch composes it: addmm for 2-D input, a flattened addmm for
     other contiguous inputs with a bias, else matmul (+ bias)."""
-    for position, (name, value) in enumerate((("input", input), ("weight", weight),
-                                              ("bias", bias)), 1):
-        if not isinstance(value, Tensor) and (value is not None or name != "bias"):
-            raise TypeError(f"linear(): argument '{name}' (position {position}) must be Tensor, "
-                            f"not {type(value).__name__}")
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)
+            and (bias is None or isinstance(bias, Tensor))):
+        for position, (name, value) in enumerate((("input", input), ("weight", weight),
+                                                  ("bias", bias)), 1):
+            if not isinstance(value, Tensor) and (value is not None or name != "bias"):
+                raise TypeError(f"linear(): argument '{name}' (position {position}) must be "
+                                f"Tensor, not {type(value).__name__}")
     if bias is not None and input.ndim == 2:
         return Addmm.apply(bias, input, weight.t())
     if bias is not None and input.ndim >= 1 and bias.ndim == 1 and input.is_contiguous():
