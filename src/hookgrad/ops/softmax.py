@@ -76,8 +76,12 @@ class Softmax(Op):
     def forward(ctx, self, dim):
         work, axis = _softmax_input(ctx, self, dim, "softmax")
         with np.errstate(invalid="ignore", over="ignore"):
-            exps = np.exp(work - np.max(work, axis=axis, keepdims=True)) if self.size else work
-            result = (exps / np.sum(exps, axis=axis, keepdims=True)).astype(self.dtype)
+            if self.ndim and self.size:  # the ufuncs' reduce: np.max/np.sum less their wrapper
+                exps = np.exp(work - np.maximum.reduce(work, axis=axis, keepdims=True))
+                result = (exps / np.add.reduce(exps, axis=axis, keepdims=True)).astype(self.dtype)
+            else:
+                exps = np.exp(work - np.max(work, axis=axis, keepdims=True)) if self.size else work
+                result = (exps / np.sum(exps, axis=axis, keepdims=True)).astype(self.dtype)
         result = np.require(result, requirements="C")  # torch's result is contiguous
         ctx.save_for_backward(result)
         return result
@@ -90,7 +94,7 @@ class Softmax(Op):
             g, r = grad._data, result._data
             with quiet_errors():
                 product = g * r
-                total = np.sum(product, axis=dim, keepdims=True)
+                total = np.add.reduce(product, axis=dim, keepdims=True)
                 np.subtract(g, total, out=product)
                 product *= r
             return Tensor._make(product), None
@@ -108,8 +112,8 @@ class LogSoftmax(Op):
         work, axis = _softmax_input(ctx, self, dim, "log_softmax")
         with quiet_errors():
             if self.ndim and self.size:  # in place on the fresh temporaries
-                shifted = work - np.max(work, axis=axis, keepdims=True)
-                total = np.sum(np.exp(shifted), axis=axis, keepdims=True)
+                shifted = work - np.maximum.reduce(work, axis=axis, keepdims=True)
+                total = np.add.reduce(np.exp(shifted), axis=axis, keepdims=True)
                 result = np.subtract(shifted, np.log(total, out=total), out=shifted)
             else:
                 shifted = work - np.max(work, axis=axis, keepdims=True) if self.size else work
@@ -126,7 +130,7 @@ class LogSoftmax(Op):
         if _plain(grad, result):  # the same formula on arrays, one buffer reused
             g = grad._data
             with quiet_errors():
-                total = np.sum(g, axis=dim, keepdims=True)
+                total = np.add.reduce(g, axis=dim, keepdims=True)
                 scaled = np.exp(result._data)
                 scaled *= total
                 np.subtract(g, scaled, out=scaled)

@@ -196,7 +196,7 @@ def _class_weights(input: np.ndarray, target: np.ndarray, weight, ignore_index: 
     classes = input.shape[0] if input.ndim == 1 else input.shape[1]
     if target.size and not 0 <= ignore_index < classes:
         # the common case, in two reductions: every target a class, none of them ignored
-        low, high = target.min(), target.max()
+        low, high = np.minimum.reduce(target, None), np.maximum.reduce(target, None)
         if low >= 0 and high < classes and low != ignore_index and high != ignore_index:
             sample = (np.ones(target.shape, input.dtype) if weight is None
                       else weight[target].astype(input.dtype, copy=False))
@@ -219,7 +219,7 @@ def _nll_grad(grad: np.ndarray, target: np.ndarray, weight, reduction: str, igno
     safe, sample = _class_weights(template, target, weight, ignore_index)
     with quiet_errors():
         if reduction == "mean":
-            sample = sample / sample.sum()
+            sample = sample / np.add.reduce(sample, None)
         value = -sample * grad
     if safe is not target:  # some may be ignored: theirs is 0 even where grad is inf or NaN
         value = np.where(target != ignore_index, value, 0)
@@ -242,14 +242,14 @@ class NllLoss(Op):
     def forward(ctx, self, target, weight, reduction, ignore_index):
         ctx.reduction, ctx.ignore_index = reduction, ignore_index
         safe, sample = _class_weights(self, target, weight, ignore_index)
-        total_weight = np.asarray(sample.sum(), self.dtype)
+        total_weight = np.asarray(np.add.reduce(sample, None), self.dtype)
         ctx.save_for_backward(self, target, weight, total_weight)
         loss = -_picked(self, safe) * sample
         if reduction == "sum":
-            return np.asarray(loss.sum(), self.dtype)
+            return np.asarray(np.add.reduce(loss, None), self.dtype)
         if reduction == "mean":
             with quiet_errors():
-                return np.asarray(loss.sum() / total_weight, self.dtype)
+                return np.asarray(np.add.reduce(loss, None) / total_weight, self.dtype)
         return loss
 
     @staticmethod
