@@ -23,7 +23,7 @@ from .grad_mode import _state
 from .ctx import FunctionCtx
 from .node import Node, partial_runs, tasks
 from .outputs import (builtin_inputs, builtin_outputs, check_dirty_returned, connect,
-                      set_output_meta, untracked_outputs, user_outputs)
+                      pending_edges, set_output_meta, untracked_outputs, user_outputs)
 from .saved import ERR_FREED, save_builtin, save_user
 from .views import check_inplace, check_rebase
 
@@ -328,14 +328,14 @@ def record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
     forward saved handed to the door. The ops' direct lanes (``ops/_untracked.py``) call this
     when they already know an input needs a gradient."""
     node = cls._backward_cls()
-    positions, edges, metas = builtin_inputs(cls, node, args, arrays)
+    positions, edges, metas, pending = builtin_inputs(cls, node, args, arrays)
     outputs = cls.forward(node, *arrays, **kwargs)
-    if edges is None:  # a view input's edge is looked up after forward, as a refusal there
-        connect(node, args, positions)  # must come from forward's own checks first
-    else:
-        node.next_functions = edges
-        node._input_meta = metas
-        node._tensor_positions = positions
+    # a view input's edge is looked up after forward, as a refusal there must come from
+    # forward's own checks first
+    node.next_functions = (tuple(edges) if pending is None
+                           else pending_edges(edges, pending, args, positions))
+    node._input_meta = metas
+    node._tensor_positions = positions
     if type(outputs) is np.ndarray and cls._view_of is None and not cls._inplace:
         # the common case, inline: one fresh array out
         result = Tensor._make(outputs)

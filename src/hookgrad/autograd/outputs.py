@@ -86,14 +86,16 @@ def connect(node: object, args: tuple, positions: tuple) -> None:
 def builtin_inputs(cls, node, args: tuple, arrays: list) -> tuple:
     """Set ``node.needs_input_grad`` (some input needs a gradient) and return the positions
     that get an edge (tensors, and numbers torch wraps as tensors), with the edges and the
-    input shapes backward checks against (``None`` for both when an input is a view that
-    needs a gradient: ``connect`` finds its edge after forward). Each distinct input tensor
-    gets its own array object, so a saved array names the tensor it came from: ``x`` and
-    ``x.detach()`` share one ndarray, yet only ``x`` has a history."""
+    input shapes backward checks against. The edge of a view that needs a gradient is left
+    ``None`` and its index listed in the last item (``None`` when there is none):
+    ``pending_edges`` looks it up after forward, so that forward's own refusals come first.
+    Each distinct input tensor gets its own array object, so a saved array names the tensor
+    it came from: ``x`` and ``x.detach()`` share one ndarray, yet only ``x`` has a history."""
     needs = []
     positions = []
     edges = []
     metas = []
+    pending = None
     seen = None  # (array, tensor) of the tensors so far: few, a list beats a dict
     for i, arg in enumerate(args):
         if isinstance(arg, Tensor):
@@ -101,13 +103,16 @@ def builtin_inputs(cls, node, args: tuple, arrays: list) -> tuple:
             history = arg._grad_fn
             if arg._base is None:
                 need = arg._requires_grad or history is not None
-                if need and edges is not None:
+                if need:
                     edges.append((history, arg._output_nr) if history is not None
                                  else grad_edge(arg))
             else:
                 need = arg._requires_grad or history is not None or arg.grad_fn is not None
                 if need:
-                    edges = None
+                    if pending is None:
+                        pending = []
+                    pending.append(len(edges))
+                    edges.append(None)
             needs.append(need)
             array = arrays[i]
             if seen is None:
@@ -118,23 +123,26 @@ def builtin_inputs(cls, node, args: tuple, arrays: list) -> tuple:
                         arrays[i] = array = array.view()
                         break
                 seen.append((array, arg))
-            if edges is not None:
-                if need:
-                    metas.append((array.shape, array.dtype))
-                else:
-                    edges.append(_NO_EDGE)
-                    metas.append(None)
+            if need:
+                metas.append((array.shape, array.dtype))
+            else:
+                edges.append(_NO_EDGE)
+                metas.append(None)
         else:
             needs.append(False)
             if i in cls._wrapped_scalars:
                 positions.append(i)
-                if edges is not None:
-                    edges.append(_NO_EDGE)
-                    metas.append(None)
+                edges.append(_NO_EDGE)
+                metas.append(None)
     node.needs_input_grad = tuple(needs)
-    if edges is None:
-        return tuple(positions), None, None
-    return tuple(positions), tuple(edges), tuple(metas)
+    return tuple(positions), edges, tuple(metas), pending
+
+
+def pending_edges(edges: list, pending: list, args: tuple, positions: tuple) -> tuple:
+    """The edges of the view inputs ``builtin_inputs`` left for after forward, filled in."""
+    for k in pending:
+        edges[k] = grad_edge(args[positions[k]])
+    return tuple(edges)
 
 
 def set_output_meta(node, results) -> None:

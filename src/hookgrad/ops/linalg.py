@@ -12,6 +12,7 @@ import types
 import numpy as np
 
 from ..tensor import Tensor
+from ..autograd import grad_mode
 from ..autograd.grad_mode import is_grad_enabled
 from .._dtype import to_numpy_dtype
 from . import _layout
@@ -74,6 +75,40 @@ def mm_grads(grad: Tensor, mat1, mat2, mat1_transposed: bool, mat2_transposed: b
     return grad_mat1, grad_mat2
 
 
+_PLAIN = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def plain_product_grads(grad: Tensor, *factors) -> bool:
+    """Whether the gradients of a product may be computed on arrays (``mm_grads_on_arrays``):
+    no graph of them is wanted, and the incoming gradient and the saved factors are all of one
+    float32/float64 dtype, so NumPy's products have torch's values and dtypes."""
+    if grad_mode._state.enabled or type(grad) is not Tensor:
+        return False
+    dtype = grad._data.dtype
+    if dtype not in _PLAIN:
+        return False
+    for factor in factors:
+        if factor is not None and factor._data.dtype != dtype:
+            return False
+    return True
+
+
+def mm_grads_on_arrays(grad: np.ndarray, mat1, mat2, mat1_transposed: bool,
+                       mat2_transposed: bool):
+    """``mm_grads`` on arrays (first-order backward, ``plain_product_grads``): the same products
+    in the same layouts, one NumPy call each instead of a Tensor op per transpose and product."""
+    grad_mat1 = grad_mat2 = None
+    if mat2 is not None:
+        mat2 = mat2._data
+        grad_mat1 = Tensor._make(np.matmul(mat2, grad.T).T if mat1_transposed
+                                 else np.matmul(grad, mat2.T))
+    if mat1 is not None:
+        mat1 = mat1._data
+        grad_mat2 = Tensor._make(np.matmul(grad.T, mat1).T if mat2_transposed
+                                 else np.matmul(mat1.T, grad))
+    return grad_mat1, grad_mat2
+
+
 class Mm(Op):
     """d(A B) = grad B^T, A^T grad"""
 
@@ -98,6 +133,8 @@ class Mm(Op):
     @staticmethod
     def backward(ctx, grad):
         mat2, self = ctx.saved_tensors
+        if plain_product_grads(grad, self, mat2):
+            return mm_grads_on_arrays(grad._data, self, mat2, *ctx.layouts)
         return mm_grads(grad, self, mat2, *ctx.layouts)
 
 

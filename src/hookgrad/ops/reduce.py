@@ -19,7 +19,7 @@ from . import _layout
 from ._reduce_util import (_UNSET, _accumulator, _check_float, _const, _kept_shape, _numpy_dtype,
                            _restore, as_dtype, reduce_dims)
 from ._reduce_util import torch_type_name  # noqa: F401  (its old import path)
-from ._util import quiet, normalize_dim
+from ._util import normalize_dim, quiet, quiet_errors
 from ._base import Op
 
 
@@ -96,24 +96,46 @@ def _expand_back(ctx, grad: Tensor) -> Tensor:
     return _restore(grad, shape, ctx._saved_dim, ctx._saved_keepdim).expand(shape)
 
 
+def _summed_dims(from_shape: tuple, shape: tuple) -> tuple:
+    """The dims of ``from_shape`` that summing to ``shape`` (its broadcast source) removes."""
+    lead = len(from_shape) - len(shape)
+    return tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
+                                      if s == 1 and from_shape[i + lead] != 1)
+
+
+def sum_array_to(array: np.ndarray, shape: tuple) -> np.ndarray:
+    """A floating array summed down to ``shape`` (a shape it broadcasts from): what
+    ``sum_to_size`` gives when nothing is recorded, for formulas that work on arrays."""
+    from_shape = array.shape
+    if from_shape == shape:
+        return array
+    row = len(shape) == 1 and len(from_shape) == 2 and from_shape[1] == shape[0]
+    token = quiet_errors.enter()
+    try:  # Sum's arithmetic (np.sum is this reduce), without its Python layers
+        if row:  # a bias row: the fresh 1-D result is row-major as it comes
+            return np.add.reduce(array, axis=0, dtype=_accumulator(array.dtype)).astype(
+                array.dtype, copy=False)
+        summed = np.add.reduce(array, axis=_summed_dims(from_shape, shape),
+                               dtype=_accumulator(array.dtype), keepdims=True)
+    finally:
+        quiet_errors.exit(token)
+    return _layout.contiguous(summed.astype(array.dtype, copy=False)).reshape(shape)
+
+
 def sum_to_size(input: Tensor, *size) -> Tensor:
     """Sum broadcast dims away so the result has ``size`` (the reverse of expand)."""
     shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
     if input._data.shape == shape:
         return input
-    lead = input._data.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
-                                      if s == 1 and input._data.shape[i + lead] != 1)
     array = input._data
+    dims = _summed_dims(array.shape, shape)
     if dims and array.dtype.kind == "f" and type(input) is Tensor and not (
             grad_mode._state.enabled and input.requires_grad):
         # nothing to record (the engine reducing a broadcast gradient, say): Sum's forward
         # without its node, the same arithmetic in the same dtypes
-        result = Tensor._make(np.asarray(quiet(_sum, array, dims, True, _accumulator(
-            array.dtype))).astype(array.dtype, copy=False))
-    else:
-        result = sum(input, dims, keepdim=True)
-    return result.reshape(shape) if lead or result._data.shape != shape else result
+        return Tensor._make(sum_array_to(array, shape))
+    result = sum(input, dims, keepdim=True)
+    return result.reshape(shape) if result._data.shape != shape else result
 
 
 # -- variance and standard deviation --------------------------------------------------------------

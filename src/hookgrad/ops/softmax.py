@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
+from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import _layout
 from ._reduce_util import (_UNSET, _accumulator, _kept_shape, _restore, reduce_dims,
                            torch_type_name)
-from ._util import normalize_dim
+from ._util import normalize_dim, quiet_errors
 from ._base import Op
 
 
@@ -75,8 +76,12 @@ class Softmax(Op):
     def forward(ctx, self, dim):
         work, axis = _softmax_input(ctx, self, dim, "softmax")
         with np.errstate(invalid="ignore", over="ignore"):
-            exps = np.exp(work - np.max(work, axis=axis, keepdims=True)) if self.size else work
-            result = (exps / np.sum(exps, axis=axis, keepdims=True)).astype(self.dtype)
+            if self.ndim and self.size:  # the ufuncs' reduce: np.max/np.sum less their wrapper
+                exps = np.exp(work - np.maximum.reduce(work, axis=axis, keepdims=True))
+                result = (exps / np.add.reduce(exps, axis=axis, keepdims=True)).astype(self.dtype)
+            else:
+                exps = np.exp(work - np.max(work, axis=axis, keepdims=True)) if self.size else work
+                result = (exps / np.sum(exps, axis=axis, keepdims=True)).astype(self.dtype)
         result = np.require(result, requirements="C")  # torch's result is contiguous
         ctx.save_for_backward(result)
         return result
@@ -85,6 +90,14 @@ class Softmax(Op):
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
         dim = ctx._saved_dim if result.ndim else ()
+        if _plain(grad, result):  # the same formula on arrays, one buffer reused
+            g, r = grad._data, result._data
+            with quiet_errors():
+                product = g * r
+                total = np.add.reduce(product, axis=dim, keepdims=True)
+                np.subtract(g, total, out=product)
+                product *= r
+            return Tensor._make(product), None
         return result * (grad - (grad * result).sum(dim, keepdim=True)), None
 
 
@@ -97,10 +110,16 @@ class LogSoftmax(Op):
     @staticmethod
     def forward(ctx, self, dim):
         work, axis = _softmax_input(ctx, self, dim, "log_softmax")
-        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            shifted = work - np.max(work, axis=axis, keepdims=True) if self.size else work
-            result = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
-        result = _layout.contiguous(result.astype(self.dtype))  # torch's is row-major
+        with quiet_errors():
+            if self.ndim and self.size:  # in place on the fresh temporaries
+                shifted = work - np.maximum.reduce(work, axis=axis, keepdims=True)
+                total = np.add.reduce(np.exp(shifted), axis=axis, keepdims=True)
+                result = np.subtract(shifted, np.log(total, out=total), out=shifted)
+            else:
+                shifted = work - np.max(work, axis=axis, keepdims=True) if self.size else work
+                result = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+        # torch's result is row-major; ``result`` is a fresh array, never the input
+        result = _layout.contiguous(np.asarray(result).astype(self.dtype, copy=False))
         ctx.save_for_backward(result)
         return result
 
@@ -108,7 +127,30 @@ class LogSoftmax(Op):
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
         dim = ctx._saved_dim if result.ndim else ()
+        if _plain(grad, result):  # the same formula on arrays, one buffer reused
+            g = grad._data
+            with quiet_errors():
+                total = np.add.reduce(g, axis=dim, keepdims=True)
+                scaled = np.exp(result._data)
+                scaled *= total
+                np.subtract(g, scaled, out=scaled)
+            return Tensor._make(scaled), None
         return grad - result.exp() * grad.sum(dim, keepdim=True), None
+
+
+_PLAIN = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _plain(grad: Tensor, result: Tensor) -> bool:
+    """Whether a softmax backward may run its formula on arrays: no graph of the gradient is
+    wanted, and the gradient is row-major with the saved result's float32/float64 dtype (the
+    result is row-major), so NumPy's values, dtype and layout are the Tensor formula's. A 0-d
+    one stays on the Tensor formula (NumPy would give scalars)."""
+    if grad_mode._state.enabled or type(grad) is not Tensor:
+        return False
+    g = grad._data
+    return (g.ndim > 0 and g.dtype in _PLAIN and g.dtype == result._data.dtype
+            and g.flags.c_contiguous)
 
 
 def _softmax(cls, input: Tensor, dim, dtype) -> Tensor:

@@ -7,7 +7,9 @@ from typing import Optional
 import numpy as np
 
 from ... import _dtype
-from ...ops.linalg import _transposed, matmul, mm_grads
+from ...ops.linalg import (_transposed, matmul, mm_grads, mm_grads_on_arrays,
+                           plain_product_grads)
+from ...ops.reduce import sum_array_to
 from ...tensor import Tensor
 from ...ops._base import Op
 
@@ -30,8 +32,11 @@ def _check(self: np.ndarray, mat1: np.ndarray, mat2: np.ndarray) -> None:
     if self.dtype != mat1.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
                            f"{self.dtype.name.capitalize()} and {mat2.dtype.name.capitalize()}")
+    out_shape = (mat1.shape[0], mat2.shape[1])
+    if self.shape == out_shape[1:] or self.shape == out_shape:  # a bias row, a full matrix
+        return
     try:
-        np.broadcast_shapes(self.shape, (mat1.shape[0], mat2.shape[1]))
+        np.broadcast_shapes(self.shape, out_shape)
     except ValueError:
         raise RuntimeError(f"The expanded size of the tensor ({mat2.shape[1]}) must match the "
                            f"existing size ({self.shape[-1]}) at non-singleton dimension 1.  "
@@ -70,6 +75,8 @@ class Addmm(Op):
     @staticmethod
     def backward(ctx, grad):
         mat1, mat2 = ctx.saved_tensors
+        if plain_product_grads(grad, mat1, mat2):
+            return _addmm_grads_on_arrays(ctx, grad._data, mat1, mat2)
         grad_self = _scaled(grad, ctx.beta) if ctx.needs_input_grad[0] else None
         grad_mat1, grad_mat2 = mm_grads(grad, mat1, mat2, *ctx.layouts)
         if grad_mat1 is not None:
@@ -77,6 +84,24 @@ class Addmm(Op):
         if grad_mat2 is not None:
             grad_mat2 = _scaled(grad_mat2, ctx.alpha)
         return grad_self, grad_mat1, grad_mat2
+
+
+def _addmm_grads_on_arrays(ctx, grad: np.ndarray, mat1, mat2) -> tuple:
+    """Addmm's first-order gradients on arrays (``plain_product_grads``): the products as
+    ``mm_grads_on_arrays``, and ``self``'s gradient already summed to its shape (a bias row),
+    which is what the engine would make of ``grad`` (``sum_to_size``) one Tensor op later."""
+    beta, alpha = ctx.beta, ctx.alpha
+    grad_self = None
+    if ctx.needs_input_grad[0]:
+        self_shape = ctx._input_meta[0][0]
+        grad_self = Tensor._make(sum_array_to(grad if beta == 1 else grad * grad.dtype.type(beta),
+                                              self_shape))
+    grad_mat1, grad_mat2 = mm_grads_on_arrays(grad, mat1, mat2, *ctx.layouts)
+    if alpha != 1:
+        factor = grad.dtype.type(alpha)
+        grad_mat1 = None if grad_mat1 is None else Tensor._make(grad_mat1._data * factor)
+        grad_mat2 = None if grad_mat2 is None else Tensor._make(grad_mat2._data * factor)
+    return grad_self, grad_mat1, grad_mat2
 
 
 class Baddbmm(Op):
@@ -122,11 +147,13 @@ class Baddbmm(Op):
 def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
     """y = x W^T + b, composed as torch composes it: addmm for 2-D input, a flattened addmm for
     other contiguous inputs with a bias, else matmul (+ bias)."""
-    for position, (name, value) in enumerate((("input", input), ("weight", weight),
-                                              ("bias", bias)), 1):
-        if not isinstance(value, Tensor) and (value is not None or name != "bias"):
-            raise TypeError(f"linear(): argument '{name}' (position {position}) must be Tensor, "
-                            f"not {type(value).__name__}")
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)
+            and (bias is None or isinstance(bias, Tensor))):
+        for position, (name, value) in enumerate((("input", input), ("weight", weight),
+                                                  ("bias", bias)), 1):
+            if not isinstance(value, Tensor) and (value is not None or name != "bias"):
+                raise TypeError(f"linear(): argument '{name}' (position {position}) must be "
+                                f"Tensor, not {type(value).__name__}")
     if bias is not None and input.ndim == 2:
         return Addmm.apply(bias, input, weight.t())
     if bias is not None and input.ndim >= 1 and bias.ndim == 1 and input.is_contiguous():

@@ -11,7 +11,8 @@ from typing import Optional
 
 import numpy as np
 
-from ...ops._util import broadcast_error
+from ...autograd import grad_mode
+from ...ops._util import broadcast_error, quiet_errors
 from ...tensor import Tensor
 from ...ops.reduce import log_softmax
 from ...ops._base import Op
@@ -185,12 +186,21 @@ def _picked(values: np.ndarray, target: np.ndarray) -> np.ndarray:
     """values[n, target[n], ...] for (N, C, ...) values; values[target] for (C,)."""
     if values.ndim == 1:
         return values[target]
+    if values.ndim == 2:  # plain fancy indexing: a fraction of take_along_axis's Python work
+        return values[np.arange(values.shape[0]), target]
     return np.take_along_axis(values, np.expand_dims(target, 1), axis=1).squeeze(1)
 
 
 def _class_weights(input: np.ndarray, target: np.ndarray, weight, ignore_index: int):
     """(safe target, per-sample weight with ignored samples at 0), checking target bounds."""
     classes = input.shape[0] if input.ndim == 1 else input.shape[1]
+    if target.size and not 0 <= ignore_index < classes:
+        # the common case, in two reductions: every target a class, none of them ignored
+        low, high = np.minimum.reduce(target, None), np.maximum.reduce(target, None)
+        if low >= 0 and high < classes and low != ignore_index and high != ignore_index:
+            sample = (np.ones(target.shape, input.dtype) if weight is None
+                      else weight[target].astype(input.dtype, copy=False))
+            return target, sample
     valid = target != ignore_index
     bad = valid & ((target < 0) | (target >= classes))
     if np.any(bad):
@@ -198,6 +208,28 @@ def _class_weights(input: np.ndarray, target: np.ndarray, weight, ignore_index: 
     safe = np.where(valid, target, 0)
     sample = valid.astype(input.dtype) if weight is None else weight[safe] * valid
     return safe, sample.astype(input.dtype, copy=False)
+
+
+def _nll_grad(grad: np.ndarray, target: np.ndarray, weight, reduction: str, ignore_index: int,
+              shape: tuple) -> np.ndarray:
+    """nll_loss's input gradient: ``-w[y] grad`` (over the total weight for 'mean') at each
+    sample's target class, zero elsewhere and for ignored samples. ``grad`` is 0-d unless the
+    reduction is 'none'."""
+    template = np.zeros(shape, grad.dtype)
+    safe, sample = _class_weights(template, target, weight, ignore_index)
+    with quiet_errors():
+        if reduction == "mean":
+            sample = sample / np.add.reduce(sample, None)
+        value = -sample * grad
+    if safe is not target:  # some may be ignored: theirs is 0 even where grad is inf or NaN
+        value = np.where(target != ignore_index, value, 0)
+    if template.ndim == 1:
+        template[safe] = value
+    elif template.ndim == 2:
+        template[np.arange(template.shape[0]), safe] = value
+    else:
+        np.put_along_axis(template, np.expand_dims(safe, 1), np.expand_dims(value, 1), axis=1)
+    return template
 
 
 class NllLoss(Op):
@@ -210,21 +242,25 @@ class NllLoss(Op):
     def forward(ctx, self, target, weight, reduction, ignore_index):
         ctx.reduction, ctx.ignore_index = reduction, ignore_index
         safe, sample = _class_weights(self, target, weight, ignore_index)
-        total_weight = np.asarray(sample.sum(), self.dtype)
+        total_weight = np.asarray(np.add.reduce(sample, None), self.dtype)
         ctx.save_for_backward(self, target, weight, total_weight)
         loss = -_picked(self, safe) * sample
         if reduction == "sum":
-            return np.asarray(loss.sum(), self.dtype)
+            return np.asarray(np.add.reduce(loss, None), self.dtype)
         if reduction == "mean":
-            with np.errstate(invalid="ignore", divide="ignore"):
-                return np.asarray(loss.sum() / total_weight, self.dtype)
+            with quiet_errors():
+                return np.asarray(np.add.reduce(loss, None) / total_weight, self.dtype)
         return loss
 
     @staticmethod
     def backward(ctx, grad):
         self, target, weight, _total_weight = ctx.saved_tensors
-        return (NllLossGrad.apply(grad, target._data, None if weight is None else weight._data,
-                                  ctx.reduction, ctx.ignore_index, self.shape),)
+        weight = None if weight is None else weight._data
+        if not grad_mode._state.enabled:  # no graph of the gradient: the scatter itself
+            return (Tensor._make(_nll_grad(grad._data, target._data, weight, ctx.reduction,
+                                           ctx.ignore_index, self._data.shape)),)
+        return (NllLossGrad.apply(grad, target._data, weight, ctx.reduction, ctx.ignore_index,
+                                  self._data.shape),)
 
 
 class NllLoss2d(NllLoss):
@@ -241,17 +277,7 @@ class NllLossGrad(Op):
     def forward(ctx, grad, target, weight, reduction, ignore_index, shape):
         ctx.reduction, ctx.ignore_index = reduction, ignore_index
         ctx.save_for_backward(target, weight)
-        template = np.zeros(shape, grad.dtype)
-        safe, sample = _class_weights(template, target, weight, ignore_index)
-        if reduction == "mean":
-            with np.errstate(invalid="ignore", divide="ignore"):
-                sample = sample / sample.sum()
-        value = np.where(target != ignore_index, -sample * grad, 0)  # grad: 0-d unless 'none'
-        if template.ndim == 1:
-            template[safe] = value
-        else:
-            np.put_along_axis(template, np.expand_dims(safe, 1), np.expand_dims(value, 1), axis=1)
-        return template
+        return _nll_grad(grad, target, weight, reduction, ignore_index, shape)
 
     @staticmethod
     def backward(ctx, grad):
