@@ -3,12 +3,11 @@
 A training step allocates and frees the same large arrays every time (activations, gradients,
 im2col columns). glibc's malloc hands a freed block at the top of its heap back to the kernel
 once more than its trim threshold is free there, and serves a block above its mmap threshold
-with a fresh mapping that is unmapped on free. Both thresholds start low (128 KiB and 256 KiB)
-and only rise as large blocks are freed, so the end of each step returned the step's memory,
+with a fresh mapping that is unmapped on free. Both thresholds start at 128 KiB and only
+rise as large blocks are freed, so the end of each step returned the step's memory,
 and the next step faulted every page of it in again: 2,600 page faults (6.5 ms of system time)
-in a 35 ms transformer step and 4,000 in the CNN step of ``benchmarks/workloads.py``. With
-more than one thread the cost grows: every unmap must flush the other threads' TLBs (BLAS's
-workers included), which made 2-thread steps slower and far more variable than 1-thread ones.
+in each transformer step and 4,000 in each CNN step of ``benchmarks/workloads.py``. With more
+than one thread each unmap must also flush the other threads' TLBs (BLAS's workers included).
 
 At import hookgrad sets both thresholds to where glibc's own rule would take them after
 freeing one 32 MiB block (the mmap threshold at its ceiling, trimming above twice that): the
