@@ -6,7 +6,8 @@ after every call, on the core hookgrad's pool threads want. ``matmul`` instead c
 product's output into column (or row) blocks that the intra-op threads claim in turn
 (``parallel_for``: a slow thread takes fewer blocks) while OpenBLAS runs each block on one
 thread. Where OpenBLAS cannot be found (another BLAS, another platform) it is plain
-``np.matmul``.
+``np.matmul``. While such a product runs, NumPy code on other Python threads also gets
+OpenBLAS on one thread.
 """
 from __future__ import annotations
 
@@ -30,10 +31,11 @@ def _find_openblas() -> Optional[Tuple[Callable, Callable]]:
     """(get_num_threads, set_num_threads) of the OpenBLAS loaded in this process, if any."""
     try:
         with open("/proc/self/maps") as maps:
-            paths = {line.split()[-1] for line in maps
-                     if "openblas" in os.path.basename(line.split()[-1]).lower()}
+            fields = [line.split() for line in maps]
     except OSError:
         return None
+    paths = {f[5] for f in fields
+             if len(f) >= 6 and "openblas" in os.path.basename(f[5]).lower()}
     for path in sorted(paths):
         try:
             library = ctypes.CDLL(path)
