@@ -109,8 +109,8 @@ def is_floating_point(input: Tensor) -> "bool":
 
 
 def set_num_threads(n: "int") -> None:
-    """Threads for hookgrad's own intra-op work (erf, im2col ...); NumPy's BLAS keeps the
-    number set by its environment variables."""
+    """Threads for hookgrad's intra-op work (erf, GELU, attention, large matrix products,
+    run with NumPy's OpenBLAS on one thread); other NumPy calls keep BLAS's own count."""
     _parallel.set_num_threads(n)
 
 

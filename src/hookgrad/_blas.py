@@ -83,6 +83,12 @@ def _one_blas_thread(controls):
                 setter(_restore)
 
 
+_BLAS_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+# OpenBLAS runs a GEMM of at most this many multiply-adds on one thread whatever its thread
+# count (GEMM_MULTITHREAD_THRESHOLD times SMP_THRESHOLD_MIN): smaller products are left to it
+OPENBLAS_SINGLE_THREAD = 4 * 65536
+
 # the least work (multiply-adds) per block: a block costs a Python call and a wake-up
 _BLOCK_WORK = 1 << 21
 
@@ -91,6 +97,8 @@ def matmul(a: np.ndarray, b: np.ndarray, threshold: int) -> np.ndarray:
     """``np.matmul(a, b)`` for 2-D or stacked (3-D) float operands; with more than one
     intra-op thread and a product above ``threshold`` multiply-adds (per matrix), split into
     blocks of the output over the threads, OpenBLAS on one thread."""
+    if a.ndim < 2 or b.ndim < 2 or a.dtype not in _BLAS_TYPES or b.dtype != a.dtype:
+        return np.matmul(a, b)
     m, k = a.shape[-2:]
     n = b.shape[-1]
     controls = _openblas() if get_num_threads() > 1 and m * n * k > threshold else None

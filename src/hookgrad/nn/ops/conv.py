@@ -85,7 +85,7 @@ def _batch_columns(x: np.ndarray, kernel: Ints, out: Ints, stride: Ints, padding
 # each one to the threads in turn, which with 2 threads was up to 10x slower than 1 on a busy
 # machine; one GEMM over the whole batch pays that hand-off once, and runs on the intra-op
 # threads with OpenBLAS on one thread (``_blas.matmul``), whose waits do not spin.
-SINGLE_THREAD_GEMM = 4 * 65536
+SINGLE_THREAD_GEMM = _blas.OPENBLAS_SINGLE_THREAD
 
 # The most bytes one im2col / col2im workspace may take. A layer whose columns for the whole
 # batch would be larger runs on slices of the batch, so the step's peak does not grow with a
