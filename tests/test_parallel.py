@@ -1,5 +1,7 @@
 """Intra-op threads: torch's set_num_threads/get_num_threads contract, and work split over the
 pool gives the same result as on one thread."""
+import threading
+
 import numpy as np
 import pytest
 import torch
@@ -44,6 +46,26 @@ def test_parallel_for_covers_the_range_once_and_raises_errors(restore_threads):
 
     with pytest.raises(ValueError, match="part failed"):
         _parallel.parallel_for(1000, 10, failing)
+
+
+def test_a_busy_pool_thread_leaves_its_pieces_to_the_caller(restore_threads):
+    # the only pool thread is held by other work: the caller claims every piece itself
+    # instead of waiting for that thread
+    hookgrad.set_num_threads(2)
+    release = threading.Event()
+    _parallel._get_pool(1).submit(release.wait, 30)
+    seen, runners = np.zeros(1000, int), set()
+
+    def body(start, stop):
+        seen[start:stop] += 1
+        runners.add(threading.get_ident())
+
+    try:
+        _parallel.parallel_for(1000, 10, body)
+    finally:
+        release.set()
+    assert np.all(seen == 1)
+    assert runners == {threading.get_ident()}
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

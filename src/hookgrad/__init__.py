@@ -4,7 +4,7 @@
 """
 import types as _types
 
-from . import _dtype
+from . import _allocator, _dtype
 from . import overrides as _overrides
 from . import _parallel
 from ._dtype import (bfloat16, bool_ as bool, can_cast, double, dtype, float, float16, float32,  # noqa: A004
@@ -81,6 +81,7 @@ from .ops._args import install_axis_alias as _install_axis_alias
 
 linalg.cross = linalg_cross
 _install_axis_alias(globals())  # x.sum(axis=1), torch.cat(ts, axis=0): numpy's name for dim
+_allocator.keep_freed_memory()  # a step's freed arrays stay mapped for the next step
 
 FloatTensor = DoubleTensor = LongTensor = Tensor  # isinstance checks in old code
 strided = "torch.strided"
@@ -109,8 +110,8 @@ def is_floating_point(input: Tensor) -> "bool":
 
 
 def set_num_threads(n: "int") -> None:
-    """Threads for hookgrad's own intra-op work (erf, im2col ...); NumPy's BLAS keeps the
-    number set by its environment variables."""
+    """Threads for hookgrad's intra-op work (erf, GELU, attention, large matrix products,
+    run with NumPy's OpenBLAS on one thread); other NumPy calls keep BLAS's own count."""
     _parallel.set_num_threads(n)
 
 

@@ -5,11 +5,13 @@ threads do run on several cores. This pays for work that does many passes per el
 series, GELU's kernels, im2col's copies) or many small BLAS calls (attention over a batch of
 heads); a single cheap pass is limited by memory, not by the core, and stays on one thread.
 ``torch.set_num_threads`` / ``torch.get_num_threads`` read and set the number of
-threads used here (BLAS keeps its own, set by its environment variables); the default, as in
-torch, is ``OMP_NUM_THREADS`` when set, else the number of cores.
+threads used here; the default, as in torch, is ``OMP_NUM_THREADS`` when set, else the number
+of cores. Large matrix products are split over these threads too, with NumPy's OpenBLAS on
+one thread while they run (``_blas.py``); other NumPy calls keep BLAS's own count.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -68,34 +70,68 @@ def _get_pool(workers: int) -> ThreadPoolExecutor:
         return _pool
 
 
+# pieces per thread: enough that a thread slowed down (another process on its core, BLAS's
+# workers spinning there between calls) leaves its share to the others
+PIECES_PER_THREAD = 4
+
+
 def parallel_for(total: int, grain: int, body: Callable[[int, int], None]) -> None:
-    """Call ``body(start, stop)`` over ``range(total)`` cut into at most ``get_num_threads()``
-    parts of at least ``grain`` items; one part runs on the calling thread. The parts must
-    write disjoint memory. An exception in any part is raised here after all have finished."""
-    parts = min(get_num_threads(), total // max(grain, 1))
-    if parts <= 1 or getattr(_local, "inside", False):
+    """Call ``body(start, stop)`` over ``range(total)`` cut into pieces of at least ``grain``
+    items, run by the calling thread and up to ``get_num_threads() - 1`` pool threads. The
+    pieces must write disjoint memory. An exception in any piece is raised here after all
+    started pieces have finished.
+
+    Each thread claims the next piece until none is left, and the caller waits only for
+    pieces another thread has started: a pool thread that is slow to wake or runs at half
+    speed takes fewer pieces instead of holding the caller up, so several threads are never
+    much slower than one."""
+    threads = get_num_threads()
+    most = total // max(grain, 1)
+    if min(threads, most) <= 1 or getattr(_local, "inside", False):
         body(0, total)
         return
-    bounds = [total * i // parts for i in range(parts + 1)]
-    pool = _get_pool(get_num_threads() - 1)
-    futures = [pool.submit(_run_part, body, bounds[i], bounds[i + 1]) for i in range(1, parts)]
-    error = None
-    try:
-        _run_part(body, bounds[0], bounds[1])
-    except BaseException as exc:  # wait for the others before raising: they use our arrays
-        error = exc
-    for future in futures:
+    pieces = min(PIECES_PER_THREAD * threads, most)
+    bounds = [total * i // pieces for i in range(pieces + 1)]
+    work = _Work(body, bounds)
+    pool = _get_pool(threads - 1)
+    for _ in range(min(threads, pieces) - 1):
+        pool.submit(work.run)
+    work.run()
+    work.wait()
+
+
+class _Work:
+    """The pieces of one ``parallel_for``: a claim counter, and a count of pieces finished."""
+
+    def __init__(self, body, bounds: list) -> None:
+        self.body, self.bounds = body, bounds
+        self.claim = itertools.count().__next__  # one call at a time under the GIL
+        self.finished = 0
+        self.done = threading.Condition(threading.Lock())
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        _local.inside = True
         try:
-            future.result()
-        except BaseException as exc:
-            error = error or exc
-    if error is not None:
-        raise error
+            pieces = len(self.bounds) - 1
+            while (index := self.claim()) < pieces:
+                try:
+                    self.body(self.bounds[index], self.bounds[index + 1])
+                except BaseException as exc:  # kept for the caller: the others use its arrays
+                    self.error = self.error or exc
+                with self.done:
+                    self.finished += 1
+                    if self.finished == pieces:
+                        self.done.notify_all()
+        finally:
+            _local.inside = False
 
-
-def _run_part(body, start: int, stop: int) -> None:
-    _local.inside = True
-    try:
-        body(start, stop)
-    finally:
-        _local.inside = False
+    def wait(self) -> None:
+        """Return once every piece has finished (each was claimed: the caller's ``run`` ran
+        out of pieces); raise the first error a piece raised."""
+        pieces = len(self.bounds) - 1
+        with self.done:
+            while self.finished < pieces:
+                self.done.wait()
+        if self.error is not None:
+            raise self.error

@@ -71,3 +71,45 @@ def test_double_backward_matches_torch():
         results.append([g.numpy() for g in second])
     for ga, gb in zip(*results):
         np.testing.assert_allclose(gb, ga, rtol=1e-10, atol=1e-12)
+
+
+def _saved_statistics_and_grads(lib, x, normalized, weight, bias, dtype, transpose):
+    leaf = lib.tensor(x.astype(dtype), requires_grad=True)
+    x = leaf.transpose(0, 1) if transpose else leaf
+    params = [None if p is None else lib.tensor(p.astype(dtype), requires_grad=True)
+              for p in (weight, bias)]
+    out = lib.nn.functional.layer_norm(x, normalized, *params, eps=1e-5)
+    grad_output = lib.tensor(np.random.default_rng(5).standard_normal(tuple(out.shape))
+                             .astype(dtype))
+    wanted = [t for t in [leaf] + params if t is not None]
+    stats = (out.grad_fn._saved_result1, out.grad_fn._saved_result2)
+    input_contiguous = out.grad_fn._saved_input.is_contiguous()
+    grads = lib.autograd.grad(out, wanted, grad_output)
+    return out, stats, grads, input_contiguous
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["row-major", "transposed input", "weight only",
+                                    "bias only", "batched block", "one row"])
+def test_row_kernels_and_the_paths_that_miss_them_match_torch(layout, dtype):
+    """The row-wise kernels (C-ordered input) against torch on a transformer-sized input, and
+    the inputs that take the general formulas (a transposed input) or miss a parameter."""
+    rng = np.random.default_rng(2)
+    shape, normalized = {"batched block": ((4, 3, 5, 7), (5, 7)),
+                         "one row": ((33,), (33,))}.get(layout, ((16, 64, 128), (128,)))
+    x = rng.standard_normal(shape) * 3 + 1
+    weight = None if layout == "bias only" else rng.standard_normal(normalized)
+    bias = None if layout == "weight only" else rng.standard_normal(normalized)
+    transpose = layout == "transposed input"
+    results = []
+    for lib in (torch, hookgrad):
+        out, stats, grads, contiguous = _saved_statistics_and_grads(
+            lib, x, normalized, weight, bias, dtype, transpose)
+        assert contiguous == (not transpose)
+        results.append((out, stats, grads))
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    (out_t, stats_t, grads_t), (out_h, stats_h, grads_h) = results
+    for h, t in zip((out_h,) + stats_h + grads_h, (out_t,) + stats_t + grads_t):
+        assert tuple(h.shape) == tuple(t.shape) and h.stride() == t.stride()
+        assert h.dtype == out_h.dtype
+        np.testing.assert_allclose(h.detach().numpy(), t.detach().numpy(), rtol=tol, atol=tol)

@@ -11,6 +11,7 @@ import types
 
 import numpy as np
 
+from .. import _blas
 from ..tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.grad_mode import is_grad_enabled
@@ -40,7 +41,7 @@ def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a @ b; half precision accumulates in float32 as torch's CPU kernels do."""
     if a.dtype in HALF_TYPES:
         return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
-    return np.matmul(a, b)
+    return _blas.matmul(a, b, _blas.OPENBLAS_SINGLE_THREAD)  # large ones over the threads
 
 
 def _product_forward(ctx, self: np.ndarray, other: np.ndarray, kernel: str,
@@ -100,12 +101,12 @@ def mm_grads_on_arrays(grad: np.ndarray, mat1, mat2, mat1_transposed: bool,
     grad_mat1 = grad_mat2 = None
     if mat2 is not None:
         mat2 = mat2._data
-        grad_mat1 = Tensor._make(np.matmul(mat2, grad.T).T if mat1_transposed
-                                 else np.matmul(grad, mat2.T))
+        grad_mat1 = Tensor._make(_product(mat2, grad.T).T if mat1_transposed
+                                 else _product(grad, mat2.T))
     if mat1 is not None:
         mat1 = mat1._data
-        grad_mat2 = Tensor._make(np.matmul(grad.T, mat1).T if mat2_transposed
-                                 else np.matmul(mat1.T, grad))
+        grad_mat2 = Tensor._make(_product(grad.T, mat1).T if mat2_transposed
+                                 else _product(mat1.T, grad))
     return grad_mat1, grad_mat2
 
 
