@@ -24,7 +24,7 @@ from .ctx import FunctionCtx
 from .node import Node, partial_runs, tasks
 from .outputs import (builtin_inputs, builtin_outputs, check_dirty_returned, connect,
                       pending_edges, set_output_meta, untracked_outputs, user_outputs)
-from .saved import ERR_FREED, save_builtin, save_user
+from .saved import ERR_FREED, SavedTensor, save_builtin, save_user
 from .views import check_inplace, check_rebase
 
 
@@ -323,12 +323,18 @@ def _input_needs(cls, args: tuple, any_needs: bool) -> tuple:
 # ---------------------------------------------------------------------------------------------
 # The built-in path, recorded
 # ---------------------------------------------------------------------------------------------
-def record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
+def record_builtin(cls, args: tuple, arrays: list, kwargs: dict, inputs: tuple = None):
     """Forward with the node as ctx, then the node wired to its inputs and outputs and what
     forward saved handed to the door. The ops' direct lanes (``ops/_untracked.py``) call this
-    when they already know an input needs a gradient."""
+    when they already know an input needs a gradient; ``inputs`` is then what
+    ``builtin_inputs`` would find, known in advance (``needs_input_grad``, positions, edges,
+    input metas; no view among the inputs), so the arguments are not searched again."""
     node = cls._backward_cls()
-    positions, edges, metas, pending = builtin_inputs(cls, node, args, arrays)
+    if inputs is None:
+        positions, edges, metas, pending = builtin_inputs(cls, node, args, arrays)
+    else:
+        node.needs_input_grad, positions, edges, metas = inputs
+        pending = None
     outputs = cls.forward(node, *arrays, **kwargs)
     # a view input's edge is looked up after forward, as a refusal there must come from
     # forward's own checks first
@@ -345,7 +351,13 @@ def record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
         to_save = node._to_save
         if to_save is not None:
             node._to_save = None
-            node._saved = save_builtin(node, args, arrays, (outputs,), (result,), to_save, False)
+            if len(to_save) == 1 and to_save[0] is outputs:
+                # only the output saved (tanh, exp, relu): what ``save_builtin`` finds, without
+                # the search (a fresh output is no input and no op before this one changed it)
+                node._saved = (SavedTensor(result, node, result._grad_fn is node, False),)
+            else:
+                node._saved = save_builtin(node, args, arrays, (outputs,), (result,), to_save,
+                                           False)
         return result
     raw_outputs = outputs if type(outputs) is tuple else (outputs,)
     results = builtin_outputs(cls, node, args, raw_outputs)
