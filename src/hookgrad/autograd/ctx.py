@@ -38,9 +38,9 @@ class FunctionCtx:
         """The tensors given to ``save_for_backward``, unpacked (through any unpack hook); raises
         after they are freed."""
         if self._on_arrays:
-            return tuple(None if saved is None else saved.unpack_array(self)
-                         for saved in self._saved)
-        return tuple(None if saved is None else saved.unpack(self) for saved in self._saved)
+            return tuple([None if saved is None else saved.unpack_array(self)
+                          for saved in self._saved])
+        return tuple([None if saved is None else saved.unpack(self) for saved in self._saved])
 
     saved_variables = saved_tensors
 

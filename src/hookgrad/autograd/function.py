@@ -65,8 +65,10 @@ class BackwardCFunction(Node, FunctionCtx):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def release_variables(self) -> None:
-        Node.release_variables(self)
-        if self.__dict__.get("number") is not None and self._forward_cls._wrapped_scalars:
+        for saved in self._saved:  # Node.release_variables, inline: once per node run
+            if saved is not None:
+                saved.release()
+        if self._forward_cls._wrapped_scalars and self.__dict__.get("number") is not None:
             # torch saves a number operand (x * 3) as a wrapped tensor: it is freed too
             self.__dict__["number_freed"] = True
 
