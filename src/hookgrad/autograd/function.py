@@ -25,6 +25,7 @@ from .node import Node, partial_runs, tasks
 from .outputs import (builtin_inputs, builtin_outputs, check_dirty_returned, connect,
                       pending_edges, set_output_meta, untracked_outputs, user_outputs)
 from .saved import ERR_FREED, SavedTensor, save_builtin, save_user
+from .tensor_hooks import grad_edge
 from .views import check_inplace, check_rebase
 
 
@@ -297,7 +298,20 @@ class BuiltinFunction(Function):
             if type(outputs) is np.ndarray and cls._view_of is None and not cls._inplace:
                 return Tensor._make(outputs)  # the common case, inline
             return untracked_outputs(cls, args, outputs)
+        if len(args) == 1:
+            tensor = args[0]  # the one argument, a tensor that needs a gradient
+            if tensor._base is None:  # no view: its edge is known now (builtin_inputs's)
+                history = tensor._grad_fn
+                array = tensor._data
+                return record_builtin(cls, args, arrays, kwargs, (
+                    _ONE_NEED, _ONE_POSITION,
+                    [(history, tensor._output_nr) if history is not None else grad_edge(tensor)],
+                    ((array.shape, array.dtype),)))
         return record_builtin(cls, args, arrays, kwargs)
+
+
+_ONE_NEED = (True,)
+_ONE_POSITION = (0,)
 
 
 def _needs_grad(arg) -> bool:
