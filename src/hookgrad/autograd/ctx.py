@@ -37,10 +37,15 @@ class FunctionCtx:
     def saved_tensors(self) -> tuple:
         """The tensors given to ``save_for_backward``, unpacked (through any unpack hook); raises
         after they are freed."""
+        saved = self._saved
+        if len(saved) == 1:  # the common case, inline: one saved tensor (tanh's result, ...)
+            one = saved[0]
+            if one is None:
+                return (None,)
+            return (one.unpack_array(self) if self._on_arrays else one.unpack(self),)
         if self._on_arrays:
-            return tuple(None if saved is None else saved.unpack_array(self)
-                         for saved in self._saved)
-        return tuple(None if saved is None else saved.unpack(self) for saved in self._saved)
+            return tuple([None if one is None else one.unpack_array(self) for one in saved])
+        return tuple([None if one is None else one.unpack(self) for one in saved])
 
     saved_variables = saved_tensors
 

@@ -289,7 +289,7 @@ def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
                     continue
                 slots = buffers.get(child)
                 if slots is None:
-                    meta = getattr(child, "_output_meta", None)  # _num_inputs, inline
+                    meta = child._output_meta  # _num_inputs, inline
                     slots = buffers[child] = [None] * (len(meta) if meta else 1)
                 if grad is not None:
                     if nr < len(slots) and slots[nr] is None:
@@ -384,7 +384,7 @@ def _run_node(node, grads: list, task: GraphTask, captures, captured: list, accu
 
 
 def _num_inputs(node) -> int:
-    meta = getattr(node, "_output_meta", None)
+    meta = node._output_meta
     if meta:
         return len(meta)
     return 1

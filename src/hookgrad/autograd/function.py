@@ -24,7 +24,8 @@ from .ctx import FunctionCtx
 from .node import Node, partial_runs, tasks
 from .outputs import (builtin_inputs, builtin_outputs, check_dirty_returned, connect,
                       pending_edges, set_output_meta, untracked_outputs, user_outputs)
-from .saved import ERR_FREED, save_builtin, save_user
+from .saved import ERR_FREED, SavedTensor, save_builtin, save_user
+from .tensor_hooks import grad_edge
 from .views import check_inplace, check_rebase
 
 
@@ -65,8 +66,10 @@ class BackwardCFunction(Node, FunctionCtx):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def release_variables(self) -> None:
-        Node.release_variables(self)
-        if self.__dict__.get("number") is not None and self._forward_cls._wrapped_scalars:
+        for saved in self._saved:  # Node.release_variables, inline: once per node run
+            if saved is not None:
+                saved.release()
+        if self._forward_cls._wrapped_scalars and self.__dict__.get("number") is not None:
             # torch saves a number operand (x * 3) as a wrapped tensor: it is freed too
             self.__dict__["number_freed"] = True
 
@@ -295,7 +298,20 @@ class BuiltinFunction(Function):
             if type(outputs) is np.ndarray and cls._view_of is None and not cls._inplace:
                 return Tensor._make(outputs)  # the common case, inline
             return untracked_outputs(cls, args, outputs)
+        if len(args) == 1:
+            tensor = args[0]  # the one argument, a tensor that needs a gradient
+            if tensor._base is None:  # no view: its edge is known now (builtin_inputs's)
+                history = tensor._grad_fn
+                array = tensor._data
+                return record_builtin(cls, args, arrays, kwargs, (
+                    _ONE_NEED, _ONE_POSITION,
+                    [(history, tensor._output_nr) if history is not None else grad_edge(tensor)],
+                    ((array.shape, array.dtype),)))
         return record_builtin(cls, args, arrays, kwargs)
+
+
+_ONE_NEED = (True,)
+_ONE_POSITION = (0,)
 
 
 def _needs_grad(arg) -> bool:
@@ -323,12 +339,18 @@ def _input_needs(cls, args: tuple, any_needs: bool) -> tuple:
 # ---------------------------------------------------------------------------------------------
 # The built-in path, recorded
 # ---------------------------------------------------------------------------------------------
-def record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
+def record_builtin(cls, args: tuple, arrays: list, kwargs: dict, inputs: tuple = None):
     """Forward with the node as ctx, then the node wired to its inputs and outputs and what
     forward saved handed to the door. The ops' direct lanes (``ops/_untracked.py``) call this
-    when they already know an input needs a gradient."""
+    when they already know an input needs a gradient; ``inputs`` is then what
+    ``builtin_inputs`` would find, known in advance (``needs_input_grad``, positions, edges,
+    input metas; no view among the inputs), so the arguments are not searched again."""
     node = cls._backward_cls()
-    positions, edges, metas, pending = builtin_inputs(cls, node, args, arrays)
+    if inputs is None:
+        positions, edges, metas, pending = builtin_inputs(cls, node, args, arrays)
+    else:
+        node.needs_input_grad, positions, edges, metas = inputs
+        pending = None
     outputs = cls.forward(node, *arrays, **kwargs)
     # a view input's edge is looked up after forward, as a refusal there must come from
     # forward's own checks first
@@ -345,7 +367,13 @@ def record_builtin(cls, args: tuple, arrays: list, kwargs: dict):
         to_save = node._to_save
         if to_save is not None:
             node._to_save = None
-            node._saved = save_builtin(node, args, arrays, (outputs,), (result,), to_save, False)
+            if len(to_save) == 1 and to_save[0] is outputs:
+                # only the output saved (tanh, exp, relu): what ``save_builtin`` finds, without
+                # the search (a fresh output is no input and no op before this one changed it)
+                node._saved = (SavedTensor(result, node, result._grad_fn is node, False),)
+            else:
+                node._saved = save_builtin(node, args, arrays, (outputs,), (result,), to_save,
+                                           False)
         return result
     raw_outputs = outputs if type(outputs) is tuple else (outputs,)
     results = builtin_outputs(cls, node, args, raw_outputs)

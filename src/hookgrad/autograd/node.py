@@ -32,6 +32,10 @@ class Node:
                  "_retains_grad_hooks", "_metadata", "_sequence_nr", "_input_meta", "_hooked",
                  "__weakref__")
 
+    # one (shape, dtype) per forward output, set by the nodes that have several or know them;
+    # a node without it takes one gradient (the engine reads this, never a missing attribute)
+    _output_meta: tuple = ()
+
     def _init_node(self) -> None:
         self.next_functions = ()
         self._saved = ()

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..autograd.function import record_builtin
 from ..autograd.grad_mode import _state
+from ..autograd.tensor_hooks import grad_edge
 from ..overrides import _mode_stack
 from ..tensor import Tensor
 from . import _layout
@@ -42,6 +43,18 @@ def binary(ufunc, full, reflected: bool = False, op=None, extra: tuple = ()):
     arguments ``full`` would give it (and, when ``self`` is known to need a gradient, past
     ``apply``'s search for one, straight to the recording)."""
     enter, leave = quiet_errors.enter, quiet_errors.exit
+    if op is not None:
+        # what ``builtin_inputs`` finds for (self, number, dtype, number, *extra) when self
+        # needs a gradient and is no view: only self's need; an edge for self and for each
+        # number torch wraps
+        count = 4 + len(extra)
+        number_needs = (True,) + (False,) * (count - 1)
+        number_positions = (0,) + tuple(i for i in op._wrapped_scalars if 0 < i < count)
+        number_tail = [_NO_EDGE] * (len(number_positions) - 1)
+        number_metas = (None,) * (len(number_positions) - 1)
+        # two tensors: the same, unless a later position is a wrapped number too
+        pair_tail = (None if any(1 < i < count for i in op._wrapped_scalars)
+                     else (False,) * (count - 2))
 
     def operator(self, other):
         if _mode_stack or type(self) is not Tensor:
@@ -57,14 +70,24 @@ def binary(ufunc, full, reflected: bool = False, op=None, extra: tuple = ()):
                 return full(self, other)
             if kind is float or kind is int:
                 if self._base is None:  # self needs a gradient: nothing left to search
+                    history = self._grad_fn
+                    edge = ((history, self._output_nr) if history is not None
+                            else grad_edge(self))
                     return record_builtin(op, (self, other, dtype, other, *extra),
-                                           [array, other, dtype, other, *extra], _NO_KWARGS)
+                                          [array, other, dtype, other, *extra], _NO_KWARGS,
+                                          (number_needs, number_positions,
+                                           [edge, *number_tail],
+                                           ((array.shape, dtype), *number_metas)))
                 return op.apply(self, other, dtype, other, *extra)
             if kind is Tensor and other._data.dtype is dtype:
                 if self._base is None and other._base is None:
+                    b = other._data
+                    if b is array and other is not self:
+                        b = b.view()  # one array object per tensor, as builtin_inputs gives
                     return record_builtin(op, (self, other, dtype, None, *extra),
-                                           [array, other._data, dtype, None, *extra],
-                                           _NO_KWARGS)
+                                          [array, b, dtype, None, *extra], _NO_KWARGS,
+                                          _pair_inputs(self, other, pair_tail)
+                                          if pair_tail is not None else None)
                 return op.apply(self, other, dtype, None, *extra)
             return full(self, other)
         if kind is Tensor:
@@ -96,6 +119,25 @@ def binary(ufunc, full, reflected: bool = False, op=None, extra: tuple = ()):
 
 
 _NO_KWARGS: dict = {}
+_NO_EDGE = (None, 0)
+
+
+def _pair_inputs(self: Tensor, other: Tensor, tail: tuple) -> tuple:
+    """``builtin_inputs`` for two tensors of one dtype, neither a view, where self needs a
+    gradient (the arrays list is completed by the caller's: see the note on ``other``)."""
+    history = self._grad_fn
+    edges = [(history, self._output_nr) if history is not None else grad_edge(self)]
+    array = self._data
+    metas = [(array.shape, array.dtype)]
+    history = other._grad_fn
+    need = other._requires_grad or history is not None
+    if need:
+        edges.append((history, other._output_nr) if history is not None else grad_edge(other))
+        metas.append((other._data.shape, other._data.dtype))
+    else:
+        edges.append(_NO_EDGE)
+        metas.append(None)
+    return (True, need, *tail), (0, 1), edges, tuple(metas)
 
 
 def negative(full):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
+from ..tensor import Tensor
 from . import _layout
 from ._util import broadcast_error, quiet, quiet_errors
 from ._base import (arithmetic, cast, _check_inplace_shape, finish, not_implemented, Op, Original,
@@ -256,7 +257,17 @@ class Clamp(Op):
     @staticmethod
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
-        return grad.masked_fill(~_inside(self._data, ctx.min, ctx.max), 0.0), None, None, None
+        # torch computes where(inside, grad, 0): laid out like self, not like grad
+        return (grad_where(_inside(self._data, ctx.min, ctx.max), grad), None, None, None)
+
+
+def grad_where(keep: np.ndarray, grad: Tensor) -> Tensor:
+    """``where(keep, grad, 0)``: torch's form of a gradient that passes only where ``keep``
+    holds. It is laid out by the elementwise rule over the mask and ``grad``, so a mask made
+    from a transposed input gives a transposed gradient where ``masked_fill`` would follow
+    ``grad`` alone (an expanded ``grad`` from ``sum`` would make it contiguous)."""
+    dtype = grad._data.dtype
+    return Where.apply(keep, grad, Tensor._make(np.zeros((), dtype)), dtype)
 
 
 def _inside(x: np.ndarray, low, high) -> np.ndarray:
