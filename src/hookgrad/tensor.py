@@ -131,13 +131,16 @@ class Tensor:
         """Whether operations on this tensor are recorded for gradients."""
         if self._requires_grad:
             return True
-        try:
-            return self.grad_fn is not None
-        except RuntimeError:
-            # a split/unbind output whose base changed in place cannot regenerate its history
-            # (torch raises for grad_fn and is_leaf); it is a view of a base that requires
-            # grad, which torch answers from the recorded history without regenerating
-            return True
+        base = self._base
+        if base is not None and self._view_version != self._version_counter[0]:
+            # a view whose base changed in place since its history was last built: answered
+            # from what a rebuild would give, without rebuilding (torch rebuilds only when
+            # grad_fn is asked for; until then an in-place op on it meets no history). A
+            # replayable view of a base that requires grad gets a history; a split/unbind
+            # output, whose rebuild raises, is still a view of such a base.
+            return self._grad_fn is not None or (self._view_fn is not None
+                                                 and base.requires_grad)
+        return self._grad_fn is not None
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:

@@ -171,8 +171,9 @@ class BuiltinBackward(BackwardCFunction):
         edges = [(None, 0)] * len(needs)
         for edge, position in zip(self.next_functions, self._tensor_positions):
             edges[position] = edge
-        self.needs_input_grad = tuple(need and (child in executes)
-                                      for need, (child, _) in zip(needs, edges))
+        wanted = tuple(need and (child in executes) for need, (child, _) in zip(needs, edges))
+        self.needs_input_grad = needs if self._forward_cls._tensor_list and any(wanted) \
+            else wanted
         try:
             grads = self._forward_cls.backward(self, *grad_outputs)
         finally:
@@ -210,6 +211,9 @@ class Function:
     # that several elements share, so torch lets it write there
     _overlap_ok = False
     _multi_view = False  # outputs are several views (split): in-place on them is refused
+    # the tensor inputs are one list (cat, stack): torch's node computes the gradient of every
+    # tensor in it once any is wanted, also when only part of the graph runs
+    _tensor_list = False
     _wrapped_scalars: tuple = ()  # positions where torch wraps a Python number as an input
     node_name: Any = None  # name of the backward node; default "<Class>Backward"
     saved_names: tuple = ()  # torch's names of the saved tensors, in save order

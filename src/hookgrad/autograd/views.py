@@ -13,7 +13,7 @@ import numpy as np
 from ..tensor import Tensor
 from . import grad_mode
 from .grad_mode import _state
-from .node import Node
+from .node import Node, partial_runs, tasks
 from .saved import ERR_FREED
 from .tensor_hooks import grad_edge, history_moved
 
@@ -246,7 +246,15 @@ class CopySlices(Node):
             region.copy_(fn_grads[0])
         if self.next_functions[0][0] is None:
             result = None  # the base needed no gradient: none is reported for it (as torch)
-        return (result,) + fn_grads[1:]
+        grads = (result,) + fn_grads[1:]
+        running = tasks.stack if partial_runs[0] else None
+        if running and running[-1].executes is not None and running[-1].running is self:
+            # only part of the graph runs: an input whose edge leads nowhere wanted gets no
+            # gradient, as from torch's own nodes (its post-hooks see None there)
+            executes = running[-1].executes
+            grads = tuple(grad if child is not None and child in executes else None
+                          for grad, (child, _) in zip(grads, self.next_functions))
+        return grads
 
     def _laid_out_as_base(self, grad: Tensor) -> Tensor:
         """A copy of ``grad`` with the base's strides: the view is replayed on it, and a view

@@ -41,6 +41,7 @@ class Cat(Op):
     """gradient: the slice of grad that each input filled"""
 
     node_name = "CatBackward0"
+    _tensor_list = True
 
     @staticmethod
     def forward(ctx, dim, dtype, *tensors):
@@ -104,6 +105,7 @@ class Stack(Op):
     """gradient: grad unbound along the new dim"""
 
     node_name = "StackBackward0"
+    _tensor_list = True
 
     @staticmethod
     def forward(ctx, dim, dtype, *tensors):

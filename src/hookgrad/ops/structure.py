@@ -156,6 +156,7 @@ class BlockDiag(Op):
     """inputs on the diagonal of a zero matrix; each gets its block of the gradient back"""
 
     node_name = "BlockDiagBackward0"
+    _tensor_list = True
 
     @staticmethod
     def forward(ctx, dtype, *tensors):
