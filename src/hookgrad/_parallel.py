@@ -5,9 +5,8 @@ threads do run on several cores. This pays for work that does many passes per el
 series, GELU's kernels, im2col's copies) or many small BLAS calls (attention over a batch of
 heads); a single cheap pass is limited by memory, not by the core, and stays on one thread.
 ``torch.set_num_threads`` / ``torch.get_num_threads`` read and set the number of
-threads used here; the default, as in torch, is ``OMP_NUM_THREADS`` when set, else the number
-of cores. Large matrix products are split over these threads too, with NumPy's OpenBLAS on
-one thread while they run (``_blas.py``); other NumPy calls keep BLAS's own count.
+threads used here (BLAS keeps its own, set by its environment variables); the default, as in
+torch, is ``OMP_NUM_THREADS`` when set, else the number of cores.
 """
 from __future__ import annotations
 

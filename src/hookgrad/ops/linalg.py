@@ -11,7 +11,6 @@ import types
 
 import numpy as np
 
-from .. import _blas
 from ..tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.grad_mode import is_grad_enabled
@@ -41,7 +40,7 @@ def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a @ b; half precision accumulates in float32 as torch's CPU kernels do."""
     if a.dtype in HALF_TYPES:
         return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
-    return _blas.matmul(a, b, _blas.OPENBLAS_SINGLE_THREAD)  # large ones over the threads
+    return np.matmul(a, b)
 
 
 def _product_forward(ctx, self: np.ndarray, other: np.ndarray, kernel: str,

@@ -18,7 +18,6 @@ import math
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
-from ... import _blas
 from ...ops import _layout
 from ...tensor import Tensor
 from ...ops._base import Op
@@ -83,9 +82,8 @@ def _batch_columns(x: np.ndarray, kernel: Ints, out: Ints, stride: Ints, padding
 # OpenBLAS runs a GEMM on one thread when M * N * K is at most 4 * 65536 (its
 # GEMM_MULTITHREAD_THRESHOLD times SMP_THRESHOLD_MIN). A stack of GEMMs above that size hands
 # each one to the threads in turn, which with 2 threads was up to 10x slower than 1 on a busy
-# machine; one GEMM over the whole batch pays that hand-off once, and runs on the intra-op
-# threads with OpenBLAS on one thread (``_blas.matmul``), whose waits do not spin.
-SINGLE_THREAD_GEMM = _blas.OPENBLAS_SINGLE_THREAD
+# machine; one GEMM over the whole batch pays that hand-off once.
+SINGLE_THREAD_GEMM = 4 * 65536
 
 # The most bytes one im2col / col2im workspace may take. A layer whose columns for the whole
 # batch would be larger runs on slices of the batch, so the step's peak does not grow with a
@@ -135,7 +133,7 @@ def _correlate(x: np.ndarray, weight: np.ndarray, stride: Ints, padding: Ints, d
     matrix = weight.reshape(groups, weight.shape[0] // groups, -1)
     if matrix.shape[1] * matrix.shape[2] * math.prod(out) > SINGLE_THREAD_GEMM:
         columns = _batch_columns(x, kernel, out, stride, padding, dilation, groups)
-        result = _blas.matmul(matrix, columns, SINGLE_THREAD_GEMM)
+        result = np.matmul(matrix, columns)
         result = result.reshape(weight.shape[0], x.shape[0], -1)
         return result.swapaxes(0, 1).reshape((x.shape[0], weight.shape[0]) + out)
     columns = _columns(x, kernel, out, stride, padding, dilation, groups)
@@ -190,7 +188,7 @@ def _col2im_all(grad, weight, size, stride, padding, dilation, groups) -> np.nda
         # one GEMM per group over the whole batch; the columns come out as (C, *k, N, *out)
         flat = np.ascontiguousarray(grad.reshape(n, groups, out_channels // groups, -1)
                                     .transpose(1, 2, 0, 3)).reshape(groups, -1, n * math.prod(out))
-        columns = _blas.matmul(matrix.transpose(0, 2, 1), flat, SINGLE_THREAD_GEMM)
+        columns = np.matmul(matrix.transpose(0, 2, 1), flat)
         columns = columns.reshape((channels,) + tuple(kernel) + (n,) + tuple(out))
         columns = np.moveaxis(columns, 1 + len(kernel), 0)
     else:
@@ -198,7 +196,7 @@ def _col2im_all(grad, weight, size, stride, padding, dilation, groups) -> np.nda
         if groups == 1:
             columns = np.matmul(matrix[0].T, flat[:, 0])
         else:
-            columns = _blas.matmul(matrix.transpose(0, 2, 1), flat, SINGLE_THREAD_GEMM)
+            columns = np.matmul(matrix.transpose(0, 2, 1), flat)
         columns = columns.reshape((n, channels) + tuple(kernel) + tuple(out))
     padded = np.zeros((n, channels) + tuple(s + 2 * p for s, p in zip(size, padding)),
                       grad.dtype)
@@ -230,7 +228,7 @@ def correlate_weight_grad(x: np.ndarray, grad: np.ndarray, kernel: Ints, stride:
     columns = _batch_columns(x, kernel, out, stride, padding, dilation, groups)
     flat = np.ascontiguousarray(grad.reshape(n, groups, out_channels // groups, -1)
                                 .transpose(1, 2, 0, 3)).reshape(groups, out_channels // groups, -1)
-    result = _blas.matmul(flat, columns.transpose(0, 2, 1), SINGLE_THREAD_GEMM)
+    result = np.matmul(flat, columns.transpose(0, 2, 1))
     return result.reshape((out_channels, x.shape[1] // groups) + tuple(kernel))
 
 
