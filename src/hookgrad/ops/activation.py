@@ -70,7 +70,9 @@ class Relu(Op):
         if owned_grad(ctx, grad):  # reuse the buffer: one activation-sized array fewer
             zero_where_at_most(grad._data, result._data, 0)
             return grad
-        return through_saved(grad, result).masked_fill(result._data <= 0, 0.0)
+        with np.errstate(invalid="ignore"):  # ml_dtypes' bfloat16 warns comparing NaN
+            mask = result._data <= 0
+        return through_saved(grad, result).masked_fill(mask, 0.0)
 
 
 class Threshold(Op):
