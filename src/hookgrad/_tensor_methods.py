@@ -5,6 +5,8 @@ or registers hooks is bound here, by name, from the module that implements it.
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from . import _device, _dtype
@@ -336,6 +338,41 @@ def install(methods: dict, properties: dict = None) -> None:
 
 
 install({**METHODS, **MORE_METHODS}, PROPERTIES)
+
+# Python's protocol for binary operators: an operand of a type the operator does not take gets
+# NotImplemented, so Python tries the other operand's reflected method (a user class's
+# ``__radd__``) and otherwise raises its own "unsupported operand" error, as torch's operators do
+_OPERANDS = (Tensor, numbers.Number, np.generic, np.ndarray)
+_COMPARISONS = ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__")
+_BINARY_OPERATORS = (
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+    "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__",
+    "__matmul__", "__rmatmul__", "__and__", "__rand__", "__or__", "__ror__", "__xor__",
+    "__rxor__", "__iadd__", "__isub__", "__imul__", "__itruediv__") + _COMPARISONS
+
+
+def _python_operator(name: str, fn):
+    """``fn`` answering NotImplemented for an operand it does not take (see above)."""
+    if name in _COMPARISONS:  # these accept anything else quietly: check first
+        def operator(self, other):
+            if not isinstance(other, _OPERANDS):
+                return NotImplemented
+            return fn(self, other)
+    else:
+        def operator(self, other):
+            try:
+                return fn(self, other)
+            except TypeError:
+                if isinstance(other, _OPERANDS):
+                    raise
+                return NotImplemented
+    operator.__name__, operator.__qualname__ = name, f"Tensor.{name}"
+    operator.__doc__ = fn.__doc__
+    return operator
+
+
+for _name in _BINARY_OPERATORS:
+    setattr(Tensor, _name, _python_operator(_name, getattr(Tensor, _name)))
 
 # the arithmetic operators, with a direct lane in front for unrecorded float math (backward
 # formulas under create_graph=False, no_grad code): see ops/_untracked.py
