@@ -69,3 +69,20 @@ def test_in_place_operator_with_another_type(method):
         assert getattr(lib.ones(2), method)(None) is NotImplemented
     ours = _outcome(hookgrad, lambda: getattr(hookgrad.ones(2), method)(Other()))
     assert ours == ("value", NotImplemented)
+
+
+def test_reflected_division_records_the_reciprocal_first():
+    """torch's ``other / tensor`` is ``tensor.reciprocal() * other``: with an operand it does
+    not take, the reciprocal is still recorded (a saved-tensor hook sees it) before Python's
+    error."""
+    logs = []
+    for lib in (torch, hookgrad):
+        x = lib.tensor([0.5, 2.0], requires_grad=True)
+        y = x * 1
+        log = []
+        with lib.autograd.graph.saved_tensors_hooks(
+                lambda t: (log.append(tuple(t.shape)), t)[1], lambda t: t):
+            with pytest.raises(TypeError) as error:
+                None / y
+        logs.append((log, str(error.value)))
+    assert logs[0] == logs[1]

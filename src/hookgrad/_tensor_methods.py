@@ -359,12 +359,16 @@ def _python_operator(name: str, fn):
                 return NotImplemented
             return fn(self, other)
     else:
+        reciprocal_first = name == "__rtruediv__"  # torch's is self.reciprocal() * other
+
         def operator(self, other):
             try:
                 return fn(self, other)
             except TypeError:
                 if isinstance(other, _OPERANDS):
                     raise
+                if reciprocal_first:
+                    self.reciprocal()  # recorded (and its saved tensor packed) before it fails
                 return NotImplemented
     operator.__name__, operator.__qualname__ = name, f"Tensor.{name}"
     operator.__doc__ = fn.__doc__

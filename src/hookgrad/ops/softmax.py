@@ -98,7 +98,38 @@ class Softmax(Op):
                 np.subtract(g, total, out=product)
                 product *= r
             return Tensor._make(product), None
-        return result * (grad - (grad * result).sum(dim, keepdim=True)), None
+        return SoftmaxBackwardData.apply(grad, result, dim), None
+
+
+class SoftmaxBackwardData(Op):
+    """softmax's first-order gradient as one node, as torch records it under create_graph:
+    g_in = o * (g - sum(g * o)). Its own gradients: for g, the same formula on the incoming
+    G; for o, G * g - sum(o * g) * G - g * sum(o * G)."""
+
+    node_name = "SoftmaxBackwardDataBackward0"
+    saved_names = ("grad_output", "output")
+
+    @staticmethod
+    def forward(ctx, grad_output, output, dim):
+        ctx.dim = dim
+        ctx.save_for_backward(grad_output, output)
+        g, o = _opmath(grad_output, output)
+        with quiet_errors():
+            result = o * (g - np.sum(g * o, axis=dim, keepdims=True))
+        return result.astype(output.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_output, output = ctx.saved_tensors
+        dim = ctx.dim
+        grad = grad.to(output.dtype)
+        d_grad_output = SoftmaxBackwardData.apply(grad, output, dim) \
+            if ctx.needs_input_grad[0] else None
+        d_output = None
+        if ctx.needs_input_grad[1]:
+            d_output = (grad_output * grad - (output * grad_output).sum(dim, keepdim=True) * grad
+                        - grad_output * (output * grad).sum(dim, keepdim=True))
+        return d_grad_output, d_output, None
 
 
 class LogSoftmax(Op):
@@ -135,10 +166,46 @@ class LogSoftmax(Op):
                 scaled *= total
                 np.subtract(g, scaled, out=scaled)
             return Tensor._make(scaled), None
-        return grad - result.exp() * grad.sum(dim, keepdim=True), None
+        return LogSoftmaxBackwardData.apply(grad, result, dim), None
+
+
+class LogSoftmaxBackwardData(Op):
+    """log_softmax's first-order gradient as one node, as torch records it under create_graph:
+    g_in = g - exp(o) * sum(g). Its own gradients: for g, G - sum(G * exp(o)); for o,
+    -sum(g) * exp(o) * G."""
+
+    node_name = "LogSoftmaxBackwardDataBackward0"
+    saved_names = ("grad_output", "output")
+
+    @staticmethod
+    def forward(ctx, grad_output, output, dim):
+        ctx.dim = dim
+        ctx.save_for_backward(grad_output, output)
+        g, o = _opmath(grad_output, output)
+        with quiet_errors():
+            result = g - np.exp(o) * np.sum(g, axis=dim, keepdims=True)
+        return result.astype(output.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_output, output = ctx.saved_tensors
+        dim = ctx.dim
+        grad = grad.to(output.dtype)
+        d_grad_output = d_output = None
+        if ctx.needs_input_grad[0]:
+            d_grad_output = grad - (grad * output.exp()).sum(dim, keepdim=True)
+        if ctx.needs_input_grad[1]:
+            d_output = -grad_output.sum(dim, keepdim=True) * output.exp() * grad
+        return d_grad_output, d_output, None
 
 
 _PLAIN = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _opmath(grad_output: np.ndarray, output: np.ndarray) -> tuple:
+    """Both in the dtype torch computes in (half precision in float32)."""
+    work = _accumulator(output.dtype)
+    return grad_output.astype(work, copy=False), output.astype(work, copy=False)
 
 
 def _plain(grad: Tensor, result: Tensor) -> bool:
