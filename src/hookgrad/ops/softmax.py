@@ -111,12 +111,8 @@ class SoftmaxBackwardData(Op):
 
     @staticmethod
     def forward(ctx, grad_output, output, dim):
-        ctx.dim = dim
-        ctx.save_for_backward(grad_output, output)
-        g, o = _opmath(grad_output, output)
-        with quiet_errors():
-            result = o * (g - np.sum(g * o, axis=dim, keepdims=True))
-        return result.astype(output.dtype, copy=False)
+        return _backward_data(ctx, grad_output, output, dim, lambda g, o: o * (
+            g - np.sum(g * o, axis=dim, keepdims=True)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -179,12 +175,8 @@ class LogSoftmaxBackwardData(Op):
 
     @staticmethod
     def forward(ctx, grad_output, output, dim):
-        ctx.dim = dim
-        ctx.save_for_backward(grad_output, output)
-        g, o = _opmath(grad_output, output)
-        with quiet_errors():
-            result = g - np.exp(o) * np.sum(g, axis=dim, keepdims=True)
-        return result.astype(output.dtype, copy=False)
+        return _backward_data(ctx, grad_output, output, dim, lambda g, o: g - np.exp(o) * np.sum(
+            g, axis=dim, keepdims=True))
 
     @staticmethod
     def backward(ctx, grad):
@@ -202,10 +194,15 @@ class LogSoftmaxBackwardData(Op):
 _PLAIN = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _opmath(grad_output: np.ndarray, output: np.ndarray) -> tuple:
-    """Both in the dtype torch computes in (half precision in float32)."""
+def _backward_data(ctx, grad_output: np.ndarray, output: np.ndarray, dim, formula):
+    """The forward both gradient nodes share: save what torch's saves, then ``formula(g, o)``
+    in the dtype torch computes in (half precision in float32), rounded to the output's."""
+    ctx.dim = dim
+    ctx.save_for_backward(grad_output, output)
     work = _accumulator(output.dtype)
-    return grad_output.astype(work, copy=False), output.astype(work, copy=False)
+    with quiet_errors():
+        result = formula(grad_output.astype(work, copy=False), output.astype(work, copy=False))
+    return result.astype(output.dtype, copy=False)
 
 
 def _plain(grad: Tensor, result: Tensor) -> bool:
