@@ -4,14 +4,12 @@ the tiling path builds its indices without int64 temporaries. Slices give the sa
 indices and gradients as one pass, and both match torch (first and second order)."""
 from __future__ import annotations
 
-import tracemalloc
-
 import numpy as np
 import pytest
 import torch
 
 import hookgrad
-from conftest import assert_close, compare, compare_double_backward
+from conftest import assert_close, compare, compare_double_backward, traced_peak
 from hookgrad.nn.ops import conv, pooling
 
 GENERAL = [  # shape, kernel, stride, padding, dilation, ceil_mode: all miss the tiling path
@@ -82,16 +80,6 @@ def test_nan_and_ties_in_slices_match_torch(workspace):
     compare(pool(2, 1, 0, 2, True), x)
 
 
-def _traced_peak(fn) -> int:
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        fn()
-        return tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
-
-
 def test_general_path_backward_workspace_is_bounded(rng, monkeypatch):
     # a 3x3 stride-1 window copy is 9x the output, bincount's float64 sums 2x a float32 input:
     # with a small bound the step stays near input + output + gradients
@@ -108,12 +96,12 @@ def test_general_path_backward_workspace_is_bounded(rng, monkeypatch):
     input_bytes = x.detach().numpy().nbytes
     # output, int64 indices, incoming gradient and input gradient: 5x the input; the window
     # copy of one pass alone would be 9x
-    assert _traced_peak(step) < 5.3 * input_bytes
+    assert traced_peak(step) < 5.3 * input_bytes
 
 
 def test_tiled_forward_makes_one_int64_array(rng):
     x = rng.standard_normal((8, 16, 64, 64)).astype(np.float32)
-    peak = _traced_peak(lambda: pooling._tile_max(x, (32, 32), (2, 2)))
+    peak = traced_peak(lambda: pooling._tile_max(x, (32, 32), (2, 2)))
     output = x.size // 4
     # values (4 bytes), indices (8 bytes), one-byte winners and one boolean mask at a time
     assert peak < output * (4 + 8 + 1 + 1) * 1.05
