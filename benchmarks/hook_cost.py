@@ -1,6 +1,8 @@
 """What "no hooks registered" costs: the hook checks a user without hooks still runs, per step.
 
 Run by hand: ``python benchmarks/hook_cost.py [--workloads small_ops mlp_b16]``.
+With ``--forward-hooks``: what a forward hook on every module costs, in torch and in hookgrad
+(see ``forward_hook_cost``).
 
 Method. A step of a workload (``workloads.py``) passes a fixed set of places that ask "is a hook
 set here?" and find nothing: the mode test of every public function and operator (modes are
@@ -26,8 +28,11 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import json
+import math
 import os
 import pstats
+import subprocess
 import sys
 import time
 import timeit
@@ -140,11 +145,99 @@ def _step_time(step, rounds: int = 15, sample: float = 0.1) -> float:
     return samples[len(samples) // 2]
 
 
+# -- a forward hook on every module, measured in pairs -------------------------------------------
+def _timed(step, count: int) -> float:
+    start = time.process_time()
+    for _ in range(count):
+        step()
+    return (time.process_time() - start) / count
+
+
+def paired_ratios(step, modules, rounds: int, sample: float) -> list:
+    """hooked / plain step time of one model, ``rounds`` times. Each round times the same model
+    with a do-nothing forward hook on every module and without one (hooks added and removed
+    between the two halves, their order alternating), so that the machine's slow drifts, which
+    on a shared machine are larger than the effect, fall on both halves alike. Comparing two
+    models built apart, as ``compare.py``'s hooked rows do, also compares their memory layouts."""
+    def hook(module, args, output):
+        return None
+
+    step()
+    count = max(1, round(sample / max(_timed(step, 1), 1e-6)))
+    ratios = []
+    for index in range(rounds):
+        times = {}
+        for hooked in ((True, False) if index % 2 == 0 else (False, True)):
+            handles = [m.register_forward_hook(hook) for m in modules] if hooked else []
+            step()  # untimed: the first call after a change
+            times[hooked] = _timed(step, count)
+            for handle in handles:
+                handle.remove()
+        ratios.append(times[True] / times[False])
+    return ratios
+
+
+def median_interval(values: list) -> tuple:
+    """(low, median, high): the median and a distribution-free 95 % interval for it, from the
+    order statistics n/2 -+ 1.96 sqrt(n)/2 (the sign test's normal approximation)."""
+    ordered = sorted(values)
+    n = len(ordered)
+    half = 0.98 * n ** 0.5
+    low = max(0, int(n / 2 - half))
+    high = min(n - 1, int(math.ceil(n / 2 + half)) - 1)
+    middle = (ordered[(n - 1) // 2] + ordered[n // 2]) / 2
+    return ordered[low], middle, ordered[high]
+
+
+def _forward_hook_child(framework: str, names: list, rounds: int, sample: float) -> None:
+    if framework == "torch":
+        import torch
+        torch.set_num_threads(1)
+    result = {}
+    for name in names:
+        step = workloads.build(name, framework)
+        for _ in range(5):
+            step()
+        result[name] = paired_ratios(step, list(step.model.modules()), rounds, sample)
+    print(json.dumps(result))
+
+
+def forward_hook_cost(names: list, rounds: int, sample: float) -> None:
+    """Each framework in its own process (one thread, process CPU time); prints the median
+    hooked / plain ratio with its quartiles. The target is a median of at most 1.05."""
+    print(f"forward hook on every module: hooked / plain, {rounds} paired rounds; "
+          "median [95 % interval of the median]")
+    print("| workload | torch | hookgrad |\n|---|---|---|")
+    found = {}
+    for framework in ("torch", "hookgrad"):
+        output = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), "--child", framework, "--rounds",
+             str(rounds), "--sample", str(sample), "--workloads", *names],
+            check=True, capture_output=True, text=True).stdout
+        found[framework] = json.loads(output.strip().splitlines()[-1])
+    for name in names:
+        cells = ["%.3f [%.3f, %.3f]" % (lambda q: (q[1], q[0], q[2]))(
+            median_interval(found[fw][name])) for fw in ("torch", "hookgrad")]
+        print(f"| {workloads.WORKLOADS[name][0]} | {cells[0]} | {cells[1]} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workloads", nargs="+", default=["small_ops", "mlp_b16", "mlp"],
+    parser.add_argument("--workloads", nargs="+", default=None,
                         choices=sorted(workloads.WORKLOADS))
+    parser.add_argument("--forward-hooks", action="store_true",
+                        help="measure a do-nothing forward hook on every module, paired")
+    parser.add_argument("--rounds", type=int, default=40, help="paired rounds (--forward-hooks)")
+    parser.add_argument("--sample", type=float, default=0.1,
+                        help="seconds per half of a round (--forward-hooks)")
+    parser.add_argument("--child", choices=("torch", "hookgrad"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        return _forward_hook_child(args.child, args.workloads, args.rounds, args.sample)
+    if args.forward_hooks:
+        return forward_hook_cost(args.workloads or ["mlp", "transformer"], args.rounds,
+                                 args.sample)
+    args.workloads = args.workloads or ["small_ops", "mlp_b16", "mlp"]
     costs = _check_costs()
     for name in args.workloads:
         step = workloads.build(name, "hookgrad")

@@ -49,6 +49,7 @@ def _train(torch, model, inputs, loss_of, hooked: bool = False) -> Step:
         loss_of(model(inputs)).backward()
         optimizer.step()
 
+    step.model = model  # for benchmarks that add and remove hooks between steps
     return step
 
 

@@ -66,3 +66,32 @@ def test_cpu_time_flag_serves_process_cpu_time():
     out, _ = child.communicate("small_ops\n", timeout=300)
     ready, seconds = out.splitlines()
     assert ready == '["small_ops"]' and float(seconds) > 0
+
+
+def test_paired_forward_hook_rounds_leave_no_hook_behind():
+    import hookgrad
+    hook_cost = _load("hook_cost")
+    model = hookgrad.nn.Sequential(hookgrad.nn.Linear(3, 2), hookgrad.nn.ReLU())
+    seen = []
+    step = workloads._train(hookgrad, model, hookgrad.ones(4, 3), lambda out: out.sum())
+
+    def counting_step():
+        seen.append(sum(len(m._forward_hooks) for m in model.modules()))
+        step()
+
+    ratios = hook_cost.paired_ratios(counting_step, list(model.modules()), rounds=3,
+                                     sample=0.001)
+    assert len(ratios) == 3 and all(r > 0 for r in ratios)
+    assert set(seen) == {0, 3}  # each half ran with a hook on all three modules, or none
+    assert all(len(m._forward_hooks) == 0 for m in model.modules())
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 40, 41])
+def test_median_interval_brackets_the_median(n):
+    hook_cost = _load("hook_cost")
+    values = list(np.random.default_rng(n).permutation(n) / 7.0)
+    low, middle, high = hook_cost.median_interval(values)
+    assert middle == pytest.approx(float(np.median(values)))
+    assert low <= middle <= high
+    if n >= 40:  # a real interval: neither end is the extreme value
+        assert min(values) < low and high < max(values)
