@@ -317,3 +317,15 @@ def test_grad_input_next_to_legacy_backward_hooks_is_a_clear_error(lib):
             capture(model, layers=["inp", "head"], kinds=("grad_input",)):
         pass
     assert not model.inp._backward_hooks
+
+
+def test_repr_counts_modules_and_keys_in_the_singular_and_plural():
+    import hookgrad
+    from hookgrad import capture
+    model = hookgrad.nn.Sequential(hookgrad.nn.Linear(2, 2), hookgrad.nn.ReLU())
+    with capture.capture(model, ["0"], kinds=("output",)) as one:
+        model(hookgrad.ones(1, 2))
+    assert repr(one) == "<capture of 1 module in memory, closed, 1 key, step 0>"
+    with capture.capture(model, ["0", "1"]) as two:
+        model(hookgrad.ones(1, 2))
+    assert repr(two).startswith("<capture of 2 modules in memory, closed, ")

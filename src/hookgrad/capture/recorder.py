@@ -431,6 +431,11 @@ class capture(Reader):
     def __repr__(self) -> str:
         where = f"to {self.path!r}" if self._writer is not None else "in memory"
         state = "active" if self._active else "closed"
-        ops = f" and {len(self._op_specs)} ops" if self._op_specs else ""
-        return (f"<capture of {len(self._selected)} modules{ops} {where}, {state}, "
-                f"{len(self._key_stats_live)} keys, step {self._step}>")
+        ops = f" and {_count(len(self._op_specs), 'op')}" if self._op_specs else ""
+        return (f"<capture of {_count(len(self._selected), 'module')}{ops} {where}, {state}, "
+                f"{_count(len(self._key_stats_live), 'key')}, step {self._step}>")
+
+
+def _count(number: int, noun: str) -> str:
+    """"1 module", "2 modules"."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
