@@ -330,8 +330,9 @@ def _fake_clock(monkeypatch, seconds_of):
 
 
 def test_the_second_step_of_a_round_gains_nothing_from_its_place(monkeypatch):
-    # a step after another runs 10 % faster (warm caches): taking turns in both orders and
-    # pairing the rounds, the plan's 20 % is found; always second, it would read 8 %
+    # a step after another runs 10 % faster (warm caches): taking turns in both orders, as
+    # often each (9 rounds asked, 10 run), the plan's 20 % is found within a few per cent;
+    # always second, it would read 8 %
     order = {"none": 1.0, "plan": 1.2}
 
     def seconds_of(name, index):
@@ -342,8 +343,8 @@ def test_the_second_step_of_a_round_gains_nothing_from_its_place(monkeypatch):
     spread = {}
     seconds = _costs.time_contexts(step, {"none": lambda: "none", "plan": lambda: "plan"}, 9,
                                    clock="fake", spread=spread)
-    assert seconds["plan"] / seconds["none"] == pytest.approx(1.2)
-    assert set(spread) == {"plan"} and spread["plan"] == pytest.approx(0, abs=1e-9)
+    assert seconds["plan"] / seconds["none"] == pytest.approx(1.2, rel=0.01)
+    assert set(spread) == {"plan"}
 
 
 def test_the_spread_reported_is_a_standard_error_that_shrinks_with_more_rounds(monkeypatch):

@@ -95,9 +95,11 @@ def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], 
     is that median times the median of its ratios to the reference in the same round. Steps
     of one round run moments apart, so load from other processes that comes and goes over
     seconds scales both alike and cancels in the ratio; every other round runs the contexts
-    in reverse order and two such rounds make one ratio (``_ratios``), so what a step gains
-    or loses from its place in a round (a drift, what the step before left in the caches)
-    cancels too. ``spread``, when given, receives each context's
+    in reverse order, and the rounds come in pairs, so what a step gains or loses from its
+    place in a round (a drift, what the step before left in the caches) falls on each
+    context as often. (Pairing the ratios themselves would cancel that exactly, but halves
+    the samples the median has: on the deep MLP, whose steps showed no such effect, it made
+    the figure swing more.) ``spread``, when given, receives each context's
     standard error (seconds: that of its median difference from the reference)."""
     now = clock_of(clock)
     made = {name: make for name, make in contexts.items()}
@@ -114,7 +116,7 @@ def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], 
     try:
         begun = time.perf_counter()
         done = 0
-        while done < rounds or (
+        while done < rounds or done % 2 or (
                 done < 4 * MAX_ROUNDS and time.perf_counter() - begun < settle_seconds
                 and not _settled(times)):
             for name, make in (order if done % 2 == 0 else order[::-1]):
@@ -137,14 +139,9 @@ def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], 
 
 
 def _ratios(times: Dict[str, List[float]], name: str) -> np.ndarray:
-    """``name``'s ratios to the reference (the first context), one per pair of rounds (the
-    geometric mean of a round in one order and the next in the other: what a step gains or
-    loses from its place in a round cancels), and one for a last round without a pair."""
+    """``name``'s ratio to the reference (the first context) in each round."""
     reference = np.maximum(np.array(times[next(iter(times))]), 1e-9)
-    ratios = np.maximum(np.array(times[name]), 1e-12) / reference
-    paired = len(ratios) // 2 * 2
-    pairs = np.sqrt(ratios[0:paired:2] * ratios[1:paired:2])
-    return np.concatenate([pairs, ratios[paired:]])
+    return np.array(times[name]) / reference
 
 
 PRECISION = 0.1
