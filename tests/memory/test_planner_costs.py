@@ -371,3 +371,21 @@ def test_steady_timings_settle_at_once_and_report_no_spread(monkeypatch):
     seconds = _costs.time_contexts(step, {"none": lambda: "none", "plan": lambda: "plan"}, 3,
                                    clock="fake", settle_seconds=60.0, spread=spread)
     assert seconds == {"none": 1.0, "plan": 1.5} and spread == {"plan": 0.0}
+
+
+def test_the_plan_shows_the_standard_error_of_its_measured_time(monkeypatch):
+    _inject(monkeypatch, spread=0.0, seed=0)
+    injected = planner.time_contexts
+
+    def time_contexts(step, contexts, rounds, clock="cpu", spread=None, **options):
+        if spread is not None:
+            spread.update({name: 2.0 ** -11 for name in list(contexts)[1:]})
+        return injected(step, contexts, rounds, clock, **options)
+
+    monkeypatch.setattr(planner, "time_contexts", time_contexts)
+    model, x = _model(), _input()
+    budget = _plan(model, x, 0, verify=False).baseline_peak // 3
+    found = _plan(model, x, budget)
+    assert found.measured_extra_error == 2.0 ** -11
+    measured = found.measured_extra_seconds * 1e3
+    assert f"+{measured:.1f} ms ± {2.0 ** -11 * 1e3:.1f}" in str(found)

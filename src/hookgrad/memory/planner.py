@@ -10,10 +10,11 @@
 3. A knapsack over the module tree (min-plus over bytes kept, in bins) finds the least added
    weight whose kept bytes plus the largest recompute transient fit the budget. The weights
    are counts at reference rates, so the plan repeats.
-4. Each candidate the plan uses is timed on the whole model (``_costs``: medians, in turns,
-   after a warm-up), which scales the chosen options' weights into the estimated seconds.
-   Then measured steps with the chosen policy check the peak against the budget and time the
-   plan against no policy (medians, the two taking turns).
+4. The plan is timed in parts on the model (``_parts``: each saver on the modules the plan
+   gives it, and its recomputes; ``_costs``: medians, in turns, after a warm-up), which
+   scales the chosen options' weights into the estimated seconds. Then measured steps with
+   the chosen policy check the peak against the budget and time the plan against no policy
+   (medians, the two taking turns), with the standard error of that figure.
 
 The budget is on saved bytes by default, or on the measured peak of the whole step
 (``budget_on="peak"``); the plan reports both, estimated and measured side by side
@@ -239,15 +240,17 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     The choice rests on counts alone (bytes and tensors each option keeps or frees, each
     module's forward work) at reference rates, ties broken by fewest bytes, then candidate
     order: the same model, inputs and candidates give the same plan in every call and every
-    process. Each candidate the plan uses is then timed on the model (medians of ``rounds``
-    steps after a warm-up, candidates in turns), in process CPU time (``clock="cpu"``,
-    steadier than wall time on a shared machine) or wall time (``clock="wall"``), and scales
-    the chosen options' weights into the estimate; measurements are kept per process and model
-    (``recalibrate=True`` measures again). ``costs_file`` (a path) keeps them across
-    processes: read when it holds this model's (same structure, shapes, candidates, clock,
-    host and version), written when they were measured, so later runs estimate alike too.
-    ``verify`` runs the plan against no policy
-    (medians, in turns) and reports the measured extra time beside the estimate. Returns a
+    process. The plan is then timed in parts on the model, one per saver it uses (its
+    policy with the other entries set to None) and one for its recomputes (medians of at
+    least ``rounds`` steps after a warm-up, in turns with a step without policy), in process
+    CPU time (``clock="cpu"``, steadier than wall time on a shared machine) or wall time
+    (``clock="wall"``), and the parts scale the chosen options' weights into the estimate;
+    measurements are kept per process, model and plan (``recalibrate=True`` measures again).
+    ``costs_file`` (a path) keeps them across processes: read when it holds this plan's
+    (same model structure, shapes, candidates, plan, clock, host and version), written when
+    they were measured, so later runs estimate alike too. ``verify`` runs the plan against
+    no policy (medians, in turns) and reports the measured extra time beside the estimate,
+    with its standard error (``measured_extra_error``). Returns a
     ``Plan``; use ``plan.policy`` as a context manager around forward. Parameters' ``.grad``
     are left as they were. ``measure=False`` skips the whole-step peak measurements.
     """
