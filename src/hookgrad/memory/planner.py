@@ -436,8 +436,9 @@ def _model_costs(model, inputs: tuple, loss_fn: Callable, backend: Backend, rule
     name = backend.name
     contexts: Dict[str, Callable[[], Any]] = {"none": lambda: None}
     for part, part_rules in _parts(rules).items():
-        contexts[part] = (lambda part_rules=part_rules: Policy(part_rules, model=model,
-                                                               framework=name))
+        # one policy object per part, entered every step, as the plan's is when verified
+        part_policy = Policy(part_rules, model=model, framework=name)
+        contexts[part] = lambda part_policy=part_policy: part_policy
     seconds = time_contexts(lambda context: _step(model, inputs, loss_fn, context), contexts,
                             rounds, clock, settle_seconds=_costs.MEASURE_SECONDS)
     costs = ModelCosts(seconds["none"],
