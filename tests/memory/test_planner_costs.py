@@ -294,6 +294,21 @@ def test_a_plan_of_several_savers_is_timed_in_parts_and_counts_the_policy_once(m
         shares + sum(found.per_step_seconds.values()))
 
 
+def test_a_plan_of_several_savers_stays_whatever_its_parts_measure(monkeypatch):
+    # each part timed off by up to 8x either way, independently: the same three-saver plan
+    model, x = _model(), _input()
+    budget = _plan(model, x, 0, verify=False).baseline_peak * 40 // 100
+    plans, estimates = [], set()
+    for draw in range(4):
+        _inject(monkeypatch, spread=7.0, seed=10 + draw)
+        found = _plan(model, x, budget)
+        plans.append(_choices(found))
+        estimates.add(found.estimated_extra_seconds)
+        assert found.feasible and found.measured_peak <= budget
+    assert len({c[1] for c in found.choices}) == 3
+    assert all(plan == plans[0] for plan in plans) and len(estimates) == 4
+
+
 def test_a_costs_file_keeps_each_budgets_plan(monkeypatch, tmp_path, fresh_process):
     # two budgets give two plans: each one's costs are filed under its rules, so reading the
     # file back estimates both alike whatever a later process would measure
