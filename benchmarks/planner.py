@@ -5,7 +5,9 @@
 For the demo's digits CNN (its training loss, a batch of 64) and the deep MLP and small CNN of
 benchmarks/memory.py, with a budget of a quarter of the saved bytes: the plan's estimated
 extra time per step, the extra time ``plan`` measured, and the extra time measured again
-afterwards over more rounds, with the estimate's error against each (aim: within +-25 %).
+afterwards over more rounds (each with its standard error), with the estimate's error against
+each (aim: within +-25 %). The estimate is scaled by the plan's parts timed before the plan
+runs (each saver on the modules the plan gives it: printed under each plan).
 Then the demo's plan is made in ``--repeats`` fresh processes (different hash seeds) and their
 choices compared (aim: all the same). One BLAS thread; on a machine shared with other jobs the
 figures are indicative, a quiet machine confirms them.
@@ -62,24 +64,24 @@ def check(title: str, model, x, loss_fn, clock: str) -> tuple:
     print(f"\n{title}")
     print(found)
     if found.policy is None:
-        return (title, 0.0, None, None, found.baseline_seconds), budget
+        return (title, 0.0, None, None, None, None, found.baseline_seconds), budget
     costs = [c for k, c in _costs.MODEL_COSTS.items() if k[0][1] == id(model)][-1]
-    print("  measured on the model, each candidate's policy on every module against no policy "
-          "(ms): " + ", ".join(f"{name} {seconds * 1e3:+.2f}"
-                               for name, seconds in costs.savers.items())
+    print("  what scaled the estimate: the plan's parts, each against no policy (ms): "
+          + ", ".join(f"{name} {seconds * 1e3:+.2f}" for name, seconds in costs.savers.items())
           + ("" if costs.recompute is None else f" recompute() {costs.recompute * 1e3:+.2f}"))
     # measured again, over three times the rounds
     saved = _costs.MEASURE_SECONDS
     _costs.MEASURE_SECONDS = 3 * saved
+    spread: dict = {}
     try:
         again = _costs.time_contexts(
             lambda context: _step(model, x, loss_fn, context),
-            {"none": lambda: None, "plan": lambda: found.policy}, 15, clock)
+            {"none": lambda: None, "plan": lambda: found.policy}, 15, clock, spread=spread)
     finally:
         _costs.MEASURE_SECONDS = saved
     remeasured = again["plan"] - again["none"]
-    row = (title, found.estimated_extra_seconds, found.measured_extra_seconds, remeasured,
-           found.baseline_seconds)
+    row = (title, found.estimated_extra_seconds, found.measured_extra_seconds,
+           found.measured_extra_error, remeasured, spread["plan"], found.baseline_seconds)
     return row, budget
 
 
@@ -118,14 +120,16 @@ def main() -> None:
                       args.clock)[0])
     unit = "CPU time" if args.clock == "cpu" else "wall time"
     print(f"\nextra {unit} per step under the plan (budget: a quarter of the saved bytes)")
+    print("(each measurement ± its standard error, from the spread of its rounds)")
     print("| model | step | estimated | measured by plan | error | measured again | error |")
     print("|---|---|---|---|---|---|---|")
-    for title, estimate, measured, again, step in rows:
+    for title, estimate, measured, measured_error, again, again_error, step in rows:
         if measured is None:
             print(f"| {title} | {step * 1e3:.1f} ms | no plan meets the budget | | | | |")
             continue
         print(f"| {title} | {step * 1e3:.1f} ms | {estimate * 1e3:+.1f} ms | "
-              f"{measured * 1e3:+.1f} ms | {error(estimate, measured)} | {again * 1e3:+.1f} ms | "
+              f"{measured * 1e3:+.1f} ± {measured_error * 1e3:.1f} ms | "
+              f"{error(estimate, measured)} | {again * 1e3:+.1f} ± {again_error * 1e3:.1f} ms | "
               f"{error(estimate, again)} |")
     code = DEMO_PLAN.format(budget=demo_budget, clock=args.clock)
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

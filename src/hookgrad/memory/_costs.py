@@ -1,22 +1,27 @@
-"""The planner's timings: what each candidate costs on the model itself, which turns the
+"""The planner's timings: what the chosen plan costs on the model itself, which turns the
 decision weights of ``_work`` into the seconds the plan estimates.
 
 Where the time goes: a policy costs something before it saves anything (module hooks that
 track the running module, a pack hook per saved tensor), and a saver's cost inside a model
 (dispatch, its tables, offload's thread and files) is far above what a chain of small ops
-shows. So each candidate is timed on the model: a step with ``policy({"*": saver})`` against
-a step with no policy, the contexts taking turns so that load from other processes falls on
-all alike, after a warm-up, as medians of ``rounds`` steps (``time_contexts``).
+shows. Nor is it the same per tensor on every module: offload on a few tensors does not cost
+a share of offload on all of them (its writer thread overlaps forward more or less, reads
+ahead find their file written or not). So the plan is timed in parts, each the way the plan
+uses it: its saver on the modules the plan gives it (``planner._parts``), against a step with
+no policy, the contexts taking turns (every other round in reverse order) so that load from
+other processes falls on all alike, after a warm-up, as medians of ``rounds`` steps and more
+while a difference is not yet known to 10 % (``time_contexts``).
 
 Costs are seconds of process CPU time by default (``clock="cpu"``): on a machine shared with
 other jobs, CPU time swings far less than wall time (``clock="wall"`` measures wall time).
 
 Timings steer no choice (``_work``), so plans repeat whatever they measure. They are kept for
-the process (per model, inputs, candidates and clock), so two ``plan`` calls on one model
+the process (per model, inputs, plan and clock), so two ``plan`` calls on one model
 estimate alike; ``plan(..., recalibrate=True)`` measures again. With ``plan(...,
 costs_file=path)`` the costs measured once are written to a JSON file and read back by later
-runs (same model structure, shapes, candidates, clock, host and version), which then estimate
-alike too. ``snap`` puts the rates of a saver the reference table does not know on a grid.
+runs (same model structure, shapes, candidates, plan, clock, host and version), which then
+estimate alike too. ``snap`` puts the rates of a saver the reference table does not know on a
+grid.
 """
 from __future__ import annotations
 
@@ -57,9 +62,10 @@ def clock_of(name: str) -> Callable[[], float]:
 
 class ModelCosts:
     """Seconds measured on the model (medians, contexts in turns): ``baseline`` the step
-    without a policy; ``savers`` what a policy putting each saver on every module adds to it,
-    ``recompute`` what a policy recomputing the whole model adds (None when not measured),
-    each with the policy's own work (its hooks) included: that part is small, and timed
+    without a policy; ``savers`` what each part of the plan that stores with one saver adds
+    to it (keyed by the saver's repr: the plan's policy with every other entry set to None),
+    ``recompute`` what its part of recomputes adds (None when the plan recomputes nothing).
+    Each part includes the policy's own work (its hooks): that part is small, and timed
     alone on a large model it drowns in the noise, so it is shared out by weight instead."""
 
     def __init__(self, baseline: float, savers: Dict[str, float], recompute: Optional[float]):
@@ -75,8 +81,8 @@ MAX_ROUNDS = 60
 
 
 def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], Any]],
-                  rounds: int, clock: str = "cpu",
-                  settle_seconds: float = 0.0) -> Dict[str, float]:
+                  rounds: int, clock: str = "cpu", settle_seconds: float = 0.0,
+                  spread: Optional[Dict[str, float]] = None) -> Dict[str, float]:
     """Seconds of ``step(context)`` per named context: one warm-up step each, then rounds in
     which the contexts take turns: ``rounds`` at least, more while they fit in
     ``MEASURE_SECONDS``; the garbage collector is paused meanwhile (a
@@ -86,9 +92,15 @@ def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], 
     its small differences to chance.
 
     The first context is the reference: its figure is its median, and every other context's
-    is that median times the median over rounds of its ratio to the reference in the same
-    round. Steps of one round run moments apart, so load from other processes that comes and
-    goes over seconds scales both alike and cancels in the ratio."""
+    is that median times the median of its ratios to the reference in the same round. Steps
+    of one round run moments apart, so load from other processes that comes and goes over
+    seconds scales both alike and cancels in the ratio; every other round runs the contexts
+    in reverse order, and the rounds come in pairs, so what a step gains or loses from its
+    place in a round (a drift, what the step before left in the caches) falls on each
+    context as often. (Pairing the ratios themselves would cancel that exactly, but halves
+    the samples the median has: on the deep MLP, whose steps showed no such effect, it made
+    the figure swing more.) ``spread``, when given, receives each context's
+    standard error (seconds: that of its median difference from the reference)."""
     now = clock_of(clock)
     made = {name: make for name, make in contexts.items()}
     start = time.perf_counter()
@@ -97,16 +109,17 @@ def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], 
     one_round = max(1e-6, time.perf_counter() - start)
     rounds = max(1, rounds, min(MAX_ROUNDS, int(MEASURE_SECONDS / one_round)))
     times: Dict[str, List[float]] = {name: [] for name in made}
+    order = list(made.items())
     collecting = gc.isenabled()
     gc.collect()
     gc.disable()
     try:
         begun = time.perf_counter()
         done = 0
-        while done < rounds or (
+        while done < rounds or done % 2 or (
                 done < 4 * MAX_ROUNDS and time.perf_counter() - begun < settle_seconds
                 and not _settled(times)):
-            for name, make in made.items():
+            for name, make in (order if done % 2 == 0 else order[::-1]):
                 context = make()
                 begin = now()
                 step(context)
@@ -116,25 +129,39 @@ def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], 
         if collecting:
             gc.enable()
     names = list(made)
-    reference = np.maximum(np.array(times[names[0]]), 1e-9)
-    base = float(np.median(reference))
-    return {name: base if name == names[0]
-            else base * float(np.median(np.array(times[name]) / reference)) for name in names}
+    base = float(np.median(times[names[0]]))
+    ratios = {name: _ratios(times, name) for name in names[1:]}
+    if spread is not None:
+        spread.update({name: base * _error(ratios[name]) for name in names[1:]})
+    result = {names[0]: base}
+    result.update({name: base * float(np.median(ratios[name])) for name in names[1:]})
+    return result
+
+
+def _ratios(times: Dict[str, List[float]], name: str) -> np.ndarray:
+    """``name``'s ratio to the reference (the first context) in each round."""
+    reference = np.maximum(np.array(times[next(iter(times))]), 1e-9)
+    return np.array(times[name]) / reference
 
 
 PRECISION = 0.1
 
 
+def _error(ratios: np.ndarray) -> float:
+    """The standard error of the median of ``ratios``, from their spread (robust: the median
+    absolute deviation, so one step hit by a burst of load does not widen it)."""
+    if len(ratios) < 2:
+        return math.inf
+    spread = 1.4826 * float(np.median(np.abs(ratios - np.median(ratios))))
+    return 1.2533 * spread / math.sqrt(len(ratios))
+
+
 def _settled(times: Dict[str, List[float]]) -> bool:
     """Whether every context's median ratio to the first is known to within ``PRECISION`` of
     its distance from 1 (the standard error of a median, from the ratios' spread)."""
-    names = list(times)
-    reference = np.maximum(np.array(times[names[0]]), 1e-9)
-    for name in names[1:]:
-        ratios = np.array(times[name]) / reference
-        middle = float(np.median(ratios))
-        spread = 1.4826 * float(np.median(np.abs(ratios - middle)))
-        if 1.2533 * spread / math.sqrt(len(ratios)) > PRECISION * abs(middle - 1):
+    for name in list(times)[1:]:
+        ratios = _ratios(times, name)
+        if _error(ratios) > PRECISION * abs(float(np.median(ratios)) - 1):
             return False
     return True
 
@@ -191,7 +218,7 @@ def stable_signature(model: Any, inputs: tuple, backend: Backend, savers: list,
     _, _, modules, shapes, given = signature(model, inputs, backend)
     return json.dumps([backend.name, modules, shapes, given, [repr(s) for s in savers],
                        allow_recompute, clock, platform.node(), hookgrad.__version__,
-                       "costs against no policy"])
+                       "costs of the plan's parts"])
 
 
 def load_costs(path: Any, key: str) -> Optional[dict]:

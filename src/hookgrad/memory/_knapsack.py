@@ -6,15 +6,16 @@ in ``k`` runs. Tables map a bin of kept bytes to the least weight added; childre
 a min-plus convolution. Tables hold decision weights, computed from counts alone (``_work``):
 bytes and tensors per unit, each module's forward work. So the plan is the same on every run
 whatever the timings. Each option also carries its estimated seconds: its weight scaled by
-what its candidate measured on the whole model against its weight there, which the estimate
-sums. Ties keep the first option met (no saver before a saver, savers in the order given,
-fewer bytes kept), so equal weights always give the same plan.
+what its part of the plan (its saver on the modules the plan gives it) measured against the
+weight of that part, which the estimate sums. Ties keep the first option met (no saver
+before a saver, savers in the order given, fewer bytes kept), so equal weights always give
+the same plan.
 """
 from __future__ import annotations
 
 import copy
 import math
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -82,28 +83,31 @@ class Knapsack:
     def _accepts(self, saver: Saver, unit) -> bool:
         return all(saver.accepts(dtype_from_name(d)) for d in unit.dtypes)
 
-    def calibrate(self, costs: Optional[ModelCosts]) -> None:
-        """Scales from weights to seconds, from what ``costs`` measured on the model: per
-        candidate, what its policy on the whole model added over the weight of that policy
-        (its own work, ``policy_weight``, plus all the units the saver can take and its
-        per-step work; for recompute, one checkpoint plus the whole forward work). At least
-        ``LEAST_SCALE``: a lower figure, even below 0, is timing noise. 1 where nothing was
-        measured. The policy's own work is estimated at the mean of the measured scales."""
-        self.scales: Dict[int, float] = {}
+    def calibrate(self, costs: Optional[ModelCosts], chosen: Sequence[tuple] = ()) -> None:
+        """Scales from weights to seconds, from what ``costs`` measured: the plan in parts,
+        each part (one saver on the units the plan gives it, or the plan's recomputes) a
+        policy of its own timed against no policy. A part's scale is what it added over its
+        weight: the policy's own work (``policy_weight``), the saver's per-step work, and
+        the weights of ``chosen``'s options in that part. So an estimate rests on the modules
+        and tensors the plan uses, not on a saver spread over the whole model (offload's
+        cost per tensor there is not its cost on a few of them). At least ``LEAST_SCALE``:
+        a lower figure, even below 0, is timing noise. 1 where nothing was measured. The
+        policy's own work, paid once whatever the parts, is estimated at their mean scale."""
+        self.scales: Dict[int, float] = {id(saver): 1.0 for saver, *_ in self.rates}
+        self.rerun = 1.0
         measured = []
-        for saver, _kept, per_tensor, per_byte in self.rates:
-            weight = self.policy + step_cost(saver) + sum(
-                u.tensors * per_tensor + u.nbytes * per_byte
-                for u in self.units if self._accepts(saver, u))
-            self.scales[id(saver)] = 1.0
-            if costs is not None and repr(saver) in costs.savers:
+        if costs is not None:
+            for saver, *_ in self.rates:
+                if repr(saver) not in costs.savers:
+                    continue
+                weight = self.policy + step_cost(saver) + math.fsum(
+                    c[4] for c in chosen if c[0] == "saver" and c[2] is saver)
                 self.scales[id(saver)] = max(LEAST_SCALE, costs.savers[repr(saver)] / weight)
                 measured.append(self.scales[id(saver)])
-        self.rerun = 1.0
-        if costs is not None and costs.recompute is not None:
-            whole = self.policy + RECOMPUTE_FIXED + self.work.work("")
-            self.rerun = max(LEAST_SCALE, costs.recompute / whole)
-            measured.append(self.rerun)
+            if costs.recompute is not None:
+                weight = self.policy + math.fsum(c[4] for c in chosen if c[0] == "recompute")
+                self.rerun = max(LEAST_SCALE, costs.recompute / weight)
+                measured.append(self.rerun)
         self.policy_seconds = self.policy * (float(np.mean(measured)) if measured else 1.0)
 
     def saver_cost(self, unit, saver: Saver, per_tensor: float, per_byte: float) -> tuple:
@@ -300,14 +304,16 @@ def _child_index(name: str, module: str, order: Dict[str, int]) -> Optional[int]
 def solve(result, model, led: Ledger, units: list, fixed: int, work: ModuleWork,
           inputs_of: Dict[str, set], savers: List[Saver], allow_recompute: bool,
           backend: Backend, budget: int, recalibrate: bool = False,
-          measure: Optional[Callable[[list, bool], ModelCosts]] = None) -> Optional[ModelCosts]:
+          measure: Optional[Callable[[list], ModelCosts]] = None) -> Optional[ModelCosts]:
     """Fill ``result`` (a ``Plan``) with the knapsack's answer; ``budget`` is on saved bytes
     (``plan`` converts a whole-step budget). A saver that costs something once per step
     (``_work.step_cost``) is tried in and out of the candidates, and the plans compared with
-    that cost added. The choice made, ``measure(savers used, recompute used)`` times those
-    candidates on the model (only those: fewer contexts, more rounds each) and the estimate
-    is the options' weights scaled by it, plus what a policy adds before it stores anything,
-    plus the per-step cost of each such saver used. Returns what ``measure`` returned."""
+    that cost added. The choice made, ``measure(rules)`` times the plan's policy (``rules``)
+    in parts on the model, one part per saver used and one for its recomputes (each part
+    the plan's rules with the other parts' entries set to ``None``), and the estimate is
+    the options' weights scaled by their part's figure, plus what a policy adds before it
+    stores anything (once), plus the per-step cost of each such saver used. Returns what
+    ``measure`` returned."""
     knapsack = Knapsack(model, units, fixed, work, inputs_of, savers, allow_recompute,
                         backend, recalibrate, tensors=len(led.records))
     once = [s for s in savers if step_cost(s) > 0]
@@ -327,14 +333,15 @@ def solve(result, model, led: Ledger, units: list, fixed: int, work: ModuleWork,
         result.reason = (f"even with every candidate the saved bytes stay near "
                          f"{format_bytes(knapsack.floor())} ({format_bytes(fixed)} cannot be "
                          "reduced: inputs and tensors saved outside modules)")
-        return None if measure is None else measure([], False)
+        return None if measure is None else measure([])
     _, (chosen, _, peak), knapsack = found
     used_savers = {id(c[2]): c[2] for c in chosen if c[0] == "saver"}
+    # recompute first: a module inside a recomputed one has nothing left to pack
+    ordered = sorted(_rules_of(chosen).items(), key=lambda kv: not isinstance(kv[1], recompute))
     costs = None
     if measure is not None:
-        costs = measure([s for s in savers if id(s) in used_savers],
-                        any(c[0] == "recompute" for c in chosen))
-        knapsack.calibrate(costs)
+        costs = measure(ordered)
+        knapsack.calibrate(costs, chosen)
     chosen = [_rescaled(knapsack, choice) for choice in chosen]
     extra = sum(choice[4] for choice in chosen)
     per_step: Dict[str, float] = {}
@@ -344,9 +351,7 @@ def solve(result, model, led: Ledger, units: list, fixed: int, work: ModuleWork,
         if step_cost(saver) > 0:
             per_step[repr(saver)] = step_cost(saver) * knapsack.scales[id(saver)]
     extra += sum(per_step.values())
-    rules = _record_choices(result, chosen)
-    # recompute first: a module inside a recomputed one has nothing left to pack
-    ordered = sorted(rules.items(), key=lambda kv: not isinstance(kv[1], recompute))
+    _record_choices(result, chosen)
     result.policy = Policy(ordered, model=model, framework=backend.name)
     result.estimated_peak = int(peak)
     result.estimated_extra_seconds = extra
@@ -366,18 +371,26 @@ def _rescaled(knapsack: Knapsack, choice: tuple) -> tuple:
     return choice[:4] + (choice[4] * knapsack.scales[id(choice[2])],)
 
 
-def _record_choices(result, chosen: list) -> Dict[str, Any]:
-    """The policy's rules for ``chosen``, and one line per choice in ``result.choices``."""
+def _rules_of(chosen: list) -> Dict[str, Any]:
+    """The policy's rules for ``chosen``: each recomputed module, each module of a stored
+    unit."""
     rules: Dict[str, Any] = {}
     for choice in chosen:
         if choice[0] == "recompute":
+            rules[choice[1]] = choice[6]
+        else:
+            for module in sorted(choice[1].modules):
+                rules.setdefault(module, choice[2])
+    return rules
+
+
+def _record_choices(result, chosen: list) -> None:
+    """One line per choice in ``result.choices``."""
+    for choice in chosen:
+        if choice[0] == "recompute":
             _, name, before, after, cost, _transient, entry = choice
-            rules[name] = entry
             result.choices.append((name or "(model)", repr(entry), before, after, cost))
         else:
             _, unit, saver, kept, cost = choice
-            for module in sorted(unit.modules):
-                rules.setdefault(module, saver)
             result.choices.append((", ".join(sorted(unit.modules)), repr(saver), unit.nbytes,
                                    int(kept), cost))
-    return rules

@@ -10,10 +10,11 @@
 3. A knapsack over the module tree (min-plus over bytes kept, in bins) finds the least added
    weight whose kept bytes plus the largest recompute transient fit the budget. The weights
    are counts at reference rates, so the plan repeats.
-4. Each candidate the plan uses is timed on the whole model (``_costs``: medians, in turns,
-   after a warm-up), which scales the chosen options' weights into the estimated seconds.
-   Then measured steps with the chosen policy check the peak against the budget and time the
-   plan against no policy (medians, the two taking turns).
+4. The plan is timed in parts on the model (``_parts``: each saver on the modules the plan
+   gives it, and its recomputes; ``_costs``: medians, in turns, after a warm-up), which
+   scales the chosen options' weights into the estimated seconds. Then measured steps with
+   the chosen policy check the peak against the budget and time the plan against no policy
+   (medians, the two taking turns), with the standard error of that figure.
 
 The budget is on saved bytes by default, or on the measured peak of the whole step
 (``budget_on="peak"``); the plan reports both, estimated and measured side by side
@@ -23,6 +24,7 @@ NumPy's allocations for hookgrad, the profiler's memory events on a CPU and
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ._backend import Backend, backend_for
@@ -137,6 +139,8 @@ class Plan:
         self.measured_peak: Optional[int] = None
         self.measured_seconds: Optional[float] = None
         self.measured_extra_seconds: Optional[float] = None
+        # the standard error of that measurement (from the spread of its rounds)
+        self.measured_extra_error: Optional[float] = None
         self.clock = "cpu"  # what the seconds are: process CPU time, or wall time
         self.framework = "hookgrad"
         self.baseline_memory_peak: Optional[int] = None  # the whole step's, measured
@@ -181,7 +185,10 @@ class Plan:
                     ("step peak", cell(self.estimated_memory_peak, size),
                      cell(self.memory_peak, size)),
                     (f"extra {self._clock_name} per step", extra(self.estimated_extra_seconds),
-                     cell(self.measured_extra_seconds, extra))]
+                     cell(self.measured_extra_seconds, extra)
+                     + ("" if self.measured_extra_error is None
+                        or not math.isfinite(self.measured_extra_error)
+                        else f" ± {self.measured_extra_error * 1e3:.1f}"))]
             widths = [max(len(row[i]) for row in rows) for i in range(3)]
             for row in rows:
                 lines.append("  " + row[0].ljust(widths[0]) + "  " + row[1].rjust(widths[1])
@@ -233,15 +240,17 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     The choice rests on counts alone (bytes and tensors each option keeps or frees, each
     module's forward work) at reference rates, ties broken by fewest bytes, then candidate
     order: the same model, inputs and candidates give the same plan in every call and every
-    process. Each candidate the plan uses is then timed on the model (medians of ``rounds``
-    steps after a warm-up, candidates in turns), in process CPU time (``clock="cpu"``,
-    steadier than wall time on a shared machine) or wall time (``clock="wall"``), and scales
-    the chosen options' weights into the estimate; measurements are kept per process and model
-    (``recalibrate=True`` measures again). ``costs_file`` (a path) keeps them across
-    processes: read when it holds this model's (same structure, shapes, candidates, clock,
-    host and version), written when they were measured, so later runs estimate alike too.
-    ``verify`` runs the plan against no policy
-    (medians, in turns) and reports the measured extra time beside the estimate. Returns a
+    process. The plan is then timed in parts on the model, one per saver it uses (its
+    policy with the other entries set to None) and one for its recomputes (medians of at
+    least ``rounds`` steps after a warm-up, in turns with a step without policy), in process
+    CPU time (``clock="cpu"``, steadier than wall time on a shared machine) or wall time
+    (``clock="wall"``), and the parts scale the chosen options' weights into the estimate;
+    measurements are kept per process, model and plan (``recalibrate=True`` measures again).
+    ``costs_file`` (a path) keeps them across processes: read when it holds this plan's
+    (same model structure, shapes, candidates, plan, clock, host and version), written when
+    they were measured, so later runs estimate alike too. ``verify`` runs the plan against
+    no policy (medians, in turns) and reports the measured extra time beside the estimate,
+    with its standard error (``measured_extra_error``). Returns a
     ``Plan``; use ``plan.policy`` as a context manager around forward. Parameters' ``.grad``
     are left as they were. ``measure=False`` skips the whole-step peak measurements.
     """
@@ -291,22 +300,26 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
         units, fixed = _units(led)
         measured: list = []
 
-        def costs_of(used: list, uses_recompute: bool) -> ModelCosts:
-            """The chosen plan's candidates timed on the model (or read from the file)."""
-            key = _costs_key(model, inputs, backend, used, uses_recompute, clock)
+        def costs_of(rules: list) -> ModelCosts:
+            """The chosen plan timed in parts on the model (or read from the file)."""
+            key = _costs_key(model, inputs, backend, rules, clock)
             if stored is not None and not recalibrate:
-                _install_costs(stored, key, used, uses_recompute)
+                _install_costs(stored, key, _rules_text(rules))
             fresh = recalibrate or key not in MODEL_COSTS
-            measured.append(fresh)
-            return _model_costs(model, inputs, loss_fn, backend, used, uses_recompute, rounds,
-                                recalibrate, clock)
+            measured.append((fresh, rules))
+            return _model_costs(model, inputs, loss_fn, backend, rules, rounds, recalibrate,
+                                clock)
 
         costs = solve(result, model, led, units, fixed, work, inputs_of, savers,
                       allow_recompute, backend, budget, recalibrate, costs_of)
         result.baseline_seconds = costs.baseline
-        if stable is not None and any(measured):
+        if stable is not None and any(fresh for fresh, _ in measured):
+            previous = load_costs(costs_file, stable) or {}  # other budgets' plans: kept
+            plans = previous.get("plans")
+            plans = dict(plans) if isinstance(plans, dict) else {}
+            plans[_rules_text(measured[-1][1])] = dict(vars(costs))
             save_costs(costs_file, stable, {
-                "model": dict(vars(costs)),
+                "plans": plans,
                 "rates": {repr(s): list(SAVER_RATES[_rate_key(s, backend)]) for s in savers}})
         if budget_on == "peak" and result.policy is None and other is not None:
             result.reason = (f"besides saved activations the step holds "
@@ -327,10 +340,29 @@ def _rate_key(saver: Any, backend: Backend) -> tuple:
     return backend.name, repr(saver), type(saver)
 
 
-def _costs_key(model, inputs: tuple, backend: Backend, savers: list, allow_recompute: bool,
-               clock: str) -> tuple:
-    return (signature(model, inputs, backend), tuple(repr(s) for s in savers), allow_recompute,
-            clock)
+def _costs_key(model, inputs: tuple, backend: Backend, rules: list, clock: str) -> tuple:
+    return signature(model, inputs, backend), _rules_text(rules), clock
+
+
+def _rules_text(rules: list) -> str:
+    """A plan's rules as text: what its costs are filed under (the same in every process,
+    as the plan is)."""
+    return "; ".join(f"{key if isinstance(key, str) else key.__name__}: {entry!r}"
+                     for key, entry in rules)
+
+
+def _parts(rules: list) -> Dict[str, list]:
+    """The plan's rules in parts, each timed as a policy of its own: one per saver (named by
+    its repr) and ``"recompute"``; a part keeps every rule's key, the other parts' entries
+    set to None, so each tensor resolves to the rule it does in the whole plan."""
+    parts: Dict[str, list] = {}
+    for _, entry in rules:
+        name = "recompute" if isinstance(entry, recompute) else repr(entry)
+        if name not in parts:
+            same = ((lambda e: isinstance(e, recompute)) if name == "recompute"
+                    else (lambda e, entry=entry: e is entry))
+            parts[name] = [(key, e if same(e) else None) for key, e in rules]
+    return parts
 
 
 def _install_rates(stored: dict, backend: Backend, savers: list) -> None:
@@ -345,18 +377,17 @@ def _install_rates(stored: dict, backend: Backend, savers: list) -> None:
                          f"({error!r}); delete the file to measure again") from None
 
 
-def _install_costs(stored: dict, key: tuple, used: list, uses_recompute: bool) -> None:
-    """The model costs read from a costs file, filed under ``key`` when they cover the
-    candidates the plan uses (another budget may use others: those are measured)."""
+def _install_costs(stored: dict, key: tuple, rules_text: str) -> None:
+    """The costs of this plan read from a costs file, filed under ``key`` (another budget
+    gives another plan: that one is measured)."""
     try:
-        model_costs = stored["model"]
-        savers = {str(k): float(v) for k, v in model_costs["savers"].items()}
-        rerun = None if model_costs["recompute"] is None else float(model_costs["recompute"])
-        if any(repr(s) not in savers for s in used) or (uses_recompute and rerun is None):
+        model_costs = stored.get("plans", {}).get(rules_text)
+        if model_costs is None:
             return
+        rerun = None if model_costs["recompute"] is None else float(model_costs["recompute"])
         MODEL_COSTS[key] = ModelCosts(
-            float(model_costs["baseline"]), {repr(s): savers[repr(s)] for s in used},
-            rerun if uses_recompute else None)
+            float(model_costs["baseline"]),
+            {str(k): float(v) for k, v in model_costs["savers"].items()}, rerun)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ValueError(f"plan(): the costs file's entry for this model is malformed "
                          f"({error!r}); delete the file to measure again") from None
@@ -395,26 +426,26 @@ def _profile(model, inputs: tuple, loss_fn: Callable, backend: Backend, tracker)
     return led, work, inputs_of
 
 
-def _model_costs(model, inputs: tuple, loss_fn: Callable, backend: Backend, savers: list,
-                 allow_recompute: bool, rounds: int, recalibrate: bool,
-                 clock: str) -> ModelCosts:
-    """Each candidate timed on the whole model against no policy (medians, in turns; kept for
-    the process)."""
-    key = _costs_key(model, inputs, backend, savers, allow_recompute, clock)
+def _model_costs(model, inputs: tuple, loss_fn: Callable, backend: Backend, rules: list,
+                 rounds: int, recalibrate: bool, clock: str) -> ModelCosts:
+    """The plan's parts (``_parts``) each timed on the model against no policy (medians, in
+    turns, going on while a difference is not yet known to 10 %; kept for the process)."""
+    key = _costs_key(model, inputs, backend, rules, clock)
     if key in MODEL_COSTS and not recalibrate:
         return MODEL_COSTS[key]
     name = backend.name
     contexts: Dict[str, Callable[[], Any]] = {"none": lambda: None}
-    for saver in savers:
-        contexts[repr(saver)] = (lambda saver=saver: Policy([("*", saver)], model=model,
-                                                            framework=name))
-    if allow_recompute:
-        contexts["recompute"] = lambda: Policy([("", recompute())], model=model, framework=name)
+    for part, part_rules in _parts(rules).items():
+        # one policy object per part, entered every step, as the plan's is when verified
+        part_policy = Policy(part_rules, model=model, framework=name)
+        contexts[part] = lambda part_policy=part_policy: part_policy
     seconds = time_contexts(lambda context: _step(model, inputs, loss_fn, context), contexts,
-                            rounds, clock)
+                            rounds, clock, settle_seconds=_costs.MEASURE_SECONDS)
     costs = ModelCosts(seconds["none"],
-                       {repr(s): seconds[repr(s)] - seconds["none"] for s in savers},
-                       seconds["recompute"] - seconds["none"] if allow_recompute else None)
+                       {part: seconds[part] - seconds["none"] for part in contexts
+                        if part not in ("none", "recompute")},
+                       seconds["recompute"] - seconds["none"] if "recompute" in contexts
+                       else None)
     MODEL_COSTS[key] = costs
     return costs
 
@@ -427,11 +458,13 @@ def _verify(result: Plan, model, inputs: tuple, loss_fn: Callable, backend: Back
         _step(model, inputs, loss_fn, result.policy)
     result.measured_peak = check.peak
     policy = result.policy
+    spread: Dict[str, float] = {}
     seconds = time_contexts(lambda context: _step(model, inputs, loss_fn, context),
                             {"none": lambda: None, "plan": lambda: policy}, rounds, clock,
-                            settle_seconds=2 * _costs.MEASURE_SECONDS)
+                            settle_seconds=2 * _costs.MEASURE_SECONDS, spread=spread)
     result.measured_seconds = seconds["plan"]
     result.measured_extra_seconds = seconds["plan"] - seconds["none"]
+    result.measured_extra_error = spread.get("plan")
     if measure:
         result.memory_peak, result.memory_peak_split = _measured_peak(
             model, inputs, loss_fn, backend, device, result.policy)
