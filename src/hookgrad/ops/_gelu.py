@@ -20,8 +20,10 @@ phi share one exponential.
 
 Neither formula selects between the signs of x (a masked copy or np.where costs as much as
 ten plain passes): see ``_gelu_chunk`` and ``_slope_chunk``. Arrays are cut into chunks that
-stay in cache across the ~28 passes, and the chunks are shared out over the intra-op threads
-(NumPy releases the GIL in its loops).
+stay in the last-level cache across the ~28 passes, and the chunks are shared out over the
+intra-op threads (NumPy releases the GIL in its loops). A chunk is large (``_CHUNK``): each
+NumPy call lets go of the GIL and takes it back, and two threads making many short calls each
+spend their time handing the GIL to each other rather than computing.
 """
 from __future__ import annotations
 
@@ -41,7 +43,10 @@ _R = tuple(_F32(0.5 * c) for c in (
 _INV_SQRT_2PI = _F32(1 / math.sqrt(2 * math.pi))
 _TINY = _F32(np.finfo(np.float32).tiny)
 _INF = _F32(np.inf)
-_CHUNK = 32768  # float32s: the six buffers of a chunk fit a 1 MiB L2 cache
+# float32s per chunk. Its buffers (512 KiB each) fall out of L2, which costs one thread little;
+# chunks of 32768 (in L2) made ~28 calls of a few microseconds per chunk and thread, and two
+# threads were no faster than one (futex wake-ups at each GIL handoff).
+_CHUNK = 131072
 
 
 def _series(x: np.ndarray, magnitude: np.ndarray, t: np.ndarray, series: np.ndarray,
@@ -123,7 +128,7 @@ def gelu_float32(x: np.ndarray) -> np.ndarray:
             _gelu_chunk(flat[start:start + size], result[start:start + size], t[:size],
                         series[:size], density[:size])
 
-    parallel_for(flat.size, 2 * _CHUNK, part)
+    parallel_for(flat.size, _CHUNK // 2, part, pieces_per_thread=2)
     return result.reshape(x.shape)
 
 
@@ -141,5 +146,5 @@ def gelu_backward_float32(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> n
             _slope_chunk(flat_x[chunk], slope[:size], t[:size], series[:size], density[:size])
             np.multiply(flat_grad[chunk], slope[:size], out=flat_out[chunk])
 
-    parallel_for(flat_x.size, 2 * _CHUNK, part)
+    parallel_for(flat_x.size, _CHUNK // 2, part, pieces_per_thread=2)
     return out

@@ -118,8 +118,10 @@ def _attend(query, key, value, mask, is_causal: bool, scale: float, output: np.n
     np.matmul(probs.astype(query.dtype, copy=False), value, out=output)
 
 
-# scores per part below which splitting over the batch costs more than it saves
-_GRAIN = 32768
+# scores per part below which splitting over the batch costs more than it saves. A part is
+# ~12 NumPy calls whatever its size, each letting go of the GIL and taking it back; small parts
+# (32768 scores, 8 of them at 2 threads) left two threads handing the GIL to each other.
+_GRAIN = 65536
 
 
 def _over_batch(query, key, value, part) -> None:
@@ -131,7 +133,7 @@ def _over_batch(query, key, value, part) -> None:
         part(0, None)
         return
     per_row = math.prod(batch[1:]) * query.shape[-2] * key.shape[-2]
-    parallel_for(batch[0], -(-_GRAIN // max(per_row, 1)), part)
+    parallel_for(batch[0], -(-_GRAIN // max(per_row, 1)), part, pieces_per_thread=2)
 
 
 def _rows(first: int, last: Optional[int], count: int, ndim: int):
