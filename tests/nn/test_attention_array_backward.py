@@ -124,3 +124,21 @@ def test_split_over_the_batch_matches_torch(case, monkeypatch):
                                atol=1e-12)
     for ga, gb in zip(grads_a, grads_b):
         np.testing.assert_allclose(gb.numpy(), ga.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("query_layout", ["contiguous", "transposed"])
+def test_gradients_have_torch_layout(query_layout):
+    # torch's fused kernel writes each gradient as (batch, length, heads, dim) in memory,
+    # whatever the layout of its input
+    rng = np.random.default_rng(12)
+    query_shape = (2, 3, 5, 4) if query_layout == "contiguous" else (2, 5, 3, 4)
+    arrays = [rng.standard_normal(shape).astype(np.float32)
+              for shape in (query_shape, (2, 3, 7, 4), (2, 3, 7, 4))]
+    strides = []
+    for lib in (torch, hookgrad):
+        q, k, v = (lib.tensor(a, requires_grad=True) for a in arrays)
+        query = q.transpose(1, 2) if query_layout == "transposed" else q
+        out = lib.nn.functional.scaled_dot_product_attention(query, k, v)
+        grads = lib.autograd.grad(out, [query, k, v], lib.ones_like(out))
+        strides.append([g.stride() for g in grads])
+    assert strides[1] == strides[0]

@@ -163,7 +163,7 @@ def _backward_arrays(ctx, grad, attn_mask, key, query, value, logsumexp, output)
     in place; split over the batch like the forward."""
     batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
     needs = ctx.needs_input_grad
-    results = [np.empty(batch + array.shape[-2:], query.dtype) if need else None
+    results = [_grad_buffer(batch, array.shape[-2:], query.dtype) if need else None
                for array, need in zip((query, key, value), needs[:3])]
     mask = None if attn_mask is None else attn_mask._data
 
@@ -174,6 +174,14 @@ def _backward_arrays(ctx, grad, attn_mask, key, query, value, logsumexp, output)
 
     _over_batch(query, key, value, part)
     return tuple(None if r is None else Tensor._make(r) for r in results)
+
+
+def _grad_buffer(batch: tuple, matrix: tuple, dtype) -> np.ndarray:
+    """A gradient of shape batch + matrix, laid out as torch's kernel lays out its gradients:
+    (batch, length, heads, dim) in memory, seen as (batch, heads, length, dim)."""
+    if len(batch) != 2:
+        return np.empty(batch + matrix, dtype)
+    return np.empty((batch[0], matrix[0], batch[1], matrix[1]), dtype).swapaxes(1, 2)
 
 
 def _grads_into(ctx, grad, mask, key, query, value, logsumexp, output, results) -> None:
