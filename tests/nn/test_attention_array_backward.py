@@ -17,6 +17,10 @@ CASES = {
     "bool mask with a masked row": ((1, 2, 5, 4), (1, 2, 5, 4), "bool", False),
     "causal": ((2, 2, 6, 8), (2, 2, 6, 8), None, True),
     "broadcast key and value": ((3, 2, 5, 4), (1, 2, 6, 4), None, False),
+    # the forward takes exp of the scores as they are unless a score is large or a row's
+    # exponentials are all tiny: then it takes each row's max first
+    "large scores": ((2, 2, 5, 8), (2, 2, 6, 8), "large", False),
+    "a row far below zero": ((2, 2, 5, 4), (2, 2, 6, 4), "far row", False),
 }
 
 
@@ -29,6 +33,13 @@ def _inputs(case, dtype, seed=0):
         mask = rng.standard_normal((q_shape[-2], kv_shape[-2])).astype(dtype)
     elif mask_kind == "float4d":
         mask = rng.standard_normal(q_shape[:2] + (q_shape[-2], kv_shape[-2])).astype(dtype)
+    elif mask_kind == "large":  # scores well above 20, some above float32's exp range
+        q *= dtype(8)
+        mask = np.zeros((q_shape[-2], kv_shape[-2]), dtype)
+        mask[0, 1] = 100
+    elif mask_kind == "far row":
+        mask = rng.standard_normal((q_shape[-2], kv_shape[-2])).astype(dtype)
+        mask[1] -= 300
     elif mask_kind == "bool":
         mask = rng.uniform(0, 1, (q_shape[-2], kv_shape[-2])) > 0.4
         mask[:, 0] = True

@@ -91,32 +91,63 @@ class ScaledDotProductAttention(Op):
         return grad_query, grad_key, grad_value
 
 
+# Scores below _EXP_SAFE have exponentials far inside the float range whatever the row length
+# (and whatever v's scale, within reason); a row whose sum of exponentials is at least
+# _SUM_SAFE had a score above about -60, so its exponentials that matter are normal floats.
+_EXP_SAFE = 20.0
+_SUM_SAFE = 1e-20
+
+
 def _attend(query, key, value, mask, is_causal: bool, scale: float, output: np.ndarray,
             logsumexp: np.ndarray) -> None:
     """softmax(q k^T scale + mask) v into ``output`` and each row's log of its softmax
     denominator into ``logsumexp`` (+inf for a fully masked row, so that exp(score -
-    logsumexp) is 0 there in backward). The row sums are einsum's one pass over each row (a
-    reduction over a short last axis is ~4x slower in NumPy), and the product with v is taken
-    before dividing by them, as torch's kernel does: the division then runs over the output,
-    which is no larger than the scores."""
+    logsumexp) is 0 there in backward).
+
+    A softmax is unchanged by any number taken from a whole row; the row's max is the usual
+    one, but a max over a short last axis is NumPy's slowest pass here (15x one over the whole
+    array). So when every score is below _EXP_SAFE (one reduction over all of them), the
+    exponentials are taken as they are, and the row max is taken only if some row's sum
+    shows its exponentials lost precision (or a row is fully masked, or a score is nan). Row
+    sums are einsum's one pass over each row (a sum over a short last axis is ~4x slower),
+    and the product with v is taken before dividing by them, as torch's kernel does: the
+    division then runs over the output, no larger than the scores."""
     scores = _scores(query, key, mask, is_causal, scale)
+    with np.errstate(over="ignore", under="ignore"):  # per thread: set in the part
+        if scores.max(initial=-np.inf) < _EXP_SAFE:
+            exps = np.exp(scores)
+            total = np.einsum("...j->...", exps)[..., None]
+            if total.min(initial=np.inf) >= _SUM_SAFE:
+                logsumexp[...] = np.log(total[..., 0])
+                _weighted_sum(exps, value, total, output)
+                return
+        _attend_from_row_max(scores, value, output, logsumexp)
+
+
+def _attend_from_row_max(scores: np.ndarray, value, output: np.ndarray,
+                         logsumexp: np.ndarray) -> None:
+    """``_attend`` after subtracting each row's max (in place: ``scores`` is a fresh array)."""
     top = scores.max(axis=-1, keepdims=True)
     masked_row = np.isneginf(top)
     any_masked = bool(masked_row.any())
     if any_masked:
         top = np.where(masked_row, 0, top)
-    exps = np.subtract(scores, top, out=scores)  # scores is a fresh array: work in it
+    exps = np.subtract(scores, top, out=scores)
     np.exp(exps, out=exps)
     total = np.einsum("...j->...", exps)[..., None]
-    with np.errstate(divide="ignore", invalid="ignore"):  # per thread: set in the part
+    with np.errstate(divide="ignore", invalid="ignore"):
         normaliser = np.log(total)
         normaliser += top
         if any_masked:  # exps are all 0 there: an infinite total gives a 0 output
             normaliser = np.where(masked_row, np.inf, normaliser)
             total = np.where(masked_row, np.inf, total)
         logsumexp[...] = normaliser[..., 0]
-        np.matmul(exps.astype(query.dtype, copy=False), value, out=output)
-        output /= total.astype(output.dtype, copy=False)
+        _weighted_sum(exps, value, total, output)
+
+
+def _weighted_sum(exps: np.ndarray, value, total: np.ndarray, output: np.ndarray) -> None:
+    np.matmul(exps.astype(output.dtype, copy=False), value, out=output)
+    output /= total.astype(output.dtype, copy=False)
 
 
 # scores per part below which splitting over the batch costs more than it saves. A part is
