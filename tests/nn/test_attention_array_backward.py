@@ -153,3 +153,20 @@ def test_gradients_have_torch_layout(query_layout):
         grads = lib.autograd.grad(out, [query, k, v], lib.ones_like(out))
         strides.append([g.stride() for g in grads])
     assert strides[1] == strides[0]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_forward_matches_torch(dtype):
+    # large values: weights left unnormalised until after the product with v would overflow
+    # float16, and exponentials of the raw scores would too
+    rng = np.random.default_rng(13)
+    q, k = (rng.standard_normal((2, 2, 48, 8)) * 2 for _ in range(2))
+    v = rng.standard_normal((2, 2, 48, 8)) * 300
+    outs = []
+    for lib in (torch, hookgrad):
+        tensors = [lib.tensor(a, dtype=getattr(lib, dtype)) for a in (q, k, v)]
+        out = lib.nn.functional.scaled_dot_product_attention(*tensors)
+        assert out.dtype == getattr(lib, dtype)
+        outs.append(out.float().numpy())
+    assert np.all(np.isfinite(outs[1]))
+    np.testing.assert_allclose(outs[1], outs[0], rtol=2e-2, atol=2e-2 * 300)

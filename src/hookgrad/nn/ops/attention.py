@@ -106,7 +106,7 @@ def _attend(query, key, value, mask, is_causal: bool, scale: float, output: np.n
 
     A softmax is unchanged by any number taken from a whole row; the row's max is the usual
     one, but a max over a short last axis is NumPy's slowest pass here (15x one over the whole
-    array). So when every score is below _EXP_SAFE (one reduction over all of them), the
+    array). So for float32 and float64 scores all below _EXP_SAFE (one reduction), the
     exponentials are taken as they are, and the row max is taken only if some row's sum
     shows its exponentials lost precision (or a row is fully masked, or a score is nan). Row
     sums are einsum's one pass over each row (a sum over a short last axis is ~4x slower),
@@ -114,7 +114,7 @@ def _attend(query, key, value, mask, is_causal: bool, scale: float, output: np.n
     division then runs over the output, no larger than the scores."""
     scores = _scores(query, key, mask, is_causal, scale)
     with np.errstate(over="ignore", under="ignore"):  # per thread: set in the part
-        if scores.max(initial=-np.inf) < _EXP_SAFE:
+        if scores.dtype in _WIDE and scores.max(initial=-np.inf) < _EXP_SAFE:
             exps = np.exp(scores)
             total = np.einsum("...j->...", exps)[..., None]
             if total.min(initial=np.inf) >= _SUM_SAFE:
@@ -134,7 +134,8 @@ def _attend_from_row_max(scores: np.ndarray, value, output: np.ndarray,
         top = np.where(masked_row, 0, top)
     exps = np.subtract(scores, top, out=scores)
     np.exp(exps, out=exps)
-    total = np.einsum("...j->...", exps)[..., None]
+    total = (np.einsum("...j->...", exps)[..., None] if exps.dtype in _WIDE
+             else exps.sum(axis=-1, keepdims=True))  # NumPy sums halves in float32
     with np.errstate(divide="ignore", invalid="ignore"):
         normaliser = np.log(total)
         normaliser += top
@@ -146,8 +147,17 @@ def _attend_from_row_max(scores: np.ndarray, value, output: np.ndarray,
 
 
 def _weighted_sum(exps: np.ndarray, value, total: np.ndarray, output: np.ndarray) -> None:
-    np.matmul(exps.astype(output.dtype, copy=False), value, out=output)
-    output /= total.astype(output.dtype, copy=False)
+    """(exps / total) v into ``output``; float32 and float64 divide the product instead of
+    the exponentials (half precision would overflow in the product of unnormalised weights)."""
+    if output.dtype in _WIDE:
+        np.matmul(exps.astype(output.dtype, copy=False), value, out=output)
+        output /= total.astype(output.dtype, copy=False)
+    else:
+        probs = np.divide(exps, total, out=exps)
+        np.matmul(probs.astype(output.dtype, copy=False), value, out=output)
+
+
+_WIDE = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 # scores per part below which splitting over the batch costs more than it saves. A part is
