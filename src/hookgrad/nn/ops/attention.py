@@ -107,20 +107,22 @@ def _attend(query, key, value, mask, is_causal: bool, scale: float, output: np.n
     A softmax is unchanged by any number taken from a whole row; the row's max is the usual
     one, but a max over a short last axis is NumPy's slowest pass here (15x one over the whole
     array). So for float32 and float64 scores all below _EXP_SAFE (one reduction), the
-    exponentials are taken as they are, and the row max is taken only if some row's sum
-    shows its exponentials lost precision (or a row is fully masked, or a score is nan). Row
+    exponentials are taken as they are, and only if some row's sum shows its exponentials
+    lost precision (or a row is fully masked) are the scores computed again and each row's
+    max taken (as for a score that is nan or not below _EXP_SAFE). Row
     sums are einsum's one pass over each row (a sum over a short last axis is ~4x slower),
     and the product with v is taken before dividing by them, as torch's kernel does: the
     division then runs over the output, no larger than the scores."""
     scores = _scores(query, key, mask, is_causal, scale)
     with np.errstate(over="ignore", under="ignore"):  # per thread: set in the part
         if scores.dtype in _WIDE and scores.max(initial=-np.inf) < _EXP_SAFE:
-            exps = np.exp(scores)
+            exps = np.exp(scores, out=scores)  # in place: no second array of scores
             total = np.einsum("...j->...", exps)[..., None]
             if total.min(initial=np.inf) >= _SUM_SAFE:
                 logsumexp[...] = np.log(total[..., 0])
                 _weighted_sum(exps, value, total, output)
                 return
+            scores = _scores(query, key, mask, is_causal, scale)  # seldom: computed again
         _attend_from_row_max(scores, value, output, logsumexp)
 
 
