@@ -74,11 +74,16 @@ def _get_pool(workers: int) -> ThreadPoolExecutor:
 PIECES_PER_THREAD = 4
 
 
-def parallel_for(total: int, grain: int, body: Callable[[int, int], None]) -> None:
+def parallel_for(total: int, grain: int, body: Callable[[int, int], None],
+                 pieces_per_thread: int = PIECES_PER_THREAD) -> None:
     """Call ``body(start, stop)`` over ``range(total)`` cut into pieces of at least ``grain``
-    items, run by the calling thread and up to ``get_num_threads() - 1`` pool threads. The
-    pieces must write disjoint memory. An exception in any piece is raised here after all
-    started pieces have finished.
+    items (and at most ``pieces_per_thread`` pieces per thread), run by the calling thread and
+    up to ``get_num_threads() - 1`` pool threads. The pieces must write disjoint memory. An
+    exception in any piece is raised here after all started pieces have finished.
+
+    Each NumPy call in a piece lets go of the GIL and takes it back, and a thread that wants
+    it back while another runs Python waits for a futex wake-up: work that is many short
+    NumPy calls per piece (GELU's and erf's passes, attention's) asks for fewer, larger pieces.
 
     Each thread claims the next piece until none is left, and the caller waits only for
     pieces another thread has started: a pool thread that is slow to wake or runs at half
@@ -89,7 +94,7 @@ def parallel_for(total: int, grain: int, body: Callable[[int, int], None]) -> No
     if min(threads, most) <= 1 or getattr(_local, "inside", False):
         body(0, total)
         return
-    pieces = min(PIECES_PER_THREAD * threads, most)
+    pieces = min(max(pieces_per_thread, 1) * threads, most)
     bounds = [total * i // pieces for i in range(pieces + 1)]
     work = _Work(body, bounds)
     pool = _get_pool(threads - 1)

@@ -17,6 +17,10 @@ CASES = {
     "bool mask with a masked row": ((1, 2, 5, 4), (1, 2, 5, 4), "bool", False),
     "causal": ((2, 2, 6, 8), (2, 2, 6, 8), None, True),
     "broadcast key and value": ((3, 2, 5, 4), (1, 2, 6, 4), None, False),
+    # the forward takes exp of the scores as they are unless a score is large or a row's
+    # exponentials are all tiny: then it takes each row's max first
+    "large scores": ((2, 2, 5, 8), (2, 2, 6, 8), "large", False),
+    "a row far below zero": ((2, 2, 5, 4), (2, 2, 6, 4), "far row", False),
 }
 
 
@@ -29,6 +33,13 @@ def _inputs(case, dtype, seed=0):
         mask = rng.standard_normal((q_shape[-2], kv_shape[-2])).astype(dtype)
     elif mask_kind == "float4d":
         mask = rng.standard_normal(q_shape[:2] + (q_shape[-2], kv_shape[-2])).astype(dtype)
+    elif mask_kind == "large":  # scores well above 20, some above float32's exp range
+        q *= dtype(8)
+        mask = np.zeros((q_shape[-2], kv_shape[-2]), dtype)
+        mask[0, 1] = 100
+    elif mask_kind == "far row":
+        mask = rng.standard_normal((q_shape[-2], kv_shape[-2])).astype(dtype)
+        mask[1] -= 300
     elif mask_kind == "bool":
         mask = rng.uniform(0, 1, (q_shape[-2], kv_shape[-2])) > 0.4
         mask[:, 0] = True
@@ -124,3 +135,38 @@ def test_split_over_the_batch_matches_torch(case, monkeypatch):
                                atol=1e-12)
     for ga, gb in zip(grads_a, grads_b):
         np.testing.assert_allclose(gb.numpy(), ga.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("query_layout", ["contiguous", "transposed"])
+def test_gradients_have_torch_layout(query_layout):
+    # torch's fused kernel writes each gradient as (batch, length, heads, dim) in memory,
+    # whatever the layout of its input
+    rng = np.random.default_rng(12)
+    query_shape = (2, 3, 5, 4) if query_layout == "contiguous" else (2, 5, 3, 4)
+    arrays = [rng.standard_normal(shape).astype(np.float32)
+              for shape in (query_shape, (2, 3, 7, 4), (2, 3, 7, 4))]
+    strides = []
+    for lib in (torch, hookgrad):
+        q, k, v = (lib.tensor(a, requires_grad=True) for a in arrays)
+        query = q.transpose(1, 2) if query_layout == "transposed" else q
+        out = lib.nn.functional.scaled_dot_product_attention(query, k, v)
+        grads = lib.autograd.grad(out, [query, k, v], lib.ones_like(out))
+        strides.append([g.stride() for g in grads])
+    assert strides[1] == strides[0]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_forward_matches_torch(dtype):
+    # large values: weights left unnormalised until after the product with v would overflow
+    # float16, and exponentials of the raw scores would too
+    rng = np.random.default_rng(13)
+    q, k = (rng.standard_normal((2, 2, 48, 8)) * 2 for _ in range(2))
+    v = rng.standard_normal((2, 2, 48, 8)) * 300
+    outs = []
+    for lib in (torch, hookgrad):
+        tensors = [lib.tensor(a, dtype=getattr(lib, dtype)) for a in (q, k, v)]
+        out = lib.nn.functional.scaled_dot_product_attention(*tensors)
+        assert out.dtype == getattr(lib, dtype)
+        outs.append(out.float().numpy())
+    assert np.all(np.isfinite(outs[1]))
+    np.testing.assert_allclose(outs[1], outs[0], rtol=2e-2, atol=2e-2 * 300)

@@ -67,19 +67,25 @@ def erf(x: np.ndarray) -> np.ndarray:
     has_nan = bool(np.isnan(flat).any())  # once here, not in every chunk
 
     def part(first: int, last: int) -> None:
-        # chunks small enough that the ~25 passes over each stay in cache
+        # each NumPy call lets go of the GIL and takes it back: chunks as large as a piece, so
+        # that each thread makes few calls (see _CHUNK)
         scratch = tuple(np.empty(min(last - first, _CHUNK)) for _ in range(5))
         for start in range(first, last, _CHUNK):
             stop = min(start + _CHUNK, last)
             _erf_chunk(flat[start:stop], result[start:stop], terms, scratch, has_nan)
 
-    parallel_for(flat.size, 4 * _CHUNK, part)
+    parallel_for(flat.size, _CHUNK // 2, part, pieces_per_thread=2)
     return result.reshape(shape)
 
 
 _FLOAT64 = np.dtype(np.float64)
 _OWN_DTYPES = (np.dtype(np.float32), _FLOAT64)
-_CHUNK = 8192
+# float64s per chunk (five scratch buffers of 512 KiB: in L3, not L2, which costs one thread
+# little).
+# Every NumPy call in a chunk releases the GIL and takes it back; with chunks of 8192, two
+# threads made ~25 short calls per chunk each and spent their time handing the GIL to each
+# other (a futex wake-up per handoff), so a second thread gained nothing.
+_CHUNK = 65536
 
 
 def _erf_chunk(x: np.ndarray, out: np.ndarray, terms: int, scratch: tuple,

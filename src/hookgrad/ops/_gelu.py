@@ -20,8 +20,10 @@ phi share one exponential.
 
 Neither formula selects between the signs of x (a masked copy or np.where costs as much as
 ten plain passes): see ``_gelu_chunk`` and ``_slope_chunk``. Arrays are cut into chunks that
-stay in cache across the ~28 passes, and the chunks are shared out over the intra-op threads
-(NumPy releases the GIL in its loops).
+stay in the last-level cache across the ~28 passes, and the chunks are shared out over the
+intra-op threads (NumPy releases the GIL in its loops). A chunk is large (``_CHUNK``): each
+NumPy call lets go of the GIL and takes it back, and two threads making many short calls each
+spend their time handing the GIL to each other rather than computing.
 """
 from __future__ import annotations
 
@@ -39,9 +41,12 @@ _R = tuple(_F32(0.5 * c) for c in (
     0.18394462764263153, 0.17659039795398712, 0.22144663333892822, -0.028641197830438614,
     0.5537760257720947, -0.5165594816207886, 0.5629122853279114, -0.1534692645072937))
 _INV_SQRT_2PI = _F32(1 / math.sqrt(2 * math.pi))
-_TINY = _F32(np.finfo(np.float32).tiny)
+_SIGN_BIT = np.int32(-2 ** 31)
 _INF = _F32(np.inf)
-_CHUNK = 32768  # float32s: the six buffers of a chunk fit a 1 MiB L2 cache
+# float32s per chunk. Its buffers (512 KiB each) fall out of L2, which costs one thread little;
+# chunks of 32768 (in L2) made ~28 calls of a few microseconds per chunk and thread, and two
+# threads were no faster than one (futex wake-ups at each GIL handoff).
+_CHUNK = 131072
 
 
 def _series(x: np.ndarray, magnitude: np.ndarray, t: np.ndarray, series: np.ndarray,
@@ -79,22 +84,23 @@ def _gelu_chunk(x: np.ndarray, out: np.ndarray, t: np.ndarray, series: np.ndarra
 
 def _slope_chunk(x: np.ndarray, out: np.ndarray, t: np.ndarray, series: np.ndarray,
                  density: np.ndarray) -> None:
-    """Phi(x) + x phi(x), with Phi = H(x) - s Q(|x|) for s = x / (|x| + tiny) and
-    H = (1 + s) / 2: no select between the signs. s is exactly +-1 for |x| > 1e-30 and 0 at
-    0; in between Q is 1/2 to far within an ulp, so Phi = 1/2 whatever s is."""
+    """Phi(x) + x phi(x), with Phi = 1/2 + s (1/2 - Q(|x|)) for s the sign of x: no select
+    between the signs. 1/2 - Q is >= 0 (0 at x = 0, where Q is 1/2 exactly), so s times it is
+    x's sign bit ORed into its bits: two integer passes (np.copysign and dividing by |x| cost
+    several float passes)."""
     np.abs(x, out=out)
     _series(x, out, t, series, density)
     series *= t
     series *= density  # Q(|x|)
-    out += _TINY
-    np.divide(x, out, out=t)  # s
-    series *= t
-    t += 1
-    t *= _HALF
-    np.subtract(t, series, out=out)  # Phi
+    np.subtract(_HALF, series, out=series)
+    sign = t.view(np.int32)
+    np.bitwise_and(x.view(np.int32), _SIGN_BIT, out=sign)
+    bits = series.view(np.int32)
+    bits |= sign  # Phi - 1/2
     density *= x
-    density *= _INV_SQRT_2PI
-    out += density
+    density *= _INV_SQRT_2PI  # x phi(x)
+    np.add(series, density, out=out)
+    out += _HALF
 
 
 def _quiet(body):
@@ -123,7 +129,7 @@ def gelu_float32(x: np.ndarray) -> np.ndarray:
             _gelu_chunk(flat[start:start + size], result[start:start + size], t[:size],
                         series[:size], density[:size])
 
-    parallel_for(flat.size, 2 * _CHUNK, part)
+    parallel_for(flat.size, _CHUNK // 2, part, pieces_per_thread=2)
     return result.reshape(x.shape)
 
 
@@ -141,5 +147,5 @@ def gelu_backward_float32(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> n
             _slope_chunk(flat_x[chunk], slope[:size], t[:size], series[:size], density[:size])
             np.multiply(flat_grad[chunk], slope[:size], out=flat_out[chunk])
 
-    parallel_for(flat_x.size, 2 * _CHUNK, part)
+    parallel_for(flat_x.size, _CHUNK // 2, part, pieces_per_thread=2)
     return out

@@ -18,6 +18,7 @@ from ..autograd.graph import legacy_type_name
 from ..autograd.views import make_view
 from ..tensor import Tensor
 from .._dtype import to_numpy_dtype
+from .. import _memory_format as _mf
 from . import _layout
 from ._args import _shape_args, infer_shape
 from ._util import normalize_dim
@@ -95,13 +96,15 @@ class ReshapeAlias(View):
 
 def reshape(input: Tensor, *shape) -> Tensor:
     """A view when the strides allow one, else a copy (UnsafeView of Clone), as torch: a
-    contiguous input gets ``view``, a non-contiguous one ``_reshape_alias``."""
+    contiguous input gets ``view``, a non-contiguous one ``_reshape_alias``. The clone is
+    row-major, as torch's (one copy: a clone keeping the input's strides would leave the
+    reshape a second copy to make)."""
     shape = infer_shape(_shape_args(shape, "reshape"), input._data.size)
     if input._data.flags.c_contiguous:
         return View.apply(input, shape)
     if view_array(input._data, shape) is not None:
         return ReshapeAlias.apply(input, shape)
-    return UnsafeView.apply(Clone.apply(input), shape)
+    return UnsafeView.apply(Clone.apply(input, _mf.contiguous_format), shape)
 
 
 def view(input: Tensor, *shape) -> Tensor:

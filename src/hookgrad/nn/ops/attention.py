@@ -91,35 +91,81 @@ class ScaledDotProductAttention(Op):
         return grad_query, grad_key, grad_value
 
 
+# Scores below _EXP_SAFE have exponentials far inside the float range whatever the row length
+# (and whatever v's scale, within reason); a row whose sum of exponentials is at least
+# _SUM_SAFE had a score above about -60, so its exponentials that matter are normal floats.
+_EXP_SAFE = 20.0
+_SUM_SAFE = 1e-20
+
+
 def _attend(query, key, value, mask, is_causal: bool, scale: float, output: np.ndarray,
             logsumexp: np.ndarray) -> None:
     """softmax(q k^T scale + mask) v into ``output`` and each row's log of its softmax
     denominator into ``logsumexp`` (+inf for a fully masked row, so that exp(score -
-    logsumexp) is 0 there in backward)."""
+    logsumexp) is 0 there in backward).
+
+    A softmax is unchanged by any number taken from a whole row; the row's max is the usual
+    one, but a max over a short last axis is NumPy's slowest pass here (15x one over the whole
+    array). So for float32 and float64 scores all below _EXP_SAFE (one reduction), the
+    exponentials are taken as they are, and only if some row's sum shows its exponentials
+    lost precision (or a row is fully masked) are the scores computed again and each row's
+    max taken (as for a score that is nan or not below _EXP_SAFE). Row
+    sums are einsum's one pass over each row (a sum over a short last axis is ~4x slower),
+    and the product with v is taken before dividing by them, as torch's kernel does: the
+    division then runs over the output, no larger than the scores."""
     scores = _scores(query, key, mask, is_causal, scale)
+    with np.errstate(over="ignore", under="ignore"):  # per thread: set in the part
+        if scores.dtype in _WIDE and scores.max(initial=-np.inf) < _EXP_SAFE:
+            exps = np.exp(scores, out=scores)  # in place: no second array of scores
+            total = np.einsum("...j->...", exps)[..., None]
+            if total.min(initial=np.inf) >= _SUM_SAFE:
+                logsumexp[...] = np.log(total[..., 0])
+                _weighted_sum(exps, value, total, output)
+                return
+            scores = _scores(query, key, mask, is_causal, scale)  # seldom: computed again
+        _attend_from_row_max(scores, value, output, logsumexp)
+
+
+def _attend_from_row_max(scores: np.ndarray, value, output: np.ndarray,
+                         logsumexp: np.ndarray) -> None:
+    """``_attend`` after subtracting each row's max (in place: ``scores`` is a fresh array)."""
     top = scores.max(axis=-1, keepdims=True)
     masked_row = np.isneginf(top)
     any_masked = bool(masked_row.any())
     if any_masked:
         top = np.where(masked_row, 0, top)
-    exps = np.subtract(scores, top, out=scores)  # scores is a fresh array: work in it
+    exps = np.subtract(scores, top, out=scores)
     np.exp(exps, out=exps)
-    total = exps.sum(axis=-1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):  # per thread: set in the part
-        if any_masked:
-            probs = np.where(masked_row, 0, exps / total)
-        else:
-            probs = np.divide(exps, total, out=exps)
+    total = (np.einsum("...j->...", exps)[..., None] if exps.dtype in _WIDE
+             else exps.sum(axis=-1, keepdims=True))  # NumPy sums halves in float32
+    with np.errstate(divide="ignore", invalid="ignore"):
         normaliser = np.log(total)
         normaliser += top
-        if any_masked:
+        if any_masked:  # exps are all 0 there: an infinite total gives a 0 output
             normaliser = np.where(masked_row, np.inf, normaliser)
-    logsumexp[...] = normaliser[..., 0]
-    np.matmul(probs.astype(query.dtype, copy=False), value, out=output)
+            total = np.where(masked_row, np.inf, total)
+        logsumexp[...] = normaliser[..., 0]
+        _weighted_sum(exps, value, total, output)
 
 
-# scores per part below which splitting over the batch costs more than it saves
-_GRAIN = 32768
+def _weighted_sum(exps: np.ndarray, value, total: np.ndarray, output: np.ndarray) -> None:
+    """(exps / total) v into ``output``; float32 and float64 divide the product instead of
+    the exponentials (half precision would overflow in the product of unnormalised weights)."""
+    if output.dtype in _WIDE:
+        np.matmul(exps.astype(output.dtype, copy=False), value, out=output)
+        output /= total.astype(output.dtype, copy=False)
+    else:
+        probs = np.divide(exps, total, out=exps)
+        np.matmul(probs.astype(output.dtype, copy=False), value, out=output)
+
+
+_WIDE = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+# scores per part below which splitting over the batch costs more than it saves. A part is
+# ~12 NumPy calls whatever its size, each letting go of the GIL and taking it back; small parts
+# (32768 scores, 8 of them at 2 threads) left two threads handing the GIL to each other.
+_GRAIN = 65536
 
 
 def _over_batch(query, key, value, part) -> None:
@@ -131,7 +177,7 @@ def _over_batch(query, key, value, part) -> None:
         part(0, None)
         return
     per_row = math.prod(batch[1:]) * query.shape[-2] * key.shape[-2]
-    parallel_for(batch[0], -(-_GRAIN // max(per_row, 1)), part)
+    parallel_for(batch[0], -(-_GRAIN // max(per_row, 1)), part, pieces_per_thread=2)
 
 
 def _rows(first: int, last: Optional[int], count: int, ndim: int):
@@ -160,7 +206,7 @@ def _backward_arrays(ctx, grad, attn_mask, key, query, value, logsumexp, output)
     in place; split over the batch like the forward."""
     batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
     needs = ctx.needs_input_grad
-    results = [np.empty(batch + array.shape[-2:], query.dtype) if need else None
+    results = [_grad_buffer(batch, array.shape[-2:], query.dtype) if need else None
                for array, need in zip((query, key, value), needs[:3])]
     mask = None if attn_mask is None else attn_mask._data
 
@@ -171,6 +217,14 @@ def _backward_arrays(ctx, grad, attn_mask, key, query, value, logsumexp, output)
 
     _over_batch(query, key, value, part)
     return tuple(None if r is None else Tensor._make(r) for r in results)
+
+
+def _grad_buffer(batch: tuple, matrix: tuple, dtype) -> np.ndarray:
+    """A gradient of shape batch + matrix, laid out as torch's kernel lays out its gradients:
+    (batch, length, heads, dim) in memory, seen as (batch, heads, length, dim)."""
+    if len(batch) != 2:
+        return np.empty(batch + matrix, dtype)
+    return np.empty((batch[0], matrix[0], batch[1], matrix[1]), dtype).swapaxes(1, 2)
 
 
 def _grads_into(ctx, grad, mask, key, query, value, logsumexp, output, results) -> None:
