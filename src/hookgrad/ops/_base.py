@@ -226,7 +226,7 @@ def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype,
         if first.flags.c_contiguous and type(second) is np.ndarray and \
                 second.flags.c_contiguous and first.shape == second.shape == result.shape:
             return result  # (broadcasting ranks size-1 dimensions' strides: the full rule)
-        return _layout.pointwise(result, first, second)  # torch's layout, not NumPy's
+        return _layout.pointwise(result, first, second, common=dtype)  # torch's, not NumPy's
     finally:
         quiet_errors.exit(token)
 

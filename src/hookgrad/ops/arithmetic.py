@@ -76,8 +76,9 @@ class Rsub(Op):
         _check_sub(self, other, number)
         _check_alpha(alpha, dtype)
         ctx.alpha = alpha
-        a, b = _pair(self, other, dtype)
-        return finish(compute("rsub", np.subtract, b, _scaled(a, alpha, a.dtype)), dtype)
+        a, b = _pair(self, other, dtype)  # torch computes sub(other, self, alpha)
+        return _layout.pointwise(finish(compute("rsub", np.subtract, b, _scaled(a, alpha, a.dtype)),
+                                        dtype), other, self, common=dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -105,8 +106,9 @@ class RsubScalar(Op):
         if alpha == 1:
             return arithmetic("rsub", _subtract_from, self, other, dtype)
         work = work_dtype(dtype)
-        return finish(compute("rsub", np.subtract, cast(other, work),
-                              _scaled(cast(self, work), alpha, work)), dtype)
+        return _layout.pointwise(finish(compute("rsub", np.subtract, cast(other, work),
+                                                _scaled(cast(self, work), alpha, work)), dtype),
+                                 other, self, common=dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -209,7 +211,8 @@ class DivMode(Op):
             ctx.save_for_backward(other if need_self or need_other else None,
                                   self if need_other else None)
         a, b = _pair(self, other, dtype)
-        return finish(divide_rounded(a, b, rounding_mode), dtype)
+        return _layout.pointwise(finish(divide_rounded(a, b, rounding_mode), dtype), self, other,
+                                 common=dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -234,7 +237,8 @@ class Remainder(Op):
             raise not_implemented("remainder_cpu", a.dtype)
         if a.dtype.kind in "iu":
             _int_div_check(b)
-        return finish(compute("remainder", np.remainder, a, b), dtype)
+        return _layout.pointwise(finish(compute("remainder", np.remainder, a, b), dtype), self,
+                                 other, common=dtype)
 
     @classmethod
     def backward(cls, ctx, grad):
@@ -265,7 +269,8 @@ class FloorDivide(Op):
     @staticmethod
     def forward(ctx, self, other, dtype, number):
         a, b = _pair(self, other, dtype)
-        return finish(divide_rounded(a, b, "floor", "floor_divide"), dtype)
+        return _layout.pointwise(finish(divide_rounded(a, b, "floor", "floor_divide"), dtype),
+                                 self, other, common=dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -358,7 +363,8 @@ class PowTensor(Op):
     def forward(ctx, self, exponent, dtype, number):
         _check_int_power(dtype, exponent)
         a, b = _pair(self, exponent, dtype)
-        result = finish(compute("pow", _power, a, b), dtype)
+        result = _layout.pointwise(finish(compute("pow", _power, a, b), dtype), self, exponent,
+                                   common=dtype)
         ctx.save_for_backward(exponent, self, result)
         return result
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor
+from . import _layout
 from ._base import as_operand, cast, promote, work_dtype
 from ._util import broadcast_error
 from .pointwise import _array, _first_tensor, _tensor
@@ -18,7 +19,7 @@ def _compare(name: str, fn):
             return name == "ne"
         input = _tensor(input, name)
         other = as_operand(other, name)
-        return _apply_pair(name, fn, input, other, work_dtype(promote(input, other)))
+        return _apply_pair(name, fn, input, other, promote(input, other))
 
     op.__name__ = name
     op.__doc__ = _COMPARISON_DOCS[name]
@@ -42,11 +43,14 @@ _COMPARISON_DOCS = {
 
 
 def _apply_pair(name: str, fn, input: Tensor, other, dtype) -> Tensor:
-    """``fn`` on both operands cast to ``dtype``; a result that records no graph."""
-    a = cast(input._data, dtype)
-    b = cast(other._data if isinstance(other, Tensor) else other, dtype)
+    """``fn`` on both operands promoted to ``dtype`` (computed in its work dtype); a result
+    that records no graph, laid out as torch's elementwise results."""
+    work = work_dtype(dtype)
+    first, second = input._data, other._data if isinstance(other, Tensor) else other
+    a, b = cast(first, work), cast(second, work)
     try:
-        return Tensor._make(np.asarray(fn(a, b)))
+        return Tensor._make(_layout.pointwise(np.asarray(fn(a, b)), first, second,
+                                              common=dtype))
     except ValueError:
         raise broadcast_error(name, a.shape, b.shape) from None
 
