@@ -24,10 +24,12 @@ def _add_scaled(ctx, op_name: str, fn, self, other, dtype, alpha, inplace: bool 
     ctx.alpha = alpha
     if work_dtype(dtype) is not dtype and not isinstance(other, np.ndarray):
         other = cast(other, dtype)  # torch's add kernel rounds a number to half precision first
-    if alpha != 1:
-        work = work_dtype(dtype)
-        other = _scaled(cast(other, work), alpha, work)
-    return arithmetic(op_name, fn, self, other, dtype, inplace)
+    if alpha == 1:
+        return arithmetic(op_name, fn, self, other, dtype, inplace)
+    work = work_dtype(dtype)
+    result = arithmetic(op_name, fn, self, _scaled(cast(other, work), alpha, work), dtype, inplace)
+    # laid out over the operands torch sees (the scaled copy of other is ours alone)
+    return result if inplace else _layout.pointwise(result, self, other, common=dtype)
 
 
 class Add(Op):
@@ -340,9 +342,10 @@ class Pow(Op):
         ctx.save_for_backward(self)
         if dtype.kind == "b":  # bool ** number is computed in int64 and cast back
             work = np.dtype(np.int64)
-            return finish(_power(cast(self, work), cast(exponent, work)), dtype)
+            return _layout.pointwise(finish(_power(cast(self, work), cast(exponent, work)),
+                                            dtype), self)
         kernel = _scalar_power if dtype != np.float16 else _half_power
-        return arithmetic("pow", kernel, self, exponent, dtype)
+        return arithmetic("pow", kernel, self, exponent, dtype, unary=True)
 
     @staticmethod
     def backward(ctx, grad):
