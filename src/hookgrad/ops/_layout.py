@@ -28,6 +28,9 @@ def contiguous(result: np.ndarray) -> np.ndarray:
     source's there, e.g. after a keepdim reduction of a transposed input)."""
     if not result.flags.c_contiguous:
         return np.ascontiguousarray(result)
+    if result.size == 0 and result.ndim:  # NumPy gives an empty array zero strides, often
+        strides = _row_major_strides(result)
+        return result if result.strides == strides else restrided(result, strides)
     # a row-major array's strides can differ from torch's only on size-1 dimensions (and on
     # every dimension of an empty array, where NumPy may give zeros)
     if result.ndim > 1 and (1 in result.shape or result.size == 0) \
@@ -358,17 +361,26 @@ def empty_like(source: np.ndarray, dtype=None) -> np.ndarray:
     return _empty_strided(source.shape, strides, dtype)
 
 
-def restrided(view: np.ndarray, strides: tuple) -> np.ndarray:
+def restrided(view: np.ndarray, strides: tuple, shift: int = 0) -> np.ndarray:
     """``view`` with other byte ``strides`` on the same memory (for size-1 dimensions, whose
-    stride NumPy and torch choose differently), still a view of the array that owns it."""
+    stride NumPy and torch choose differently), still a view of the array that owns it.
+    ``shift``: bytes to move the start by, for an empty view (NumPy leaves an empty slice's
+    start where the slice began; torch moves its storage offset to the slice's start)."""
     root = view
     while isinstance(root.base, np.ndarray):
         root = root.base
-    offset = view.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    offset = view.__array_interface__["data"][0] - root.__array_interface__["data"][0] + shift
     try:
         result = np.ndarray(view.shape, view.dtype, buffer=root, offset=offset, strides=strides)
     except (TypeError, ValueError, BufferError):  # an owner without a plain buffer
-        return view
+        if view.size and any(n > 1 and old != new
+                             for n, old, new in zip(view.shape, view.strides, strides)):
+            return view
+        # only strides that address no memory change (size-1 dims, or no element at all),
+        # so NumPy's unchecked view is safe; its stand-in base still leads to the owner (an
+        # empty view's start stays where it was)
+        return np.lib.stride_tricks.as_strided(view, view.shape, strides,
+                                               writeable=view.flags.writeable)
     if not view.flags.writeable:
         result.flags.writeable = False
     return result
