@@ -92,6 +92,20 @@ def pointwise(result: np.ndarray, *operands, common=None) -> np.ndarray:
             break
     else:
         return contiguous(result)
+    first = operands[0]
+    if type(first) is np.ndarray and result.size and len(shape) < 4:
+        # torch's other shortcut, as cheaply: operands of one shape and one dense layout give
+        # the result their strides (a promoted copy of a dense operand keeps them too)
+        strides = first.strides
+        for operand in operands:
+            if type(operand) is not np.ndarray or operand.shape != shape \
+                    or operand.strides != strides:
+                break
+        else:
+            if is_dense(first):
+                itemsize = first.itemsize
+                return _strided(result, tuple(abs(s) // itemsize * result.itemsize
+                                              for s in strides))
     if result.size:  # row-major operands (size-1 strides too) broadcast to a row-major result
         for operand in operands:
             if isinstance(operand, np.ndarray):
