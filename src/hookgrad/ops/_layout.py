@@ -7,11 +7,17 @@ torch has three rules and every op follows one of them:
   is not dense) allocate a plain row-major result.
 * ``preserve``: ``clone``, casts, ``*_like`` factories and sort allocate "like the input": the same
   strides when the input is dense and non-overlapping (a transposed tensor stays transposed), else
-  contiguous (an expanded or sliced input gives a row-major result).
-* ``pointwise``: elementwise ops (torch's TensorIterator) order the result's dimensions by the
-  operands' strides, the first operand that tells two dimensions apart deciding, broadcast
-  (stride 0) dimensions telling nothing. NumPy's ``order="K"`` is close but differs where operands
-  disagree (NumPy falls back to row-major, torch follows the first) and on expanded inputs.
+  dense strides in the input's memory order (``dense_strides``: a sliced transpose stays
+  transposed, an expanded dimension keeps its place).
+* ``pointwise``: elementwise ops follow torch's TensorIterator. When every operand has the
+  result's shape (a number is a 0-d operand, so it breaks this) and all are row-major, all
+  channels-last, or all dense with one set of strides, the result takes that layout. Otherwise
+  the dimensions are ranked by an insertion sort that asks each operand's strides in turn (a
+  broadcast or zero stride tells nothing, a size-1 dimension's own stride does, equal strides
+  put the smaller dimension inside, else the next operand decides), and the result is dense in
+  that order with a plain running product of sizes (so an empty result's slower dimensions
+  get stride 0). An operand of another dtype than the one computed in is first copied to it
+  as ``Tensor.to`` copies (``promoted``), and that copy is what is ranked.
 
 Each helper takes NumPy's answer and copies it only when its layout is not torch's, so the
 common case (contiguous operands) costs one flag test.
