@@ -102,9 +102,6 @@ class Generator(ViewLines, HookLines):
     def wrote(self, name: str) -> None:
         self.written.add(self.root.get(name, name))
 
-    def is_view(self, name: str) -> bool:
-        return name in self.root
-
     def shape_of(self, name):
         return self.vars[name][0]
 
@@ -156,14 +153,7 @@ class Generator(ViewLines, HookLines):
         if a is None:
             return
         shape = self.shape_of(a)
-        # Broadcasting two operands of different shapes where one is a view is left out: a
-        # view's size-1 dimensions may carry other strides in hookgrad than in torch (e.g. a
-        # pointwise result of ``reshape(24, 1).t().unsqueeze(1)``, then broadcast against a
-        # matrix; or ``mean(0, keepdim=True)`` added to its permutation), and broadcasting ranks
-        # those strides, so the result's memory order can differ (values agree; an open gap).
-        # Equal shapes are in.
-        candidates = [n for n, (s, _) in self.vars.items() if broadcast(shape, s) is not None
-                      and (s == shape or not (self.is_view(n) or self.is_view(a)))]
+        candidates = [n for n, (s, _) in self.vars.items() if broadcast(shape, s) is not None]
         b = self.rng.choice(candidates)
         out = self.name()
         template = self.rng.choice(BINARY)

@@ -195,12 +195,14 @@ def to_work(value, work: np.dtype) -> np.ndarray:
 
 
 def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype,
-               inplace: bool = False) -> np.ndarray:
+               inplace: bool = False, unary: bool = False) -> np.ndarray:
     """``fn(a, b)`` for an array ``a`` and an array or number ``b``, computed in ``dtype``'s
     work dtype and returned as a fresh array of ``dtype``: the cast, the ufunc and the rounding
     share one quiet section. ``inplace`` (the ufunc ``fn`` of add_, mul_ ...): when ``a``
     already has the work dtype and the result dtype, the result is written straight into ``a``
-    (NumPy computes as if an overlapping ``b`` were copied first) and ``a`` is returned."""
+    (NumPy computes as if an overlapping ``b`` were copied first) and ``a`` is returned.
+    ``unary``: a number ``b`` is a parameter of a unary op in torch (``pow(x, 2)``), not an
+    operand, so the result is laid out over ``a`` alone."""
     work = work_dtype(dtype)
     token = quiet_errors.enter()  # the with-statement's halves, inline: see quiet_errors
     try:
@@ -226,7 +228,9 @@ def arithmetic(op_name: str, fn, a: np.ndarray, b, dtype: np.dtype,
         if first.flags.c_contiguous and type(second) is np.ndarray and \
                 second.flags.c_contiguous and first.shape == second.shape == result.shape:
             return result  # (broadcasting ranks size-1 dimensions' strides: the full rule)
-        return _layout.pointwise(result, first, second)  # torch's layout, not NumPy's
+        if unary:
+            return _layout.pointwise(result, first, common=dtype)
+        return _layout.pointwise(result, first, second, common=dtype)  # torch's, not NumPy's
     finally:
         quiet_errors.exit(token)
 

@@ -7,11 +7,17 @@ torch has three rules and every op follows one of them:
   is not dense) allocate a plain row-major result.
 * ``preserve``: ``clone``, casts, ``*_like`` factories and sort allocate "like the input": the same
   strides when the input is dense and non-overlapping (a transposed tensor stays transposed), else
-  contiguous (an expanded or sliced input gives a row-major result).
-* ``pointwise``: elementwise ops (torch's TensorIterator) order the result's dimensions by the
-  operands' strides, the first operand that tells two dimensions apart deciding, broadcast
-  (stride 0) dimensions telling nothing. NumPy's ``order="K"`` is close but differs where operands
-  disagree (NumPy falls back to row-major, torch follows the first) and on expanded inputs.
+  dense strides in the input's memory order (``dense_strides``: a sliced transpose stays
+  transposed, an expanded dimension keeps its place).
+* ``pointwise``: elementwise ops follow torch's TensorIterator. When every operand has the
+  result's shape (a number is a 0-d operand, so it breaks this) and all are row-major, all
+  channels-last, or all dense with one set of strides, the result takes that layout. Otherwise
+  the dimensions are ranked by an insertion sort that asks each operand's strides in turn (a
+  broadcast or zero stride tells nothing, a size-1 dimension's own stride does, equal strides
+  put the smaller dimension inside, else the next operand decides), and the result is dense in
+  that order with a plain running product of sizes (so an empty result's slower dimensions
+  get stride 0). An operand of another dtype than the one computed in is first copied to it
+  as ``Tensor.to`` copies (``promoted``), and that copy is what is ranked.
 
 Each helper takes NumPy's answer and copies it only when its layout is not torch's, so the
 common case (contiguous operands) costs one flag test.
@@ -28,6 +34,9 @@ def contiguous(result: np.ndarray) -> np.ndarray:
     source's there, e.g. after a keepdim reduction of a transposed input)."""
     if not result.flags.c_contiguous:
         return np.ascontiguousarray(result)
+    if result.size == 0 and result.ndim:  # NumPy gives an empty array zero strides, often
+        strides = _row_major_strides(result)
+        return result if result.strides == strides else restrided(result, strides)
     # a row-major array's strides can differ from torch's only on size-1 dimensions (and on
     # every dimension of an empty array, where NumPy may give zeros)
     if result.ndim > 1 and (1 in result.shape or result.size == 0) \
@@ -66,42 +75,168 @@ def preserve(result: np.ndarray, source: np.ndarray) -> np.ndarray:
     if _row_major(source):
         return contiguous(result)
     if not is_dense(source):
-        order = iterator_order(result.shape, [source])
-        return contiguous(result) if order is None else _in_order(result, order)
+        return _strided(result, tuple(s * result.itemsize for s in dense_strides(
+            source.shape, torch_strides(source))))
     scale = result.itemsize / source.itemsize
     return _strided(result, tuple(int(abs(s) * scale) for s in source.strides))
 
 
-def pointwise(result: np.ndarray, *operands) -> np.ndarray:
+def pointwise(result: np.ndarray, *operands, common=None) -> np.ndarray:
     """``result`` laid out as torch's TensorIterator lays out an elementwise result of
-    ``operands`` (arrays, or numbers, in torch's argument order)."""
+    ``operands`` (arrays, numbers, or :func:`promoted` stand-ins, in torch's argument order).
+
+    ``common``: the dtype torch computes in, when it is given; an operand of another dtype is
+    first copied to it as ``Tensor.to`` copies (:func:`promoted`), and that copy's layout is
+    the one ranked (an expanded ``float32`` operand added to a ``float64`` one is dense by
+    then)."""
     shape = result.shape
     if len(shape) < 2:  # a 0-d or 1-d result has one layout: row-major
         return result if result.flags.c_contiguous else np.ascontiguousarray(result)
-    for operand in operands:  # the most common case: row-major operands of the result's shape
+    for operand in operands:  # torch's own shortcut: row-major operands of the result's shape
         if type(operand) is not np.ndarray or operand.shape != shape \
                 or not operand.flags.c_contiguous:
             break
     else:
         return contiguous(result)
-    # torch's shortcut (row-major operands, row-major result) holds when every operand has
-    # the result's shape; when broadcasting, a size-1 dimension's stride is ranked too
-    same = all(getattr(operand, "shape", ()) == result.shape for operand in operands)
+    first = operands[0]
+    if type(first) is np.ndarray and result.size and len(shape) < 4:
+        # torch's other shortcut, as cheaply: operands of one shape and one dense layout give
+        # the result their strides (a promoted copy of a dense operand keeps them too)
+        strides = first.strides
+        for operand in operands:
+            if type(operand) is not np.ndarray or operand.shape != shape \
+                    or operand.strides != strides:
+                break
+        else:
+            if is_dense(first):
+                itemsize = first.itemsize
+                return _strided(result, tuple(abs(s) // itemsize * result.itemsize
+                                              for s in strides))
+    if result.size:  # row-major operands (size-1 strides too) broadcast to a row-major result
+        for operand in operands:
+            if isinstance(operand, np.ndarray):
+                if not _row_major(operand):
+                    break
+            elif type(operand) is _Strides:
+                break
+        else:
+            return contiguous(result)
+    return _iterated(result, operands, common)
+
+
+def promoted(operand, dtype):
+    """``operand`` as TensorIterator sees it after promoting it to ``dtype``: the array itself
+    when it has that dtype, else a stand-in with the strides of ``operand.to(dtype)``
+    (``operand``'s own when dense, else :func:`dense_strides`). Numbers pass through."""
+    if not isinstance(operand, np.ndarray) or operand.dtype == dtype:
+        return operand
+    strides = torch_strides(operand)
+    if not _dense(operand.shape, strides):
+        strides = dense_strides(operand.shape, strides)
+    return _Strides(operand.shape, strides, 1)
+
+
+def torch_strides(array: np.ndarray) -> tuple:
+    """``array``'s strides in elements, as ``Tensor.stride()`` reports them (NumPy gives an
+    empty array zero strides where torch has row-major ones)."""
+    itemsize = array.itemsize
+    strides = tuple(abs(s) // itemsize for s in array.strides)
+    if array.size == 0 and array.ndim and not any(strides):
+        return _empty_row_major(array.shape)
+    return strides
+
+
+def _empty_row_major(shape: tuple) -> tuple:
+    """torch's row-major strides (a size-0 dimension steps as if it were 1)."""
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
+
+def _iterated(result: np.ndarray, operands: tuple, common) -> np.ndarray:
+    """The general rule (TensorIterator's ``fast_set_up``, else ``compute_strides``,
+    ``reorder_dimensions`` and ``allocate_or_resize_outputs``)."""
+    shape = result.shape
+    ndim = len(shape)
+    tensors = []  # (shape, element strides) of each tensor operand
+    same = True  # torch's all_ops_same_shape: a number (a wrapped 0-d tensor) breaks it
     for operand in operands:
-        if isinstance(operand, np.ndarray) and not (
-                operand.flags.c_contiguous if same else _row_major(operand)):
-            break
-    else:  # row-major operands (the common case) give a row-major result
+        if isinstance(operand, np.ndarray):
+            if common is not None:
+                operand = promoted(operand, common)
+        elif type(operand) is not _Strides:
+            same = False
+            continue
+        if isinstance(operand, np.ndarray):
+            tensors.append((operand.shape, torch_strides(operand)))
+        else:
+            tensors.append((operand.shape, operand.element_strides))
+        same = same and operand.shape == shape
+    if same:
+        if all(_contiguous(shape, strides) for _, strides in tensors):
+            return contiguous(result)
+        if ndim in (4, 5):
+            fmt = _mf.channels_last if ndim == 4 else _mf.channels_last_3d
+            if all(_mf.is_contiguous(shape, strides, False, fmt) for _, strides in tensors):
+                return _strided(result, tuple(s * result.itemsize
+                                              for s in _mf.channels_last_strides(shape)))
+        first = tensors[0][1]
+        if all(strides == first and _dense(shape, strides) for _, strides in tensors):
+            return _strided(result, tuple(s * result.itemsize for s in first))
+    ranked = []
+    for operand_shape, strides in tensors:  # broadcast dimensions say nothing: stride 0
+        offset = ndim - len(operand_shape)
+        ranked.append([0] * offset + [0 if n == 1 and shape[offset + i] != 1 else s
+                                      for i, (n, s) in enumerate(zip(operand_shape, strides))])
+    fastest_first = _rank(shape, ranked)
+    if fastest_first == list(range(ndim - 1, -1, -1)):
         return contiguous(result)
-    arrays = [a for a in operands if isinstance(a, np.ndarray)]
-    first = arrays[0]
-    if len(arrays) == len(operands) and all(a.shape == result.shape for a in arrays) and all(
-            a.strides == first.strides for a in arrays) and is_dense(first):
-        # operands of one shape and one dense layout: the result takes their strides
-        scale = result.itemsize / first.itemsize
-        return _strided(result, tuple(int(abs(s) * scale) for s in first.strides))
-    order = iterator_order(result.shape, arrays)
-    return contiguous(result) if order is None else _in_order(result, order)
+    strides, step = [0] * ndim, result.itemsize
+    for d in fastest_first:  # a plain running product: a size-0 dimension zeroes the rest
+        strides[d] = step
+        step *= shape[d]
+    return _strided(result, tuple(strides))
+
+
+def _contiguous(shape: tuple, strides: tuple) -> bool:
+    """torch's ``is_contiguous()`` from a shape and element strides."""
+    step = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size == 0:
+            return True
+        if size != 1:
+            if stride != step:
+                return False
+            step *= size
+    return True
+
+
+def _dense(shape: tuple, strides: tuple) -> bool:
+    """torch's ``is_non_overlapping_and_dense()`` from a shape and element strides."""
+    if _contiguous(shape, strides):
+        return True
+    step = 1
+    for stride, size in sorted((s, n) for s, n in zip(strides, shape) if n > 1):
+        if stride != step:
+            return False
+        step *= size
+    return True
+
+
+def dense_strides(shape: tuple, strides: tuple) -> tuple:
+    """Dense element strides in the memory order of ``strides`` (torch's
+    ``infer_dense_strides``, for copies of a tensor that is not dense): a zero stride leaves
+    two dimensions in place, equal strides put the smaller dimension inside, and size-0 and
+    size-1 dimensions take no room."""
+    fastest_first = _rank(shape, [strides])
+    result, step = [0] * len(shape), 1
+    for d in fastest_first:
+        result[d] = step
+        if shape[d] > 1:
+            step *= shape[d]
+    return tuple(result)
 
 
 def _row_major(operand: np.ndarray) -> bool:
@@ -148,10 +283,13 @@ def advanced_index(result: np.ndarray, source: np.ndarray, key: tuple) -> np.nda
 
 
 class _Strides:
-    """Shape and byte strides of an operand that exists only to be ranked."""
+    """Shape and strides of an operand that exists only to be ranked (``element_strides`` in
+    elements; ``strides`` in bytes of ``itemsize``, as NumPy's)."""
 
-    def __init__(self, shape: tuple, strides: list):
-        self.shape, self.strides, self.ndim = tuple(shape), tuple(strides), len(shape)
+    def __init__(self, shape: tuple, strides, itemsize: int = 1):
+        self.shape, self.ndim = tuple(shape), len(shape)
+        self.element_strides = tuple(s // itemsize for s in strides)
+        self.strides = tuple(strides)
 
 
 def iterator_order(shape: tuple, arrays: list):
@@ -166,6 +304,16 @@ def iterator_order(shape: tuple, arrays: list):
         strides.append([0] * offset + [0 if n == 1 and shape[offset + i] != 1 else abs(s)
                                        for i, (n, s) in enumerate(zip(array.shape,
                                                                       array.strides))])
+    order = _rank(shape, strides)[::-1]
+    return None if order == list(range(ndim)) else order
+
+
+def _rank(shape: tuple, strides: list) -> list:
+    """TensorIterator's ``reorder_dimensions``: the dimensions fastest first, by an insertion
+    sort that asks each operand's ``strides`` in turn (a zero stride tells nothing, equal
+    strides put the smaller dimension inside, else the next operand decides) and keeps two
+    dimensions in place when no operand tells them apart."""
+    ndim = len(shape)
     fastest_first = list(range(ndim - 1, -1, -1))
 
     def should_swap(d0: int, d1: int) -> int:
@@ -188,8 +336,7 @@ def iterator_order(shape: tuple, arrays: list):
                 d1 = d0
             elif comparison < 0:
                 break
-    order = fastest_first[::-1]
-    return None if order == list(range(ndim)) else order
+    return fastest_first
 
 
 def _in_order(result: np.ndarray, order: list) -> np.ndarray:
@@ -228,24 +375,32 @@ def empty_like(source: np.ndarray, dtype=None) -> np.ndarray:
     if _row_major(source):
         return contiguous(np.empty(source.shape, dtype))
     if not is_dense(source):
-        order = iterator_order(source.shape, [source])
-        out = np.empty(source.shape, dtype)
-        return out if order is None else _in_order(out, order)
+        return _empty_strided(source.shape, tuple(s * dtype.itemsize for s in dense_strides(
+            source.shape, torch_strides(source))), dtype)
     strides = tuple(abs(s) // source.itemsize * dtype.itemsize for s in source.strides)
     return _empty_strided(source.shape, strides, dtype)
 
 
-def restrided(view: np.ndarray, strides: tuple) -> np.ndarray:
+def restrided(view: np.ndarray, strides: tuple, shift: int = 0) -> np.ndarray:
     """``view`` with other byte ``strides`` on the same memory (for size-1 dimensions, whose
-    stride NumPy and torch choose differently), still a view of the array that owns it."""
+    stride NumPy and torch choose differently), still a view of the array that owns it.
+    ``shift``: bytes to move the start by, for an empty view (NumPy leaves an empty slice's
+    start where the slice began; torch moves its storage offset to the slice's start)."""
     root = view
     while isinstance(root.base, np.ndarray):
         root = root.base
-    offset = view.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    offset = view.__array_interface__["data"][0] - root.__array_interface__["data"][0] + shift
     try:
         result = np.ndarray(view.shape, view.dtype, buffer=root, offset=offset, strides=strides)
     except (TypeError, ValueError, BufferError):  # an owner without a plain buffer
-        return view
+        if view.size and any(n > 1 and old != new
+                             for n, old, new in zip(view.shape, view.strides, strides)):
+            return view
+        # only strides that address no memory change (size-1 dims, or no element at all),
+        # so NumPy's unchecked view is safe; its stand-in base still leads to the owner (an
+        # empty view's start stays where it was)
+        return np.lib.stride_tricks.as_strided(view, view.shape, strides,
+                                               writeable=view.flags.writeable)
     if not view.flags.writeable:
         result.flags.writeable = False
     return result

@@ -60,7 +60,8 @@ class Hardtanh(Op):
             raise RuntimeError("\"hardtanh_cpu\" not implemented for 'Bool'")
         ctx._saved_min_val, ctx._saved_max_val = min_val, max_val
         ctx.save_for_backward(self)
-        return _layout.pointwise(Hardtanh._clip(self, min_val, max_val), self)
+        # torch writes into empty_like(self): self's own layout, not the elementwise rule's
+        return _layout.preserve(Hardtanh._clip(self, min_val, max_val), self)
 
     @staticmethod
     def _clip(x: np.ndarray, low, high) -> np.ndarray:
@@ -280,7 +281,8 @@ class Hardshrink(Softshrink):
         ctx._saved_lambd = lambd
         ctx.save_for_backward(self)
         t = self.dtype.type(lambd)
-        return np.where((self >= -t) & (self <= t), np.zeros((), self.dtype), self)
+        return _layout.pointwise(np.where((self >= -t) & (self <= t), np.zeros((), self.dtype),
+                                          self), self)
 
 
 # ---------------------------------------------------------------------------------------------

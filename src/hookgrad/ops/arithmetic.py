@@ -24,10 +24,12 @@ def _add_scaled(ctx, op_name: str, fn, self, other, dtype, alpha, inplace: bool 
     ctx.alpha = alpha
     if work_dtype(dtype) is not dtype and not isinstance(other, np.ndarray):
         other = cast(other, dtype)  # torch's add kernel rounds a number to half precision first
-    if alpha != 1:
-        work = work_dtype(dtype)
-        other = _scaled(cast(other, work), alpha, work)
-    return arithmetic(op_name, fn, self, other, dtype, inplace)
+    if alpha == 1:
+        return arithmetic(op_name, fn, self, other, dtype, inplace)
+    work = work_dtype(dtype)
+    result = arithmetic(op_name, fn, self, _scaled(cast(other, work), alpha, work), dtype, inplace)
+    # laid out over the operands torch sees (the scaled copy of other is ours alone)
+    return result if inplace else _layout.pointwise(result, self, other, common=dtype)
 
 
 class Add(Op):
@@ -76,8 +78,9 @@ class Rsub(Op):
         _check_sub(self, other, number)
         _check_alpha(alpha, dtype)
         ctx.alpha = alpha
-        a, b = _pair(self, other, dtype)
-        return finish(compute("rsub", np.subtract, b, _scaled(a, alpha, a.dtype)), dtype)
+        a, b = _pair(self, other, dtype)  # torch computes sub(other, self, alpha)
+        return _layout.pointwise(finish(compute("rsub", np.subtract, b, _scaled(a, alpha, a.dtype)),
+                                        dtype), other, self, common=dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -105,8 +108,9 @@ class RsubScalar(Op):
         if alpha == 1:
             return arithmetic("rsub", _subtract_from, self, other, dtype)
         work = work_dtype(dtype)
-        return finish(compute("rsub", np.subtract, cast(other, work),
-                              _scaled(cast(self, work), alpha, work)), dtype)
+        return _layout.pointwise(finish(compute("rsub", np.subtract, cast(other, work),
+                                                _scaled(cast(self, work), alpha, work)), dtype),
+                                 other, self, common=dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -209,7 +213,8 @@ class DivMode(Op):
             ctx.save_for_backward(other if need_self or need_other else None,
                                   self if need_other else None)
         a, b = _pair(self, other, dtype)
-        return finish(divide_rounded(a, b, rounding_mode), dtype)
+        return _layout.pointwise(finish(divide_rounded(a, b, rounding_mode), dtype), self, other,
+                                 common=dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -234,7 +239,8 @@ class Remainder(Op):
             raise not_implemented("remainder_cpu", a.dtype)
         if a.dtype.kind in "iu":
             _int_div_check(b)
-        return finish(compute("remainder", np.remainder, a, b), dtype)
+        return _layout.pointwise(finish(compute("remainder", np.remainder, a, b), dtype), self,
+                                 other, common=dtype)
 
     @classmethod
     def backward(cls, ctx, grad):
@@ -265,7 +271,8 @@ class FloorDivide(Op):
     @staticmethod
     def forward(ctx, self, other, dtype, number):
         a, b = _pair(self, other, dtype)
-        return finish(divide_rounded(a, b, "floor", "floor_divide"), dtype)
+        return _layout.pointwise(finish(divide_rounded(a, b, "floor", "floor_divide"), dtype),
+                                 self, other, common=dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -335,9 +342,10 @@ class Pow(Op):
         ctx.save_for_backward(self)
         if dtype.kind == "b":  # bool ** number is computed in int64 and cast back
             work = np.dtype(np.int64)
-            return finish(_power(cast(self, work), cast(exponent, work)), dtype)
+            return _layout.pointwise(finish(_power(cast(self, work), cast(exponent, work)),
+                                            dtype), self)
         kernel = _scalar_power if dtype != np.float16 else _half_power
-        return arithmetic("pow", kernel, self, exponent, dtype)
+        return arithmetic("pow", kernel, self, exponent, dtype, unary=True)
 
     @staticmethod
     def backward(ctx, grad):
@@ -358,7 +366,8 @@ class PowTensor(Op):
     def forward(ctx, self, exponent, dtype, number):
         _check_int_power(dtype, exponent)
         a, b = _pair(self, exponent, dtype)
-        result = finish(compute("pow", _power, a, b), dtype)
+        result = _layout.pointwise(finish(compute("pow", _power, a, b), dtype), self, exponent,
+                                   common=dtype)
         ctx.save_for_backward(exponent, self, result)
         return result
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor
+from . import _layout
 from ._base import as_operand, cast, promote, work_dtype
 from ._util import broadcast_error
 from .pointwise import _array, _first_tensor, _tensor
@@ -18,7 +19,7 @@ def _compare(name: str, fn):
             return name == "ne"
         input = _tensor(input, name)
         other = as_operand(other, name)
-        return _apply_pair(name, fn, input, other, work_dtype(promote(input, other)))
+        return _apply_pair(name, fn, input, other, promote(input, other))
 
     op.__name__ = name
     op.__doc__ = _COMPARISON_DOCS[name]
@@ -42,11 +43,14 @@ _COMPARISON_DOCS = {
 
 
 def _apply_pair(name: str, fn, input: Tensor, other, dtype) -> Tensor:
-    """``fn`` on both operands cast to ``dtype``; a result that records no graph."""
-    a = cast(input._data, dtype)
-    b = cast(other._data if isinstance(other, Tensor) else other, dtype)
+    """``fn`` on both operands promoted to ``dtype`` (computed in its work dtype); a result
+    that records no graph, laid out as torch's elementwise results."""
+    work = work_dtype(dtype)
+    first, second = input._data, other._data if isinstance(other, Tensor) else other
+    a, b = cast(first, work), cast(second, work)
     try:
-        return Tensor._make(np.asarray(fn(a, b)))
+        return Tensor._make(_layout.pointwise(np.asarray(fn(a, b)), first, second,
+                                              common=dtype))
     except ValueError:
         raise broadcast_error(name, a.shape, b.shape) from None
 
@@ -84,7 +88,7 @@ bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor)
 
 def logical_not(input: Tensor) -> Tensor:
     """Elementwise logical NOT; the result is a bool tensor."""
-    return Tensor._make(np.logical_not(input._data))
+    return Tensor._make(_layout.pointwise(np.logical_not(input._data), input._data))
 
 
 def bitwise_not(input: Tensor) -> Tensor:
@@ -92,22 +96,33 @@ def bitwise_not(input: Tensor) -> Tensor:
     if input._data.dtype.kind in "fV":
         raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for "
                                   f"'{_dtype.scalar_type_name(input._data.dtype)}'")
-    return Tensor._make(np.invert(input._data))
+    return Tensor._make(_layout.pointwise(np.invert(input._data), input._data))
 
 
 def isnan(input: Tensor) -> Tensor:
     """Elementwise: NaN (a bool tensor)."""
-    return Tensor._make(np.isnan(input._data))
+    return Tensor._make(_layout.pointwise(np.isnan(input._data), input._data))  # self != self
 
 
 def isinf(input: Tensor) -> Tensor:
     """Elementwise: plus or minus infinity (a bool tensor)."""
-    return Tensor._make(np.isinf(input._data))
+    return Tensor._make(_finite_test(np.isinf(input._data), input._data))
 
 
 def isfinite(input: Tensor) -> Tensor:
     """Elementwise: neither infinite nor NaN (a bool tensor)."""
-    return Tensor._make(np.isfinite(input._data))
+    return Tensor._make(_finite_test(np.isfinite(input._data), input._data, finite=True))
+
+
+def _finite_test(result: np.ndarray, array: np.ndarray, finite: bool = False) -> np.ndarray:
+    """``result`` laid out as torch's ``isinf`` (``abs(x) == inf``) or ``isfinite``
+    (``(x == x) * (abs(x) != inf)``) for floats: each step's layout in turn, a number being an
+    operand; ``zeros_like``/``ones_like`` (``x``'s own layout) for the other dtypes."""
+    if array.dtype.kind not in "fV":
+        return _layout.preserve(result, array)
+    magnitude = _layout.pointwise(result, array)  # abs(x), and x == x
+    test = _layout.pointwise(magnitude, magnitude, float("inf"))
+    return _layout.pointwise(test, magnitude, test) if finite else test
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
@@ -126,5 +141,6 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
             equal_nan: bool = False) -> Tensor:
     """Elementwise ``|input - other| <= atol + rtol * |other|``; NaNs equal only with ``equal_nan``.
     """
-    return Tensor._make(np.asarray(np.isclose(input._data, _array(other), rtol=rtol, atol=atol,
-                                              equal_nan=equal_nan)))
+    other = _array(other)
+    close = np.asarray(np.isclose(input._data, other, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return Tensor._make(_layout.pointwise(close, input._data, other))  # as self == other

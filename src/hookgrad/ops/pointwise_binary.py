@@ -9,6 +9,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor
 from ._util import broadcast_error, quiet_errors
+from . import _layout
 from .selection import _C_TYPE
 from ._base import (arithmetic, as_operand, _binary_apply, cast, _check_alpha, compute, finish,
                     not_implemented, Op, promote, work_dtype)
@@ -31,7 +32,8 @@ class Atan2(Op):
     def forward(ctx, self, other, dtype, number):
         ctx.save_for_backward(other, self)
         a, b, out = _float_pair(self, other, dtype)
-        return finish(compute("atan2", np.arctan2, a, b), out)
+        return _layout.pointwise(finish(compute("atan2", np.arctan2, a, b), out), self, other,
+                                 common=out)
 
     @staticmethod
     def backward(ctx, grad):
@@ -52,7 +54,8 @@ class Hypot(Op):
         if dtype.kind not in "fV":
             raise not_implemented("hypot_cpu", dtype)
         a, b, out = _float_pair(self, other, dtype)
-        result = finish(compute("hypot", np.hypot, a, b), out)
+        result = _layout.pointwise(finish(compute("hypot", np.hypot, a, b), out), self, other,
+                                   common=out)
         need_self, need_other = ctx.needs_input_grad[:2]
         ctx.save_for_backward(other if need_other else None, self if need_self else None, result)
         return result
@@ -76,7 +79,8 @@ class Logaddexp(Op):
             raise not_implemented("logaddexp_cpu", dtype)
         ctx.save_for_backward(other, self)
         a, b, out = _float_pair(self, other, dtype)
-        return finish(compute("logaddexp", np.logaddexp, a, b), out)
+        return _layout.pointwise(finish(compute("logaddexp", np.logaddexp, a, b), out), self,
+                                 other, common=out)
 
     @staticmethod
     def backward(ctx, grad):
@@ -94,7 +98,8 @@ class Copysign(Op):
     @staticmethod
     def forward(ctx, self, other, dtype, number):
         a, b, out = _float_pair(self, other, dtype)
-        result = finish(compute("copysign", np.copysign, a, b), out)
+        result = _layout.pointwise(finish(compute("copysign", np.copysign, a, b), out), self,
+                                   other, common=out)
         ctx.save_for_backward(self, result)
         return result
 
@@ -124,7 +129,8 @@ class Fmod(Remainder):
             raise not_implemented("fmod_cpu", a.dtype)
         if a.dtype.kind in "iu" and not np.all(b):
             raise RuntimeError("ZeroDivisionError")
-        return finish(compute("fmod", np.fmod, a, b), dtype)
+        return _layout.pointwise(finish(compute("fmod", np.fmod, a, b), dtype), self, other,
+                                 common=dtype)
 
 
 class FmodScalar(Fmod):
@@ -189,7 +195,8 @@ class Xlogy(Op):
     def forward(ctx, self, other, dtype, number):
         ctx.save_for_backward(other, self)
         a, b, out = _float_pair(self, other, dtype)
-        return finish(compute("xlogy", _xlogy, a, b), out)
+        return _layout.pointwise(finish(compute("xlogy", _xlogy, a, b), out), self, other,
+                                 common=out)
 
     @staticmethod
     def backward(ctx, grad):
@@ -214,7 +221,8 @@ class XlogyNumberOther(Op):
         ctx._saved_other = other
         ctx.save_for_backward(self)
         a, b, out = _float_pair(self, other, dtype)
-        return finish(compute("xlogy", _xlogy, a, b), out)
+        return _layout.pointwise(finish(compute("xlogy", _xlogy, a, b), out), self, other,
+                                 common=out)
 
     @staticmethod
     def backward(ctx, grad):
@@ -237,7 +245,8 @@ class XlogyNumberSelf(Op):
         ctx._saved_self = self
         ctx.save_for_backward(other)
         a, b, out = _float_pair(self, other, dtype)
-        return finish(compute("xlogy", _xlogy, a, b), out)
+        return _layout.pointwise(finish(compute("xlogy", _xlogy, a, b), out), self, other,
+                                 common=out)
 
     @staticmethod
     def backward(ctx, grad):
@@ -279,7 +288,7 @@ class Lerp(Op):
         _broadcast3("lerp", self, end)
         with quiet_errors():
             w = self.dtype.type(weight)
-            return finish(self + w * (end - self), self.dtype)
+            return _layout.pointwise(finish(self + w * (end - self), self.dtype), self, end)
 
     @staticmethod
     def backward(ctx, grad):
@@ -300,7 +309,8 @@ class LerpTensor(Op):
         ctx.save_for_backward(end if need_weight else None, self if need_weight else None,
                               weight if need_self or need_end else None)
         with quiet_errors():
-            return finish(self + weight * (end - self), self.dtype)
+            return _layout.pointwise(finish(self + weight * (end - self), self.dtype), self, end,
+                                     weight)
 
     @staticmethod
     def backward(ctx, grad):
@@ -342,7 +352,8 @@ class Addcmul(Op):
         work = work_dtype(dtype)
         product = arithmetic("addcmul", np.multiply, cast(tensor1, work), tensor2, work)
         product = arithmetic("addcmul", np.multiply, product, value, work)
-        return arithmetic("addcmul", np.add, cast(self, work), product, dtype)
+        return _layout.pointwise(arithmetic("addcmul", np.add, cast(self, work), product, dtype),
+                                 self, tensor1, tensor2, common=dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -375,7 +386,8 @@ class Addcdiv(Op):
         work = work_dtype(dtype)
         ratio = arithmetic("addcdiv", np.true_divide, cast(tensor1, work), tensor2, work)
         ratio = arithmetic("addcdiv", np.multiply, ratio, value, work)
-        return arithmetic("addcdiv", np.add, cast(self, work), ratio, dtype)
+        return _layout.pointwise(arithmetic("addcdiv", np.add, cast(self, work), ratio, dtype),
+                                 self, tensor1, tensor2, common=dtype)
 
     @staticmethod
     def backward(ctx, grad):

@@ -241,7 +241,9 @@ class _Scale(Op):
     def forward(cls, ctx, self):
         if self.dtype.kind == "b":
             raise not_implemented(cls.__name__.lower(), self.dtype)
-        return _apply_float(lambda x: x * x.dtype.type(cls._factor), self)
+        # torch writes into empty_like(self): self's own layout, not the elementwise rule's
+        return _layout.preserve(_apply_float(lambda x: x * x.dtype.type(cls._factor), self),
+                                self)
 
     @classmethod
     def backward(cls, ctx, grad):
@@ -301,13 +303,14 @@ class NanToNum(Op):
     @staticmethod
     def forward(ctx, self, nan, posinf, neginf):
         ctx.save_for_backward(self)
-        if self.dtype.kind not in "fV":
-            return self.copy()
+        if self.dtype.kind not in "fV":  # torch's clone
+            return _layout.preserve(np.array(self, copy=True), self)
         info = np.finfo(self.dtype)
-        return _layout.pointwise(np.nan_to_num(self, nan=0.0 if nan is None else nan,
-                                               posinf=info.max if posinf is None else posinf,
-                                               neginf=info.min if neginf is None else neginf),
-                                 self)
+        # torch writes into empty_like(self): self's own layout, not the elementwise rule's
+        return _layout.preserve(np.nan_to_num(self, nan=0.0 if nan is None else nan,
+                                              posinf=info.max if posinf is None else posinf,
+                                              neginf=info.min if neginf is None else neginf),
+                                self)
 
     @staticmethod
     def backward(ctx, grad):

@@ -95,8 +95,8 @@ class Where(Op):
         a, b = _pair(self, other, dtype)
         try:
             # laid out by torch's elementwise rule over (condition, self, other)
-            return _layout.pointwise(finish(np.where(condition, a, b), dtype),
-                                     condition, self, other)
+            return _layout.pointwise(finish(np.where(condition, a, b), dtype), condition,
+                                     _layout.promoted(self, dtype), _layout.promoted(other, dtype))
         except ValueError:
             raise broadcast_error("where", np.shape(a), np.shape(b)) from None
 
@@ -236,8 +236,10 @@ def _clamp_array(x: np.ndarray, low, high, dtype: np.dtype) -> np.ndarray:
                     result = fn(result, bound)
                 except ValueError:
                     raise broadcast_error("clamp", np.shape(result), np.shape(bound)) from None
+        # tensor bounds are operands too (number bounds are not: a unary op in torch)
+        bounds = [bound for bound in (low, high) if isinstance(bound, np.ndarray)]
         return _layout.pointwise(finish(result, dtype).copy() if result is x
-                                 else finish(result, dtype), x)
+                                 else finish(result, dtype), x, *bounds, common=dtype)
 
 
 class Clamp(Op):

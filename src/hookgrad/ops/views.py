@@ -17,6 +17,7 @@ from ..autograd import grad_mode
 from ..autograd.graph import legacy_type_name
 from ..autograd.views import make_view
 from ..tensor import Tensor
+from .. import _memory_format as _mf
 from .._dtype import to_numpy_dtype
 from .. import _memory_format as _mf
 from . import _layout
@@ -32,6 +33,46 @@ def view_array(x: np.ndarray, shape: tuple):
         return np.reshape(x, shape, copy=False)
     except ValueError:
         return None
+
+
+def _with_view_strides(source: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out`` (a NumPy reshape of ``source``) with the strides torch's ``view`` gives it: the
+    two agree wherever a stride addresses memory, not on size-1 dimensions or empty results."""
+    if out.size and 1 not in out.shape:
+        return out
+    strides = tuple(s * out.itemsize for s in view_strides(
+        source.shape, _layout.torch_strides(source), out.shape))
+    return out if out.strides == strides else _layout.restrided(out, strides)
+
+
+def view_strides(old_shape: tuple, old_strides: tuple, shape: tuple) -> tuple:
+    """torch's strides for a view of ``shape`` over a tensor of ``old_shape`` and (element)
+    ``old_strides`` that allows one (its ``computeStride``): the old dimensions are cut into
+    chunks that are contiguous among themselves, and each chunk's new dimensions, size-1 ones
+    included, step by the running count of elements from the chunk's innermost stride."""
+    if not old_shape:
+        return (1,) * len(shape)
+    if 0 in old_shape:  # any strides would do: the old ones if the shape stays, else row-major
+        if tuple(old_shape) == tuple(shape):
+            return tuple(old_strides)
+        strides, step = [0] * len(shape), 1
+        for d in range(len(shape) - 1, -1, -1):
+            strides[d] = step
+            step *= max(shape[d], 1)
+        return tuple(strides)
+    strides = [0] * len(shape)
+    view_d = len(shape) - 1
+    base, old_count, new_count = old_strides[-1], 1, 1
+    for d in range(len(old_shape) - 1, -1, -1):
+        old_count *= old_shape[d]
+        if d == 0 or (old_shape[d - 1] != 1 and old_strides[d - 1] != old_count * base):
+            while view_d >= 0 and (new_count < old_count or shape[view_d] == 1):
+                strides[view_d] = new_count * base
+                new_count *= shape[view_d]
+                view_d -= 1
+            if d > 0:
+                base, old_count, new_count = old_strides[d - 1], 1, 1
+    return tuple(strides)
 
 
 class _View(Op):
@@ -55,7 +96,7 @@ class View(_View):
             raise RuntimeError("view size is not compatible with input tensor's size and stride "
                                "(at least one dimension spans across two contiguous subspaces). "
                                "Use .reshape(...) instead.")
-        return out
+        return _with_view_strides(self, out)
 
     @staticmethod
     def backward(ctx, grad):
@@ -70,7 +111,10 @@ class UnsafeView(Op):
     @staticmethod
     def forward(ctx, self, shape):
         ctx.self_shape = self.shape
-        return self.reshape(infer_shape(shape, self.size))
+        out = self.reshape(infer_shape(shape, self.size))
+        # a view takes view's strides; a copy (NumPy's, when no view exists) is row-major
+        return _with_view_strides(self, out) if np.may_share_memory(out, self) \
+            else _layout.contiguous(out)
 
     @staticmethod
     def backward(ctx, grad):
@@ -210,7 +254,18 @@ class Slice(_View):
         dim = normalize_dim(dim, self.ndim)
         ctx.self_shape, ctx.dim = self.shape, dim
         ctx.start, ctx.end, ctx.step = start, end, step
-        return self[(slice(None),) * dim + (slice(start, end, step),)]
+        out = self[(slice(None),) * dim + (slice(start, end, step),)]
+        if out.size:
+            return out
+        # NumPy drops the step from an empty slice's stride and leaves its start behind;
+        # torch keeps stride * step and starts at the slice's start
+        strides = [s * out.itemsize for s in _layout.torch_strides(self)]
+        shift = start * strides[dim] + (self.__array_interface__["data"][0]
+                                         - out.__array_interface__["data"][0])
+        strides[dim] *= step
+        if out.strides == tuple(strides) and not shift:
+            return out
+        return _layout.restrided(out, tuple(strides), shift)
 
     @staticmethod
     def backward(ctx, grad):
@@ -311,7 +366,11 @@ class Expand(_View):
             expanded = _layout.restrided(expanded, strides)
         # writable as its input, as torch: in-place ops refuse it only where an element is
         # really reached twice (has_internal_overlap), so a stride-1 slice of it is fine
-        expanded.flags.writeable = self.flags.writeable
+        try:
+            expanded.flags.writeable = self.flags.writeable
+        except ValueError:  # restrided through NumPy's stand-in base: make it from self
+            expanded = np.lib.stride_tricks.as_strided(self, target, expanded.strides,
+                                                       writeable=self.flags.writeable)
         return expanded
 
     @staticmethod
@@ -511,9 +570,12 @@ class Unsqueeze(_View):
         ctx.dim = dim = normalize_dim(dim, self.ndim + 1)
         result = np.expand_dims(self, dim)
         # torch's stride for the new dim: 1 at the end, else what the next dim spans
-        wanted = self.itemsize if dim == self.ndim else self.shape[dim] * self.strides[dim]
+        kept = self.strides
+        if self.size == 0:  # (as Tensor.stride() reads an empty array's zero strides)
+            kept = tuple(s * self.itemsize for s in _layout.torch_strides(self))
+        wanted = self.itemsize if dim == self.ndim else self.shape[dim] * kept[dim]
         # the other dims keep the input's strides (NumPy may rewrite a size-1 dim's)
-        strides = self.strides[:dim] + (wanted,) + self.strides[dim:]
+        strides = kept[:dim] + (wanted,) + kept[dim:]
         if result.strides == strides:
             return result
         return _layout.restrided(result, strides)
