@@ -19,7 +19,6 @@ from ..autograd.views import make_view
 from ..tensor import Tensor
 from .. import _memory_format as _mf
 from .._dtype import to_numpy_dtype
-from .. import _memory_format as _mf
 from . import _layout
 from ._args import _shape_args, infer_shape
 from ._util import normalize_dim
