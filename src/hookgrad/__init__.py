@@ -78,6 +78,10 @@ from .ops.structure import (atleast_1d, atleast_2d, atleast_3d, block_diag, broa
                             dstack, ger, kron, linalg_cross, meshgrid, outer, ravel,
                             repeat_interleave, rot90, row_stack, take, tensor_split, tile)
 from .ops._args import install_axis_alias as _install_axis_alias
+from .ops.alias import TOP_LEVEL_METHODS as _TOP_LEVEL_METHODS, method_function as _method_function
+
+globals().update({_name: _method_function(_name) for _name in _TOP_LEVEL_METHODS
+                  if _name not in globals()})
 
 linalg.cross = linalg_cross
 _install_axis_alias(globals())  # x.sum(axis=1), torch.cat(ts, axis=0): numpy's name for dim
