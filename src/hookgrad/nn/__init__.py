@@ -26,3 +26,11 @@ from .modules import (CosineSimilarity, InstanceNorm1d, InstanceNorm2d,  # noqa:
 from .modules import (Fold, PixelShuffle, PixelUnshuffle, Unfold, Upsample,  # noqa: E402
                       UpsamplingBilinear2d, UpsamplingNearest2d)
 from .modules import AlphaDropout, Dropout3d, FeatureAlphaDropout, GLU  # noqa: E402
+from .modules import (AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,  # noqa: E402
+                      BatchNorm3d, CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,
+                      ConstantPad2d, ConstantPad3d, CosineEmbeddingLoss, GaussianNLLLoss,
+                      HingeEmbeddingLoss, KLDivLoss, LocalResponseNorm, MarginRankingLoss,
+                      MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, PReLU,
+                      ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d,
+                      ReplicationPad2d, ReplicationPad3d, RMSNorm, Softmin, SoftMarginLoss,
+                      Threshold, TripletMarginLoss, ZeroPad1d, ZeroPad2d, ZeroPad3d)

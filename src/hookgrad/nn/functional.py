@@ -475,6 +475,10 @@ from .ops.pool3d import (adaptive_avg_pool3d, avg_pool3d, max_pool3d,  # noqa: E
 from .ops.bilinear import bilinear  # noqa: E402,F401
 from .ops.embedding_bag import embedding_bag  # noqa: E402,F401
 from .ops.grid_sample import affine_grid, grid_sample  # noqa: E402,F401
+from .ops.activation_extra import prelu, softmin  # noqa: E402,F401
+from .ops.normalization_extra import local_response_norm, rms_norm  # noqa: E402,F401
+from .ops.losses_extra import *  # noqa: E402,F401,F403  (kl_div, margin and NLL losses)
+from .ops.adaptive_max_pool import *  # noqa: E402,F401,F403  (adaptive_max_pool1d/2d/3d)
 
 
 def _make_visible_to_modes(namespace: dict) -> None:
