@@ -77,6 +77,15 @@ from .ops.structure import (atleast_1d, atleast_2d, atleast_3d, block_diag, broa
                             broadcast_tensors, broadcast_to, cartesian_prod, column_stack, cross,
                             dstack, ger, kron, linalg_cross, meshgrid, outer, ravel,
                             repeat_interleave, rot90, row_stack, take, tensor_split, tile)
+from .ops.pointwise_more import (erfc, float_power, frexp, gcd, heaviside, isneginf, isposinf,
+                                 lcm, ldexp, logaddexp2, signbit)
+from .ops.products import inner, tensordot, vdot
+from .ops.scatter_more import diagonal_scatter, index_copy, select_scatter, slice_scatter
+from .ops.scatter_reduce import scatter_reduce
+from .ops.shape_more import (dsplit, fliplr, flipud, hsplit, tril_indices, triu_indices,
+                             unravel_index, vander, vsplit)
+from .ops.statistics import (corrcoef, cov, cumulative_trapezoid, histc, nanquantile, quantile,
+                             trapezoid, trapz)
 from .ops._args import install_axis_alias as _install_axis_alias
 from .ops.alias import TOP_LEVEL_METHODS as _TOP_LEVEL_METHODS, method_function as _method_function
 

@@ -88,6 +88,17 @@ ROWS: List[Row] = [
         "every torch.Tensor method whose torch function hookgrad has; in-place view ops "
         "(t_, squeeze_, ...) are refused on a view that requires grad"),
     Row("Tensor methods", ("Tensor.as_strided_",), False, "not yet"),
+    Row("Math", ("tensordot", "inner", "vdot", "erfc", "logaddexp2", "float_power", "ldexp",
+                 "frexp", "heaviside", "gcd", "lcm", "isposinf", "isneginf", "signbit"), True,
+        "erfc keeps full relative accuracy in the tail (a continued fraction beyond 2)"),
+    Row("Shape and indexing", ("fliplr", "flipud", "hsplit", "vsplit", "dsplit", "tril_indices",
+                               "triu_indices", "unravel_index", "vander", "select_scatter",
+                               "slice_scatter", "diagonal_scatter", "index_copy",
+                               "scatter_reduce"), True,
+        "vander and scatter_reduce with a src larger than the index are differentiable here "
+        "(torch's backward raises)"),
+    Row("Statistics", ("cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "histc",
+                       "quantile", "nanquantile"), True, "every quantile interpolation mode"),
     Row("Recurrent layers", ("nn.RNN", "nn.LSTM", "nn.GRU", "nn.RNNCell", "nn.LSTMCell",
                              "nn.GRUCell", "nn.utils.rnn.pack_padded_sequence",
                              "nn.utils.rnn.pad_packed_sequence", "nn.utils.rnn.pad_sequence"),

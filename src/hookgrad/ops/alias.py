@@ -63,4 +63,4 @@ TOP_LEVEL_METHODS = (
     "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_",
     "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_",
     "square_", "tan_", "tanh_", "trunc_", "zero_", "acosh_", "arccosh_", "arcsinh_", "arctanh_",
-    "asinh_", "atanh_", "xlogy_")
+    "asinh_", "atanh_", "xlogy_", "erfc_", "gcd_", "lcm_", "ldexp_")
