@@ -82,6 +82,7 @@ from .ops.pointwise_more import (erfc, float_power, frexp, gcd, heaviside, isneg
 from .ops.products import inner, tensordot, vdot
 from .ops.scatter_more import diagonal_scatter, index_copy, select_scatter, slice_scatter
 from .ops.scatter_reduce import scatter_reduce
+from .ops.special import digamma, lgamma, mvlgamma, polygamma
 from .ops.shape_more import (dsplit, fliplr, flipud, hsplit, tril_indices, triu_indices,
                              unravel_index, vander, vsplit)
 from .ops.statistics import (corrcoef, cov, cumulative_trapezoid, histc, nanquantile, quantile,

@@ -89,8 +89,10 @@ ROWS: List[Row] = [
         "(t_, squeeze_, ...) are refused on a view that requires grad"),
     Row("Tensor methods", ("Tensor.as_strided_",), False, "not yet"),
     Row("Math", ("tensordot", "inner", "vdot", "erfc", "logaddexp2", "float_power", "ldexp",
-                 "frexp", "heaviside", "gcd", "lcm", "isposinf", "isneginf", "signbit"), True,
-        "erfc keeps full relative accuracy in the tail (a continued fraction beyond 2)"),
+                 "frexp", "heaviside", "gcd", "lcm", "isposinf", "isneginf", "signbit", "lgamma",
+                 "digamma", "polygamma", "mvlgamma"), True,
+        "erfc keeps full relative accuracy in the tail (a continued fraction beyond 2); the "
+        "gamma family in NumPy alone (recurrence, Stirling series, reflection)"),
     Row("Shape and indexing", ("fliplr", "flipud", "hsplit", "vsplit", "dsplit", "tril_indices",
                                "triu_indices", "unravel_index", "vander", "select_scatter",
                                "slice_scatter", "diagonal_scatter", "index_copy",
