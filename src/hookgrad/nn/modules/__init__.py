@@ -71,6 +71,7 @@ from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
                       ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
                       ZeroPad1d, ZeroPad2d, ZeroPad3d)
 from .pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d  # noqa: E402
+from .lazy import LazyLinear  # noqa: E402
 
 _EXTRAS = ["PReLU", "Softmin", "Threshold", "CosineEmbeddingLoss", "GaussianNLLLoss",
            "HingeEmbeddingLoss", "KLDivLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
@@ -79,5 +80,5 @@ _EXTRAS = ["PReLU", "Softmin", "Threshold", "CosineEmbeddingLoss", "GaussianNLLL
            "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
            "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
            "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LazyLinear"]
 __all__ += _EXTRAS
