@@ -85,8 +85,8 @@ ROWS: List[Row] = [
                            "Tensor.greater_equal", "Tensor.eq_", "Tensor.logical_and_",
                            "Tensor.remainder_", "Tensor.cumsum_", "Tensor.t_",
                            "Tensor.unsqueeze_"), True,
-        "every torch.Tensor method whose torch function hookgrad has; in-place view ops "
-        "(t_, squeeze_, ...) are refused on a view that requires grad"),
+        "every torch.Tensor method whose torch function hookgrad has, in-place forms with "
+        "torch's node names"),
     Row("Tensor methods", ("Tensor.as_strided_",), False, "not yet"),
     Row("Math", ("tensordot", "inner", "vdot", "erfc", "logaddexp2", "float_power", "ldexp",
                  "frexp", "heaviside", "gcd", "lcm", "isposinf", "isneginf", "signbit", "lgamma",

@@ -298,3 +298,7 @@ NN_CALLS = {
     "add_channel_bias": lambda L, t: t + L.ones(3, 1, 1),
     "mul_contiguous": lambda L, t: t * t.contiguous(),
 }
+
+from _layout_table_more import MORE_CALLS  # noqa: E402
+
+CALLS.update(MORE_CALLS)

@@ -211,6 +211,7 @@ VIEWS = {
     "t_": lambda x: x.t_(), "transpose_": lambda x: x.transpose_(0, 2),
     "swapaxes_": lambda x: x.swapaxes_(1, 2), "swapdims_": lambda x: x.swapdims_(0, 1),
     "squeeze_": lambda x: x.squeeze_(), "squeeze_ dim": lambda x: x.squeeze_(1),
+    "squeeze_ dims": lambda x: x.squeeze_((1, 0)),
     "unsqueeze_": lambda x: x.unsqueeze_(-1),
 }
 
@@ -226,6 +227,9 @@ def test_view_in_place(case):
         return x * x
 
     compare(run, array)
+    names = [fn(lib.tensor(array, requires_grad=True) * 1).grad_fn.name()
+             for lib in (torch, hookgrad)]
+    assert names[0] == names[1]
     for lib in (torch, hookgrad):  # a plain tensor and a view that needs no gradient
         x = lib.tensor(array)
         fn(x)
@@ -236,6 +240,23 @@ def test_view_in_place(case):
         fn(view)
         assert view._base is base and view.shape == fn(torch.tensor(array)).shape
     assert_same_error(lambda lib: fn(lib.tensor(array, requires_grad=True)))
+
+
+@pytest.mark.parametrize("case", VIEWS, ids=str)
+def test_view_in_place_on_a_view_that_requires_grad(case):
+    array = R.standard_normal((2, 4, 3) if case == "t_" else (2, 2, 1, 3))
+    fn = VIEWS[case]
+
+    def run(lib, a):
+        x = a * 2
+        view = x[1]
+        fn(view)
+        assert view._base is x
+        x.mul_(3)  # the view's history is rebuilt from its base
+        return view * view, x
+
+    compare(run, array)
+    assert_same_error(lambda lib: fn(lib.tensor(array, requires_grad=True)[0]))
 
 
 def test_view_in_place_under_no_grad_keeps_the_leaf():

@@ -9,6 +9,8 @@ do (they bump the version and leave ``grad_fn`` as it was).
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import _dtype
@@ -277,13 +279,11 @@ def _view_method(name: str, view):
     def op(self: Tensor, *args) -> Tensor:
         if grad_mode.is_grad_enabled() and self.requires_grad:
             check_inplace(self)
-            if self._base is not None:
-                raise NotImplementedError(
-                    f"{name}(): hookgrad cannot change the shape of a view that requires grad in "
-                    f"place; use the out-of-place {name[:-1]}() instead")
             result = view(self, *args)  # self's history, then the view's node
             self._data, self._grad_fn = result._data, result._grad_fn
             self._output_nr = result._output_nr
+            if self._base is not None:  # still a view of the same base, one op further
+                self._view_fn, self._view_version = result._view_fn, result._view_version
             return self
         with grad_mode.no_grad():
             result = view(self, *args)
@@ -295,14 +295,41 @@ def _view_method(name: str, view):
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = (f"In place ``{name[:-1]}``: this tensor takes the view's shape and strides "
-                  "(recorded with the out-of-place op's node).")
+                  "(one node further in its history, under torch's in-place node name).")
     return op
 
 
+def _renamed(cls, node_name: str) -> type:
+    """``cls`` recorded under torch's node name for its in-place form."""
+    return type(cls.__name__ + "Inplace", (cls,), {"node_name": node_name,
+                                                  "__module__": __name__})
+
+
+_T = _renamed(V.T, "TBackward1")
+_TRANSPOSE = _renamed(V.Transpose, "TransposeBackward1")
+_SQUEEZE = (_renamed(V.Squeeze, "SqueezeBackward3"), _renamed(V.Squeeze, "SqueezeBackward4"),
+            _renamed(V.Squeeze, "SqueezeBackward5"))
+_UNSQUEEZE = _renamed(V.Unsqueeze, "UnsqueezeBackward1")
+
+
+def _squeeze(input: Tensor, dim=None) -> Tensor:
+    if dim is None:
+        return _SQUEEZE[0].apply(input)
+    if isinstance(dim, (tuple, list)):
+        return _SQUEEZE[2].apply(input, tuple(operator.index(d) for d in dim))
+    return _SQUEEZE[1].apply(input, (operator.index(dim),))
+
+
+def _transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    return _TRANSPOSE.apply(input, dim0, dim1)
+
+
 METHODS.update({
-    "t_": _view_method("t_", V.t), "transpose_": _view_method("transpose_", V.transpose),
-    "swapaxes_": _view_method("swapaxes_", V.transpose),
-    "swapdims_": _view_method("swapdims_", V.transpose),
-    "squeeze_": _view_method("squeeze_", V.squeeze),
-    "unsqueeze_": _view_method("unsqueeze_", V.unsqueeze),
+    "t_": _view_method("t_", lambda input: _T.apply(input)),
+    "transpose_": _view_method("transpose_", _transpose),
+    "swapaxes_": _view_method("swapaxes_", _transpose),
+    "swapdims_": _view_method("swapdims_", _transpose),
+    "squeeze_": _view_method("squeeze_", _squeeze),
+    "unsqueeze_": _view_method("unsqueeze_", lambda input, dim: _UNSQUEEZE.apply(
+        input, operator.index(dim))),
 })

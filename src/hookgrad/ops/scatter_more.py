@@ -20,6 +20,19 @@ def _check_src(src_shape: tuple, view_shape: tuple) -> None:
                            f"{list(src_shape)}, slice size = {list(view_shape)}")
 
 
+def _copy_keeping_strides(array: np.ndarray) -> np.ndarray:
+    """A copy with ``array``'s own strides, gaps included (torch allocates these results with
+    the input's strides even when it is not dense; an overlapping input gives row-major)."""
+    if array.size == 0 or not array.ndim or any(
+            s <= 0 for n, s in zip(array.shape, array.strides) if n > 1):
+        return array.copy()
+    span = sum((n - 1) * s for n, s in zip(array.shape, array.strides)) // array.itemsize + 1
+    buffer = np.empty(span, array.dtype)
+    out = np.lib.stride_tricks.as_strided(buffer, array.shape, array.strides)
+    out[...] = array
+    return out
+
+
 class _EmbedScatter(Op):
     """out = self with ``src`` written where the view lies; d self = grad with that region
     zeroed, d src = the view of grad"""
@@ -27,7 +40,7 @@ class _EmbedScatter(Op):
     @classmethod
     def forward(cls, ctx, self, src, *where):
         ctx.where = where
-        result = self.copy()
+        result = _copy_keeping_strides(self)
         _copy_into(cls._region(result, *where), src)
         return result
 
