@@ -71,14 +71,15 @@ ROWS: List[Row] = [
     Row("Layers", ("nn.PReLU", "nn.Softmin", "nn.Threshold", "nn.RMSNorm", "nn.LocalResponseNorm",
                    "nn.BatchNorm3d", "nn.AdaptiveMaxPool1d", "nn.AdaptiveMaxPool2d",
                    "nn.AdaptiveMaxPool3d", "nn.ZeroPad2d", "nn.ConstantPad2d",
-                   "nn.ReflectionPad2d", "nn.ReplicationPad2d", "nn.CircularPad2d"), True,
-        "padding layers in 1-3 dims over F.pad; rms_norm and local_response_norm composed as "
-        "torch composes them"),
+                   "nn.ReflectionPad2d", "nn.ReplicationPad2d", "nn.CircularPad2d",
+                   "nn.MaxUnpool2d", "nn.LPPool2d", "nn.ChannelShuffle", "nn.Softmax2d"), True,
+        "padding layers in 1-3 dims over F.pad; rms_norm, local_response_norm and lp_pool "
+        "composed as torch composes them"),
     Row("Losses", ("nn.MSELoss", "nn.CrossEntropyLoss", "nn.NLLLoss", "nn.BCEWithLogitsLoss",
                    "nn.KLDivLoss", "nn.MarginRankingLoss", "nn.HingeEmbeddingLoss",
                    "nn.SoftMarginLoss", "nn.CosineEmbeddingLoss", "nn.GaussianNLLLoss",
                    "nn.PoissonNLLLoss", "nn.TripletMarginLoss", "nn.MultiLabelSoftMarginLoss",
-                   "nn.MultiMarginLoss"), True,
+                   "nn.MultiMarginLoss", "nn.TripletMarginWithDistanceLoss"), True,
         "soft and multi margin losses are composed, so their grad_fn is the last composing op "
         "and multi_margin_loss has a second derivative (torch's raises)"),
     Row("Tensor methods", ("Tensor.addmm", "Tensor.baddbmm_", "Tensor.bitwise_and",

@@ -8,6 +8,7 @@ import numpy as np
 
 from ... import _dtype
 from ...ops import pointwise as P
+from ...ops import activation as _activation
 from ...ops import reduce as R
 from ...ops._base import Op
 from ...ops.creation import zeros_like
@@ -63,3 +64,13 @@ def softmin(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,
                       "call to include dim=X as an argument.", stacklevel=_stacklevel)
         dim = 0 if input.ndim in (0, 1, 3) else 1
     return R.softmax(-input, dim, dtype=dtype)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In place ``elu``."""
+    return _activation.elu(input, alpha, True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In place ``leaky_relu``."""
+    return _activation.leaky_relu(input, negative_slope, True)

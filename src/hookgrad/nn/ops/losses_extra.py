@@ -175,6 +175,27 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
     return _reduce((margin + to_positive - to_negative).clamp_min(0), reduction)
 
 
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function=None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean") -> Tensor:
+    """``triplet_margin_loss`` with any ``distance_function(x1, x2)`` (pairwise_distance by
+    default)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of "
+            f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and "
+            f"negative {negative.ndim}D inputs")
+    distance = pairwise_distance if distance_function is None else distance_function
+    to_positive, to_negative = distance(anchor, positive), distance(anchor, negative)
+    if swap:
+        to_negative = P.minimum(to_negative, distance(positive, negative))
+    return _reduce((margin + to_positive - to_negative).clamp_min(0), reduction)
+
+
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None,
                                 size_average=None, reduce=None,
                                 reduction: str = "mean") -> Tensor:
@@ -234,4 +255,5 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
 
 __all__ = ["kl_div", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
            "cosine_embedding_loss", "gaussian_nll_loss", "poisson_nll_loss",
-           "triplet_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss"]
+           "triplet_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
+           "triplet_margin_with_distance_loss"]
