@@ -85,10 +85,9 @@ ROWS: List[Row] = [
     Row("Tensor methods", ("Tensor.addmm", "Tensor.baddbmm_", "Tensor.bitwise_and",
                            "Tensor.greater_equal", "Tensor.eq_", "Tensor.logical_and_",
                            "Tensor.remainder_", "Tensor.cumsum_", "Tensor.t_",
-                           "Tensor.unsqueeze_"), True,
+                           "Tensor.unsqueeze_", "Tensor.as_strided_"), True,
         "every torch.Tensor method whose torch function hookgrad has, in-place forms with "
         "torch's node names"),
-    Row("Tensor methods", ("Tensor.as_strided_",), False, "not yet"),
     Row("Math", ("tensordot", "inner", "vdot", "erfc", "logaddexp2", "float_power", "ldexp",
                  "frexp", "heaviside", "gcd", "lcm", "isposinf", "isneginf", "signbit", "lgamma",
                  "digamma", "polygamma", "mvlgamma"), True,

@@ -299,6 +299,7 @@ NN_CALLS = {
     "mul_contiguous": lambda L, t: t * t.contiguous(),
 }
 
-from _layout_table_more import MORE_CALLS  # noqa: E402
+from _layout_table_more import MORE_CALLS, MORE_NOT_SWEPT  # noqa: E402
 
 CALLS.update(MORE_CALLS)
+NOT_SWEPT.update(MORE_NOT_SWEPT)

@@ -56,3 +56,5 @@ MORE_CALLS = {
     "polygamma": lambda L, t: t.polygamma(1), "polygamma_": lambda L, t: (t * 1).polygamma_(2),
     "mvlgamma": lambda L, t: (t + 2).mvlgamma(2), "mvlgamma_": lambda L, t: (t + 2).mvlgamma_(1),
 }
+
+MORE_NOT_SWEPT = {"as_strided_": "the strides are its arguments: tests/ops/test_inplace_extra.py"}

@@ -17,6 +17,7 @@ from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.views import check_inplace
 from ..tensor import Tensor
+from . import strided
 from . import views as V
 from . import comparison as cmp
 from . import pointwise_binary as B
@@ -310,6 +311,14 @@ _TRANSPOSE = _renamed(V.Transpose, "TransposeBackward1")
 _SQUEEZE = (_renamed(V.Squeeze, "SqueezeBackward3"), _renamed(V.Squeeze, "SqueezeBackward4"),
             _renamed(V.Squeeze, "SqueezeBackward5"))
 _UNSQUEEZE = _renamed(V.Unsqueeze, "UnsqueezeBackward1")
+_AS_STRIDED = _renamed(strided.AsStrided, "AsStridedBackward1")
+
+
+def _as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
+    strided.as_strided(input.detach(), size, stride, storage_offset)  # the argument checks
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    offset = input.storage_offset() if storage_offset is None else int(storage_offset)
+    return _AS_STRIDED.apply(input, size, stride, offset)
 
 
 def _squeeze(input: Tensor, dim=None) -> Tensor:
@@ -332,4 +341,5 @@ METHODS.update({
     "squeeze_": _view_method("squeeze_", _squeeze),
     "unsqueeze_": _view_method("unsqueeze_", lambda input, dim: _UNSQUEEZE.apply(
         input, operator.index(dim))),
+    "as_strided_": _view_method("as_strided_", _as_strided),
 })
