@@ -79,9 +79,10 @@ ROWS: List[Row] = [
                    "nn.KLDivLoss", "nn.MarginRankingLoss", "nn.HingeEmbeddingLoss",
                    "nn.SoftMarginLoss", "nn.CosineEmbeddingLoss", "nn.GaussianNLLLoss",
                    "nn.PoissonNLLLoss", "nn.TripletMarginLoss", "nn.MultiLabelSoftMarginLoss",
-                   "nn.MultiMarginLoss", "nn.TripletMarginWithDistanceLoss"), True,
-        "soft and multi margin losses are composed, so their grad_fn is the last composing op "
-        "and multi_margin_loss has a second derivative (torch's raises)"),
+                   "nn.MultiMarginLoss", "nn.TripletMarginWithDistanceLoss",
+                   "nn.MultiLabelMarginLoss"), True,
+        "soft, multi and multilabel margin losses are composed, so their grad_fn is the last "
+        "composing op and the last two have second derivatives (torch's raise)"),
     Row("Tensor methods", ("Tensor.addmm", "Tensor.baddbmm_", "Tensor.bitwise_and",
                            "Tensor.greater_equal", "Tensor.eq_", "Tensor.logical_and_",
                            "Tensor.remainder_", "Tensor.cumsum_", "Tensor.t_",

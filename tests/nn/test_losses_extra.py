@@ -229,3 +229,36 @@ def test_loss_module_weights_are_buffers():
         a, lib.tensor((Y > 0) * 1.0)), X, weight)
     assert_same_error(lambda lib: lib.nn.MultiMarginLoss(p=3))
     assert_same_error(lambda lib: lib.nn.TripletMarginLoss(margin=-1.0))
+
+
+MULTILABEL_TARGETS = np.array([[3, 0, -1, 1, 2], [0, 1, 2, 3, 4], [-1, 1, 1, 1, 0],
+                               [1, 1, -1, 0, 4]])
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_multilabel_margin_loss(reduction):
+    compare(lambda lib, a: F(lib).multilabel_margin_loss(a, lib.tensor(MULTILABEL_TARGETS),
+                                                         reduction=reduction), X)
+    compare(lambda lib, a: lib.nn.MultiLabelMarginLoss(reduction=reduction)(
+        a, lib.tensor(MULTILABEL_TARGETS)), X.astype(np.float32))
+    compare(lambda lib, a: F(lib).multilabel_margin_loss(a, lib.tensor(MULTILABEL_TARGETS[0]),
+                                                         reduction=reduction), X[0])
+    a = hookgrad.tensor(X.copy(), requires_grad=True)
+    assert hookgrad.autograd.gradcheck(lambda t: hookgrad.nn.functional.multilabel_margin_loss(
+        t, hookgrad.tensor(MULTILABEL_TARGETS)), (a,))
+
+
+def test_multilabel_margin_loss_errors():
+    targets = MULTILABEL_TARGETS
+    for make in (lambda lib: F(lib).multilabel_margin_loss(lib.tensor(X),
+                                                           lib.tensor(targets[:, :3])),
+                 lambda lib: F(lib).multilabel_margin_loss(lib.tensor(X),
+                                                           lib.tensor(targets).float()),
+                 lambda lib: F(lib).multilabel_margin_loss(lib.tensor(X),
+                                                           lib.tensor(targets) + 5),
+                 lambda lib: F(lib).multilabel_margin_loss(lib.tensor(X)[None],
+                                                           lib.tensor(targets)[None]),
+                 lambda lib: F(lib).multilabel_margin_loss(lib.tensor(X), lib.tensor(targets),
+                                                           reduction="avg")):
+        assert_same_error(make)
+    assert repr(hookgrad.nn.MultiLabelMarginLoss()) == repr(torch.nn.MultiLabelMarginLoss())

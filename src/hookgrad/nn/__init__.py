@@ -36,4 +36,5 @@ from .modules import (AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,  
                       Threshold, TripletMarginLoss, ZeroPad1d, ZeroPad2d, ZeroPad3d)
 from .modules import LazyLinear  # noqa: E402
 from .modules import (ChannelShuffle, LPPool1d, LPPool2d, LPPool3d, MaxUnpool1d,  # noqa: E402
-                      MaxUnpool2d, MaxUnpool3d, Softmax2d, TripletMarginWithDistanceLoss)
+                      MaxUnpool2d, MaxUnpool3d, MultiLabelMarginLoss, Softmax2d,
+                      TripletMarginWithDistanceLoss)

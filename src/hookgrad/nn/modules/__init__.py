@@ -72,7 +72,7 @@ from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
                       ZeroPad1d, ZeroPad2d, ZeroPad3d)
 from .pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d  # noqa: E402
 from .lazy import LazyLinear  # noqa: E402
-from .loss_extra import TripletMarginWithDistanceLoss  # noqa: E402
+from .loss_extra import MultiLabelMarginLoss, TripletMarginWithDistanceLoss  # noqa: E402
 from .pooling_more import (ChannelShuffle, LPPool1d, LPPool2d, LPPool3d, MaxUnpool1d,  # noqa: E402
                            MaxUnpool2d, MaxUnpool3d, Softmax2d)
 
@@ -85,5 +85,5 @@ _EXTRAS = ["PReLU", "Softmin", "Threshold", "CosineEmbeddingLoss", "GaussianNLLL
            "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LazyLinear",
            "TripletMarginWithDistanceLoss", "ChannelShuffle", "LPPool1d", "LPPool2d", "LPPool3d",
-           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Softmax2d"]
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Softmax2d", "MultiLabelMarginLoss"]
 __all__ += _EXTRAS

@@ -4,7 +4,8 @@ ops as torch composes most of them, so gradients and double backward come from t
 
 Differs from torch: ``soft_margin_loss`` and ``multi_margin_loss``, fused ops in torch, are
 composed here too, so their ``grad_fn`` is the last composing op rather than torch's fused node,
-and ``multi_margin_loss`` has a second derivative (torch's raises).
+and ``multi_margin_loss`` and ``multilabel_margin_loss`` have second derivatives (torch's
+raise).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Optional
 
 import numpy as np
 
+from ... import _dtype
 from ...autograd import grad_mode
 from ...ops import pointwise as P
 from ...ops.activation_extra import logsigmoid
@@ -211,6 +213,37 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Optional[
     return _reduce(loss, reduction)
 
 
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                          reduction: str = "mean") -> Tensor:
+    """Multi-label hinge loss: per sample, ``sum over its target classes j and the other
+    classes i of max(0, 1 - (x[j] - x[i])) / C``; a sample's targets end at its first -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if input.ndim not in (1, 2) or input.shape[-1] == 0:
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, "
+                           f"but got: {list(input.shape)}")
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    if target._data.dtype != np.int64:
+        raise RuntimeError(f"expected scalar type Long but found "
+                           f"{_dtype.scalar_type_name(target._data.dtype)}")
+    rows = input.reshape(1, -1) if input.ndim == 1 else input
+    labels = target._data.reshape(rows.shape)
+    classes = rows.shape[1]
+    valid = np.cumprod(labels != -1, axis=1).astype(bool)  # the targets before the first -1
+    if bool(np.any(valid & ((labels < 0) | (labels >= classes)))):
+        raise RuntimeError("argument #2 'target' is out of range")
+    picked = np.where(valid, labels, 0)
+    is_target = ((labels[:, :, None] == np.arange(classes)) & valid[:, :, None]).any(1)
+    own = rows.gather(1, Tensor._make(picked))  # (N, K): each target class's score
+    hinge = (1 - own.unsqueeze(2) + rows.unsqueeze(1)).clamp_min(0)  # (N, K, C)
+    keep = Tensor._make(valid[:, :, None] & ~is_target[:, None, :])
+    loss = hinge.masked_fill(~keep, 0).sum((1, 2)) / classes
+    if input.ndim == 1:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
                       weight: Optional[Tensor] = None, size_average=None, reduce=None,
                       reduction: str = "mean") -> Tensor:
@@ -256,4 +289,4 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
 __all__ = ["kl_div", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
            "cosine_embedding_loss", "gaussian_nll_loss", "poisson_nll_loss",
            "triplet_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
-           "triplet_margin_with_distance_loss"]
+           "triplet_margin_with_distance_loss", "multilabel_margin_loss"]
