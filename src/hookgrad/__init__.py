@@ -33,7 +33,7 @@ from ._generator import (default_generator, Generator, get_rng_state, initial_se
                          manual_seed, seed, set_rng_state)
 from .ops.random import (bernoulli, multinomial, normal, poisson, rand, rand_like, randint,
                          randint_like, randn, randn_like, randperm)
-from . import backends, cuda, random
+from . import backends, cuda, random, special
 from .ops.indexing import index_put
 from .ops.linalg import bmm, dot, einsum, matmul, mm, mv, norm
 from .ops.linalg import namespace as linalg

@@ -100,6 +100,11 @@ ROWS: List[Row] = [
                                "scatter_reduce"), True,
         "vander and scatter_reduce with a src larger than the index are differentiable here "
         "(torch's backward raises)"),
+    Row("torch.special", ("special.expit", "special.logit", "special.erf", "special.erfc",
+                          "special.ndtr", "special.gammaln", "special.digamma", "special.psi",
+                          "special.polygamma", "special.multigammaln", "special.xlogy",
+                          "special.log_softmax", "special.softmax", "special.logsumexp"), True,
+        "the functions hookgrad computes; no Bessel, zeta or orthogonal polynomials"),
     Row("Statistics", ("cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "histc",
                        "quantile", "nanquantile"), True, "every quantile interpolation mode"),
     Row("Recurrent layers", ("nn.RNN", "nn.LSTM", "nn.GRU", "nn.RNNCell", "nn.LSTMCell",
