@@ -33,7 +33,7 @@ from ._generator import (default_generator, Generator, get_rng_state, initial_se
                          manual_seed, seed, set_rng_state)
 from .ops.random import (bernoulli, multinomial, normal, poisson, rand, rand_like, randint,
                          randint_like, randn, randn_like, randperm)
-from . import backends, cuda, random
+from . import backends, cuda, random, special
 from .ops.indexing import index_put
 from .ops.linalg import bmm, dot, einsum, matmul, mm, mv, norm
 from .ops.linalg import namespace as linalg
@@ -77,7 +77,21 @@ from .ops.structure import (atleast_1d, atleast_2d, atleast_3d, block_diag, broa
                             broadcast_tensors, broadcast_to, cartesian_prod, column_stack, cross,
                             dstack, ger, kron, linalg_cross, meshgrid, outer, ravel,
                             repeat_interleave, rot90, row_stack, take, tensor_split, tile)
+from .ops.pointwise_more import (erfc, float_power, frexp, gcd, heaviside, isneginf, isposinf,
+                                 lcm, ldexp, logaddexp2, signbit)
+from .ops.products import inner, tensordot, vdot
+from .ops.scatter_more import diagonal_scatter, index_copy, select_scatter, slice_scatter
+from .ops.scatter_reduce import scatter_reduce
+from .ops.special import digamma, lgamma, mvlgamma, polygamma
+from .ops.shape_more import (dsplit, fliplr, flipud, hsplit, tril_indices, triu_indices,
+                             unravel_index, vander, vsplit)
+from .ops.statistics import (corrcoef, cov, cumulative_trapezoid, histc, nanquantile, quantile,
+                             trapezoid, trapz)
 from .ops._args import install_axis_alias as _install_axis_alias
+from .ops.alias import TOP_LEVEL_METHODS as _TOP_LEVEL_METHODS, method_function as _method_function
+
+globals().update({_name: _method_function(_name) for _name in _TOP_LEVEL_METHODS
+                  if _name not in globals()})
 
 linalg.cross = linalg_cross
 _install_axis_alias(globals())  # x.sum(axis=1), torch.cat(ts, axis=0): numpy's name for dim

@@ -22,6 +22,9 @@ from .ops import diagonal as D
 from .ops import strided
 from .ops import pointwise_unary as X
 from .ops import inplace as I
+from .ops import inplace_extra as IX
+from .ops import (pointwise_more, products, scatter_more, scatter_reduce, shape_more, special,
+                  statistics)
 from .ops import masked as K
 from .ops import comparison as cmp
 from .ops import pointwise as pw
@@ -159,6 +162,30 @@ def _init(self: Tensor, data=None, *, requires_grad: bool = False) -> None:
     self._init(array, requires_grad)
 
 
+def _addmm(self: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * self + alpha * (mat1 @ mat2)`` (torch.addmm)."""
+    from .nn.ops import aten  # the fused product lives with nn's linear
+    return aten.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+
+def _baddbmm(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * self + alpha * (batch1 @ batch2)`` per batch (torch.baddbmm)."""
+    from .nn.ops import aten
+    return aten.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+
+def _addmm_(self: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """In place ``addmm``: the product must have self's shape."""
+    from .nn.ops import aten
+    return aten.addmm_(self, mat1, mat2, beta=beta, alpha=alpha)
+
+
+def _baddbmm_(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """In place ``baddbmm``: the batched product must have self's shape."""
+    from .nn.ops import aten
+    return aten.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha)
+
+
 METHODS = {
     # construction, autograd and hooks
     "__init__": _init, "backward": engine.tensor_backward,
@@ -190,6 +217,9 @@ METHODS = {
     "logical_and": cmp.logical_and, "logical_or": cmp.logical_or,
     "logical_not": cmp.logical_not, "logical_xor": cmp.logical_xor, "isnan": cmp.isnan,
     "isinf": cmp.isinf, "isfinite": cmp.isfinite, "equal": cmp.equal,
+    "greater": cmp.gt, "greater_equal": cmp.ge, "less": cmp.lt, "less_equal": cmp.le,
+    "not_equal": cmp.ne, "bitwise_and": cmp.bitwise_and, "bitwise_or": cmp.bitwise_or,
+    "bitwise_xor": cmp.bitwise_xor, "bitwise_not": cmp.bitwise_not,
     "allclose": cmp.allclose, "isclose": cmp.isclose,
     # reductions
     "sum": reduce.sum, "mean": reduce.mean, "sum_to_size": reduce.sum_to_size,
@@ -200,7 +230,8 @@ METHODS = {
     "all": reduce.all, "norm": linalg.norm,
     # linear algebra
     "matmul": linalg.matmul, "mm": linalg.mm, "bmm": linalg.bmm, "mv": linalg.mv,
-    "dot": linalg.dot,
+    "dot": linalg.dot, "addmm": _addmm, "addmm_": _addmm_, "baddbmm": _baddbmm,
+    "baddbmm_": _baddbmm_,
     # shape
     "reshape": views.reshape, "view": views.view, "squeeze": views.squeeze,
     "unsqueeze": views.unsqueeze, "transpose": views.transpose, "swapaxes": views.transpose,
@@ -226,7 +257,7 @@ METHODS = {
     "half": _caster(_dtype.float16),
     "bfloat16": _caster(_dtype.bfloat16), "long": _caster(_dtype.int64),
     "int": _caster(_dtype.int32),
-    "bool": _caster(_dtype.bool_), "type_as": _doc(
+    "bool": _caster(_dtype.bool_), "short": _caster(_dtype.int16), "type_as": _doc(
         "``to(other.dtype)``.", lambda self, other: _to(self, other.dtype)),
     "new_zeros": _doc("Zeros of ``size``, with this tensor's dtype unless given.",
                       lambda self, *size, dtype=None, **kw: creation.zeros(
@@ -319,8 +350,12 @@ MORE_METHODS = {
     "index_fill_": K.index_fill_,
     # in place
     **I.METHODS,
+    **IX.METHODS,
+    **pointwise_more.METHODS, **products.METHODS, **scatter_more.METHODS,
+    **scatter_reduce.METHODS, **shape_more.METHODS, **statistics.METHODS, **special.METHODS,
     **R.METHODS,
-    "atan2_": _inplace_binary(B.Atan2, "atan2_"), "hypot_": _inplace_binary(B.Hypot, "hypot_"),
+    "atan2_": _inplace_binary(B.Atan2, "atan2_"), "arctan2_": _inplace_binary(B.Atan2, "atan2_"),
+    "hypot_": _inplace_binary(B.Hypot, "hypot_"),
 }
 
 

@@ -298,3 +298,8 @@ NN_CALLS = {
     "add_channel_bias": lambda L, t: t + L.ones(3, 1, 1),
     "mul_contiguous": lambda L, t: t * t.contiguous(),
 }
+
+from _layout_table_more import MORE_CALLS, MORE_NOT_SWEPT  # noqa: E402
+
+CALLS.update(MORE_CALLS)
+NOT_SWEPT.update(MORE_NOT_SWEPT)

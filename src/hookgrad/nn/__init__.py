@@ -11,7 +11,7 @@ from .modules import (ELU, GELU, AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, Batc
 from .modules import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d
 from .modules import (CELU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LogSigmoid, Mish,
                       ReLU6, Softshrink, Softsign, Tanhshrink)
-from .parameter import Buffer, Parameter
+from .parameter import Buffer, Parameter, UninitializedParameter
 
 # recurrent layers and the transformer decoder
 from .modules import (GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell,  # noqa: E402
@@ -26,3 +26,15 @@ from .modules import (CosineSimilarity, InstanceNorm1d, InstanceNorm2d,  # noqa:
 from .modules import (Fold, PixelShuffle, PixelUnshuffle, Unfold, Upsample,  # noqa: E402
                       UpsamplingBilinear2d, UpsamplingNearest2d)
 from .modules import AlphaDropout, Dropout3d, FeatureAlphaDropout, GLU  # noqa: E402
+from .modules import (AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,  # noqa: E402
+                      BatchNorm3d, CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,
+                      ConstantPad2d, ConstantPad3d, CosineEmbeddingLoss, GaussianNLLLoss,
+                      HingeEmbeddingLoss, KLDivLoss, LocalResponseNorm, MarginRankingLoss,
+                      MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, PReLU,
+                      ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d,
+                      ReplicationPad2d, ReplicationPad3d, RMSNorm, Softmin, SoftMarginLoss,
+                      Threshold, TripletMarginLoss, ZeroPad1d, ZeroPad2d, ZeroPad3d)
+from .modules import LazyLinear  # noqa: E402
+from .modules import (ChannelShuffle, LPPool1d, LPPool2d, LPPool3d, MaxUnpool1d,  # noqa: E402
+                      MaxUnpool2d, MaxUnpool3d, MultiLabelMarginLoss, Softmax2d,
+                      TripletMarginWithDistanceLoss)

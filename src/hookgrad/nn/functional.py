@@ -475,6 +475,14 @@ from .ops.pool3d import (adaptive_avg_pool3d, avg_pool3d, max_pool3d,  # noqa: E
 from .ops.bilinear import bilinear  # noqa: E402,F401
 from .ops.embedding_bag import embedding_bag  # noqa: E402,F401
 from .ops.grid_sample import affine_grid, grid_sample  # noqa: E402,F401
+from .ops.activation_extra import elu_, leaky_relu_, prelu, softmin  # noqa: E402,F401
+from .ops.normalization_extra import local_response_norm, rms_norm  # noqa: E402,F401
+from .ops.losses_extra import *  # noqa: E402,F401,F403  (kl_div, margin and NLL losses)
+from .ops.adaptive_max_pool import *  # noqa: E402,F401,F403  (adaptive_max_pool1d/2d/3d)
+from .ops.pooling_more import *  # noqa: E402,F401,F403  (max_unpool1d/2d/3d, channel_shuffle)
+from .ops.pooling_more import pools_over as _pools_over  # noqa: E402
+lp_pool1d, lp_pool2d, lp_pool3d, max_pool1d_with_indices = _pools_over(
+    (max_pool1d, max_pool2d, max_pool3d), (avg_pool1d, avg_pool2d, avg_pool3d))
 
 
 def _make_visible_to_modes(namespace: dict) -> None:

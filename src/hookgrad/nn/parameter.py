@@ -49,6 +49,26 @@ class Parameter(Tensor):
         return result
 
 
+class UninitializedParameter(Parameter):
+    """A parameter whose shape is not known yet: a lazy module gives it one (``materialize``)
+    when it first sees an input, and it becomes a plain Parameter."""
+
+    __slots__ = ()
+
+    def __init__(self, requires_grad: bool = True, device=None, dtype=None) -> None:
+        dtype = (dtype or _dtype.get_default_dtype()).numpy
+        super().__init__(Tensor._make(np.zeros(0, dtype)), requires_grad)
+
+    def __repr__(self) -> str:
+        return "<UninitializedParameter>"
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Gives this parameter ``shape`` (uninitialised values) and makes it a Parameter."""
+        dtype = self._data.dtype if dtype is None else dtype.numpy
+        self._data = np.empty(tuple(shape), dtype)
+        self.__class__ = Parameter
+
+
 def _rebuild_parameter(array: np.ndarray, requires_grad: bool) -> Parameter:
     return Parameter(Tensor._make(array), requires_grad)
 

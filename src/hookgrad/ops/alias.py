@@ -43,3 +43,24 @@ def as_subclass(input: Tensor, cls: type) -> Tensor:
         object.__setattr__(result, name, object.__getattribute__(alias, name))
     return result
 
+
+
+def method_function(name: str):
+    """``torch.<name>(input, ...)``: torch's top-level spelling of the Tensor method ``name``."""
+    def function(input: Tensor, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"``input.{name}(...)`` called as a function."
+    return function
+
+
+# Tensor methods torch also exposes as ``torch.<name>``; the in-place ones mostly for old code
+TOP_LEVEL_METHODS = (
+    "abs_", "acos_", "arccos_", "arcsin_", "arctan_", "asin_", "atan_", "ceil_", "clamp_",
+    "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "detach", "detach_",
+    "erf_", "exp2_", "exp_", "expm1_", "fill_", "fix", "fix_", "floor_", "frac_", "index_put_",
+    "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_",
+    "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_",
+    "square_", "tan_", "tanh_", "trunc_", "zero_", "acosh_", "arccosh_", "arcsinh_", "arctanh_",
+    "asinh_", "atanh_", "xlogy_", "erfc_", "gcd_", "lcm_", "ldexp_")

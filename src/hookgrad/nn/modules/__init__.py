@@ -58,3 +58,32 @@ from .activation import GLU  # noqa: E402
 from .dropout import AlphaDropout, Dropout3d, FeatureAlphaDropout  # noqa: E402
 
 __all__ += ["GLU", "AlphaDropout", "Dropout3d", "FeatureAlphaDropout"]
+
+# -- padding, extra losses, activations and norms --------------------------------------------------
+from .activation_extra import PReLU, Softmin, Threshold  # noqa: E402
+from .loss_extra import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss,  # noqa: E402
+                         KLDivLoss, MarginRankingLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+                         PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss)
+from .normalization import BatchNorm3d  # noqa: E402
+from .normalization_extra import LocalResponseNorm, RMSNorm  # noqa: E402
+from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,  # noqa: E402
+                      ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
+                      ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
+                      ZeroPad1d, ZeroPad2d, ZeroPad3d)
+from .pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d  # noqa: E402
+from .lazy import LazyLinear  # noqa: E402
+from .loss_extra import MultiLabelMarginLoss, TripletMarginWithDistanceLoss  # noqa: E402
+from .pooling_more import (ChannelShuffle, LPPool1d, LPPool2d, LPPool3d, MaxUnpool1d,  # noqa: E402
+                           MaxUnpool2d, MaxUnpool3d, Softmax2d)
+
+_EXTRAS = ["PReLU", "Softmin", "Threshold", "CosineEmbeddingLoss", "GaussianNLLLoss",
+           "HingeEmbeddingLoss", "KLDivLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
+           "MultiMarginLoss", "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
+           "BatchNorm3d", "LocalResponseNorm", "RMSNorm", "CircularPad1d", "CircularPad2d",
+           "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
+           "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+           "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LazyLinear",
+           "TripletMarginWithDistanceLoss", "ChannelShuffle", "LPPool1d", "LPPool2d", "LPPool3d",
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Softmax2d", "MultiLabelMarginLoss"]
+__all__ += _EXTRAS

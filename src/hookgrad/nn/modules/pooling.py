@@ -101,3 +101,30 @@ class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
 
 def _single(value) -> tuple:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+class AdaptiveMaxPool2d(Module):
+    """Module form of ``F.adaptive_max_pool2d`` (with indices if ``return_indices``)."""
+    __constants__ = ["output_size", "return_indices"]
+    _function = "adaptive_max_pool2d"
+
+    def __init__(self, output_size, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def forward(self, input: Tensor):
+        return getattr(F, self._function)(input, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
+    """Module form of ``F.adaptive_max_pool1d``."""
+    _function = "adaptive_max_pool1d"
+
+
+class AdaptiveMaxPool3d(AdaptiveMaxPool2d):
+    """Module form of ``F.adaptive_max_pool3d``."""
+    _function = "adaptive_max_pool3d"

@@ -6,6 +6,7 @@ from typing import Optional
 
 from ...tensor import Tensor
 from .. import functional as F
+from ...ops.inplace import inplace
 from .linear import Addmm, Baddbmm
 
 conv1d = F.conv1d
@@ -75,3 +76,23 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
     """torch's top-level ``embedding(weight, indices)`` (note: weight first)."""
     return F.embedding(indices, weight, None if padding_idx == -1 else padding_idx,
                        scale_grad_by_freq=scale_grad_by_freq)
+
+
+def _check_inplace_product(input: Tensor, shape: tuple) -> None:
+    if tuple(input.shape) != shape:
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(input.shape)} and output "
+                           f"tensor size {list(shape)} should match")
+
+
+def addmm_(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """In place ``addmm``: ``input`` must have the product's shape (no broadcasting)."""
+    if mat1.ndim == 2 and mat2.ndim == 2:
+        _check_inplace_product(input, (mat1.shape[0], mat2.shape[1]))
+    return inplace(Addmm, input, mat1, mat2, beta, alpha)
+
+
+def baddbmm_(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """In place ``baddbmm``: ``input`` must have the batched product's shape."""
+    if batch1.ndim == 3 and batch2.ndim == 3:
+        _check_inplace_product(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
+    return inplace(Baddbmm, input, batch1, batch2, beta, alpha)

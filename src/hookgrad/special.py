@@ -1,0 +1,113 @@
+"""torch.special: the special functions hookgrad computes, under torch.special's names (most
+are the torch-level functions; ``ndtr`` is the normal CDF built on erfc)."""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from . import overrides as _overrides
+from .ops import reduce as _reduce
+from .ops import pointwise as _pointwise
+from .ops import pointwise_unary as _unary
+from .ops.pointwise_binary import xlogy as _xlogy
+from .ops.pointwise_more import erfc as _erfc
+from .ops.special import digamma as _digamma, lgamma as _lgamma, mvlgamma as _mvlgamma
+from .ops.special import polygamma as _polygamma
+from .tensor import Tensor
+
+
+def expit(input: Tensor, *, out=None) -> Tensor:
+    """The logistic sigmoid ``1 / (1 + exp(-x))``."""
+    return _pointwise.sigmoid(input)
+
+
+def logit(input: Tensor, eps: Optional[float] = None, *, out=None) -> Tensor:
+    """``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` when given."""
+    return _unary.logit(input, eps)
+
+
+def erf(input: Tensor, *, out=None) -> Tensor:
+    """The error function."""
+    return _pointwise.erf(input)
+
+
+def erfc(input: Tensor, *, out=None) -> Tensor:
+    """``1 - erf(x)``, accurate in the tail."""
+    return _erfc(input)
+
+
+def ndtr(input: Tensor, *, out=None) -> Tensor:
+    """The standard normal CDF, ``erfc(-x / sqrt(2)) / 2``."""
+    return _erfc(input * (-1 / math.sqrt(2))) * 0.5
+
+
+def gammaln(input: Tensor, *, out=None) -> Tensor:
+    """``log |Gamma(x)|``."""
+    return _lgamma(input)
+
+
+def digamma(input: Tensor, *, out=None) -> Tensor:
+    """The logarithmic derivative of Gamma."""
+    return _digamma(input)
+
+
+def polygamma(n: int, input: Tensor, *, out=None) -> Tensor:
+    """The ``n``-th derivative of digamma."""
+    return _polygamma(n, input)
+
+
+def multigammaln(input: Tensor, p: int, *, out=None) -> Tensor:
+    """The multivariate log-gamma of dimension ``p``."""
+    return _mvlgamma(input, p)
+
+
+def xlogy(input, other, *, out=None) -> Tensor:
+    """``input * log(other)``, 0 where input is 0."""
+    return _xlogy(input, other)
+
+
+def exp2(input: Tensor, *, out=None) -> Tensor:
+    """``2 ** x``."""
+    return _unary.exp2(input)
+
+
+def expm1(input: Tensor, *, out=None) -> Tensor:
+    """``exp(x) - 1``, accurate near 0."""
+    return _unary.expm1(input)
+
+
+def log1p(input: Tensor, *, out=None) -> Tensor:
+    """``log(1 + x)``, accurate near 0."""
+    return _pointwise.log1p(input)
+
+
+def sinc(input: Tensor, *, out=None) -> Tensor:
+    """``sin(pi x) / (pi x)``, 1 at 0."""
+    return _unary.sinc(input)
+
+
+def round(input: Tensor, *, decimals: int = 0, out=None) -> Tensor:  # noqa: A001
+    """Rounds half to even (to ``decimals`` places)."""
+    return _pointwise.round(input, decimals=decimals)
+
+
+def logsumexp(input: Tensor, dim, keepdim: bool = False, *, out=None) -> Tensor:
+    """``log(sum(exp(x)))`` along ``dim``, computed stably."""
+    return _reduce.logsumexp(input, dim, keepdim)
+
+
+def softmax(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim``."""
+    return _reduce.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """``log(softmax(x))`` along ``dim``, computed stably."""
+    return _reduce.log_softmax(input, dim, dtype=dtype)
+
+
+for _name, _value in list(globals().items()):  # every function is visible to a mode
+    if _name[0] != "_" and callable(_value) and getattr(_value, "__module__", "") == __name__:
+        globals()[_name] = _overrides.wrap(_value)
+psi = digamma
+del _name, _value

@@ -1,0 +1,60 @@
+"""Layout-sweep calls for the methods added beside existing ops (method spellings, in-place
+forms, the math, statistics and scatter functions), merged into ``_layout_table.CALLS``."""
+from __future__ import annotations
+
+_SAME_OPERAND = ["greater", "greater_equal", "less", "less_equal", "not_equal", "inner",
+                 "logaddexp2", "heaviside"]
+_IN_PLACE_WITH_SELF = [
+    "eq_", "ne_", "lt_", "le_", "gt_", "ge_", "greater_", "greater_equal_", "less_",
+    "less_equal_", "not_equal_", "logical_and_", "logical_or_", "logical_xor_", "remainder_",
+    "floor_divide_", "divide_", "true_divide_", "multiply_", "subtract_", "copysign_", "xlogy_",
+    "arctan2_", "heaviside_"]
+_IN_PLACE_UNARY = ["logical_not_", "acosh_", "arccosh_", "asinh_", "arcsinh_", "atanh_",
+                   "arctanh_", "erfc_", "lgamma_", "digamma_"]
+_UNARY = ["erfc", "isposinf", "isneginf", "signbit", "fliplr", "flipud", "cov", "corrcoef",
+          "histc", "lgamma", "digamma", "short", "t_"]
+_INTEGER = ["bitwise_and", "bitwise_or", "bitwise_xor", "gcd", "lcm", "bitwise_and_",
+            "bitwise_or_", "bitwise_xor_", "gcd_", "lcm_"]
+
+
+def _ints(t):
+    return (t * 10).long()
+
+
+MORE_CALLS = {
+    **{name: (lambda name: lambda L, t: getattr(t, name)(t))(name) for name in _SAME_OPERAND},
+    **{name: (lambda name: lambda L, t: getattr(t * 1, name)(t))(name)
+       for name in _IN_PLACE_WITH_SELF},
+    **{f"{name}_number": (lambda name: lambda L, t: getattr(t * 1, name)(0.5))(name)
+       for name in _IN_PLACE_WITH_SELF[:11]},
+    **{name: (lambda name: lambda L, t: getattr(t * 1, name)())(name) for name in _IN_PLACE_UNARY},
+    **{name: (lambda name: lambda L, t: getattr(t, name)())(name) for name in _UNARY},
+    **{name: (lambda name: lambda L, t: getattr(_ints(t), name)(_ints(t).t().t()))(name)
+       for name in _INTEGER},
+    "bitwise_not_": lambda L, t: _ints(t).bitwise_not_(),
+    "addmm_": lambda L, t: (t * 1).addmm_(t, L.eye(4)),
+    "baddbmm_": lambda L, t: (t * 1)[None].baddbmm_(t[None], L.eye(4)[None]),
+    "cumsum_": lambda L, t: (t * 1).cumsum_(1), "cumprod_": lambda L, t: (t * 1).cumprod_(0),
+    "transpose_": lambda L, t: t.transpose_(0, 1), "swapaxes_": lambda L, t: t.swapaxes_(1, 0),
+    "swapdims_": lambda L, t: t.swapdims_(0, 1), "squeeze_": lambda L, t: t[:1].squeeze_(),
+    "unsqueeze_": lambda L, t: t.unsqueeze_(1),
+    "float_power": lambda L, t: t.float_power(2), "float_power_": lambda L, t: t.double()
+    .float_power_(2),
+    "ldexp": lambda L, t: t.ldexp(_ints(t)), "ldexp_": lambda L, t: (t * 1).ldexp_(_ints(t)),
+    "frexp": lambda L, t: t.frexp(), "vdot": lambda L, t: t[0].vdot(t[1]),
+    "hsplit": lambda L, t: t.hsplit(2), "vsplit": lambda L, t: t.vsplit([1]),
+    "dsplit": lambda L, t: t[None].dsplit(2),
+    "quantile": lambda L, t: t.quantile(0.3, 1), "nanquantile": lambda L, t: t.nanquantile(0.6),
+    "select_scatter": lambda L, t: t.select_scatter(t[0], 0, 1),
+    "slice_scatter": lambda L, t: t.slice_scatter(t[:, :2], 1, 1, 3),
+    "diagonal_scatter": lambda L, t: t.diagonal_scatter(t[0, :3]),
+    "index_copy": lambda L, t: t.index_copy(1, L.tensor([2, 0]), t[:, :2]),
+    "index_copy_": lambda L, t: (t * 1).index_copy_(1, L.tensor([2, 0]), t[:, :2]),
+    "scatter_reduce": lambda L, t: t.scatter_reduce(1, L.tensor([[0], [1], [2]]), t, "amax"),
+    "scatter_reduce_": lambda L, t: (t * 1).scatter_reduce_(1, L.tensor([[0], [1], [2]]), t,
+                                                            "sum"),
+    "polygamma": lambda L, t: t.polygamma(1), "polygamma_": lambda L, t: (t * 1).polygamma_(2),
+    "mvlgamma": lambda L, t: (t + 2).mvlgamma(2), "mvlgamma_": lambda L, t: (t + 2).mvlgamma_(1),
+}
+
+MORE_NOT_SWEPT = {"as_strided_": "the strides are its arguments: tests/ops/test_inplace_extra.py"}
