@@ -23,6 +23,8 @@ from . import _layout
 from ._args import _shape_args, infer_shape
 from ._util import normalize_dim
 from .clone import Clone
+from .slicing import (Select, SelectBackward, Slice, SliceBackward,  # noqa: F401
+                      narrow, select, slice_dim)
 from ._base import Op
 
 
@@ -199,126 +201,6 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
                            f"size of dim {dim} ({shape[dim]}) in the input tensor") from None
     return View.apply(input, shape[:dim] + sizes + shape[dim + 1:])
-
-
-# ---------------------------------------------------------------------------------------------
-# select / slice / narrow and their backwards (zeros with the gradient written in)
-# ---------------------------------------------------------------------------------------------
-class Select(_View):
-    """grad written into zeros at ``index`` of ``dim``"""
-
-    node_name = "SelectBackward0"
-
-    @staticmethod
-    def forward(ctx, self, dim, index):
-        if self.ndim == 0:
-            raise IndexError("select() cannot be applied to a 0-dim tensor.")
-        dim = normalize_dim(dim, self.ndim)
-        size = self.shape[dim]
-        if not -size <= index < size:
-            raise IndexError(f"select(): index {index} out of range for tensor of size "
-                             f"{list(self.shape)} at dimension {dim}")
-        ctx.self_shape, ctx.dim, ctx.index = self.shape, dim, index % size
-        return self[(slice(None),) * dim + (index % size, Ellipsis)]  # ... keeps a 0-d view
-
-    @staticmethod
-    def backward(ctx, grad):
-        return SelectBackward.apply(grad, ctx.self_shape, ctx.dim, ctx.index), None, None
-
-
-class SelectBackward(Op):
-    node_name = "SelectBackwardBackward0"
-
-    @staticmethod
-    def forward(ctx, grad, shape, dim, index):
-        ctx.dim, ctx.index = dim, index
-        out = np.zeros(shape, grad.dtype)
-        out[(slice(None),) * dim + (index,)] = grad
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        return Select.apply(grad, ctx.dim, ctx.index), None, None, None
-
-
-class Slice(_View):
-    """grad written into zeros at ``start:end:step`` of ``dim``"""
-
-    node_name = "SliceBackward0"
-
-    @staticmethod
-    def forward(ctx, self, dim, start, end, step):
-        if step <= 0:
-            raise ValueError("step must be greater than zero")
-        dim = normalize_dim(dim, self.ndim)
-        ctx.self_shape, ctx.dim = self.shape, dim
-        ctx.start, ctx.end, ctx.step = start, end, step
-        out = self[(slice(None),) * dim + (slice(start, end, step),)]
-        if out.size:
-            return out
-        # NumPy drops the step from an empty slice's stride and leaves its start behind;
-        # torch keeps stride * step and starts at the slice's start
-        strides = [s * out.itemsize for s in _layout.torch_strides(self)]
-        shift = start * strides[dim] + (self.__array_interface__["data"][0]
-                                         - out.__array_interface__["data"][0])
-        strides[dim] *= step
-        if out.strides == tuple(strides) and not shift:
-            return out
-        return _layout.restrided(out, tuple(strides), shift)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return (SliceBackward.apply(grad, ctx.self_shape, ctx.dim, ctx.start, ctx.end, ctx.step),
-                None, None, None, None)
-
-
-class SliceBackward(Op):
-    node_name = "SliceBackwardBackward0"
-
-    @staticmethod
-    def forward(ctx, grad, shape, dim, start, end, step):
-        ctx.args = (dim, start, end, step)
-        out = np.zeros(shape, grad.dtype)
-        out[(slice(None),) * dim + (slice(start, end, step),)] = grad
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        return Slice.apply(grad, *ctx.args), None, None, None, None, None
-
-
-def select(input: Tensor, dim: int, index) -> Tensor:
-    """A view of index ``index`` along ``dim``; that dimension is removed."""
-    return Select.apply(input, dim, operator.index(index))
-
-
-def slice_dim(input: Tensor, dim: int, start, stop, step: int = 1) -> Tensor:
-    """``input[..., start:stop:step]`` along ``dim`` with Python's clamping (torch's slice)."""
-    size = input._data.shape[normalize_dim(dim, input._data.ndim)]
-    if step is not None and step <= 0:
-        raise ValueError("step must be greater than zero")
-    begin, end, step = slice(start, stop, step).indices(size)
-    return Slice.apply(input, dim, begin, max(begin, end), step)
-
-
-def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
-    """A view of ``length`` elements from ``start`` along ``dim``."""
-    if input._data.ndim == 0:
-        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
-    dim = normalize_dim(dim, input._data.ndim)
-    start, length = operator.index(start), operator.index(length)
-    size = input._data.shape[dim]
-    if length < 0:
-        raise RuntimeError("narrow(): length must be non-negative.")
-    if not -size <= start <= size:
-        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but "
-                         f"got {start})")
-    if start < 0:
-        start += size
-    if start + length > size:
-        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
-                           f"({size}).")
-    return Slice.apply(input, dim, start, start + length, 1)
 
 
 # ---------------------------------------------------------------------------------------------
