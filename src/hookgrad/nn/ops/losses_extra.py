@@ -157,12 +157,8 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     return _reduce(loss, reduction)
 
 
-def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
-                        margin: float = 1.0, p: float = 2, eps: float = 1e-6, swap: bool = False,
-                        size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
-    """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with the p-norm distance;
-    ``swap`` uses the smaller of d(anchor, negative) and d(positive, negative)."""
-    reduction = _reduction(size_average, reduce, reduction)
+def _check_triplet(margin: float, anchor: Tensor, positive: Tensor, negative: Tensor) -> None:
+    """The triplet losses' shared argument checks, with torch's errors."""
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     if not anchor.ndim == positive.ndim == negative.ndim:
@@ -170,6 +166,15 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
             "The anchor, positive, and negative tensors are expected to have the same number of "
             f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and "
             f"negative {negative.ndim}D inputs")
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
+                        margin: float = 1.0, p: float = 2, eps: float = 1e-6, swap: bool = False,
+                        size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with the p-norm distance;
+    ``swap`` uses the smaller of d(anchor, negative) and d(positive, negative)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_triplet(margin, anchor, positive, negative)
     to_positive = pairwise_distance(anchor, positive, p, eps)
     to_negative = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -184,13 +189,7 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
     default)."""
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    if margin <= 0:
-        raise ValueError(f"margin must be greater than 0, got {margin}")
-    if not anchor.ndim == positive.ndim == negative.ndim:
-        raise RuntimeError(
-            "The anchor, positive, and negative tensors are expected to have the same number of "
-            f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and "
-            f"negative {negative.ndim}D inputs")
+    _check_triplet(margin, anchor, positive, negative)
     distance = pairwise_distance if distance_function is None else distance_function
     to_positive, to_negative = distance(anchor, positive), distance(anchor, negative)
     if swap:
