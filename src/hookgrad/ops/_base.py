@@ -17,6 +17,7 @@ from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.function import BuiltinFunction
 from ..autograd.node import REFCOUNTS_EXACT, tasks as _tasks
+from ..autograd.views import check_inplace
 from ..tensor import Tensor, has_internal_overlap
 from . import _layout
 from ._util import broadcast_error, quiet_errors
@@ -337,6 +338,11 @@ class Original:
     __slots__ = ("clone",)
 
     def __init__(self, tensor: Tensor = None):
+        if tensor is not None and tensor._base is not None:
+            # torch checks the target before its kernel clones it; cloning a view first would
+            # rebuild the view's grad_fn and hide a refusal (a view made before its base
+            # gained a history is still a leaf to torch until something asks for its grad_fn)
+            check_inplace(tensor)
         self.clone = None if tensor is None else tensor.clone()
 
     @staticmethod
@@ -354,22 +360,52 @@ class Original:
         return None if original is None else original.clone
 
 
-def through_saved(grad: Tensor, *saved: Tensor) -> Tensor:
+class SavedLink(Op):
+    """``grad`` unchanged, with an edge to each saved tensor a mask or slope was read from.
+
+    Its derivative with respect to those tensors is torch's ``zeros_like(grad)``: a fresh
+    zero that reads nothing, so it never requires grad, even when the gradient arriving here
+    does (a zero built from that gradient would carry its history into the saved tensor's
+    past, e.g. the base of a view that relu_ rewrote)."""
+
+    node_name = "SavedLinkBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, *saved, pattern_reads_saved=True):
+        ctx.pattern_reads_saved = pattern_reads_saved
+        ctx.save_for_backward(*saved)  # as torch's ``threshold_backward`` node saves ``self``
+        return grad.copy()  # an output of its own: an in-place op on it leaves grad alone
+
+    @staticmethod
+    def backward(ctx, grad):
+        saved = ctx.saved_tensors
+        zeros = (Tensor._make(np.zeros(tensor.shape, tensor._data.dtype)) for tensor in saved)
+        # the gradient of grad is masked by the same pattern (the op after this link applies
+        # it), so it depends on the saved tensors again where torch's formula reads them (not
+        # max pooling's, which reads only the indices)
+        if ctx.pattern_reads_saved:
+            grad = through_saved(grad, *saved)
+        return (grad, *zeros)
+
+
+def through_saved(grad: Tensor, *saved: Tensor, pattern_reads_saved: bool = True) -> Tensor:
     """The incoming ``grad`` of a formula that masks or scales it by a pattern read from saved
     tensors, made to depend on them (call it on ``grad`` before the mask).
 
     torch writes such gradients as functions of the saved tensor (``threshold_backward(grad,
     result)`` for relu), so under ``create_graph`` the gradient requires grad whenever a saved
-    tensor does, and its derivative with respect to that tensor is zero. A mask taken from
-    ``saved._data`` loses that link; this adds a zero that carries it (only while recording,
-    so first-order backward pays nothing).
+    tensor does, and its derivative with respect to that tensor is a zero that requires no
+    grad (``SavedLink``). ``pattern_reads_saved=False`` where the gradient's own gradient does
+    not read them (max pooling's, read from the indices). A mask taken from ``saved._data``
+    loses that link; this restores it (only while recording, so first-order backward pays
+    nothing).
     """
     if not grad_mode._state.enabled:
         return grad
-    for tensor in saved:
-        if tensor.requires_grad:
-            grad = grad + tensor.masked_fill(np.ones((), bool), 0.0).sum()
-    return grad
+    linked = [tensor for tensor in saved if tensor.requires_grad]
+    if not linked:
+        return grad
+    return SavedLink.apply(grad, *linked, pattern_reads_saved=pattern_reads_saved)
 
 
 # references to the incoming gradient tensor while a built-in formula runs under the engine: the
