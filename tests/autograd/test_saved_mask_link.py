@@ -102,3 +102,33 @@ def _second_order(lib, name):
 @pytest.mark.parametrize("name", sorted(ACTIVATIONS))
 def test_second_order_requires_grad_as_torch(name):
     _check(_second_order(hookgrad, name), _second_order(torch, name))
+
+
+def _recorded_gradient(lib, name, input_requires_grad):
+    """The first-order gradient's node, its edges and what it saves (seen by pack hooks),
+    with the saved tensor requiring grad or only the incoming gradient doing so."""
+    x = lib.tensor([[0.5, -1.0, 2.0], [-3.0, 0.25, 0.0]], dtype=lib.float64,
+                   requires_grad=input_requires_grad)
+    v = lib.ones(2, 3, dtype=lib.float64, requires_grad=True)
+    source = x * 1 if input_requires_grad else x * v
+    y = ACTIVATIONS[name](lib, source.clone())  # in-place ones leave source as it was
+    packs = []
+
+    def pack(tensor):
+        packs.append(tuple(tensor.shape))
+        return tensor
+
+    with lib.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        (grad,) = lib.autograd.grad(y, source if input_requires_grad else v, lib.ones_like(y),
+                                    create_graph=True)
+    node = grad.grad_fn
+    edges = [None if edge is None else edge.name() for edge, _ in node.next_functions]
+    return node.name(), edges, packs
+
+
+@pytest.mark.parametrize("input_requires_grad", [True, False], ids=["input", "weight"])
+@pytest.mark.parametrize("name", sorted(set(ACTIVATIONS) - {"max_pool1d",
+                                                            "adaptive_max_pool1d"}))
+def test_recorded_gradient_node_as_torch(name, input_requires_grad):
+    assert _recorded_gradient(hookgrad, name, input_requires_grad) == \
+        _recorded_gradient(torch, name, input_requires_grad)

@@ -361,51 +361,89 @@ class Original:
 
 
 class SavedLink(Op):
-    """``grad`` unchanged, with an edge to each saved tensor a mask or slope was read from.
+    """``grad`` unchanged, with an edge to each saved tensor its pattern was read from (max
+    pooling's, whose formula ``*_backward(grad, self, indices)`` reads ``self``).
 
-    Its derivative with respect to those tensors is torch's ``zeros_like(grad)``: a fresh
-    zero that reads nothing, so it never requires grad, even when the gradient arriving here
-    does (a zero built from that gradient would carry its history into the saved tensor's
-    past, e.g. the base of a view that relu_ rewrote)."""
+    Its derivative with respect to those tensors is torch's ``zeros_like``: a fresh zero that
+    reads nothing, so it never requires grad, even when the gradient arriving here does."""
 
     node_name = "SavedLinkBackward0"
 
     @staticmethod
-    def forward(ctx, grad, *saved, pattern_reads_saved=True):
-        ctx.pattern_reads_saved = pattern_reads_saved
-        ctx.save_for_backward(*saved)  # as torch's ``threshold_backward`` node saves ``self``
+    def forward(ctx, grad, *saved):
+        ctx.saved_layouts = tuple((array.shape, array.dtype) for array in saved)
         return grad.copy()  # an output of its own: an in-place op on it leaves grad alone
 
     @staticmethod
     def backward(ctx, grad):
-        saved = ctx.saved_tensors
-        zeros = (Tensor._make(np.zeros(tensor.shape, tensor._data.dtype)) for tensor in saved)
-        # the gradient of grad is masked by the same pattern (the op after this link applies
-        # it), so it depends on the saved tensors again where torch's formula reads them (not
-        # max pooling's, which reads only the indices)
-        if ctx.pattern_reads_saved:
-            grad = through_saved(grad, *saved)
+        zeros = (Tensor._make(np.zeros(shape, dtype)) for shape, dtype in ctx.saved_layouts)
         return (grad, *zeros)
 
 
-def through_saved(grad: Tensor, *saved: Tensor, pattern_reads_saved: bool = True) -> Tensor:
-    """The incoming ``grad`` of a formula that masks or scales it by a pattern read from saved
-    tensors, made to depend on them (call it on ``grad`` before the mask).
-
-    torch writes such gradients as functions of the saved tensor (``threshold_backward(grad,
-    result)`` for relu), so under ``create_graph`` the gradient requires grad whenever a saved
-    tensor does, and its derivative with respect to that tensor is a zero that requires no
-    grad (``SavedLink``). ``pattern_reads_saved=False`` where the gradient's own gradient does
-    not read them (max pooling's, read from the indices). A mask taken from ``saved._data``
-    loses that link; this restores it (only while recording, so first-order backward pays
-    nothing).
-    """
+def through_saved(grad: Tensor, *saved: Tensor) -> Tensor:
+    """The incoming ``grad`` of a formula that reads saved tensors, made to depend on them
+    while a graph of the gradient is recorded (first-order backward pays nothing)."""
     if not grad_mode._state.enabled:
         return grad
     linked = [tensor for tensor in saved if tensor.requires_grad]
-    if not linked:
-        return grad
-    return SavedLink.apply(grad, *linked, pattern_reads_saved=pattern_reads_saved)
+    return SavedLink.apply(grad, *linked) if linked else grad
+
+
+class PatternBackward(Op):
+    """``grad`` masked or scaled by a pattern read from one saved tensor: the gradient of relu,
+    threshold, hardtanh, the shrinks and leaky_relu, as torch's ``threshold_backward(grad,
+    self, threshold)`` and its kin (subclasses carry torch's node names).
+
+    Recorded as one node that saves the tensor, so under ``create_graph`` the gradient requires
+    grad when either the incoming gradient or the saved tensor does, its own gradient is the
+    same pattern applied again, and its derivative with respect to the saved tensor is a fresh
+    zero that requires no grad (torch's ``zeros_like(grad)``): it reaches, say, the base of a
+    view that relu_ rewrote without carrying the incoming gradient's history there.
+    ``pattern(grad, saved)`` works on arrays and returns a new one."""
+
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, grad, saved, pattern):
+        ctx.pattern = pattern
+        ctx.save_for_backward(saved)
+        return pattern(grad, saved)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (saved,) = ctx.saved_tensors
+        again = ctx._forward_cls.apply(grad, saved, ctx.pattern)
+        return again, Tensor._make(np.zeros(saved.shape, saved._data.dtype)), None
+
+
+def masked_where(condition):
+    """A ``PatternBackward`` pattern: ``grad`` with zeros where ``condition(saved)`` holds."""
+    def pattern(grad: np.ndarray, saved: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore"):  # ml_dtypes' bfloat16 warns comparing NaN
+            mask = condition(saved)
+        # laid out as torch's elementwise ``*_backward(grad, self)`` lays its result out
+        return _layout.pointwise(np.where(mask, np.zeros((), grad.dtype), grad), grad, saved)
+    return pattern
+
+
+class ThresholdBackwardBackward(PatternBackward):
+    node_name = "ThresholdBackwardBackward0"
+
+
+class HardtanhBackwardBackward(PatternBackward):
+    node_name = "HardtanhBackwardBackward0"
+
+
+class HardshrinkBackwardBackward(PatternBackward):
+    node_name = "HardshrinkBackwardBackward0"
+
+
+class SoftshrinkBackwardBackward(PatternBackward):
+    node_name = "SoftshrinkBackwardBackward0"
+
+
+class LeakyReluBackwardBackward(PatternBackward):
+    node_name = "LeakyReluBackwardBackward0"
 
 
 # references to the incoming gradient tensor while a built-in formula runs under the engine: the

@@ -9,7 +9,8 @@ import numpy as np
 from ..tensor import Tensor
 from . import _layout
 from ..autograd import grad_mode
-from ._base import Op, finish, owned_grad, through_saved
+from ._base import (LeakyReluBackwardBackward, Op, ThresholdBackwardBackward, finish,
+                    masked_where, owned_grad)
 from ._gelu import gelu_backward_float32, gelu_float32
 from .unary import (_INV_SQRT_2PI, _KAPPA, _SQRT_HALF, _TANH_K, _apply_float, _not_for_integers,
                     _sigmoid, _zero, erf)
@@ -50,6 +51,9 @@ def zero_where_at_most(grad: np.ndarray, values: np.ndarray, limit) -> None:
         _zero_block(flat_grad[block], flat_values[block], limit)
 
 
+_AT_MOST_ZERO = masked_where(lambda x: x <= 0)  # relu's pattern, read from its result
+
+
 class Relu(Op):
     """d relu(x) = 1 where relu(x) > 0"""
 
@@ -70,9 +74,7 @@ class Relu(Op):
         if owned_grad(ctx, grad):  # reuse the buffer: one activation-sized array fewer
             zero_where_at_most(grad._data, result._data, 0)
             return grad
-        with np.errstate(invalid="ignore"):  # ml_dtypes' bfloat16 warns comparing NaN
-            mask = result._data <= 0
-        return through_saved(grad, result).masked_fill(mask, 0.0)
+        return ThresholdBackwardBackward.apply(grad, result, _AT_MOST_ZERO)
 
 
 class Threshold(Op):
@@ -101,8 +103,9 @@ class Threshold(Op):
         if owned_grad(ctx, grad):
             zero_where_at_most(grad._data, self._data, ctx.threshold)
             return grad, None, None
-        return (through_saved(grad, self).masked_fill(self._data <= ctx.threshold, 0.0),
-                None, None)
+        limit = ctx.threshold
+        pattern = masked_where(lambda x: x <= limit)
+        return ThresholdBackwardBackward.apply(grad, self, pattern), None, None
 
 
 class ThresholdInplace(Threshold):
@@ -261,12 +264,16 @@ class LeakyRelu(Op):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        slopes = _slopes(x._data > 0, ctx.negative_slope, x._data.dtype)
-        return through_saved(grad, x) * slopes, None
+        return LeakyReluBackwardBackward.apply(grad, x, _scaled_by(ctx.negative_slope)), None
 
 
-def _slopes(positive: np.ndarray, negative_slope, dtype) -> Tensor:
-    return Tensor._make(np.where(positive, 1, negative_slope).astype(dtype))
+def _scaled_by(negative_slope):
+    """leaky_relu's pattern: grad where the saved tensor is positive, else grad times the
+    slope (as torch's ``leaky_relu_backward``)"""
+    def pattern(grad: np.ndarray, saved: np.ndarray) -> np.ndarray:
+        slopes = np.where(saved > 0, 1, negative_slope).astype(saved.dtype)
+        return _layout.pointwise(grad * slopes, grad, slopes)
+    return pattern
 
 
 class LeakyReluInplace(Op):
@@ -293,8 +300,8 @@ class LeakyReluInplace(Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        slopes = _slopes(result._data > 0, ctx.negative_slope, result._data.dtype)
-        return through_saved(grad, result) * slopes, None
+        return (LeakyReluBackwardBackward.apply(grad, result, _scaled_by(ctx.negative_slope)),
+                None)
 
 
 class Elu(Op):

@@ -15,7 +15,8 @@ from .join import cat
 from .unary import _apply_float, _not_for_integers, _sigmoid
 from . import _layout
 from . import inplace as _inplace
-from ._base import HALF_TYPES, Op, through_saved
+from ._base import (HALF_TYPES, HardshrinkBackwardBackward, HardtanhBackwardBackward, Op,
+                    SoftshrinkBackwardBackward, masked_where)
 from ._util import quiet_errors
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -72,8 +73,9 @@ class Hardtanh(Op):
     @staticmethod
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
-        outside = _outside(self._data, ctx._saved_min_val, ctx._saved_max_val)
-        return through_saved(grad, self).masked_fill(outside, 0.0), None, None
+        low, high = ctx._saved_min_val, ctx._saved_max_val
+        pattern = masked_where(lambda x: _outside(x, low, high))
+        return HardtanhBackwardBackward.apply(grad, self, pattern), None, None
 
 
 class Hardsigmoid(Op):
@@ -244,6 +246,7 @@ class Softshrink(Op):
     """x - lambd above lambd, x + lambd below -lambd, else 0;  d = 1 outside [-lambd, lambd]"""
 
     node_name = "SoftshrinkBackward0"
+    pattern_node = SoftshrinkBackwardBackward
     saved_names = ("self",)
 
     @staticmethod
@@ -266,14 +269,15 @@ class Softshrink(Op):
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
         lambd = ctx._saved_lambd
-        inside = (self._data >= -lambd) & (self._data <= lambd)
-        return through_saved(grad, self).masked_fill(inside, 0.0), None
+        pattern = masked_where(lambda x: (x >= -lambd) & (x <= lambd))
+        return ctx._forward_cls.pattern_node.apply(grad, self, pattern), None
 
 
 class Hardshrink(Softshrink):
     """x where |x| > lambd, else 0"""
 
     node_name = "HardshrinkBackward0"
+    pattern_node = HardshrinkBackwardBackward
 
     @staticmethod
     def forward(ctx, self, lambd):

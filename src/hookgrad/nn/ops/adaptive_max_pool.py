@@ -58,7 +58,7 @@ class AdaptiveMaxPool(Op):
     @staticmethod
     def backward(ctx, grad, _grad_indices=None):
         self, indices = ctx.saved_tensors
-        grad = through_saved(grad, self, pattern_reads_saved=False)
+        grad = through_saved(grad, self)
         return MaxPoolScatter.apply(grad, indices._data, ctx.self_shape, ctx.nd), None
 
 

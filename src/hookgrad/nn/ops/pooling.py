@@ -109,7 +109,7 @@ class MaxPoolWithIndices(Op):
     @staticmethod
     def backward(ctx, grad, _grad_indices=None):
         self, indices = ctx.saved_tensors
-        grad = through_saved(grad, self, pattern_reads_saved=False)  # torch reads self
+        grad = through_saved(grad, self)  # torch's formula reads self
         del self  # a saver's decoded copy is freed before the input-sized result is made
         if ctx.tiled:
             scattered = MaxPoolTileScatter.apply(grad, indices._data, ctx.self_shape, ctx.kernel)
