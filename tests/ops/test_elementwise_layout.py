@@ -265,3 +265,26 @@ def test_a_number_operand_ranks_size_one_strides():
         return [_layout(r)[:4] for r in (x + 2, x.exp(), x * lib.tensor(2.0), x > 0)]
 
     assert run(hookgrad) == run(torch)
+
+
+@pytest.mark.parametrize("name, integer", [("logaddexp2", False), ("ldexp", False),
+                                           ("heaviside", False), ("gcd", True), ("lcm", True),
+                                           ("float_power", False)])
+def test_newer_binary_ops_rank_both_operands_layouts(name, integer):
+    # a transposed operand against a row-major one (either order) and against a transposed
+    # broadcast row: the result follows torch's ranking over both operands
+    rng = np.random.default_rng(3)
+    a = rng.integers(1, 20, (3, 4)) if integer else rng.uniform(1, 3, (3, 4))
+    b = rng.integers(1, 20, (3, 4)) if integer else rng.uniform(1, 3, (3, 4))
+    if name == "ldexp":
+        b = rng.integers(-3, 4, (3, 4))
+    results = {}
+    for lib in (torch, hookgrad):
+        f = getattr(lib, name)
+        x, y = lib.tensor(a).t(), lib.tensor(np.ascontiguousarray(b.T))
+        row = lib.tensor(b)[:1].t()
+        outs = [f(x, y), f(y, x), f(x, row)]
+        results[lib.__name__] = [(o.stride(), o.is_contiguous(), o.numpy().copy()) for o in outs]
+    for (s1, c1, v1), (s2, c2, v2) in zip(results["hookgrad"], results["torch"]):
+        assert (s1, c1) == (s2, c2)
+        np.testing.assert_allclose(v1, v2, rtol=1e-12)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _memory_format as _mf
+from ..tensor import empty_strides
 
 
 def contiguous(result: np.ndarray) -> np.ndarray:
@@ -142,17 +143,8 @@ def torch_strides(array: np.ndarray) -> tuple:
     itemsize = array.itemsize
     strides = tuple(abs(s) // itemsize for s in array.strides)
     if array.size == 0 and array.ndim and not any(strides):
-        return _empty_row_major(array.shape)
+        return empty_strides(array.shape)
     return strides
-
-
-def _empty_row_major(shape: tuple) -> tuple:
-    """torch's row-major strides (a size-0 dimension steps as if it were 1)."""
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
 
 
 def _iterated(result: np.ndarray, operands: tuple, common) -> np.ndarray:

@@ -10,6 +10,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor
 from ._base import Op, _binary_apply, as_operand, cast, compute, finish, not_implemented, promote
+from . import _layout
 from ._erf import erf
 from .inplace import inplace
 from ._util import broadcast_error
@@ -85,7 +86,8 @@ class Logaddexp2(Op):
             raise not_implemented("logaddexp2_cpu", dtype)
         ctx.save_for_backward(other, self)
         a, b, out = _float_pair(self, other, dtype)
-        return finish(compute("logaddexp2", _logaddexp2, a, b), out)
+        return _layout.pointwise(finish(compute("logaddexp2", _logaddexp2, a, b), out), self,
+                                 other, common=out)
 
     @staticmethod
     def backward(ctx, grad):
@@ -126,7 +128,8 @@ class Ldexp(Op):
     def forward(ctx, self, other, dtype, number):
         ctx.save_for_backward(other)
         a, b, out = _float_pair(self, other, dtype)
-        return finish(compute("ldexp", lambda x, e: x * np.exp2(e), a, b), out)
+        result = finish(compute("ldexp", lambda x, e: x * np.exp2(e), a, b), out)
+        return _layout.pointwise(result, self, other, common=out)
 
     @staticmethod
     def backward(ctx, grad):
@@ -197,7 +200,7 @@ class Heaviside(_NoDerivative):
     @staticmethod
     def forward(ctx, self, values):
         result = np.where(self == 0, values, (self > 0).astype(self.dtype))
-        return np.asarray(result, self.dtype)
+        return _layout.pointwise(np.asarray(result, self.dtype), self, values)
 
 
 class HeavisideInplace(Heaviside):
@@ -230,7 +233,8 @@ def _integer_binary(name: str, fn):
         if dtype.kind not in "iu":
             raise not_implemented(f"{name}_cpu", dtype)
         b = other._data if isinstance(other, Tensor) else other
-        return Tensor._make(np.asarray(fn(cast(input._data, dtype), cast(b, dtype))))
+        result = np.asarray(fn(cast(input._data, dtype), cast(b, dtype)))
+        return Tensor._make(_layout.pointwise(result, input._data, b, common=dtype))
 
     op.__name__ = op.__qualname__ = name
     return op
