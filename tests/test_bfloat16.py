@@ -294,3 +294,19 @@ def test_a_bfloat16_model_takes_a_torch_bfloat16_state_dict_bit_for_bit():
     assert ours.weight.dtype is hookgrad.bfloat16
     np.testing.assert_array_equal(_bits(ours.weight), _bits(source.weight))
     np.testing.assert_array_equal(_bits(ours.bias), _bits(source.bias))
+
+
+def test_module_bfloat16_casts_floating_parameters_and_buffers_as_torch():
+    # the same module in both libraries: float parameters and buffers become bfloat16, the
+    # integer buffer (num_batches_tracked) stays, and the values round the same way
+    torch.manual_seed(0)
+    theirs = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
+    ours = hookgrad.nn.Sequential(hookgrad.nn.Linear(3, 4), hookgrad.nn.BatchNorm1d(4))
+    ours.load_state_dict({k: hookgrad.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    weight = ours[0].weight
+    assert ours.bfloat16() is ours and ours[0].weight is weight
+    theirs.bfloat16()
+    mine, reference = ours.state_dict(), theirs.state_dict()
+    for key in reference:
+        assert str(mine[key].dtype) == str(reference[key].dtype), key
+        np.testing.assert_array_equal(mine[key].float().numpy(), reference[key].float().numpy())

@@ -35,7 +35,7 @@ ROWS: List[Row] = [
         "full_like, rand_like, randn_like and nn.Module.to "
         "take memory_format and give torch's strides (size-1 dims too); ops on channels-last "
         "inputs keep torch's layout"),
-    Row("Tensors", ("bfloat16", "Tensor.bfloat16"), True,
+    Row("Tensors", ("bfloat16", "Tensor.bfloat16", "nn.Module.bfloat16"), True,
         "through ml_dtypes (extra hookgrad[bfloat16]); computed in float32 and rounded once"),
     Row("Tensors", ("finfo", "iinfo"), True, "same attributes, values and repr as torch's"),
     Row("Tensors", ("complex64", "sparse_coo_tensor"), False,

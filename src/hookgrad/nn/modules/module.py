@@ -1,18 +1,16 @@
 """Module: parameters, buffers and submodules registered by attribute assignment.
 
 The hooks (global and per-module) and ``__call__``, which runs them around ``forward``, live in
-``_module_hooks.py``; state_dict and its hooks in ``_state_dict.py``. The global hook functions
+``_module_hooks.py``; state_dict and its hooks in ``_state_dict.py``; ``to``, the dtype casts
+and ``_apply`` in ``_module_conversion.py``. The global hook functions
 are importable from here, as in torch.
 """
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Callable, Iterator, List, Optional, Set, Tuple, Union
+from typing import Any, Callable, Iterator, List, Optional, Set, Tuple
 
-from ... import _dtype, _memory_format
-from ...autograd import grad_mode
 from ...autograd.graph import legacy_type_name
-from ..._device import check as check_device, device
 from ...tensor import Tensor
 from ..parameter import Buffer, Parameter, buffer_persistent
 from ._module_hooks import (  # noqa: F401  (torch's home of the global hooks)
@@ -26,6 +24,7 @@ from ._module_hooks import (  # noqa: F401  (torch's home of the global hooks)
     register_module_full_backward_pre_hook, register_module_module_registration_hook,
     register_module_parameter_registration_hook)
 from ._state_dict import StateDictMixin, _IncompatibleKeys  # noqa: F401  (torch's home of it)
+from ._module_conversion import ConversionMixin
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_backward_hook", "register_module_full_backward_pre_hook",
@@ -62,14 +61,7 @@ def _typename(value: Any) -> str:
     return name if module in (None, "builtins") else f"{module}.{name}"
 
 
-def _type_name(value) -> str:
-    """How torch's argument errors name an argument's type."""
-    if isinstance(value, _memory_format.memory_format):
-        return "torch.memory_format"
-    return type(value).__name__
-
-
-class Module(HooksMixin, StateDictMixin):
+class Module(HooksMixin, StateDictMixin, ConversionMixin):
     """Base class of every layer: assign Parameters, buffers and Modules as attributes and they
     are registered, found by ``parameters()``, saved by ``state_dict()`` and cast by ``to()``."""
 
@@ -403,88 +395,6 @@ class Module(HooksMixin, StateDictMixin):
         for module in self.children():
             module.apply(fn)
         fn(self)
-        return self
-
-    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> "Module":
-        """Replace the data of every parameter, gradient and buffer by ``fn`` of it; Parameters
-        keep their identity (torch's ``param.data = fn(param)``)."""
-        if recurse:
-            for module in self.children():
-                module._apply(fn)
-        for param in self._parameters.values():
-            if param is None:
-                continue
-            with grad_mode.no_grad():
-                applied = fn(param)
-            param.data = applied
-            grad = param._grad
-            if grad is not None:
-                with grad_mode.no_grad():
-                    grad.data = fn(grad)
-        for key, buffer in self._buffers.items():
-            if buffer is not None:
-                self._buffers[key] = fn(buffer)
-        return self
-
-    def to(self, *args: Any, **kwargs: Any) -> "Module":
-        """``to(dtype)``, ``to(device)``, ``to(tensor)``, ``to(device, dtype)``: casts floating
-        parameters and buffers in place (only the CPU exists here). ``memory_format`` lays out
-        the 4-d and 5-d ones in that format (``channels_last`` for conv weights)."""
-        dtype = kwargs.get("dtype")
-        fmt = _memory_format.check(kwargs.get("memory_format"), "to")
-        for arg in (*args, kwargs.get("device"), kwargs.get("tensor")):
-            if arg is None or isinstance(arg, bool):  # non_blocking / copy flags
-                continue
-            if isinstance(arg, _dtype.dtype):
-                dtype = arg
-            elif isinstance(arg, Tensor):
-                dtype = arg.dtype
-            elif isinstance(arg, (str, device)):
-                check_device(arg)
-            else:
-                raise TypeError("to() received an invalid combination of arguments - got "
-                                f"({', '.join(_type_name(a) for a in args)})")
-        if dtype is not None and not dtype.is_floating_point:
-            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
-                            f"desired dtype={dtype}")
-        if fmt is not None:
-            return self._apply(lambda t: t.to(
-                dtype if t.is_floating_point() else None,
-                memory_format=fmt if t.dim() in (4, 5) else _memory_format.preserve_format))
-        if dtype is None:
-            return self
-        return self._cast_floating(dtype)
-
-    def _cast_floating(self, dtype: _dtype.dtype) -> "Module":
-        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
-
-    def float(self) -> "Module":
-        """Casts floating parameters and buffers to float32 in place; returns self."""
-        return self._cast_floating(_dtype.float32)
-
-    def double(self) -> "Module":
-        """Casts floating parameters and buffers to float64 in place; returns self."""
-        return self._cast_floating(_dtype.float64)
-
-    def half(self) -> "Module":
-        """Casts floating parameters and buffers to float16 in place; returns self."""
-        return self._cast_floating(_dtype.float16)
-
-    def type(self, dst_type: Union[_dtype.dtype, str]) -> "Module":
-        """Casts every parameter and buffer to ``dst_type``; returns self."""
-        return self._apply(lambda t: t.type(dst_type))
-
-    def cpu(self) -> "Module":
-        """Returns self: hookgrad modules already live on the CPU."""
-        return self
-
-    def cuda(self, device: Any = None) -> "Module":
-        """Raises torch's CPU-build error: hookgrad has no CUDA device."""
-        raise AssertionError("Torch not compiled with CUDA enabled")
-
-    def share_memory(self) -> "Module":
-        """Returns self; kept for torch.multiprocessing code (hookgrad shares nothing across
-        processes)."""
         return self
 
     # -- repr --------------------------------------------------------------------------------
