@@ -72,9 +72,18 @@ def _ops(torch) -> dict:
     def linear():
         return F.linear(hidden.reshape(rows, DIM), weight, bias)
 
-    def block_forward():
-        with torch.no_grad():
-            block(hidden)
+    def train_step(block, optimizer, inputs):  # forward, backward and the SGD update
+        def step():
+            optimizer.zero_grad()
+            block(inputs).square().mean().backward()
+            optimizer.step()
+        return step
+
+    # the same block on 4 tokens of width 8: what is left is the per-op cost in Python
+    tiny = torch.nn.TransformerEncoderLayer(8, 2, 32, dropout=0.0, activation="gelu",
+                                            batch_first=True)
+    tiny_step = train_step(tiny, torch.optim.SGD(tiny.parameters(), lr=1e-3),
+                           torch.tensor(_data(1, 4, 8)))
 
     return {
         "gelu forward": lambda: F.gelu(inner.detach()),
@@ -87,7 +96,8 @@ def _ops(torch) -> dict:
         "attention fwd+bwd": with_backward(attention, *heads),
         "linear 128->512 fwd+bwd": with_backward(linear, hidden, weight, bias),
         "sgd step (block)": optimizer.step,
-        "block forward (no_grad)": block_forward,
+        "block train step": train_step(block, optimizer, hidden.detach()),
+        "tiny block train step (d8 s4 b1)": tiny_step,
     }
 
 
