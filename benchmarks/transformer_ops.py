@@ -7,6 +7,8 @@ Run by hand::
 
 Each op of ``workloads.transformer`` (d128 h4 s64 b16) is timed alone, forward and
 forward+backward, at the block's own shapes: where the block's extra time over torch goes.
+The last rows are the whole training step, and the same step on a tiny block, whose time is
+nearly all per-op cost in Python (what stays the same whatever the thread count).
 Each framework runs in its own process, started with the BLAS/OpenMP thread variables set
 (as ``compare.py`` does); the parent asks them in turn for one sample of each op, round after
 round, and prints the median over rounds of each sample's best step, and hookgrad / torch.
