@@ -145,6 +145,28 @@ def test_step_hooks_run_in_torch_order_and_can_be_removed():
     assert len(events[torch]) == 4
 
 
+def test_a_post_hook_added_by_a_pre_hook_runs_in_that_step_as_in_torch():
+    """Without any hook the step only checks the hook stores; the post-hooks are read after the
+    step, so one a pre-hook adds runs in the same step, as in torch."""
+    events = {}
+    for lib in (torch, hookgrad):
+        log = events[lib] = []
+        p = _leaf(lib)
+        p.grad = lib.ones(3)
+        optimizer = lib.optim.SGD([p], lr=0.1)
+        optimizer.step()  # no hook: nothing logged, the update still made
+
+        def pre(opt, args, kwargs, log=log):
+            log.append("pre")
+            opt.register_step_post_hook(lambda *_: log.append("post"))
+
+        handle = optimizer.register_step_pre_hook(pre)
+        optimizer.step()
+        handle.remove()
+        log.append(p.detach().numpy().tolist())
+    assert events[hookgrad] == events[torch] == ["pre", "post", events[torch][-1]]
+
+
 def test_step_pre_hook_may_replace_the_arguments():
     p = _leaf(hookgrad)
     p.grad = hookgrad.ones(3)

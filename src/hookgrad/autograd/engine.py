@@ -55,7 +55,9 @@ def _make_grads(outputs: tuple, grad_outputs: tuple) -> list:
             if output._data.dtype.kind not in "fcV":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                    f"outputs but got {output.dtype}")
-            grads.append(Tensor._make(np.ones_like(output._data)))
+            ones = np.empty_like(output._data)  # ones_like's result, without its Python layer
+            ones.fill(1)
+            grads.append(Tensor._make(ones))
             continue
         if not isinstance(grad, Tensor):
             grad = Tensor._make(np.asarray(grad, dtype=output._data.dtype))

@@ -124,19 +124,22 @@ def _with_step_hooks(step: Callable) -> Callable:
     def wrapper(*args, **kwargs):
         # as in torch, ``args`` seen by the hooks starts with the optimizer itself
         self = args[0]
-        for pre_hook in list(chain(_global_step_pre_hooks.values(),
-                                   self._optimizer_step_pre_hooks.values())):
-            result = pre_hook(self, args, kwargs)
-            if result is not None:
-                if isinstance(result, tuple) and len(result) == 2:
-                    args, kwargs = result
-                else:
-                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, "
-                                       f"new_kwargs), but got {result}.")
+        if _global_step_pre_hooks or self._optimizer_step_pre_hooks:
+            for pre_hook in list(chain(_global_step_pre_hooks.values(),
+                                       self._optimizer_step_pre_hooks.values())):
+                result = pre_hook(self, args, kwargs)
+                if result is not None:
+                    if isinstance(result, tuple) and len(result) == 2:
+                        args, kwargs = result
+                    else:
+                        raise RuntimeError(f"{step} must return None or a tuple of (new_args, "
+                                           f"new_kwargs), but got {result}.")
         out = step(*args, **kwargs)
-        for post_hook in list(chain(self._optimizer_step_post_hooks.values(),
-                                    _global_step_post_hooks.values())):
-            post_hook(self, args, kwargs)
+        # read after the step, as torch does: a hook the step (or a pre-hook) added runs too
+        if self._optimizer_step_post_hooks or _global_step_post_hooks:
+            for post_hook in list(chain(self._optimizer_step_post_hooks.values(),
+                                        _global_step_post_hooks.values())):
+                post_hook(self, args, kwargs)
         return out
 
     wrapper.hooked = True

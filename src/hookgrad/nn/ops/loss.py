@@ -192,14 +192,15 @@ def _picked(values: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 
 def _class_weights(input: np.ndarray, target: np.ndarray, weight, ignore_index: int):
-    """(safe target, per-sample weight with ignored samples at 0), checking target bounds."""
+    """(safe target, per-sample weight with ignored samples at 0), checking target bounds. The
+    weight is None when every sample's is 1 (no class weights, every target a class, none
+    ignored): the common case, which then needs neither a weight array nor its sum."""
     classes = input.shape[0] if input.ndim == 1 else input.shape[1]
     if target.size and not 0 <= ignore_index < classes:
         # the common case, in two reductions: every target a class, none of them ignored
         low, high = np.minimum.reduce(target, None), np.maximum.reduce(target, None)
         if low >= 0 and high < classes and low != ignore_index and high != ignore_index:
-            sample = (np.ones(target.shape, input.dtype) if weight is None
-                      else weight[target].astype(input.dtype, copy=False))
+            sample = None if weight is None else weight[target].astype(input.dtype, copy=False)
             return target, sample
     valid = target != ignore_index
     bad = valid & ((target < 0) | (target >= classes))
@@ -211,23 +212,32 @@ def _class_weights(input: np.ndarray, target: np.ndarray, weight, ignore_index: 
 
 
 def _nll_grad(grad: np.ndarray, target: np.ndarray, weight, reduction: str, ignore_index: int,
-              shape: tuple) -> np.ndarray:
+              shape: tuple, unweighted: bool = False) -> np.ndarray:
     """nll_loss's input gradient: ``-w[y] grad`` (over the total weight for 'mean') at each
     sample's target class, zero elsewhere and for ignored samples. ``grad`` is 0-d unless the
-    reduction is 'none'."""
+    reduction is 'none'. ``unweighted``: forward found every weight 1 (``_class_weights``), so
+    the checks are not made again and the value is torch's ``-(grad / N)``."""
     template = np.zeros(shape, grad.dtype)
-    safe, sample = _class_weights(template, target, weight, ignore_index)
-    with quiet_errors():
-        if reduction == "mean":
-            sample = sample / np.add.reduce(sample, None)
-        value = -sample * grad
-    if safe is not target:  # some may be ignored: theirs is 0 even where grad is inf or NaN
-        value = np.where(target != ignore_index, value, 0)
+    if unweighted:
+        safe = target
+        with quiet_errors():
+            value = -(grad / grad.dtype.type(target.size)) if reduction == "mean" else -grad
+    else:
+        safe, sample = _class_weights(template, target, weight, ignore_index)
+        if sample is None:
+            sample = np.ones(target.shape, grad.dtype)
+        with quiet_errors():
+            if reduction == "mean":
+                sample = sample / np.add.reduce(sample, None)
+            value = -sample * grad
+        if safe is not target:  # some may be ignored: theirs is 0 even where grad is inf or NaN
+            value = np.where(target != ignore_index, value, 0)
     if template.ndim == 1:
         template[safe] = value
     elif template.ndim == 2:
         template[np.arange(template.shape[0]), safe] = value
     else:
+        value = np.broadcast_to(value, safe.shape)  # one value for all when unweighted
         np.put_along_axis(template, np.expand_dims(safe, 1), np.expand_dims(value, 1), axis=1)
     return template
 
@@ -242,9 +252,14 @@ class NllLoss(Op):
     def forward(ctx, self, target, weight, reduction, ignore_index):
         ctx.reduction, ctx.ignore_index = reduction, ignore_index
         safe, sample = _class_weights(self, target, weight, ignore_index)
-        total_weight = np.asarray(np.add.reduce(sample, None), self.dtype)
+        ctx.unweighted = sample is None
+        if sample is None:  # every weight 1: the total is the count, the loss the picked values
+            total_weight = np.asarray(target.size, self.dtype)
+            loss = -_picked(self, safe)
+        else:
+            total_weight = np.asarray(np.add.reduce(sample, None), self.dtype)
+            loss = -_picked(self, safe) * sample
         ctx.save_for_backward(self, target, weight, total_weight)
-        loss = -_picked(self, safe) * sample
         if reduction == "sum":
             return np.asarray(np.add.reduce(loss, None), self.dtype)
         if reduction == "mean":
@@ -258,7 +273,8 @@ class NllLoss(Op):
         weight = None if weight is None else weight._data
         if not grad_mode._state.enabled:  # no graph of the gradient: the scatter itself
             return (Tensor._make(_nll_grad(grad._data, target._data, weight, ctx.reduction,
-                                           ctx.ignore_index, self._data.shape)),)
+                                           ctx.ignore_index, self._data.shape,
+                                           ctx.unweighted)),)
         return (NllLossGrad.apply(grad, target._data, weight, ctx.reduction, ctx.ignore_index,
                                   self._data.shape),)
 
