@@ -78,12 +78,23 @@ class ModelCosts:
 # this many seconds of timed steps (never fewer rounds than asked, never more than MAX_ROUNDS)
 MEASURE_SECONDS = 4.0
 MAX_ROUNDS = 60
+# A saver's steps cost less right after steps without it: on the benchmark CNN (offload,
+# 14 MiB a step to files), the first 9 offload steps after a run of steps without a policy
+# added 14.6 ms against 19.2 ms for the next 27 (docs/memory.md, "Warming up"), and the cost
+# settled after about 20. The plan's check follows the parts' timing, so it finds its savers
+# in that steady state; the parts (and the check, when the parts came from a file) are
+# timed there too: each policy runs up to this many steps before the timed rounds, for up to
+# ``MEASURE_SECONDS`` (untimed, in turns).
+WARM_STEPS = 20
 
 
 def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], Any]],
                   rounds: int, clock: str = "cpu", settle_seconds: float = 0.0,
-                  spread: Optional[Dict[str, float]] = None) -> Dict[str, float]:
-    """Seconds of ``step(context)`` per named context: one warm-up step each, then rounds in
+                  spread: Optional[Dict[str, float]] = None,
+                  warm_steps: int = 1, warm_seconds: float = 0.0) -> Dict[str, float]:
+    """Seconds of ``step(context)`` per named context: one warm-up step each (the contexts
+    after the first, the policies, up to ``warm_steps`` each while the warm-up fits in
+    ``warm_seconds``: see ``WARM_STEPS``), then rounds in
     which the contexts take turns: ``rounds`` at least, more while they fit in
     ``MEASURE_SECONDS``; the garbage collector is paused meanwhile (a
     collection's pause would land on one step at random). With ``settle_seconds``, rounds go
@@ -107,6 +118,12 @@ def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], 
     for make in made.values():
         step(make())
     one_round = max(1e-6, time.perf_counter() - start)
+    policies = list(made.values())[1:]
+    warmed = 1
+    while warmed < warm_steps and time.perf_counter() - start < warm_seconds:
+        for make in policies:
+            step(make())
+        warmed += 1
     rounds = max(1, rounds, min(MAX_ROUNDS, int(MEASURE_SECONDS / one_round)))
     times: Dict[str, List[float]] = {name: [] for name in made}
     order = list(made.items())

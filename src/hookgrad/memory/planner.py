@@ -440,7 +440,8 @@ def _model_costs(model, inputs: tuple, loss_fn: Callable, backend: Backend, rule
         part_policy = Policy(part_rules, model=model, framework=name)
         contexts[part] = lambda part_policy=part_policy: part_policy
     seconds = time_contexts(lambda context: _step(model, inputs, loss_fn, context), contexts,
-                            rounds, clock, settle_seconds=_costs.MEASURE_SECONDS)
+                            rounds, clock, settle_seconds=_costs.MEASURE_SECONDS,
+                            warm_steps=_costs.WARM_STEPS, warm_seconds=_costs.MEASURE_SECONDS)
     costs = ModelCosts(seconds["none"],
                        {part: seconds[part] - seconds["none"] for part in contexts
                         if part not in ("none", "recompute")},
@@ -461,7 +462,8 @@ def _verify(result: Plan, model, inputs: tuple, loss_fn: Callable, backend: Back
     spread: Dict[str, float] = {}
     seconds = time_contexts(lambda context: _step(model, inputs, loss_fn, context),
                             {"none": lambda: None, "plan": lambda: policy}, rounds, clock,
-                            settle_seconds=2 * _costs.MEASURE_SECONDS, spread=spread)
+                            settle_seconds=2 * _costs.MEASURE_SECONDS, spread=spread,
+                            warm_steps=_costs.WARM_STEPS, warm_seconds=_costs.MEASURE_SECONDS)
     result.measured_seconds = seconds["plan"]
     result.measured_extra_seconds = seconds["plan"] - seconds["none"]
     result.measured_extra_error = spread.get("plan")
