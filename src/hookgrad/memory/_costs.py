@@ -9,8 +9,9 @@ a share of offload on all of them (its writer thread overlaps forward more or le
 ahead find their file written or not). So the plan is timed in parts, each the way the plan
 uses it: its saver on the modules the plan gives it (``planner._parts``), against a step with
 no policy, the contexts taking turns (every other round in reverse order) so that load from
-other processes falls on all alike, after a warm-up, as medians of ``rounds`` steps and more
-while a difference is not yet known to 10 % (``time_contexts``).
+other processes falls on all alike, after a warm-up (each policy up to ``WARM_STEPS`` steps:
+the plan's check finds its savers warm, so the parts are timed warm too), as medians of
+``rounds`` steps and more while a difference is not yet known to 10 % (``time_contexts``).
 
 Costs are seconds of process CPU time by default (``clock="cpu"``): on a machine shared with
 other jobs, CPU time swings far less than wall time (``clock="wall"`` measures wall time).

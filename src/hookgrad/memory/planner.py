@@ -242,10 +242,10 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     order: the same model, inputs and candidates give the same plan in every call and every
     process. The plan is then timed in parts on the model, one per saver it uses (its
     policy with the other entries set to None) and one for its recomputes (medians of at
-    least ``rounds`` steps after a warm-up, in turns with a step without policy), in process
-    CPU time (``clock="cpu"``, steadier than wall time on a shared machine) or wall time
-    (``clock="wall"``), and the parts scale the chosen options' weights into the estimate;
-    measurements are kept per process, model and plan (``recalibrate=True`` measures again).
+    least ``rounds`` steps after a warm-up of up to 20 steps, in turns with a step without
+    policy), in process CPU time (``clock="cpu"``, steadier than wall time on a shared
+    machine) or wall time (``clock="wall"``), and the parts scale the chosen options'
+    weights into the estimate; measurements are kept per process, model and plan (``recalibrate=True`` measures again).
     ``costs_file`` (a path) keeps them across processes: read when it holds this plan's
     (same model structure, shapes, candidates, plan, clock, host and version), written when
     they were measured, so later runs estimate alike too. ``verify`` runs the plan against
