@@ -236,7 +236,7 @@ def stable_signature(model: Any, inputs: tuple, backend: Backend, savers: list,
     _, _, modules, shapes, given = signature(model, inputs, backend)
     return json.dumps([backend.name, modules, shapes, given, [repr(s) for s in savers],
                        allow_recompute, clock, platform.node(), hookgrad.__version__,
-                       "costs of the plan's parts"])
+                       "costs of the plan's parts, warmed up"])
 
 
 def load_costs(path: Any, key: str) -> Optional[dict]:

@@ -245,7 +245,8 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     least ``rounds`` steps after a warm-up of up to 20 steps, in turns with a step without
     policy), in process CPU time (``clock="cpu"``, steadier than wall time on a shared
     machine) or wall time (``clock="wall"``), and the parts scale the chosen options'
-    weights into the estimate; measurements are kept per process, model and plan (``recalibrate=True`` measures again).
+    weights into the estimate; measurements are kept per process, model and plan
+    (``recalibrate=True`` measures again).
     ``costs_file`` (a path) keeps them across processes: read when it holds this plan's
     (same model structure, shapes, candidates, plan, clock, host and version), written when
     they were measured, so later runs estimate alike too. ``verify`` runs the plan against
