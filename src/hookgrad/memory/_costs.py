@@ -97,8 +97,8 @@ def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], 
     after the first, the policies, up to ``warm_steps`` each while the warm-up fits in
     ``warm_seconds``: see ``WARM_STEPS``), then rounds in which the contexts take turns:
     ``rounds`` at least, more while they fit in ``MEASURE_SECONDS``; the garbage collector
-    is paused meanwhile (a collection's pause would land on one step at random). With ``settle_seconds``, rounds go
-    on for up to that much longer while a context's difference from the reference is not yet
+    is paused meanwhile (a collection's pause would land on one step at random). With
+    ``settle_seconds``, rounds go on for up to that much longer while a context's difference from the reference is not yet
     known to within ``PRECISION`` of itself (``_settled``): a large model's few rounds leave
     its small differences to chance.
 
