@@ -93,14 +93,14 @@ def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], 
                   rounds: int, clock: str = "cpu", settle_seconds: float = 0.0,
                   spread: Optional[Dict[str, float]] = None,
                   warm_steps: int = 1, warm_seconds: float = 0.0) -> Dict[str, float]:
-    """Seconds of ``step(context)`` per named context: one warm-up step each (the contexts
-    after the first, the policies, up to ``warm_steps`` each while the warm-up fits in
+    """Seconds of ``step(context)`` per named context: one warm-up step each (the contexts after
+    the first, the policies, up to ``warm_steps`` each while the warm-up fits in
     ``warm_seconds``: see ``WARM_STEPS``), then rounds in which the contexts take turns:
-    ``rounds`` at least, more while they fit in ``MEASURE_SECONDS``; the garbage collector
-    is paused meanwhile (a collection's pause would land on one step at random). With
-    ``settle_seconds``, rounds go on for up to that much longer while a context's difference from the reference is not yet
-    known to within ``PRECISION`` of itself (``_settled``): a large model's few rounds leave
-    its small differences to chance.
+    ``rounds`` at least, more while they fit in ``MEASURE_SECONDS``; the garbage collector is
+    paused meanwhile (a collection's pause would land on one step at random). With
+    ``settle_seconds``, rounds go on for up to that much longer while a context's difference
+    from the reference is not yet known to within ``PRECISION`` of itself (``_settled``): a
+    large model's few rounds leave its small differences to chance.
 
     The first context is the reference: its figure is its median, and every other context's
     is that median times the median of its ratios to the reference in the same round. Steps
