@@ -76,7 +76,8 @@ def check(title: str, model, x, loss_fn, clock: str) -> tuple:
     try:
         again = _costs.time_contexts(
             lambda context: _step(model, x, loss_fn, context),
-            {"none": lambda: None, "plan": lambda: found.policy}, 15, clock, spread=spread)
+            {"none": lambda: None, "plan": lambda: found.policy}, 15, clock, spread=spread,
+            warm_steps=_costs.WARM_STEPS, warm_seconds=saved)
     finally:
         _costs.MEASURE_SECONDS = saved
     remeasured = again["plan"] - again["none"]

@@ -404,3 +404,44 @@ def test_the_plan_shows_the_standard_error_of_its_measured_time(monkeypatch):
     assert found.measured_extra_error == 2.0 ** -11
     measured = found.measured_extra_seconds * 1e3
     assert f"+{measured:.1f} ms ± {2.0 ** -11 * 1e3:.1f}" in str(found)
+
+
+def test_policies_warm_up_to_their_steady_cost_before_the_timed_rounds(monkeypatch):
+    # a policy whose first steps after steps without it cost less, settling after 5 (as
+    # offload's do on a model that writes megabytes a step): warmed up, it is timed at its
+    # steady cost; the reference (no policy) gets no extra warm-up steps
+    taken = {"none": 0, "plan": 0}
+
+    def seconds_of(name, index):
+        taken[name] += 1
+        return 1.0 if name == "none" else (1.2 if taken[name] <= 5 else 1.5)
+
+    step = _fake_clock(monkeypatch, seconds_of)
+    monkeypatch.setattr(_costs, "MEASURE_SECONDS", 0.0)
+    contexts = {"none": lambda: "none", "plan": lambda: "plan"}
+    cold = _costs.time_contexts(step, contexts, 4, clock="fake")
+    assert cold == pytest.approx({"none": 1.0, "plan": 1.2})
+    taken.update(none=0, plan=0)
+    warm = _costs.time_contexts(step, contexts, 4, clock="fake", warm_steps=5,
+                                warm_seconds=60.0)
+    assert warm == pytest.approx({"none": 1.0, "plan": 1.5})
+    assert taken == {"none": 1 + 4, "plan": 5 + 4}
+
+
+def test_the_parts_and_the_check_are_timed_after_the_same_warm_up(monkeypatch):
+    _inject(monkeypatch, spread=0.0, seed=0)
+    injected = planner.time_contexts
+    asked = []
+
+    def time_contexts(step, contexts, rounds, clock="cpu", **options):
+        asked.append((list(contexts), options.get("warm_steps"), options.get("warm_seconds")))
+        return injected(step, contexts, rounds, clock, **options)
+
+    monkeypatch.setattr(planner, "time_contexts", time_contexts)
+    model, x = _model(), _input()
+    budget = _plan(model, x, 0, verify=False).baseline_peak // 3
+    asked.clear()
+    _plan(model, x, budget)
+    parts, check = asked
+    assert "plan" not in parts[0] and check[0] == ["none", "plan"]
+    assert parts[1:] == check[1:] == (_costs.WARM_STEPS, _costs.MEASURE_SECONDS)

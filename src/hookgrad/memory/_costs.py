@@ -9,8 +9,9 @@ a share of offload on all of them (its writer thread overlaps forward more or le
 ahead find their file written or not). So the plan is timed in parts, each the way the plan
 uses it: its saver on the modules the plan gives it (``planner._parts``), against a step with
 no policy, the contexts taking turns (every other round in reverse order) so that load from
-other processes falls on all alike, after a warm-up, as medians of ``rounds`` steps and more
-while a difference is not yet known to 10 % (``time_contexts``).
+other processes falls on all alike, after a warm-up (each policy up to ``WARM_STEPS`` steps:
+the plan's check finds its savers warm, so the parts are timed warm too), as medians of
+``rounds`` steps and more while a difference is not yet known to 10 % (``time_contexts``).
 
 Costs are seconds of process CPU time by default (``clock="cpu"``): on a machine shared with
 other jobs, CPU time swings far less than wall time (``clock="wall"`` measures wall time).
@@ -78,18 +79,28 @@ class ModelCosts:
 # this many seconds of timed steps (never fewer rounds than asked, never more than MAX_ROUNDS)
 MEASURE_SECONDS = 4.0
 MAX_ROUNDS = 60
+# A saver's steps cost less right after steps without it: on the benchmark CNN (offload,
+# 14 MiB a step to files), the first 9 offload steps after a run of steps without a policy
+# added 14.6 ms against 19.2 ms for the next 27 (docs/memory.md, "Warming up"), and the cost
+# settled after about 20. The plan's check follows the parts' timing, so it finds its savers
+# in that steady state; the parts (and the check, when the parts came from a file) are
+# timed there too: each policy runs up to this many steps before the timed rounds, for up to
+# ``MEASURE_SECONDS`` (untimed, in turns).
+WARM_STEPS = 20
 
 
 def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], Any]],
                   rounds: int, clock: str = "cpu", settle_seconds: float = 0.0,
-                  spread: Optional[Dict[str, float]] = None) -> Dict[str, float]:
-    """Seconds of ``step(context)`` per named context: one warm-up step each, then rounds in
-    which the contexts take turns: ``rounds`` at least, more while they fit in
-    ``MEASURE_SECONDS``; the garbage collector is paused meanwhile (a
-    collection's pause would land on one step at random). With ``settle_seconds``, rounds go
-    on for up to that much longer while a context's difference from the reference is not yet
-    known to within ``PRECISION`` of itself (``_settled``): a large model's few rounds leave
-    its small differences to chance.
+                  spread: Optional[Dict[str, float]] = None,
+                  warm_steps: int = 1, warm_seconds: float = 0.0) -> Dict[str, float]:
+    """Seconds of ``step(context)`` per named context: one warm-up step each (the contexts after
+    the first, the policies, up to ``warm_steps`` each while the warm-up fits in
+    ``warm_seconds``: see ``WARM_STEPS``), then rounds in which the contexts take turns:
+    ``rounds`` at least, more while they fit in ``MEASURE_SECONDS``; the garbage collector is
+    paused meanwhile (a collection's pause would land on one step at random). With
+    ``settle_seconds``, rounds go on for up to that much longer while a context's difference
+    from the reference is not yet known to within ``PRECISION`` of itself (``_settled``): a
+    large model's few rounds leave its small differences to chance.
 
     The first context is the reference: its figure is its median, and every other context's
     is that median times the median of its ratios to the reference in the same round. Steps
@@ -107,6 +118,12 @@ def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], 
     for make in made.values():
         step(make())
     one_round = max(1e-6, time.perf_counter() - start)
+    policies = list(made.values())[1:]
+    warmed = 1
+    while warmed < warm_steps and time.perf_counter() - start < warm_seconds:
+        for make in policies:
+            step(make())
+        warmed += 1
     rounds = max(1, rounds, min(MAX_ROUNDS, int(MEASURE_SECONDS / one_round)))
     times: Dict[str, List[float]] = {name: [] for name in made}
     order = list(made.items())
@@ -218,7 +235,7 @@ def stable_signature(model: Any, inputs: tuple, backend: Backend, savers: list,
     _, _, modules, shapes, given = signature(model, inputs, backend)
     return json.dumps([backend.name, modules, shapes, given, [repr(s) for s in savers],
                        allow_recompute, clock, platform.node(), hookgrad.__version__,
-                       "costs of the plan's parts"])
+                       "costs of the plan's parts, warmed up"])
 
 
 def load_costs(path: Any, key: str) -> Optional[dict]:

@@ -242,10 +242,11 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     order: the same model, inputs and candidates give the same plan in every call and every
     process. The plan is then timed in parts on the model, one per saver it uses (its
     policy with the other entries set to None) and one for its recomputes (medians of at
-    least ``rounds`` steps after a warm-up, in turns with a step without policy), in process
-    CPU time (``clock="cpu"``, steadier than wall time on a shared machine) or wall time
-    (``clock="wall"``), and the parts scale the chosen options' weights into the estimate;
-    measurements are kept per process, model and plan (``recalibrate=True`` measures again).
+    least ``rounds`` steps after a warm-up of up to 20 steps, in turns with a step without
+    policy), in process CPU time (``clock="cpu"``, steadier than wall time on a shared
+    machine) or wall time (``clock="wall"``), and the parts scale the chosen options'
+    weights into the estimate; measurements are kept per process, model and plan
+    (``recalibrate=True`` measures again).
     ``costs_file`` (a path) keeps them across processes: read when it holds this plan's
     (same model structure, shapes, candidates, plan, clock, host and version), written when
     they were measured, so later runs estimate alike too. ``verify`` runs the plan against
@@ -440,7 +441,8 @@ def _model_costs(model, inputs: tuple, loss_fn: Callable, backend: Backend, rule
         part_policy = Policy(part_rules, model=model, framework=name)
         contexts[part] = lambda part_policy=part_policy: part_policy
     seconds = time_contexts(lambda context: _step(model, inputs, loss_fn, context), contexts,
-                            rounds, clock, settle_seconds=_costs.MEASURE_SECONDS)
+                            rounds, clock, settle_seconds=_costs.MEASURE_SECONDS,
+                            warm_steps=_costs.WARM_STEPS, warm_seconds=_costs.MEASURE_SECONDS)
     costs = ModelCosts(seconds["none"],
                        {part: seconds[part] - seconds["none"] for part in contexts
                         if part not in ("none", "recompute")},
@@ -461,7 +463,8 @@ def _verify(result: Plan, model, inputs: tuple, loss_fn: Callable, backend: Back
     spread: Dict[str, float] = {}
     seconds = time_contexts(lambda context: _step(model, inputs, loss_fn, context),
                             {"none": lambda: None, "plan": lambda: policy}, rounds, clock,
-                            settle_seconds=2 * _costs.MEASURE_SECONDS, spread=spread)
+                            settle_seconds=2 * _costs.MEASURE_SECONDS, spread=spread,
+                            warm_steps=_costs.WARM_STEPS, warm_seconds=_costs.MEASURE_SECONDS)
     result.measured_seconds = seconds["plan"]
     result.measured_extra_seconds = seconds["plan"] - seconds["none"]
     result.measured_extra_error = spread.get("plan")
