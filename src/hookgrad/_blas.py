@@ -5,9 +5,11 @@ batch) already keeps every core busy; if each part's GEMM asked BLAS for its thr
 OpenBLAS would serialize the parts behind its lock and its workers would spin between calls on
 the cores the pool needs. So such work runs inside ``one_blas_thread()``.
 
-The count is read and set through ``threadpoolctl`` (the ``threads`` extra), which finds the BLAS
-NumPy loaded whatever its build; without it ``available()`` is False and callers keep BLAS's
-own threading (their one-thread path).
+The count is read and set through ``threadpoolctl`` (the ``threads`` extra), which finds the
+BLAS NumPy loaded. Only OpenBLAS is handled: its count is process-wide, set from the main
+thread (a count set from another thread is not taken up; MKL's is per thread, so the pool's
+threads would not see it). Elsewhere ``available()`` is False and callers keep BLAS's own
+threading (their one-thread path).
 """
 from __future__ import annotations
 
@@ -24,7 +26,8 @@ def _blas_controllers() -> list:
     if _controllers is None:
         try:
             from threadpoolctl import ThreadpoolController
-            found = [c for c in ThreadpoolController().lib_controllers if c.user_api == "blas"]
+            found = [c for c in ThreadpoolController().lib_controllers
+                     if c.internal_api == "openblas"]
         except Exception:  # not installed, or a library it cannot read: keep BLAS as it is
             found = []
         _controllers = found
@@ -32,8 +35,9 @@ def _blas_controllers() -> list:
 
 
 def available() -> bool:
-    """Whether BLAS's thread count can be set here (threadpoolctl found NumPy's BLAS)."""
-    return bool(_blas_controllers())
+    """Whether BLAS's thread count can be set here: threadpoolctl found OpenBLAS, and this is
+    the main thread."""
+    return threading.current_thread() is threading.main_thread() and bool(_blas_controllers())
 
 
 _depth = 0
@@ -42,10 +46,9 @@ _before: list = []
 
 @contextlib.contextmanager
 def one_blas_thread() -> Iterator[None]:
-    """Run the body with every BLAS library on one thread, then give back the counts it had
-    (bodies may nest or overlap across threads: the last one out restores). The count is
-    process-wide: another thread's GEMM in the meantime also runs on one thread (slower, never
-    wrong)."""
+    """Run the body with OpenBLAS on one thread, then give back the count it had (bodies may
+    nest: the last one out restores). Call it where ``available()``; the count is process-wide:
+    another thread's GEMM in the meantime also runs on one thread (slower, never wrong)."""
     global _depth, _before
     with _lock:
         if _depth == 0:
