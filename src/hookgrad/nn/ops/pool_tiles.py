@@ -91,31 +91,34 @@ def _planes_view(a: np.ndarray, nd: int) -> "np.ndarray | None":
                                            writeable=a.flags.writeable)
 
 
-def _split_planes(planes: int, plane: int, body, *views) -> bool:
-    """``body(start, stop)`` over slices of the planes on the intra-op pool, when there are
-    several threads, enough work and every array is seen as planes (``views`` has no None);
-    False (nothing done) otherwise. Each plane is computed as on one thread."""
-    if (_parallel.get_num_threads() < 2 or planes * plane < 2 * PLANES_GRAIN
-            or any(v is None for v in views)):
-        return False
+def _pays(planes: int, plane: int, *views) -> bool:
+    """Whether to split the planes over the intra-op pool: several threads, enough work, and
+    every array seen as planes (``views`` has no None)."""
+    return (_parallel.get_num_threads() > 1 and planes * plane >= 2 * PLANES_GRAIN
+            and all(v is not None for v in views))
+
+
+def _split_planes(planes: int, plane: int, body) -> None:
+    """``body(start, stop)`` over slices of the planes on the intra-op pool; each plane is
+    computed as on one thread."""
     _parallel.parallel_for(planes, max(1, PLANES_GRAIN // max(plane, 1)), body)
-    return True
 
 
 def _tile_max_planes(x: np.ndarray, out: Ints, kernel: Ints):
     """``_tile_max`` with the planes split over the intra-op pool where that pays."""
     nd = len(kernel)
-    planes, plane = math.prod(x.shape[:-nd]), math.prod(x.shape[-nd:])
     lead = x.shape[:-nd]
+    planes, plane = math.prod(lead), math.prod(x.shape[-nd:])
+    flat = _planes_view(x, nd)
+    if not _pays(planes, plane, flat):
+        return _tile_max(x, out, kernel)
     values = np.empty((planes,) + tuple(out), x.dtype)
     indices = np.empty((planes,) + tuple(out), np.int64)
-    flat = _planes_view(x, nd)
 
     def body(start: int, stop: int) -> None:
         _tile_max(flat[start:stop], out, kernel, values[start:stop], indices[start:stop])
 
-    if not _split_planes(planes, plane, body, flat):
-        return _tile_max(x, out, kernel)
+    _split_planes(planes, plane, body)
     return values.reshape(lead + tuple(out)), indices.reshape(lead + tuple(out))
 
 

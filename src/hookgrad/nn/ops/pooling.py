@@ -12,8 +12,8 @@ import numpy as np
 
 from . import conv as _conv
 from .conv import windows
-from .pool_tiles import (_copy_where, _planes_view, _split_planes, _tile_max,  # noqa: F401
-                         _tile_max_planes, _tile_origins, _tile_slices, _tiles)
+from .pool_tiles import (_copy_where, _pays, _planes_view, _split_planes,  # noqa: F401
+                         _tile_max, _tile_max_planes, _tile_origins, _tile_slices, _tiles)
 from ...ops import _layout
 from ...ops._base import Op, through_saved
 
@@ -184,8 +184,10 @@ class MaxPoolTileScatter(Op):
 
         planes = math.prod(shape[:-nd])
         flat = [_planes_view(a, nd) for a in (result, grad, indices)]
-        if not _split_planes(planes, math.prod(shape[-nd:]), lambda start, stop: scatter(
-                *(a[start:stop] for a in flat)), *flat):
+        if _pays(planes, math.prod(shape[-nd:]), *flat):
+            _split_planes(planes, math.prod(shape[-nd:]), lambda start, stop: scatter(
+                *(a[start:stop] for a in flat)))
+        else:
             scatter(result, grad, indices)
         return result
 
