@@ -11,6 +11,9 @@ Three NumPy kernels do all the work, for any number of spatial dims:
 
 A convolution's gradients are themselves convolutions, so ``backward`` calls ``Convolution`` and
 ``ConvolutionWeight`` again: double backward comes out of the same three kernels.
+
+A large batch runs in slices bounded by ``WORKSPACE_BYTES``; with several intra-op threads the
+slices run on the pool, each GEMM on one BLAS thread (see ``_batch_parts``).
 """
 from __future__ import annotations
 
