@@ -125,7 +125,9 @@ def is_floating_point(input: Tensor) -> "bool":
 
 def set_num_threads(n: "int") -> None:
     """Threads for hookgrad's intra-op work (erf, GELU, attention, large matrix products,
-    run with NumPy's OpenBLAS on one thread); other NumPy calls keep BLAS's own count."""
+    run with NumPy's OpenBLAS on one thread; convolution's slices of the batch, max pooling's
+    planes and ReLU's backward, each slice's GEMM on one OpenBLAS thread when threadpoolctl is
+    installed); other NumPy calls keep BLAS's own count."""
     _parallel.set_num_threads(n)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._parallel import parallel_for
 from ..tensor import Tensor
 from . import _layout
 from ..autograd import grad_mode
@@ -20,6 +21,10 @@ from .unary import (_INV_SQRT_2PI, _KAPPA, _SQRT_HALF, _TANH_K, _apply_float, _n
 _MASK_BLOCK = 1 << 16
 
 _BITS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+# blocks of a mask one piece of ``parallel_for`` takes at least: each block is three NumPy
+# calls, so a piece of fewer would hand the GIL over more than it computes
+_PARALLEL_BLOCKS = 4
 
 
 def _zero_block(grad: np.ndarray, values: np.ndarray, limit) -> None:
@@ -46,9 +51,15 @@ def zero_where_at_most(grad: np.ndarray, values: np.ndarray, limit) -> None:
         _zero_block(grad, values, limit)
         return
     flat_grad, flat_values = grad.reshape(-1), values.reshape(-1)
-    for start in range(0, flat_grad.size, _MASK_BLOCK):
-        block = slice(start, start + _MASK_BLOCK)
-        _zero_block(flat_grad[block], flat_values[block], limit)
+
+    def part(first: int, last: int) -> None:  # blocks first..last, each on its own
+        for start in range(first * _MASK_BLOCK, min(last * _MASK_BLOCK, flat_grad.size),
+                           _MASK_BLOCK):
+            block = slice(start, start + _MASK_BLOCK)
+            _zero_block(flat_grad[block], flat_values[block], limit)
+
+    # several threads take the blocks (disjoint parts of grad) a few at a time
+    parallel_for(-(-flat_grad.size // _MASK_BLOCK), _PARALLEL_BLOCKS, part)
 
 
 _AT_MOST_ZERO = masked_where(lambda x: x <= 0)  # relu's pattern, read from its result

@@ -11,6 +11,7 @@ import types
 
 import numpy as np
 
+from .. import _blas
 from ..tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.grad_mode import is_grad_enabled
@@ -39,8 +40,8 @@ def _check_kind(array: np.ndarray, kernel: str) -> None:
 def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a @ b; half precision accumulates in float32 as torch's CPU kernels do."""
     if a.dtype in HALF_TYPES:
-        return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
-    return np.matmul(a, b)
+        return _blas.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+    return _blas.matmul(a, b)
 
 
 def _product_forward(ctx, self: np.ndarray, other: np.ndarray, kernel: str,

@@ -11,6 +11,9 @@ Three NumPy kernels do all the work, for any number of spatial dims:
 
 A convolution's gradients are themselves convolutions, so ``backward`` calls ``Convolution`` and
 ``ConvolutionWeight`` again: double backward comes out of the same three kernels.
+
+A large batch runs in slices bounded by ``WORKSPACE_BYTES``; with several intra-op threads the
+slices run on the pool, each GEMM on one BLAS thread (see ``_batch_parts``).
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import math
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
+from ... import _blas, _parallel
 from ...ops import _layout
 from ...tensor import Tensor
 from ...ops._base import Op
@@ -92,24 +96,61 @@ SINGLE_THREAD_GEMM = 4 * 65536
 WORKSPACE_BYTES = 4 << 20
 
 
+# Below this many bytes of workspace for the whole batch a layer stays on the calling thread:
+# each part handed to the pool costs a few GIL hand-overs, worth it only for work of ~0.1 ms.
+PARALLEL_BYTES = 256 << 10
+
+
 def _batch_chunk(n: int, bytes_per_sample: int) -> int:
     """How many samples one workspace of at most ``WORKSPACE_BYTES`` holds (at least one)."""
     return max(1, min(n, WORKSPACE_BYTES // max(1, bytes_per_sample)))
 
 
-def _chunked(n: int, bytes_per_sample: int, compute) -> "np.ndarray | None":
-    """``compute(start, stop)`` over slices of the batch, stacked along it; None when the
-    whole batch fits one workspace (the caller then runs in one pass)."""
+def _batch_parts(n: int, bytes_per_sample: int) -> tuple[list[int], bool]:
+    """Bounds of the slices of the batch, and whether they run on the pool.
+
+    On one thread a slice is as large as one workspace allows. On several, each thread has a
+    workspace of its own, so ``WORKSPACE_BYTES`` is shared among them (the peak stays bounded),
+    and there are at least two slices a thread, so one slowed by another process leaves its
+    share to the others; each slice's GEMM then runs on one BLAS thread."""
+    threads = _parallel.get_num_threads()
+    if (threads > 1 and n > 1 and n * bytes_per_sample >= PARALLEL_BYTES
+            and _blas.available()):
+        share = max(1, WORKSPACE_BYTES // threads // max(1, bytes_per_sample))
+        chunk = max(1, min(share, -(-n // (2 * threads))))
+        return list(range(0, n, chunk)) + [n], True
     chunk = _batch_chunk(n, bytes_per_sample)
-    if chunk >= n:
+    return list(range(0, n, chunk)) + [n], False
+
+
+def _run_parts(bounds: list[int], body) -> None:
+    """``body(start, stop)`` for each slice of ``bounds``, on the pool with one BLAS thread."""
+    def run(first: int, last: int) -> None:
+        for index in range(first, last):
+            body(bounds[index], bounds[index + 1])
+
+    with _blas.one_blas_thread():
+        _parallel.parallel_for(len(bounds) - 1, 1, run, pieces_per_thread=len(bounds))
+
+
+def _chunked(n: int, bytes_per_sample: int, compute, shape: Ints,
+             dtype) -> "np.ndarray | None":
+    """``compute(start, stop)`` over slices of the batch, stacked along it into an array of
+    ``shape``; None when the whole batch is one slice on one thread (the caller then runs in
+    one pass). Each sample's result does not depend on the slicing."""
+    bounds, parallel = _batch_parts(n, bytes_per_sample)
+    if len(bounds) == 2:
         return None
-    result = None
-    for start in range(0, n, chunk):
-        part = compute(start, min(n, start + chunk))
-        if result is None:
-            result = np.empty((n,) + part.shape[1:], part.dtype)
-        result[start:start + part.shape[0]] = part
-        part = None  # frees the slice's workspace before the next is made
+    result = np.empty(shape, dtype)
+
+    def body(start: int, stop: int) -> None:
+        result[start:stop] = compute(start, stop)  # the slice's workspace goes right after
+
+    if parallel:
+        _run_parts(bounds, body)
+    else:
+        for start, stop in zip(bounds[:-1], bounds[1:]):
+            body(start, stop)
     return result
 
 
@@ -120,7 +161,8 @@ def correlate(x: np.ndarray, weight: np.ndarray, stride: Ints, padding: Ints, di
     out = output_size(x.shape[2:], kernel, stride, padding, dilation)
     columns = x.shape[1] * math.prod(kernel) * math.prod(out) * x.itemsize
     chunked = _chunked(x.shape[0], columns, lambda start, stop: _correlate(
-        x[start:stop], weight, stride, padding, dilation, groups))
+        x[start:stop], weight, stride, padding, dilation, groups),
+        (x.shape[0], weight.shape[0]) + out, np.result_type(x, weight))
     if chunked is not None:
         return chunked
     return _correlate(x, weight, stride, padding, dilation, groups)
@@ -172,7 +214,8 @@ def _flipped(weight: np.ndarray, groups: int) -> np.ndarray:
 def _col2im(grad, weight, size, stride, padding, dilation, groups) -> np.ndarray:
     columns = weight.shape[1] * groups * math.prod(weight.shape[2:]) * math.prod(grad.shape[2:])
     chunked = _chunked(grad.shape[0], columns * grad.itemsize, lambda start, stop: _col2im_all(
-        grad[start:stop], weight, size, stride, padding, dilation, groups))
+        grad[start:stop], weight, size, stride, padding, dilation, groups),
+        (grad.shape[0], weight.shape[1] * groups) + tuple(size), grad.dtype)
     if chunked is not None:
         return chunked
     return _col2im_all(grad, weight, size, stride, padding, dilation, groups)
@@ -216,15 +259,34 @@ def correlate_weight_grad(x: np.ndarray, grad: np.ndarray, kernel: Ints, stride:
     n, out_channels = grad.shape[:2]
     out = grad.shape[2:]
     # per sample: its columns and its slice of grad laid out for the GEMM (a copy)
-    chunk = _batch_chunk(n, (x.shape[1] * math.prod(kernel) + out_channels) * math.prod(out)
-                         * x.itemsize)
-    if chunk < n:
+    bounds, parallel = _batch_parts(n, (x.shape[1] * math.prod(kernel) + out_channels)
+                                    * math.prod(out) * x.itemsize)
+    if len(bounds) == 2:
+        return _weight_grad_all(x, grad, kernel, stride, padding, dilation, groups)
+    slices = list(zip(bounds[:-1], bounds[1:]))
+    if not parallel:  # one slice at a time, each summed in before the next is made
         total = None
-        for start in range(0, n, chunk):
-            part = correlate_weight_grad(x[start:start + chunk], grad[start:start + chunk],
-                                         kernel, stride, padding, dilation, groups)
+        for start, stop in slices:
+            part = _weight_grad_all(x[start:stop], grad[start:stop], kernel, stride, padding,
+                                    dilation, groups)
             total = part if total is None else np.add(total, part, out=total)
         return total
+    parts = {}
+
+    def body(start: int, stop: int) -> None:
+        parts[start] = _weight_grad_all(x[start:stop], grad[start:stop], kernel, stride,
+                                        padding, dilation, groups)
+
+    _run_parts(bounds, body)
+    total = parts[0]
+    for start, _ in slices[1:]:  # summed in batch order, whichever slice finished first
+        np.add(total, parts[start], out=total)
+    return total
+
+
+def _weight_grad_all(x, grad, kernel, stride, padding, dilation, groups) -> np.ndarray:
+    n, out_channels = grad.shape[:2]
+    out = grad.shape[2:]
     columns = _batch_columns(x, kernel, out, stride, padding, dilation, groups)
     flat = np.ascontiguousarray(grad.reshape(n, groups, out_channels // groups, -1)
                                 .transpose(1, 2, 0, 3)).reshape(groups, out_channels // groups, -1)

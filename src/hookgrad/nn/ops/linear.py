@@ -6,7 +6,7 @@ from typing import Optional
 
 import numpy as np
 
-from ... import _dtype
+from ... import _blas, _dtype
 from ...ops.linalg import (_transposed, matmul, mm_grads, mm_grads_on_arrays,
                            plain_product_grads)
 from ...ops.reduce import sum_array_to
@@ -65,7 +65,7 @@ class Addmm(Op):
         out_dtype = mat1.dtype
         if out_dtype == _BFLOAT16:  # computed in float32 and rounded once, as torch's kernel
             self, mat1, mat2 = (a.astype(np.float32) for a in (self, mat1, mat2))
-        product = np.matmul(mat1, mat2)
+        product = _blas.matmul(mat1, mat2)
         if alpha != 1:
             product = product * mat1.dtype.type(alpha)
         if beta != 0:

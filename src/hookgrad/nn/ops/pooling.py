@@ -12,6 +12,8 @@ import numpy as np
 
 from . import conv as _conv
 from .conv import windows
+from .pool_tiles import (_copy_where, _pays, _planes_view, _split_planes,  # noqa: F401
+                         _tile_max, _tile_max_planes, _tile_origins, _tile_slices, _tiles)
 from ...ops import _layout
 from ...ops._base import Op, through_saved
 
@@ -85,7 +87,7 @@ class MaxPoolWithIndices(Op):
         ctx.kernel = kernel
         ctx.tiled = _tiles(self, out, kernel, stride, padding, dilation)
         if ctx.tiled:
-            result, indices = _tile_max(self, out, kernel)
+            result, indices = _tile_max_planes(self, out, kernel)
             # in self's suggested memory format, as torch's (channels-last stays so)
             result, indices = _layout.suggested(result, self), _layout.suggested(indices, self)
             ctx.save_for_backward(self, indices)
@@ -159,77 +161,6 @@ def _window_max(planes: np.ndarray, out: Ints, kernel: Ints, stride: Ints, paddi
 # The common geometry (stride = kernel, no padding or dilation, every window inside the input,
 # e.g. 2x2 stride 2) tiles the input, so the windows are the kernel's strided slices of a
 # reshape: a max over prod(kernel) slices replaces the window copy and argmax of the general path.
-def _tiles(x: np.ndarray, out: Ints, kernel: Ints, stride: Ints, padding: Ints,
-           dilation: Ints) -> bool:
-    nd = len(kernel)
-    return (x.size > 0 and tuple(kernel) == tuple(stride) and not any(padding)
-            and all(d == 1 for d in dilation)
-            and all(o * k <= s for o, k, s in zip(out, kernel, x.shape[-nd:])))
-
-
-def _tile_slices(x: np.ndarray, out: Ints, kernel: Ints):
-    """(offset within the plane, x's values at that kernel offset for every output) in row-major
-    kernel order; x is cropped to whole tiles and seen as (..., o1, k1, o2, k2, ...)."""
-    nd = len(kernel)
-    lead = x.shape[:-nd]
-    cropped = x[(Ellipsis,) + tuple(slice(0, o * k) for o, k in zip(out, kernel))]
-    tiled = cropped.reshape(lead + tuple(n for pair in zip(out, kernel) for n in pair))
-    size = x.shape[-nd:]
-    plane_strides = [math.prod(size[axis + 1:]) for axis in range(nd)]
-    for offset in np.ndindex(*kernel):
-        where = sum(o * st for o, st in zip(offset, plane_strides))
-        pick = tuple(part for o in offset for part in (slice(None), o))
-        yield where, tiled[(Ellipsis,) + pick]
-
-
-def _tile_origins(size: Ints, out: Ints, kernel: Ints) -> np.ndarray:
-    """The in-plane flat index of each window's first element, shaped ``out``."""
-    origin = np.zeros((), np.int64)
-    for s, o, k in zip(size, out, kernel):
-        origin = origin[..., None] * s + np.arange(o, dtype=np.int64) * k
-    return origin
-
-
-def _tile_max(x: np.ndarray, out: Ints, kernel: Ints):
-    """Values and in-plane indices of each tile's maximum: the first one in row-major order, but
-    a NaN beats every number and of several NaNs the last wins, as in torch and the general path.
-    Which kernel offset won is kept in the smallest integer type first, so the only array of
-    the output's size in int64 is the indices themselves."""
-    slices = list(_tile_slices(x, out, kernel))
-    result = slices[0][1].copy()
-    for _, values in slices[1:]:
-        np.maximum(result, values, out=result)  # NaN propagates
-    winner = np.full(result.shape, len(slices) - 1, np.min_scalar_type(len(slices) - 1))
-    for number in range(len(slices) - 2, -1, -1):  # walk back so the first match is kept
-        # winner = number where this slice holds the maximum, by arithmetic (winner >= number
-        # here): a masked copy branches per element, and which slice wins is random
-        matches = slices[number][1] == result
-        winner -= matches * (winner - winner.dtype.type(number))
-    if x.dtype.kind in "fV" and np.isnan(result).any():
-        for number, (_, values) in enumerate(slices):  # walk forward so the last NaN is kept
-            np.copyto(winner, number, where=np.isnan(values))
-    index = np.array([where for where, _ in slices], np.int64)[winner]
-    index += _tile_origins(x.shape[-len(kernel):], out, kernel)
-    return result, index
-
-
-_BITS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def _copy_where(target: np.ndarray, source: np.ndarray, mask: np.ndarray) -> None:
-    """``target = source where mask else +0``, for a target each element of which is written
-    by exactly one call: the mask becomes words of all ones or zeros ANDed with the source's
-    bits, with no per-element branch (NumPy's masked copy branches, and pooling's winners are
-    random)."""
-    bits = _BITS.get(source.itemsize) if source.dtype.kind in "fV" else None
-    if bits is None or target.dtype != source.dtype:
-        np.copyto(target, source, where=mask)
-        return
-    words = mask.astype(bits)
-    np.negative(words, out=words)  # 1 -> all ones, 0 -> 0
-    np.bitwise_and(source.view(bits), words, out=target.view(bits))
-
-
 class MaxPoolTileScatter(Op):
     """grad_input[window's max] = grad on tiling windows: one masked copy per kernel offset,
     the mask rebuilt from the saved indices (no bincount over the whole input)."""
@@ -243,11 +174,21 @@ class MaxPoolTileScatter(Op):
         out = indices.shape[-nd:]
         origins = _tile_origins(shape[-nd:], out, kernel)  # one plane's worth, not the batch's
         result = np.zeros(shape, grad.dtype)
-        for where, target in _tile_slices(result, out, kernel):
-            # target is a view of result: the cropped reshape of a fresh array never copies;
-            # the mask compares with the plane's positions at this offset, so no index array
-            # of the output's size is made, only one boolean mask at a time
-            _copy_where(target, grad, indices == origins + where)
+
+        def scatter(result, grad, indices) -> None:
+            for where, target in _tile_slices(result, out, kernel):
+                # target is a view of result: the cropped reshape of a fresh array never
+                # copies; the mask compares with the plane's positions at this offset, so no
+                # index array of the output's size is made, only one boolean mask at a time
+                _copy_where(target, grad, indices == origins + where)
+
+        planes = math.prod(shape[:-nd])
+        flat = [_planes_view(a, nd) for a in (result, grad, indices)]
+        if _pays(planes, math.prod(shape[-nd:]), *flat):
+            _split_planes(planes, math.prod(shape[-nd:]), lambda start, stop: scatter(
+                *(a[start:stop] for a in flat)))
+        else:
+            scatter(result, grad, indices)
         return result
 
     @staticmethod

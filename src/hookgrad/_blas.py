@@ -1,0 +1,88 @@
+"""BLAS's own thread count, lowered to one for a stretch of work that hookgrad's pool splits.
+
+Work that ``_parallel.parallel_for`` cuts into parts (a convolution's GEMM per slice of the
+batch) already keeps every core busy; if each part's GEMM asked BLAS for its threads too,
+OpenBLAS would serialize the parts behind its lock and its workers would spin between calls on
+the cores the pool needs. So such work runs inside ``one_blas_thread()``.
+
+The count is read and set through ``threadpoolctl`` (the ``threads`` extra), which finds the
+BLAS NumPy loaded. Only OpenBLAS is handled: its count is process-wide, set from the main
+thread (a count set from another thread is not taken up; MKL's is per thread, so the pool's
+threads would not see it). Elsewhere ``available()`` is False and callers keep BLAS's own
+threading (their one-thread path).
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Iterator
+
+_controllers: list | None = None
+_lock = threading.Lock()
+
+
+def _blas_controllers() -> list:
+    global _controllers
+    if _controllers is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+            found = [c for c in ThreadpoolController().lib_controllers
+                     if c.internal_api == "openblas"]
+        except Exception:  # not installed, or a library it cannot read: keep BLAS as it is
+            found = []
+        _controllers = found
+    return _controllers
+
+
+def available() -> bool:
+    """Whether BLAS's thread count can be set here: threadpoolctl found OpenBLAS, and this is
+    the main thread."""
+    return threading.current_thread() is threading.main_thread() and bool(_blas_controllers())
+
+
+_depth = 0
+_before: list = []
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Run the body with OpenBLAS on one thread, then give back the count it had (bodies may
+    nest: the last one out restores). Call it where ``available()``; the count is process-wide:
+    another thread's GEMM in the meantime also runs on one thread (slower, never wrong)."""
+    global _depth, _before
+    with _lock:
+        if _depth == 0:
+            controllers = _blas_controllers()
+            _before = [c.get_num_threads() for c in controllers]
+            for controller, count in zip(controllers, _before):
+                if count != 1:
+                    controller.set_num_threads(1)
+        _depth += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                for controller, count in zip(_blas_controllers(), _before):
+                    if count != 1:
+                        controller.set_num_threads(count)
+
+
+# OpenBLAS splits a GEMM over its threads from 4 * 65536 multiply-adds up. Below this many one
+# thread takes well under a millisecond, less than waking a sleeping BLAS worker costs on a busy
+# machine; and a woken worker then spins for ~0.1 s on the core hookgrad's pool wants next
+# (a CNN's 64x3136x10 linear layer took 15-90 ms a step that way at 2 threads, 0.5 ms at 1).
+SMALL_GEMM = 1 << 23
+_THREADED_GEMM = 4 * 65536
+
+
+def matmul(a, b):
+    """``np.matmul(a, b)``; a 2-D product too small for BLAS's threads to pay runs on one."""
+    import numpy as np
+    if a.ndim == 2 and b.ndim == 2:
+        size = a.shape[0] * a.shape[1] * b.shape[1]
+        if _THREADED_GEMM < size < SMALL_GEMM and available():
+            with one_blas_thread():
+                return np.matmul(a, b)
+    return np.matmul(a, b)

@@ -1,0 +1,75 @@
+"""BLAS's thread count for work hookgrad's pool splits: lowered to one inside
+``one_blas_thread`` (also nested), given back after, also on an error; small
+products on one thread give NumPy's answer, and a Linear on two threads matches torch."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import hookgrad
+from conftest import compare
+from hookgrad import _blas
+
+pytestmark = pytest.mark.skipif(not _blas.available(), reason="needs threadpoolctl")
+
+
+def counts():
+    return [c.get_num_threads() for c in _blas._blas_controllers()]
+
+
+@pytest.fixture
+def two_blas_threads():
+    before = counts()
+    for controller in _blas._blas_controllers():
+        controller.set_num_threads(2)
+    yield
+    for controller, count in zip(_blas._blas_controllers(), before):
+        controller.set_num_threads(count)
+
+
+def test_one_thread_inside_and_the_count_given_back(two_blas_threads):
+    with _blas.one_blas_thread():
+        assert set(counts()) == {1}
+        with _blas.one_blas_thread():
+            assert set(counts()) == {1}
+        assert set(counts()) == {1}  # the outer body is still running
+    assert set(counts()) == {2}
+
+
+def test_the_count_is_given_back_after_an_error(two_blas_threads):
+    with pytest.raises(ValueError):
+        with _blas.one_blas_thread():
+            raise ValueError("inside")
+    assert set(counts()) == {2}
+
+
+def test_only_the_main_thread_sets_the_count():
+    # OpenBLAS takes up a count set from the main thread only: elsewhere callers keep BLAS's
+    # own threading
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(_blas.available()))
+    thread.start()
+    thread.join()
+    assert seen == [False] and _blas.available()
+
+
+@pytest.mark.parametrize("shape", [(64, 3136, 10), (3, 4, 5), (512, 512, 512)])
+def test_matmul_is_numpys(rng, two_blas_threads, shape):
+    m, k, n = shape
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    np.testing.assert_allclose(_blas.matmul(a, b), a @ b, rtol=1e-12, atol=1e-12)
+    assert set(counts()) == {2}
+
+
+def test_linear_on_two_threads_matches_torch(rng, two_blas_threads):
+    before = hookgrad.get_num_threads()
+    hookgrad.set_num_threads(2)
+    try:
+        compare(lambda lib, x, w, b: lib.nn.functional.linear(x, w, b),
+                rng.standard_normal((64, 3136)).astype(np.float32),
+                rng.standard_normal((10, 3136)).astype(np.float32),
+                rng.standard_normal(10).astype(np.float32), rtol=1e-4, atol=1e-3)
+    finally:
+        hookgrad.set_num_threads(before)
