@@ -6,6 +6,7 @@ import types as _types
 
 from . import _allocator, _dtype
 from . import overrides as _overrides
+from .ops import _out
 from . import _parallel
 from ._dtype import (bfloat16, bool_ as bool, can_cast, double, dtype, float, float16, float32,  # noqa: A004
                      float64, get_default_dtype, half, int, int8, int16, int32, int64, long,
@@ -78,7 +79,7 @@ from .ops.structure import (atleast_1d, atleast_2d, atleast_3d, block_diag, broa
                             dstack, ger, kron, linalg_cross, meshgrid, outer, ravel,
                             repeat_interleave, rot90, row_stack, take, tensor_split, tile)
 from .ops.pointwise_more import (erfc, float_power, frexp, gcd, heaviside, isneginf, isposinf,
-                                 lcm, ldexp, logaddexp2, signbit)
+                                 lcm, ldexp, logaddexp2, nextafter, signbit)
 from .ops.products import inner, tensordot, vdot
 from .ops.scatter_more import diagonal_scatter, index_copy, select_scatter, slice_scatter
 from .ops.scatter_reduce import scatter_reduce
@@ -144,7 +145,7 @@ _PLUMBING = {"load", "save", "get_printoptions", "set_printoptions", "is_grad_en
              "broadcast_shapes"}
 for _name, _value in list(globals().items()):
     if (_name[0] != "_" and _name not in _PLUMBING and isinstance(_value, _types.FunctionType)):
-        globals()[_name] = _overrides.wrap(_value)
+        globals()[_name] = _overrides.wrap(_out.accept_out(_value))
 del _name, _value
 
 from . import func  # noqa: E402  (torch.func: transforms over the whole public API above)

@@ -90,10 +90,11 @@ ROWS: List[Row] = [
         "every torch.Tensor method whose torch function hookgrad has, in-place forms with "
         "torch's node names"),
     Row("Math", ("tensordot", "inner", "vdot", "erfc", "logaddexp2", "float_power", "ldexp",
-                 "frexp", "heaviside", "gcd", "lcm", "isposinf", "isneginf", "signbit", "lgamma",
-                 "digamma", "polygamma", "mvlgamma"), True,
+                 "frexp", "nextafter", "heaviside", "gcd", "lcm", "isposinf", "isneginf", "signbit",
+                 "lgamma", "digamma", "polygamma", "mvlgamma"), True,
         "erfc keeps full relative accuracy in the tail (a continued fraction beyond 2); the "
-        "gamma family in NumPy alone (recurrence, Stirling series, reflection)"),
+        "gamma family in NumPy alone (recurrence, Stirling series, reflection); every "
+        "function's out= is honoured (a copy into out, resized as torch resizes it)"),
     Row("Shape and indexing", ("fliplr", "flipud", "hsplit", "vsplit", "dsplit", "tril_indices",
                                "triu_indices", "unravel_index", "vander", "select_scatter",
                                "slice_scatter", "diagonal_scatter", "index_copy",
