@@ -10,7 +10,7 @@ from ..tensor import Tensor
 from . import _layout
 from ._util import broadcast_error, quiet, quiet_errors
 from ._base import (arithmetic, cast, _check_inplace_shape, finish, not_implemented, Op, Original,
-                    _pair, to_work, work_dtype)
+                    _pair, to_work, work_dtype, wrap_number)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -102,10 +102,13 @@ class Where(Op):
 
     @staticmethod
     def backward(ctx, grad):
+        # torch's where(condition, grad, 0) and where(condition, 0, grad): laid out by the
+        # condition first (an expanded grad takes the condition's order), recorded as where
         (condition,) = ctx.saved_tensors
-        mask = condition._data
-        return (None, grad.masked_fill(~mask, 0.0) if ctx.needs_input_grad[1] else None,
-                grad.masked_fill(mask, 0.0) if ctx.needs_input_grad[2] else None)
+        mask, dtype = condition._data, grad._data.dtype
+        zero = wrap_number(0, dtype)
+        return (None, Where.apply(mask, grad, zero, dtype) if ctx.needs_input_grad[1] else None,
+                Where.apply(mask, zero, grad, dtype) if ctx.needs_input_grad[2] else None)
 
 
 _C_TYPE = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
