@@ -26,8 +26,9 @@ from .nn.ops.aten import (addmm, baddbmm, batch_norm,  # noqa: E402
                           group_norm, layer_norm, max_pool2d)
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
-from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,
-                           full_like, linspace, ones, ones_like, tensor, zeros, zeros_like)
+from .ops.creation import (arange, as_tensor, asarray, empty, empty_like, empty_strided, eye,
+                           from_numpy, full, full_like, linspace, logspace, ones, ones_like,
+                           tensor, zeros, zeros_like)
 from ._device import device, get_default_device, set_default_device
 from ._finfo import finfo, iinfo
 from ._generator import (default_generator, Generator, get_rng_state, initial_seed,
@@ -117,6 +118,16 @@ def clone(input: Tensor, *, memory_format=preserve_format) -> Tensor:  # noqa: F
     """A copy of ``input`` that stays in the graph (its gradient flows back to ``input``), laid
     out in ``memory_format``."""
     return input.clone(memory_format=memory_format)
+
+
+def is_complex(input: Tensor) -> "bool":
+    """False: hookgrad has no complex dtypes."""
+    return False
+
+
+def is_nonzero(input: Tensor) -> "bool":
+    """The truth of a one-element tensor; more or fewer elements raise."""
+    return input.is_nonzero()
 
 
 def is_floating_point(input: Tensor) -> "bool":
