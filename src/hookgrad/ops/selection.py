@@ -78,9 +78,12 @@ def _ignoring_nan_backward(ctx, grad, self_wins):
 
 
 def _extremum_backward(ctx, grad, self_loses, other_loses, ties):
-    shared = grad.where(~ties, grad / 2)  # where(self == other, grad / 2, grad)
-    return (shared.masked_fill(self_loses, 0.0) if ctx.needs_input_grad[0] else None,
-            shared.masked_fill(other_loses, 0.0) if ctx.needs_input_grad[1] else None)
+    # torch's where(self == other, grad / 2, grad).masked_fill_(loses, 0), one per input: the
+    # fill in place keeps where's layout (the condition's order)
+    def share(loses):
+        return grad.where(~ties, grad / 2).masked_fill_(loses, 0.0)
+    return (share(self_loses) if ctx.needs_input_grad[0] else None,
+            share(other_loses) if ctx.needs_input_grad[1] else None)
 
 
 class Where(Op):
@@ -351,21 +354,29 @@ class ClampTensor(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        # where min > max the result is max: then max gets the gradient, min none
+        # torch's formulas: self where min <= self <= max; min where self < min < max; max
+        # where self > max or max < min (NaN anywhere, or min == max with self below, gives
+        # none); each where(condition, grad, 0), laid out by the condition
         high, low, self = ctx.saved_tensors
         x = self._data
-        everywhere = np.ones(x.shape, bool)
+        dtype = grad._data.dtype
+        zero = wrap_number(0, dtype)
         with quiet_errors():
-            above_min = x >= low._data if low is not None else everywhere
-            below_max = x <= high._data if high is not None else everywhere
-            ordered = low._data <= high._data if low is not None and high is not None \
-                else everywhere
-        grad_self = grad.masked_fill(~(above_min & below_max), 0.0)
-        grad_min = grad_max = None
-        if ctx.needs_input_grad[1]:
-            grad_min = grad.masked_fill(~(~above_min & ordered), 0.0)
-        if ctx.needs_input_grad[2]:
-            grad_max = grad.masked_fill(~(~below_max | ~ordered), 0.0)
+            inside = (x >= low._data) if low is not None else None
+            if high is not None:
+                inside = (x <= high._data) if inside is None else inside & (x <= high._data)
+            grad_self = Where.apply(np.broadcast_to(inside, grad.shape), grad, zero, dtype)
+            grad_min = grad_max = None
+            if ctx.needs_input_grad[1]:
+                below = x < low._data
+                if high is not None:
+                    below = below & (low._data < high._data)
+                grad_min = Where.apply(np.broadcast_to(below, grad.shape), grad, zero, dtype)
+            if ctx.needs_input_grad[2]:
+                above = x > high._data
+                if low is not None:
+                    above = above | (high._data < low._data)
+                grad_max = Where.apply(np.broadcast_to(above, grad.shape), grad, zero, dtype)
         return grad_self, grad_min, grad_max, None, None, None, None
 
 
