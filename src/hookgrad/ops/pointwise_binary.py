@@ -106,7 +106,7 @@ class Copysign(Op):
     @staticmethod
     def backward(ctx, grad):
         self, result = ctx.saved_tensors
-        ratio = (result / self).masked_fill(self._data == 0, 0.0)
+        ratio = (result / self).where(self._data != 0, 0.0)  # laid out by self
         return grad * ratio, (Tensor._make(np.zeros_like(grad._data))
                               if ctx.needs_input_grad[1] else None)
 

@@ -59,7 +59,7 @@ class Erfc(Op):
     @staticmethod
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
-        return grad * (-2 / _SQRT_PI) * (-(self * self)).exp()
+        return (-2 / _SQRT_PI) * (-self.pow(2)).exp() * grad  # torch's order: laid out by self
 
 
 def erfc(input: Tensor, *, out=None) -> Tensor:

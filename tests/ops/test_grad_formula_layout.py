@@ -1,0 +1,60 @@
+"""Gradients laid out as torch lays them out when the incoming gradient is an expanded scalar
+(``out.sum()``) and the input is transposed or sliced: torch's formulas (and fused backward
+kernels) take their layout from the saved input, so the gradient keeps the input's order.
+Each op runs in torch and hookgrad on the same input: values, strides, and second
+derivatives through the formula."""
+import numpy as np
+import pytest
+import torch
+
+import hookgrad
+from conftest import assert_close
+
+F_OPS = {
+    "maximum": lambda lib, t: lib.maximum(t, lib.zeros((), dtype=t.dtype)),
+    "minimum": lambda lib, t: lib.minimum(t, lib.zeros((), dtype=t.dtype)),
+    "softplus": lambda lib, t: lib.nn.functional.softplus(t),
+    "softplus_threshold": lambda lib, t: lib.nn.functional.softplus(t, beta=2, threshold=0.5),
+    "hardswish": lambda lib, t: lib.nn.functional.hardswish(t * 4),
+    "hardsigmoid": lambda lib, t: lib.nn.functional.hardsigmoid(t * 4),
+    "sinc": lambda lib, t: lib.sinc(t),
+    "logit": lambda lib, t: lib.logit(t.sigmoid()),
+    "logit_eps": lambda lib, t: lib.logit(t.sigmoid(), eps=0.3),
+    "copysign": lambda lib, t: lib.copysign(t, lib.ones((), dtype=t.dtype)),
+    "erf": lambda lib, t: lib.erf(t),
+    "erfc": lambda lib, t: lib.erfc(t),
+}
+LAYOUTS = {"transposed": lambda t: t.t(), "sliced": lambda t: t[:, ::2]}
+DATA = np.array([[0.3, -0.7, 1.2, -0.1], [0.9, -1.5, 0.0, 0.6], [-0.4, 0.8, -0.2, 3.1]])
+
+
+def _grad(lib, name, layout, dtype):
+    leaf = lib.tensor(DATA.astype(dtype), requires_grad=True)
+    shaped = LAYOUTS[layout](leaf * 1)
+    (grad,) = lib.autograd.grad(F_OPS[name](lib, shaped).sum(), [shaped])
+    return grad
+
+
+@pytest.mark.parametrize("name", sorted(F_OPS))
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_grad_keeps_the_inputs_layout(name, layout, dtype):
+    ours, theirs = _grad(hookgrad, name, layout, dtype), _grad(torch, name, layout, dtype)
+    assert_close(ours, theirs)
+    assert ours.stride() == theirs.stride()
+
+
+@pytest.mark.parametrize("name", sorted(set(F_OPS) - {"hardsigmoid"}))
+def test_second_derivative_through_the_formula(name):
+    results = []
+    for lib in (torch, hookgrad):
+        x = lib.tensor(DATA, requires_grad=True)
+        weight = lib.tensor(np.linspace(0.5, 1.5, 12).reshape(3, 4), requires_grad=True)
+        (first,) = lib.autograd.grad(F_OPS[name](lib, x), [x], weight, create_graph=True)
+        results.append(lib.autograd.grad((first * first).sum(), [x, weight],
+                                         allow_unused=True))
+    for ours, theirs in zip(results[1], results[0]):
+        if theirs is None:
+            assert ours is None or not np.any(ours.detach().numpy())
+        else:
+            assert_close(ours, theirs)
