@@ -23,6 +23,10 @@ F_OPS = {
     "copysign": lambda lib, t: lib.copysign(t, lib.ones((), dtype=t.dtype)),
     "erf": lambda lib, t: lib.erf(t),
     "erfc": lambda lib, t: lib.erfc(t),
+    "norm_dim": lambda lib, t: t.norm(dim=0),
+    "norm": lambda lib, t: t.norm(),
+    "atan2_self": lambda lib, t: lib.atan2(t, lib.ones((), dtype=t.dtype)),
+    "atan2_other": lambda lib, t: lib.atan2(lib.full((), 0.5, dtype=t.dtype), t),
 }
 LAYOUTS = {"transposed": lambda t: t.t(), "sliced": lambda t: t[:, ::2]}
 DATA = np.array([[0.3, -0.7, 1.2, -0.1], [0.9, -1.5, 0.0, 0.6], [-0.4, 0.8, -0.2, 3.1]])
@@ -49,8 +53,10 @@ def test_second_derivative_through_the_formula(name):
     results = []
     for lib in (torch, hookgrad):
         x = lib.tensor(DATA, requires_grad=True)
-        weight = lib.tensor(np.linspace(0.5, 1.5, 12).reshape(3, 4), requires_grad=True)
-        (first,) = lib.autograd.grad(F_OPS[name](lib, x), [x], weight, create_graph=True)
+        out = F_OPS[name](lib, x)
+        weight = lib.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)),
+                            requires_grad=True)
+        (first,) = lib.autograd.grad(out, [x], weight, create_graph=True)
         results.append(lib.autograd.grad((first * first).sum(), [x, weight],
                                          allow_unused=True))
     for ours, theirs in zip(results[1], results[0]):

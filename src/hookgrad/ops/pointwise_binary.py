@@ -37,10 +37,11 @@ class Atan2(Op):
 
     @staticmethod
     def backward(ctx, grad):
+        # torch's grad * other * recip and grad * -self * recip, in that order (the layout)
         other, self = ctx.saved_tensors
-        scale = grad / (self * self + other * other)
-        return (scale * other if ctx.needs_input_grad[0] else None,
-                scale * -self if ctx.needs_input_grad[1] else None)
+        recip = (self * self + other * other).reciprocal()
+        return (grad * other * recip if ctx.needs_input_grad[0] else None,
+                grad * -self * recip if ctx.needs_input_grad[1] else None)
 
 
 class Hypot(Op):
