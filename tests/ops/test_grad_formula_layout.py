@@ -64,3 +64,25 @@ def test_second_derivative_through_the_formula(name):
             assert ours is None or not np.any(ours.detach().numpy())
         else:
             assert_close(ours, theirs)
+
+
+def _addressing(tensor) -> tuple:
+    """The strides that address memory (a size-1 dim's stride addresses nothing)."""
+    return tuple(s for n, s in zip(tensor.shape, tensor.stride()) if n != 1)
+
+
+# a scan over a size-1 dim is the input itself: torch hands the incoming gradient on as it is
+# (an expanded one stays expanded), and so does hookgrad
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("shape,dim", [((3, 1, 1), 1), ((2, 1, 3), 1), ((1,), 0), ((3, 1), 0),
+                                       ((1, 3), 0)])
+def test_scan_over_a_size_one_dim_passes_the_gradient_on(name, shape, dim):
+    grads = []
+    for lib in (torch, hookgrad):
+        x = lib.tensor(np.linspace(0.5, 1.5, int(np.prod(shape))).reshape(shape),
+                       requires_grad=True)
+        (grad,) = lib.autograd.grad(getattr(x, name)(dim).sum(), [x])
+        grads.append(grad)
+    assert_close(grads[1], grads[0])
+    assert _addressing(grads[1]) == _addressing(grads[0])
+    assert grads[1].squeeze().is_contiguous() == grads[0].squeeze().is_contiguous()
