@@ -86,3 +86,30 @@ def test_scan_over_a_size_one_dim_passes_the_gradient_on(name, shape, dim):
     assert_close(grads[1], grads[0])
     assert _addressing(grads[1]) == _addressing(grads[0])
     assert grads[1].squeeze().is_contiguous() == grads[0].squeeze().is_contiguous()
+
+
+# two operands laid out differently: torch compares them in its elementwise order (the first
+# operand's layout), so the masks and the gradients built on them follow the first operand
+PAIRS = {
+    "maximum": lambda lib, a, b: lib.maximum(a, b),
+    "minimum": lambda lib, a, b: lib.minimum(a, b),
+    "clamp_both": lambda lib, a, b: lib.clamp(a, b - 1, b + 1),
+    "clamp_min": lambda lib, a, b: lib.clamp(a, min=b),
+    "clamp_max": lambda lib, a, b: lib.clamp(a, max=b),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PAIRS))
+@pytest.mark.parametrize("transposed", ["first", "second", "both"])
+def test_two_operand_grads_follow_torchs_layout(name, transposed):
+    results = []
+    for lib in (torch, hookgrad):
+        a0 = lib.tensor(DATA, requires_grad=True)
+        b0 = lib.tensor(DATA[::-1].copy() * 0.5, requires_grad=True)
+        a = (a0 * 1).t() if transposed in ("first", "both") else (a0 * 1).t().contiguous()
+        b = (b0 * 1).t() if transposed in ("second", "both") else (b0 * 1).t().contiguous()
+        grads = lib.autograd.grad(PAIRS[name](lib, a, b).sum(), [a, b])
+        results.append(grads)
+    for ours, theirs in zip(results[1], results[0]):
+        assert_close(ours, theirs)
+        assert ours.stride() == theirs.stride()

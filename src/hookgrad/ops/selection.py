@@ -31,8 +31,9 @@ class Maximum(Op):
     @staticmethod
     def backward(ctx, grad):
         other, self = ctx.saved_tensors
-        return _extremum_backward(ctx, grad, self._data < other._data, self._data > other._data,
-                                  self._data == other._data)
+        a, b = self._data, other._data
+        return _extremum_backward(ctx, grad, _compared(a < b, a, b), _compared(a > b, a, b),
+                                  _compared(a == b, a, b))
 
 
 class Minimum(Maximum):
@@ -42,8 +43,9 @@ class Minimum(Maximum):
     @staticmethod
     def backward(ctx, grad):
         other, self = ctx.saved_tensors
-        return _extremum_backward(ctx, grad, self._data > other._data, self._data < other._data,
-                                  self._data == other._data)
+        a, b = self._data, other._data
+        return _extremum_backward(ctx, grad, _compared(a > b, a, b), _compared(a < b, a, b),
+                                  _compared(a == b, a, b))
 
 
 class Fmax(Maximum):
@@ -75,6 +77,12 @@ def _ignoring_nan_backward(ctx, grad, self_wins):
     self_wins = self_wins | np.isnan(ctx.saved_tensors[0]._data)
     return (grad.masked_fill(~self_wins, 0.0) if ctx.needs_input_grad[0] else None,
             grad.masked_fill(self_wins, 0.0) if ctx.needs_input_grad[1] else None)
+
+
+def _compared(mask: np.ndarray, a: np.ndarray, b) -> np.ndarray:
+    """A comparison of ``a`` and ``b`` laid out as torch's (NumPy's order can differ when the
+    operands' layouts do), so a where over it takes torch's layout."""
+    return _layout.pointwise(mask, a, b)
 
 
 def _extremum_backward(ctx, grad, self_loses, other_loses, ties):
@@ -365,17 +373,18 @@ class ClampTensor(Op):
             inside = (x >= low._data) if low is not None else None
             if high is not None:
                 inside = (x <= high._data) if inside is None else inside & (x <= high._data)
+            inside = _compared(inside, x, low._data if low is not None else high._data)
             grad_self = Where.apply(np.broadcast_to(inside, grad.shape), grad, zero, dtype)
             grad_min = grad_max = None
             if ctx.needs_input_grad[1]:
-                below = x < low._data
+                below = _compared(x < low._data, x, low._data)
                 if high is not None:
-                    below = below & (low._data < high._data)
+                    below &= low._data < high._data  # in place: torch's logical_and_
                 grad_min = Where.apply(np.broadcast_to(below, grad.shape), grad, zero, dtype)
             if ctx.needs_input_grad[2]:
-                above = x > high._data
+                above = _compared(x > high._data, x, high._data)
                 if low is not None:
-                    above = above | (high._data < low._data)
+                    above |= high._data < low._data  # in place: torch's logical_or_
                 grad_max = Where.apply(np.broadcast_to(above, grad.shape), grad, zero, dtype)
         return grad_self, grad_min, grad_max, None, None, None, None
 
