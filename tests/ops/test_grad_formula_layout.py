@@ -27,6 +27,8 @@ F_OPS = {
     "norm": lambda lib, t: t.norm(),
     "atan2_self": lambda lib, t: lib.atan2(t, lib.ones((), dtype=t.dtype)),
     "atan2_other": lambda lib, t: lib.atan2(lib.full((), 0.5, dtype=t.dtype), t),
+    "pow_exponent": lambda lib, t: lib.full((), 1.5, dtype=t.dtype) ** t,
+    "pow_base": lambda lib, t: t.abs() ** lib.full((), 1.5, dtype=t.dtype),
 }
 LAYOUTS = {"transposed": lambda t: t.t(), "sliced": lambda t: t[:, ::2]}
 DATA = np.array([[0.3, -0.7, 1.2, -0.1], [0.9, -1.5, 0.0, 0.6], [-0.4, 0.8, -0.2, 3.1]])
@@ -96,6 +98,8 @@ PAIRS = {
     "clamp_both": lambda lib, a, b: lib.clamp(a, b - 1, b + 1),
     "clamp_min": lambda lib, a, b: lib.clamp(a, min=b),
     "clamp_max": lambda lib, a, b: lib.clamp(a, max=b),
+    "pow": lambda lib, a, b: a.abs() ** b,
+    "float_power": lambda lib, a, b: a.abs().float_power(b),
 }
 
 
