@@ -94,3 +94,63 @@ def test_double_gradient_into_half_leaf():
     (ours.double() * hg.from_numpy(x)).sum().backward()
     (theirs.double() * torch.from_numpy(x)).sum().backward()
     _same(ours.grad, theirs.grad)
+
+
+# empty tensors whose strides are not row-major: an expanded tensor sliced to nothing keeps its
+# zero strides, a view keeps its base's, and an empty NumPy array hands over its own (zeros)
+EMPTY_SOURCES = {
+    "expanded, sliced": lambda lib, np_: lib.ones(1, 1, 1).expand(2, 3, 4)[:, 1:1],
+    "expanded, sliced, transposed":
+        lambda lib, np_: lib.ones(1, 1, 1).expand(2, 3, 4)[:, 1:1].transpose(0, 2),
+    "1-d expanded, sliced": lambda lib, np_: lib.ones(1).expand(3)[1:1],
+    "as_strided zeros, sliced": lambda lib, np_: lib.ones(4).as_strided([2, 3], [0, 0])[1:1],
+    "slice": lambda lib, np_: lib.ones(2, 3, 4)[:, 1:1],
+    "transposed slice": lambda lib, np_: lib.ones(2, 3, 4).transpose(0, 2)[1:1],
+    "as_strided": lambda lib, np_: lib.ones(8).as_strided([2, 0, 3], [1, 0, 2]),
+    "expanded empty": lambda lib, np_: lib.ones(2, 0, 1).expand(2, 0, 3),
+    "tensor(empty ndarray)": lambda lib, np_: lib.tensor(np_.empty((0, 3))),
+    "from_numpy(empty ndarray)": lambda lib, np_: lib.from_numpy(np_.empty((2, 0))),
+    "as_tensor(empty ndarray)": lambda lib, np_: lib.as_tensor(np_.empty((0, 2, 3))),
+    "tensor(transposed empty ndarray view)":
+        lambda lib, np_: lib.tensor(np_.ones((3, 4)).T[0:0]),
+}
+
+ON_EMPTY = {
+    "itself": lambda t: t,
+    "t": lambda t: t.transpose(0, 1),
+    "unsqueeze": lambda t: t.unsqueeze(0),
+    "clone": lambda t: t.clone(),
+    "contiguous": lambda t: t.contiguous(),
+    "double": lambda t: t.double(),
+    "add": lambda t: t + 1,
+    "flip": lambda t: t.flip(1),
+    "roll dim": lambda t: t.roll(1, 0),
+    "roll flat": lambda t: t.roll(1),
+    "repeat": lambda t: t.repeat(*([1, 2] + [1] * (t.dim() - 2))),
+    "rot90": lambda t: t.rot90(),
+    "rot90 2": lambda t: t.rot90(2),
+    "rot90 3": lambda t: t.rot90(3),
+    "fliplr": lambda t: t.fliplr(),
+    "sum keepdim": lambda t: t.sum(0, keepdim=True),
+}
+
+
+@pytest.mark.parametrize("source", sorted(EMPTY_SOURCES))
+@pytest.mark.parametrize("name", sorted(ON_EMPTY))
+def test_empty_tensors_with_their_own_strides(source, name):
+    try:
+        theirs = ON_EMPTY[name](EMPTY_SOURCES[source](torch, np))
+    except (RuntimeError, IndexError) as error:  # a 1-d source has no second dim
+        with pytest.raises(type(error)):
+            ON_EMPTY[name](EMPTY_SOURCES[source](hg, np))
+        return
+    ours = ON_EMPTY[name](EMPTY_SOURCES[source](hg, np))
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert ours.stride() == theirs.stride()
+
+
+@pytest.mark.parametrize("source", sorted(EMPTY_SOURCES))
+def test_empty_like_keeps_an_empty_tensors_strides(source):
+    ours = hg.empty_like(EMPTY_SOURCES[source](hg, np))
+    theirs = torch.empty_like(EMPTY_SOURCES[source](torch, np))
+    assert ours.stride() == theirs.stride()

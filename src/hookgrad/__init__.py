@@ -6,6 +6,7 @@ import types as _types
 
 from . import _allocator, _dtype
 from . import overrides as _overrides
+from .ops import _out
 from . import _parallel
 from ._dtype import (bfloat16, bool_ as bool, can_cast, double, dtype, float, float16, float32,  # noqa: A004
                      float64, get_default_dtype, half, int, int8, int16, int32, int64, long,
@@ -25,8 +26,9 @@ from .nn.ops.aten import (addmm, baddbmm, batch_norm,  # noqa: E402
                           group_norm, layer_norm, max_pool2d)
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
-from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,
-                           full_like, linspace, ones, ones_like, tensor, zeros, zeros_like)
+from .ops.creation import (arange, as_tensor, asarray, empty, empty_like, empty_strided, eye,
+                           from_numpy, full, full_like, linspace, logspace, ones, ones_like,
+                           tensor, zeros, zeros_like)
 from ._device import device, get_default_device, set_default_device
 from ._finfo import finfo, iinfo
 from ._generator import (default_generator, Generator, get_rng_state, initial_seed,
@@ -78,7 +80,7 @@ from .ops.structure import (atleast_1d, atleast_2d, atleast_3d, block_diag, broa
                             dstack, ger, kron, linalg_cross, meshgrid, outer, ravel,
                             repeat_interleave, rot90, row_stack, take, tensor_split, tile)
 from .ops.pointwise_more import (erfc, float_power, frexp, gcd, heaviside, isneginf, isposinf,
-                                 lcm, ldexp, logaddexp2, signbit)
+                                 lcm, ldexp, logaddexp2, nextafter, signbit)
 from .ops.products import inner, tensordot, vdot
 from .ops.scatter_more import diagonal_scatter, index_copy, select_scatter, slice_scatter
 from .ops.scatter_reduce import scatter_reduce
@@ -118,6 +120,16 @@ def clone(input: Tensor, *, memory_format=preserve_format) -> Tensor:  # noqa: F
     return input.clone(memory_format=memory_format)
 
 
+def is_complex(input: Tensor) -> "bool":
+    """False: hookgrad has no complex dtypes."""
+    return False
+
+
+def is_nonzero(input: Tensor) -> "bool":
+    """The truth of a one-element tensor; more or fewer elements raise."""
+    return input.is_nonzero()
+
+
 def is_floating_point(input: Tensor) -> "bool":
     """True when ``input`` has a floating dtype."""
     return input.is_floating_point()
@@ -146,7 +158,7 @@ _PLUMBING = {"load", "save", "get_printoptions", "set_printoptions", "is_grad_en
              "broadcast_shapes"}
 for _name, _value in list(globals().items()):
     if (_name[0] != "_" and _name not in _PLUMBING and isinstance(_value, _types.FunctionType)):
-        globals()[_name] = _overrides.wrap(_value)
+        globals()[_name] = _overrides.wrap(_out.accept_out(_value))
 del _name, _value
 
 from . import func  # noqa: E402  (torch.func: transforms over the whole public API above)

@@ -38,6 +38,10 @@ ROWS: List[Row] = [
     Row("Tensors", ("bfloat16", "Tensor.bfloat16", "nn.Module.bfloat16"), True,
         "through ml_dtypes (extra hookgrad[bfloat16]); computed in float32 and rounded once"),
     Row("Tensors", ("finfo", "iinfo"), True, "same attributes, values and repr as torch's"),
+    Row("Tensors", ("asarray", "empty_strided", "logspace", "is_complex", "is_nonzero",
+                    "Tensor.is_signed", "Tensor.is_same_size", "Tensor.byte", "Tensor.char",
+                    "Tensor.split_with_sizes"), True,
+        "asarray shares memory as torch's does (copy=False refuses a conversion)"),
     Row("Tensors", ("complex64", "sparse_coo_tensor"), False,
         "no complex or sparse dtypes yet"),
     Row("Autograd", ("autograd.grad", "autograd.backward", "autograd.Function",
@@ -90,10 +94,11 @@ ROWS: List[Row] = [
         "every torch.Tensor method whose torch function hookgrad has, in-place forms with "
         "torch's node names"),
     Row("Math", ("tensordot", "inner", "vdot", "erfc", "logaddexp2", "float_power", "ldexp",
-                 "frexp", "heaviside", "gcd", "lcm", "isposinf", "isneginf", "signbit", "lgamma",
-                 "digamma", "polygamma", "mvlgamma"), True,
+                 "frexp", "nextafter", "heaviside", "gcd", "lcm", "isposinf", "isneginf", "signbit",
+                 "lgamma", "digamma", "polygamma", "mvlgamma"), True,
         "erfc keeps full relative accuracy in the tail (a continued fraction beyond 2); the "
-        "gamma family in NumPy alone (recurrence, Stirling series, reflection)"),
+        "gamma family in NumPy alone (recurrence, Stirling series, reflection); every "
+        "function's out= is honoured (a copy into out, resized as torch resizes it)"),
     Row("Shape and indexing", ("fliplr", "flipud", "hsplit", "vsplit", "dsplit", "tril_indices",
                                "triu_indices", "unravel_index", "vander", "select_scatter",
                                "slice_scatter", "diagonal_scatter", "index_copy",

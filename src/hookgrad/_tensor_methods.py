@@ -239,6 +239,9 @@ METHODS = {
     "moveaxis": views.moveaxis, "expand": views.expand, "t": views.t,
     "flatten": views.flatten, "unflatten": views.unflatten, "narrow": views.narrow,
     "select": views.select, "split": join.split, "chunk": join.chunk, "unbind": join.unbind,
+    "split_with_sizes": _doc("``split`` with a list of sizes (which must sum to the size).",
+                             lambda self, split_sizes, dim=0: join.split(self, list(split_sizes),
+                                                                         dim)),
     "unsafe_view": views.UnsafeView.apply, "view_as": views.view_as,
     "as_subclass": alias.as_subclass,
     "reshape_as": views.reshape_as, "expand_as": views.expand_as,
@@ -257,7 +260,14 @@ METHODS = {
     "half": _caster(_dtype.float16),
     "bfloat16": _caster(_dtype.bfloat16), "long": _caster(_dtype.int64),
     "int": _caster(_dtype.int32),
-    "bool": _caster(_dtype.bool_), "short": _caster(_dtype.int16), "type_as": _doc(
+    "bool": _caster(_dtype.bool_), "short": _caster(_dtype.int16),
+    "byte": _caster(_dtype.uint8), "char": _caster(_dtype.int8),
+    "is_complex": _doc("False: hookgrad has no complex dtypes.", lambda self: False),
+    "is_signed": _doc("True for dtypes that hold negative values (all but uint8 and bool).",
+                      lambda self: self._data.dtype.kind in "fiV"),
+    "is_same_size": _doc("True when ``other`` has this tensor's shape.",
+                         lambda self, other: self._data.shape == other._data.shape),
+    "type_as": _doc(
         "``to(other.dtype)``.", lambda self, other: _to(self, other.dtype)),
     "new_zeros": _doc("Zeros of ``size``, with this tensor's dtype unless given.",
                       lambda self, *size, dtype=None, **kw: creation.zeros(

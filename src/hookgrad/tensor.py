@@ -57,10 +57,31 @@ def empty_strides(shape: tuple) -> tuple:
 def with_empty_strides(array: np.ndarray) -> np.ndarray:
     """An empty ``array`` as a view that carries torch's row-major strides, which NumPy keeps
     through later views (a permuted empty tensor then reports permuted strides, as in torch)."""
-    if array.size or not array.ndim or any(array.strides):
-        return array  # not empty, or laid out on purpose (a memory format's strides)
+    if array.size or not array.ndim or any(array.strides) or root_array(array).size:
+        return array  # not empty, or laid out on purpose (a memory format's strides, a view)
     steps = tuple(s * array.itemsize for s in empty_strides(array.shape))
     return np.lib.stride_tricks.as_strided(array, array.shape, steps)
+
+
+def torch_strides(array: np.ndarray) -> tuple:
+    """``array``'s strides in elements, as torch reports them."""
+    itemsize = array.itemsize
+    strides = tuple(abs(s) // itemsize for s in array.strides)
+    if array.size == 0 and array.ndim and not any(strides) and not root_array(array).size:
+        # NumPy zeroes the strides of a new empty array; torch gives it row-major ones. An
+        # empty view of memory that holds elements (an expanded tensor sliced to nothing)
+        # has its zero strides from its base: those are torch's too
+        return empty_strides(array.shape)
+    return strides
+
+
+def keeping_strides(array: np.ndarray, strides: tuple) -> np.ndarray:
+    """An empty array of ``array``'s shape and dtype whose ``strides`` (in elements, zeros
+    included) are reported as they are: a view of a one-element buffer, which ``stride`` does
+    not take for a new array (torch keeps the strides of an empty NumPy array it is given)."""
+    buffer = np.empty(1, array.dtype)
+    return np.lib.stride_tricks.as_strided(buffer, array.shape,
+                                           tuple(s * array.itemsize for s in strides))
 
 
 class TensorExtra:
@@ -129,18 +150,15 @@ class Tensor:
     @property
     def requires_grad(self) -> bool:
         """Whether operations on this tensor are recorded for gradients."""
-        if self._requires_grad:
+        if self._requires_grad or self._grad_fn is not None:
             return True
+        # a (float) view of a base that requires grad does too, as in torch, with or without
+        # a history: one made before its base required grad, or under no_grad, acts as a leaf
+        # whose gradient goes nowhere, yet what is computed from it requires grad. A view
+        # whose base changed in place is answered without rebuilding its history (torch
+        # rebuilds only when grad_fn is asked for)
         base = self._base
-        if base is not None and self._view_version != self._version_counter[0]:
-            # a view whose base changed in place since its history was last built: answered
-            # from what a rebuild would give, without rebuilding (torch rebuilds only when
-            # grad_fn is asked for; until then an in-place op on it meets no history). A
-            # replayable view of a base that requires grad gets a history; a split/unbind
-            # output, whose rebuild raises, is still a view of such a base.
-            return self._grad_fn is not None or (self._view_fn is not None
-                                                 and base.requires_grad)
-        return self._grad_fn is not None
+        return base is not None and self._data.dtype.kind in "fcV" and base.requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -309,11 +327,7 @@ class Tensor:
 
     def stride(self, dim: Optional[int] = None):
         """Elements to step in memory for one step along each dimension (or along ``dim``)."""
-        data = self._data
-        strides = tuple(s // data.itemsize for s in data.strides)
-        if data.size == 0 and data.ndim and not any(strides):
-            # NumPy zeroes the strides of a new empty array; torch gives it row-major ones
-            strides = empty_strides(data.shape)
+        strides = torch_strides(self._data)
         return strides if dim is None else strides[dim]
 
     def storage_offset(self) -> int:
@@ -376,8 +390,14 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with "
+                               f"{'no values' if not self._data.size else 'more than one value'}"
+                               " is ambiguous")
         return bool(self._data)
+
+    def is_nonzero(self) -> bool:
+        """The truth of a one-element tensor (``bool(t)``); more or fewer elements raise."""
+        return self.__bool__()
 
     def __float__(self) -> float:
         return float(self.item())

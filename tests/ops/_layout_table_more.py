@@ -3,16 +3,16 @@ forms, the math, statistics and scatter functions), merged into ``_layout_table.
 from __future__ import annotations
 
 _SAME_OPERAND = ["greater", "greater_equal", "less", "less_equal", "not_equal", "inner",
-                 "logaddexp2", "heaviside"]
+                 "logaddexp2", "heaviside", "nextafter"]
 _IN_PLACE_WITH_SELF = [
     "eq_", "ne_", "lt_", "le_", "gt_", "ge_", "greater_", "greater_equal_", "less_",
     "less_equal_", "not_equal_", "logical_and_", "logical_or_", "logical_xor_", "remainder_",
     "floor_divide_", "divide_", "true_divide_", "multiply_", "subtract_", "copysign_", "xlogy_",
-    "arctan2_", "heaviside_"]
+    "arctan2_", "heaviside_", "nextafter_"]
 _IN_PLACE_UNARY = ["logical_not_", "acosh_", "arccosh_", "asinh_", "arcsinh_", "atanh_",
                    "arctanh_", "erfc_", "lgamma_", "digamma_"]
 _UNARY = ["erfc", "isposinf", "isneginf", "signbit", "fliplr", "flipud", "cov", "corrcoef",
-          "histc", "lgamma", "digamma", "short", "t_"]
+          "histc", "lgamma", "digamma", "short", "t_", "byte", "char"]
 _INTEGER = ["bitwise_and", "bitwise_or", "bitwise_xor", "gcd", "lcm", "bitwise_and_",
             "bitwise_or_", "bitwise_xor_", "gcd_", "lcm_"]
 
@@ -57,4 +57,7 @@ MORE_CALLS = {
     "mvlgamma": lambda L, t: (t + 2).mvlgamma(2), "mvlgamma_": lambda L, t: (t + 2).mvlgamma_(1),
 }
 
-MORE_NOT_SWEPT = {"as_strided_": "the strides are its arguments: tests/ops/test_inplace_extra.py"}
+MORE_NOT_SWEPT = {"as_strided_": "the strides are its arguments: tests/ops/test_inplace_extra.py",
+                  "is_complex": "a predicate: no tensor out", "is_signed": "a predicate",
+                  "is_same_size": "a predicate", "split_with_sizes": "split's views: "
+                  "tests/ops/test_creation_more.py"}

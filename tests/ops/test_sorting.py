@@ -108,6 +108,16 @@ def test_bool_refused_where_torch_refuses(fn):
     assert_same_error(fn)
 
 
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.kthvalue(lib.ones(3, 0), 1, 1),
+    lambda lib: lib.kthvalue(lib.ones(0, 3), 5, 0, keepdim=True),
+    lambda lib: lib.kthvalue(lib.ones(0, dtype=lib.bool), 1),
+    lambda lib: lib.kthvalue(lib.ones(0, 3), 4, 1),
+])
+def test_kthvalue_over_an_empty_dim_refused_as_torch_refuses(fn):
+    assert_same_error(fn)
+
+
 @pytest.mark.parametrize("name,fn", [
     ("sort", lambda lib, x: lib.sort(x)),
     ("topk", lambda lib, x: lib.topk(x, 1)),

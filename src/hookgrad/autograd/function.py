@@ -280,7 +280,7 @@ class BuiltinFunction(Function):
                 arrays[i] = arg._data
                 if grad_on and not any_needs and (
                         arg._requires_grad or arg._grad_fn is not None
-                        or (arg._base is not None and arg.grad_fn is not None)):
+                        or (arg._base is not None and _view_needs(arg))):
                     any_needs = True
         if cls._inplace:
             target = args[0]
@@ -318,9 +318,16 @@ _ONE_NEED = (True,)
 _ONE_POSITION = (0,)
 
 
+def _view_needs(view: Tensor) -> bool:
+    """A view is recorded through when it has a history (looked up now, so a stale one is
+    rebuilt, or refused) or requires grad without one (its base does: torch's view that acts
+    as a leaf, whose edge goes nowhere)."""
+    return view.grad_fn is not None or view.requires_grad
+
+
 def _needs_grad(arg) -> bool:
     return isinstance(arg, Tensor) and (arg._requires_grad or arg._grad_fn is not None or (
-        arg._base is not None and arg.grad_fn is not None))
+        arg._base is not None and _view_needs(arg)))
 
 
 def _input_needs(cls, args: tuple, any_needs: bool) -> tuple:
@@ -332,7 +339,7 @@ def _input_needs(cls, args: tuple, any_needs: bool) -> tuple:
         if isinstance(arg, Tensor):
             positions.append(i)
             needs.append(any_needs and (arg._requires_grad or arg._grad_fn is not None or (
-                arg._base is not None and arg.grad_fn is not None)))
+                arg._base is not None and _view_needs(arg))))
         else:
             needs.append(False)
             if i in cls._wrapped_scalars:

@@ -24,6 +24,19 @@ NO_GRAD_VIEW_ERROR = (
     "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
     "tracked).")
 
+INFERENCE_VIEW_ERROR = (
+    "A view was created in inference mode and is being modified inplace in normal mode. Given "
+    "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+    "code by moving both the view and the inplace either both inside the inference_mode block "
+    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace to "
+    "be tracked).")
+
+
+def _no_grad_view_error() -> str:
+    """The refusal a view made now (grad mode off) meets when changed in place later."""
+    return INFERENCE_VIEW_ERROR if _state.inference else NO_GRAD_VIEW_ERROR
+
+
 MULTI_VIEW_TAIL = ("This view is the output of a function that returns multiple views. Such "
                    "functions do not allow the output views to be modified inplace. You should "
                    "replace the inplace operation by an out-of-place one.")
@@ -61,7 +74,7 @@ def make_view(array, source: Tensor, fn, args, index: int) -> Tensor:
                 MULTI_VIEW_TAIL)
     else:
         if not _state.enabled and base.requires_grad:
-            tensor._extras().view_error = NO_GRAD_VIEW_ERROR
+            tensor._extras().view_error = _no_grad_view_error()
         position = fn._view_of
         parent_fn = source._view_fn if source._base is not None else None
         before, after = args[:position], args[position + 1:]
@@ -124,7 +137,7 @@ def mark_multi_view(cls, outputs: tuple, input_requires_grad: bool) -> tuple:
                                               "modified inplace with grad mode enabled. "
                                               + MULTI_VIEW_TAIL)
         elif output._grad_fn is None and input_requires_grad:
-            output._extras().view_error = NO_GRAD_VIEW_ERROR
+            output._extras().view_error = _no_grad_view_error()
     return outputs
 
 
@@ -197,7 +210,8 @@ def check_inplace(tensor: Tensor, tense: str = "is being") -> None:
     if base is not None and _state.enabled and tensor._extra is not None \
             and base.requires_grad:
         error = tensor._extra.view_error
-        if error is not None and error.startswith("A view was created in no_grad mode"):
+        if error is not None and error.startswith(("A view was created in no_grad mode",
+                                                   "A view was created in inference mode")):
             raise RuntimeError(error)
     if base is not None and _state.enabled and base._requires_grad and base._grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _memory_format as _mf
-from ..tensor import empty_strides
+from ..tensor import keeping_strides, torch_strides
 
 
 def contiguous(result: np.ndarray) -> np.ndarray:
@@ -68,11 +68,19 @@ def is_dense(array: np.ndarray) -> bool:
     return True
 
 
+def _zero_strided_empty(source: np.ndarray) -> bool:
+    """An empty array whose torch strides are all zero (an expanded tensor sliced to nothing):
+    torch counts it dense, so a copy like it keeps those zeros."""
+    return not source.size and source.ndim and not any(torch_strides(source))
+
+
 def preserve(result: np.ndarray, source: np.ndarray) -> np.ndarray:
     """``result`` laid out as torch's ``empty_like(source)`` (memory_format=preserve_format):
     ``source``'s strides when it is dense; else dense strides in the order of ``source``'s
     (torch's ``infer_dense_strides``: a transposed slice stays transposed, an expanded dimension
     keeps its place)."""
+    if _zero_strided_empty(source):
+        return keeping_strides(result, (0,) * source.ndim)
     if _row_major(source):
         return contiguous(result)
     if not is_dense(source):
@@ -135,16 +143,6 @@ def promoted(operand, dtype):
     if not _dense(operand.shape, strides):
         strides = dense_strides(operand.shape, strides)
     return _Strides(operand.shape, strides, 1)
-
-
-def torch_strides(array: np.ndarray) -> tuple:
-    """``array``'s strides in elements, as ``Tensor.stride()`` reports them (NumPy gives an
-    empty array zero strides where torch has row-major ones)."""
-    itemsize = array.itemsize
-    strides = tuple(abs(s) // itemsize for s in array.strides)
-    if array.size == 0 and array.ndim and not any(strides):
-        return empty_strides(array.shape)
-    return strides
 
 
 def _iterated(result: np.ndarray, operands: tuple, common) -> np.ndarray:
@@ -364,6 +362,8 @@ def empty_like(source: np.ndarray, dtype=None) -> np.ndarray:
     """An uninitialised array shaped as ``source``, laid out as torch's ``empty_like``
     (``source``'s strides when it is dense, else dense ones in ``source``'s order)."""
     dtype = source.dtype if dtype is None else np.dtype(dtype)
+    if _zero_strided_empty(source):
+        return keeping_strides(np.empty(source.shape, dtype), (0,) * source.ndim)
     if _row_major(source):
         return contiguous(np.empty(source.shape, dtype))
     if not is_dense(source):

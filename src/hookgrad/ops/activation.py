@@ -255,7 +255,8 @@ class Softplus(Op):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         scaled = x * ctx.beta
-        return grad * scaled.sigmoid().masked_fill(scaled._data > ctx.threshold, 1.0), None, None
+        slope = scaled.sigmoid().where(~(scaled._data > ctx.threshold), 1.0)  # laid out by x
+        return grad * slope, None, None
 
 
 class LeakyRelu(Op):

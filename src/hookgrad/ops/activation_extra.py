@@ -94,7 +94,7 @@ class Hardsigmoid(Op):
     @staticmethod
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
-        result = (grad * _ONE_SIXTH).masked_fill(_outside(self._data, -3, 3), 0.0)
+        result = (grad * _ONE_SIXTH).where(~_outside(self._data, -3, 3), 0.0)  # laid out by self
         if not grad_mode.is_grad_enabled():
             return result
         # torch has no derivative of hardsigmoid_backward: the gradient depends on grad and
@@ -136,7 +136,7 @@ class Hardswish(Op):
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
         x = self._data
-        slope = (self / 3 + 0.5).masked_fill(x <= -3, 0.0).masked_fill(x >= 3, 1.0)
+        slope = (self / 3 + 0.5).where(~(x <= -3), 0.0).where(~(x >= 3), 1.0)  # laid out by self
         return grad * slope
 
 

@@ -375,12 +375,15 @@ class PowTensor(Op):
     def backward(ctx, grad):
         exponent, self, result = ctx.saved_tensors
         grad_self = grad_exponent = None
+        # torch's where(exponent == 0, 0, ...) and grad * where(self == 0 & exponent >= 0, 0,
+        # result * log(self)): laid out by their conditions, as torch's
         if ctx.needs_input_grad[0]:
-            grad_self = (grad * (exponent * self.pow(exponent - 1))).masked_fill(
-                exponent._data == 0, 0.0)
+            grad_self = (grad * (exponent * self.pow(exponent - 1))).where(
+                exponent._data != 0, 0.0)
         if ctx.needs_input_grad[1]:
-            undefined = (self._data == 0) & (exponent._data >= 0)
-            grad_exponent = grad * (result * self.log()).masked_fill(undefined, 0.0)
+            undefined = _layout.pointwise((self._data == 0) & (exponent._data >= 0),
+                                          self._data, exponent._data)
+            grad_exponent = grad * (result * self.log()).where(~undefined, 0.0)
         return grad_self, grad_exponent
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _device, _dtype
 from .. import _memory_format as _mf
-from ..tensor import Tensor, with_empty_strides
+from ..tensor import Tensor, keeping_strides, with_empty_strides
 from . import _layout
 
 
@@ -155,7 +155,15 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
     _device.check(device)
     if isinstance(data, Tensor):
         warnings.warn(_COPY_WARNING, UserWarning, stacklevel=2)
+    if isinstance(data, np.ndarray) and not data.size and data.ndim:
+        return _finish(_numpy_strides(_to_array(data, dtype), data), requires_grad)
     return _finish(_to_array(data, dtype), requires_grad)
+
+
+def _numpy_strides(array: np.ndarray, source: np.ndarray) -> np.ndarray:
+    """An empty result with the element strides of the empty NumPy array it came from (zeros,
+    for a new one), as torch keeps them."""
+    return keeping_strides(array, tuple(s // source.itemsize for s in source.strides))
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -166,11 +174,35 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         return data if dtype is None or data.dtype is dtype else data.to(dtype)
     if isinstance(data, np.ndarray) and data.dtype in _dtype._FROM_NUMPY and (
             dtype is None or data.dtype == _dtype.to_numpy_dtype(dtype)):
-        return Tensor._make(data)
+        return Tensor._make(_numpy_strides(data, data) if not data.size and data.ndim else data)
     return tensor(data, dtype=dtype)
 
 
-asarray = as_tensor
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None) -> Tensor:
+    """``obj`` as a tensor, sharing memory with a tensor or NumPy array when ``copy`` is not
+    True and no conversion is needed (``copy=False`` refuses one). ``requires_grad`` None keeps
+    a tensor's own flag (torch 2.13's default)."""
+    _device.check(device)
+    if isinstance(obj, Tensor):
+        result = obj if dtype is None or obj.dtype is dtype else obj.to(dtype)
+        if copy and result is obj:
+            result = obj.clone()
+    elif isinstance(obj, np.ndarray) and not copy:
+        result = as_tensor(obj, dtype)
+        if copy is False and result._data is not obj and obj.size:
+            raise ValueError(f"can't alias tensor with dtype "
+                             f"'{_dtype.scalar_type_name(obj.dtype)}' into dtype "
+                             f"'{_dtype.scalar_type_name(result._data.dtype)}'.")
+    else:
+        result = tensor(obj, dtype=dtype)
+    if requires_grad is not None and not requires_grad and result.requires_grad:
+        if result.is_leaf:
+            result.requires_grad_(False)  # torch changes the very tensor it aliases
+        else:
+            result = result.detach()
+    elif requires_grad and not result.requires_grad:
+        result.requires_grad_(True)
+    return result
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -181,6 +213,8 @@ def from_numpy(array: np.ndarray) -> Tensor:
         raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype.name}. The only "
                         "supported types are: float64, float32, float16, int64, int32, int16, "
                         "int8, uint8, and bool.")
+    if not array.size and array.ndim:  # no memory to share: its strides are what carries over
+        return Tensor._make(_numpy_strides(array, array))
     return Tensor._make(array)
 
 
@@ -233,6 +267,30 @@ def empty(*size, dtype=None, device=None, requires_grad: bool = False,
     array = _layout.empty_in_format(_size(size, "empty"), _float_dtype(dtype),
                                     _mf.check(memory_format, "empty"))
     return _finish(array, requires_grad)
+
+
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad: bool = False,
+                  **kwargs) -> Tensor:
+    """A tensor of ``size`` with the given ``stride`` (in elements) over a storage just large
+    enough for it (zero-filled here, uninitialised in torch)."""
+    _device.check(device)
+    size, stride = _size((size,), "empty_strided"), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality "
+                           f"of strides ({len(stride)})")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
+    np_dtype = _float_dtype(dtype)
+    needed = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    # one element at least: an empty result then reports its strides as given (see stride())
+    storage = np.zeros(max(needed, 1), np_dtype)
+    array = np.lib.stride_tricks.as_strided(storage, size,
+                                            tuple(s * np_dtype.itemsize for s in stride))
+    if requires_grad and np_dtype.kind not in "fV":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    return Tensor._make(array, requires_grad=bool(requires_grad))
 
 
 def _fill_value(value):
@@ -372,6 +430,30 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
         array = np.where(index < steps // 2, first + step * index,
                          last - step * (work.type(steps - 1) - index))
     with np.errstate(all="ignore"):
+        return _finish(array.astype(np_dtype), requires_grad)
+
+
+def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """``base ** linspace(start, end, steps)``: the exponents spaced as linspace spaces them
+    (each half counted from its own end), the power taken in the output's precision."""
+    _device.check(device)
+    start, end = _fill_value(start), _fill_value(end)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    np_dtype = _float_dtype(dtype)
+    work = np_dtype if np_dtype.kind == "f" and np_dtype != np.float16 else \
+        np.dtype(np.float32 if np_dtype.kind == "V" or np_dtype == np.float16 else np.float64)
+    if steps <= 1:
+        exponents = np.full(steps, start, work)
+    else:
+        first, last = work.type(start), work.type(end)
+        step = (last - first) / work.type(steps - 1)
+        index = np.arange(steps, dtype=work)
+        exponents = np.where(index < steps // 2, first + step * index,
+                             last - step * (work.type(steps - 1) - index))
+    with np.errstate(all="ignore"):
+        array = np.power(work.type(base), exponents)
         return _finish(array.astype(np_dtype), requires_grad)
 
 

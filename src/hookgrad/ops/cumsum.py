@@ -26,8 +26,8 @@ class Cumsum(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        if grad.ndim == 0:
-            return grad, None, None
+        if grad.ndim == 0 or grad.shape[ctx._saved_dim] == 1:
+            return grad, None, None  # nothing to sum: torch hands grad on as it is
         return ReversedCumsum.apply(grad, ctx._saved_dim), None, None
 
 

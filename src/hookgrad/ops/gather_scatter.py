@@ -263,6 +263,8 @@ class IndexSelect(Op):
     @staticmethod
     def forward(ctx, self, dim, index):
         size = self.shape[dim] if self.ndim else 1
+        if not size and index.size and self.ndim > 1:  # torch's check before the bounds one
+            raise RuntimeError("index_select(): self indexing axis dim should be positive")
         bad = (index < 0) | (index >= size)
         if bad.any():
             # torch's CPU kernel reports dim 1 of a matrix-or-higher with its own message

@@ -430,8 +430,8 @@ def _vector_norm_grad(ctx, grad: Tensor) -> Tensor:
         return _const(np.zeros_like(self._data))
     if ord == 1:
         return self.sgn() * grad
-    if ord == 2:
-        return grad * (self / norm).masked_fill((norm == 0)._data, 0.0)
+    if ord == 2:  # torch's self * (grad / norm, 0 where norm is 0): laid out by self
+        return self * (grad / norm).masked_fill_((norm == 0)._data, 0.0)
     if math.isinf(ord):
         size = np.abs(self._data)
         mask = (size == norm._data) | np.isnan(size)

@@ -37,10 +37,11 @@ class Atan2(Op):
 
     @staticmethod
     def backward(ctx, grad):
+        # torch's grad * other * recip and grad * -self * recip, in that order (the layout)
         other, self = ctx.saved_tensors
-        scale = grad / (self * self + other * other)
-        return (scale * other if ctx.needs_input_grad[0] else None,
-                scale * -self if ctx.needs_input_grad[1] else None)
+        recip = (self * self + other * other).reciprocal()
+        return (grad * other * recip if ctx.needs_input_grad[0] else None,
+                grad * -self * recip if ctx.needs_input_grad[1] else None)
 
 
 class Hypot(Op):
@@ -106,7 +107,7 @@ class Copysign(Op):
     @staticmethod
     def backward(ctx, grad):
         self, result = ctx.saved_tensors
-        ratio = (result / self).masked_fill(self._data == 0, 0.0)
+        ratio = (result / self).where(self._data != 0, 0.0)  # laid out by self
         return grad * ratio, (Tensor._make(np.zeros_like(grad._data))
                               if ctx.needs_input_grad[1] else None)
 

@@ -1,5 +1,5 @@
-"""More elementwise functions: erfc, logaddexp2, float_power, ldexp, frexp, heaviside, gcd, lcm,
-and the sign tests isposinf, isneginf, signbit."""
+"""More elementwise functions: erfc, logaddexp2, float_power, ldexp, frexp, nextafter, heaviside,
+gcd, lcm, and the sign tests isposinf, isneginf, signbit."""
 from __future__ import annotations
 
 import math
@@ -59,7 +59,7 @@ class Erfc(Op):
     @staticmethod
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
-        return grad * (-2 / _SQRT_PI) * (-(self * self)).exp()
+        return (-2 / _SQRT_PI) * (-self.pow(2)).exp() * grad  # torch's order: laid out by self
 
 
 def erfc(input: Tensor, *, out=None) -> Tensor:
@@ -181,6 +181,49 @@ class Frexp(Op):
 def frexp(input: Tensor, *, out=None):
     """(mantissa, exponent) with ``|mantissa|`` in [0.5, 1) and an int32 exponent."""
     return FrexpResult(*Frexp.apply(input))
+
+
+class Nextafter(Op):
+    """the next representable value after self towards other;  d self = grad where self differs
+    from other (0 where they are equal), d other = 0"""
+
+    node_name = "NextafterBackward0"
+    saved_names = ("self", "other")
+
+    @staticmethod
+    def forward(ctx, self, other, dtype, number):
+        if dtype.kind not in "fV":
+            raise not_implemented("nextafter_cpu", dtype)
+        ctx.save_for_backward(self, other)
+        # the step is one unit in the last place of the result dtype: no wider work dtype here
+        a, b = cast(self, dtype), cast(other, dtype)
+        return _layout.pointwise(finish(compute("nextafter", np.nextafter, a, b), dtype), self,
+                                 other, common=dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        self, other = ctx.saved_tensors
+        grad_self = grad.where(Tensor._make(self._data != other._data), 0.0) \
+            if ctx.needs_input_grad[0] else None
+        grad_other = Tensor._make(np.zeros(other.shape, other._data.dtype)) \
+            if ctx.needs_input_grad[1] else None
+        return grad_self, grad_other
+
+
+def nextafter(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """The floating-point neighbour of ``input`` in the direction of ``other``, elementwise."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"nextafter(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+    return _binary_apply(Nextafter, "nextafter", input, other)
+
+
+def nextafter_(input: Tensor, other: Tensor) -> Tensor:
+    """In place ``nextafter``: computed in the promoted dtype, stored in this tensor's."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"nextafter_(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(other).__name__}")
+    return inplace(Nextafter, input, other, promote(input, other), None)
 
 
 class _NoDerivative(Op):
@@ -314,6 +357,7 @@ def ldexp_(input: Tensor, other: Tensor) -> Tensor:
 METHODS = {
     "erfc": erfc, "erfc_": erfc_, "logaddexp2": logaddexp2, "float_power": float_power,
     "float_power_": float_power_, "ldexp": ldexp, "ldexp_": ldexp_, "frexp": frexp,
+    "nextafter": nextafter, "nextafter_": nextafter_,
     "heaviside": heaviside, "heaviside_": heaviside_, "gcd": gcd,
     "gcd_": _written("gcd_", gcd), "lcm": lcm, "lcm_": _written("lcm_", lcm),
     "isposinf": isposinf, "isneginf": isneginf, "signbit": signbit,

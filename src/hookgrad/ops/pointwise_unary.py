@@ -211,9 +211,12 @@ class Sinc(_SavesSelf):
 
     @staticmethod
     def _derivative(grad, self):
+        # torch's formula and order: where(x^2 pi == 0, 0, grad * (...) / (x^2 pi)), so the
+        # gradient is laid out by x and its own derivative at 0 is torch's (NaN)
         scaled = self * math.pi
-        slope = (scaled.cos() * scaled - scaled.sin()) / (scaled * self)
-        return grad * slope.masked_fill(self._data == 0, 0.0)
+        squared = self * self * math.pi
+        out = grad * (scaled * scaled.cos() - scaled.sin()) / squared
+        return out.where(squared._data != 0, 0.0)
 
 
 class Frac(Op):
@@ -289,9 +292,9 @@ class Logit(Op):
         result = grad / (self * (1 - self))
         if eps is None:
             outside = (x < 0) | (x > 1)
-            return result.masked_fill(outside, float("nan")), None
+            return result.where(~outside, float("nan")), None
         outside = (x < eps) | (x > 1 - eps)
-        return result.masked_fill(outside, 0.0), None
+        return result.where(~outside, 0.0), None
 
 
 class NanToNum(Op):

@@ -49,8 +49,8 @@ class Cumprod(Op):
     def backward(ctx, grad):
         self, result = ctx.saved_tensors
         dim = ctx._saved_dim
-        if self.ndim == 0:
-            return grad, None, None
+        if self.ndim == 0 or self._data.size <= 1 or self._data.shape[dim] == 1:
+            return grad, None, None  # the product is the input itself: torch hands grad on
         if not np.any(self._data == 0):
             return _reversed_cumsum(grad * result, dim) / self, None, None
         # row i of the square: self with element i set to 1, so its cumprod skips x_i

@@ -10,7 +10,7 @@ from ..tensor import Tensor
 from . import _layout
 from ._util import broadcast_error, quiet, quiet_errors
 from ._base import (arithmetic, cast, _check_inplace_shape, finish, not_implemented, Op, Original,
-                    _pair, to_work, work_dtype)
+                    _pair, to_work, work_dtype, wrap_number)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -31,8 +31,9 @@ class Maximum(Op):
     @staticmethod
     def backward(ctx, grad):
         other, self = ctx.saved_tensors
-        return _extremum_backward(ctx, grad, self._data < other._data, self._data > other._data,
-                                  self._data == other._data)
+        a, b = self._data, other._data
+        return _extremum_backward(ctx, grad, _compared(a < b, a, b), _compared(a > b, a, b),
+                                  _compared(a == b, a, b))
 
 
 class Minimum(Maximum):
@@ -42,8 +43,9 @@ class Minimum(Maximum):
     @staticmethod
     def backward(ctx, grad):
         other, self = ctx.saved_tensors
-        return _extremum_backward(ctx, grad, self._data > other._data, self._data < other._data,
-                                  self._data == other._data)
+        a, b = self._data, other._data
+        return _extremum_backward(ctx, grad, _compared(a > b, a, b), _compared(a < b, a, b),
+                                  _compared(a == b, a, b))
 
 
 class Fmax(Maximum):
@@ -77,10 +79,19 @@ def _ignoring_nan_backward(ctx, grad, self_wins):
             grad.masked_fill(self_wins, 0.0) if ctx.needs_input_grad[1] else None)
 
 
+def _compared(mask: np.ndarray, a: np.ndarray, b) -> np.ndarray:
+    """A comparison of ``a`` and ``b`` laid out as torch's (NumPy's order can differ when the
+    operands' layouts do), so a where over it takes torch's layout."""
+    return _layout.pointwise(mask, a, b)
+
+
 def _extremum_backward(ctx, grad, self_loses, other_loses, ties):
-    shared = grad.where(~ties, grad / 2)  # where(self == other, grad / 2, grad)
-    return (shared.masked_fill(self_loses, 0.0) if ctx.needs_input_grad[0] else None,
-            shared.masked_fill(other_loses, 0.0) if ctx.needs_input_grad[1] else None)
+    # torch's where(self == other, grad / 2, grad).masked_fill_(loses, 0), one per input: the
+    # fill in place keeps where's layout (the condition's order)
+    def share(loses):
+        return grad.where(~ties, grad / 2).masked_fill_(loses, 0.0)
+    return (share(self_loses) if ctx.needs_input_grad[0] else None,
+            share(other_loses) if ctx.needs_input_grad[1] else None)
 
 
 class Where(Op):
@@ -102,10 +113,13 @@ class Where(Op):
 
     @staticmethod
     def backward(ctx, grad):
+        # torch's where(condition, grad, 0) and where(condition, 0, grad): laid out by the
+        # condition first (an expanded grad takes the condition's order), recorded as where
         (condition,) = ctx.saved_tensors
-        mask = condition._data
-        return (None, grad.masked_fill(~mask, 0.0) if ctx.needs_input_grad[1] else None,
-                grad.masked_fill(mask, 0.0) if ctx.needs_input_grad[2] else None)
+        mask, dtype = condition._data, grad._data.dtype
+        zero = wrap_number(0, dtype)
+        return (None, Where.apply(mask, grad, zero, dtype) if ctx.needs_input_grad[1] else None,
+                Where.apply(mask, zero, grad, dtype) if ctx.needs_input_grad[2] else None)
 
 
 _C_TYPE = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
@@ -348,21 +362,30 @@ class ClampTensor(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        # where min > max the result is max: then max gets the gradient, min none
+        # torch's formulas: self where min <= self <= max; min where self < min < max; max
+        # where self > max or max < min (NaN anywhere, or min == max with self below, gives
+        # none); each where(condition, grad, 0), laid out by the condition
         high, low, self = ctx.saved_tensors
         x = self._data
-        everywhere = np.ones(x.shape, bool)
+        dtype = grad._data.dtype
+        zero = wrap_number(0, dtype)
         with quiet_errors():
-            above_min = x >= low._data if low is not None else everywhere
-            below_max = x <= high._data if high is not None else everywhere
-            ordered = low._data <= high._data if low is not None and high is not None \
-                else everywhere
-        grad_self = grad.masked_fill(~(above_min & below_max), 0.0)
-        grad_min = grad_max = None
-        if ctx.needs_input_grad[1]:
-            grad_min = grad.masked_fill(~(~above_min & ordered), 0.0)
-        if ctx.needs_input_grad[2]:
-            grad_max = grad.masked_fill(~(~below_max | ~ordered), 0.0)
+            inside = (x >= low._data) if low is not None else None
+            if high is not None:
+                inside = (x <= high._data) if inside is None else inside & (x <= high._data)
+            inside = _compared(inside, x, low._data if low is not None else high._data)
+            grad_self = Where.apply(np.broadcast_to(inside, grad.shape), grad, zero, dtype)
+            grad_min = grad_max = None
+            if ctx.needs_input_grad[1]:
+                below = _compared(x < low._data, x, low._data)
+                if high is not None:
+                    below &= low._data < high._data  # in place: torch's logical_and_
+                grad_min = Where.apply(np.broadcast_to(below, grad.shape), grad, zero, dtype)
+            if ctx.needs_input_grad[2]:
+                above = _compared(x > high._data, x, high._data)
+                if low is not None:
+                    above |= high._data < low._data  # in place: torch's logical_or_
+                grad_max = Where.apply(np.broadcast_to(above, grad.shape), grad, zero, dtype)
         return grad_self, grad_min, grad_max, None, None, None, None
 
 

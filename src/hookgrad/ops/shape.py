@@ -30,7 +30,7 @@ class Repeat(Op):
             raise RuntimeError(f"Trying to create tensor with negative dimension "
                                f"{min(target)}: {target}")
         ctx.self_shape, ctx.shape, ctx.repeats = self.shape, shape, repeats
-        return np.tile(self.reshape(shape), repeats)
+        return _layout.contiguous(np.tile(self.reshape(shape), repeats))  # empty ones too
 
     @staticmethod
     def backward(ctx, grad):
@@ -46,6 +46,15 @@ def repeat(input: Tensor, *repeats) -> Tensor:
     return Repeat.apply(input, _shape_args(repeats, "repeat"))
 
 
+def flipped(array: np.ndarray, dims) -> np.ndarray:
+    """A copy of ``array`` reversed along ``dims``, laid out as torch's flip lays it out."""
+    if not array.size:  # torch copies an empty input as it is, strides and all
+        return _layout.preserve(array.copy(), array)
+    # torch's flip is elementwise on a reversed view: it keeps a dense input's layout
+    result = np.flip(array, dims).copy(order="K") if dims else array.copy(order="K")
+    return _layout.pointwise(result, array)
+
+
 class Flip(Op):
     """gradient: grad flipped back (a copy; np.flip alone would be a view)"""
 
@@ -54,9 +63,7 @@ class Flip(Op):
     @staticmethod
     def forward(ctx, self, dims):
         ctx.dims = dims
-        # torch's flip is elementwise on a reversed view: it keeps a dense input's layout
-        result = np.flip(self, dims).copy(order="K") if dims else self.copy(order="K")
-        return _layout.pointwise(result, self)
+        return flipped(self, dims)
 
     @staticmethod
     def backward(ctx, grad):
@@ -81,6 +88,9 @@ class Roll(Op):
     @staticmethod
     def forward(ctx, self, shifts, dims):
         ctx.shifts, ctx.dims = shifts, dims
+        if not self.size and (dims or self.ndim == 1):
+            # torch clones an empty input (flattened first when no dim is given), strides kept
+            return _layout.preserve(self.copy(), self)
         if not dims:  # roll the flattened tensor
             return np.roll(self.reshape(-1), shifts[0]).reshape(self.shape)
         return np.require(np.roll(self, shifts, dims), requirements="C")  # torch's is contiguous

@@ -164,9 +164,11 @@ class Kthvalue(_Selecting):
 
     @staticmethod
     def forward(ctx, self, k, dim, keepdim):
+        size = self.shape[dim] if self.ndim else 1
+        if not size:
+            raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
         if self.dtype == np.bool_:
             raise not_implemented("kthvalue_cpu", self.dtype)
-        size = self.shape[dim] if self.ndim else 1
         if not 1 <= k <= size:
             raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
         if self.ndim == 0:

@@ -11,10 +11,9 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Size, Tensor
-from . import _layout
 from ._util import broadcast_error, normalize_dim
 from .join import _promoted, cat, stack, vstack
-from .shape import repeat
+from .shape import flipped, repeat
 from .views import UnsafeView, expand, reshape, slice_dim
 from ._base import Op
 
@@ -367,12 +366,10 @@ class Rot90(Op):
         if turns == 0:
             return np.array(self, order="C")
         if turns == 2:
-            return _layout.pointwise(np.flip(self, dims).copy(order="K"), self)
+            return flipped(self, dims)
         # torch flips one dim into a fresh tensor (laid out as self) and returns that flip
         # transposed, a view: so its strides are the flip's, swapped
-        flipped = np.flip(self, dims[1] if turns == 1 else dims[0])
-        flipped = _layout.pointwise(flipped.copy(order="K"), self)
-        return np.swapaxes(flipped, *dims)
+        return np.swapaxes(flipped(self, (dims[1] if turns == 1 else dims[0],)), *dims)
 
     @staticmethod
     def backward(ctx, grad):

@@ -353,7 +353,7 @@ class Erf(Op):
     @staticmethod
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
-        return grad * _TWO_OVER_SQRT_PI * (-(self * self)).exp()
+        return _TWO_OVER_SQRT_PI * (-self.pow(2)).exp() * grad  # torch's order: laid out by self
 
 
 # ---------------------------------------------------------------------------------------------

@@ -157,7 +157,10 @@ def view(input: Tensor, *shape) -> Tensor:
     the strides do not allow it."""
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list, Tensor)):
         with grad_mode.no_grad():
-            return ViewDtype.apply(input, np.dtype(to_numpy_dtype(shape[0])))
+            viewed = ViewDtype.apply(input, np.dtype(to_numpy_dtype(shape[0])))
+        # torch's view(dtype) is no differentiable view: it shares the memory and the version
+        # counter, but has no base (so it never requires grad, and in place on it is allowed)
+        return viewed.detach()
     return View.apply(input, _shape_args(shape))
 
 

@@ -1,0 +1,119 @@
+"""Gradients laid out as torch lays them out when the incoming gradient is an expanded scalar
+(``out.sum()``) and the input is transposed or sliced: torch's formulas (and fused backward
+kernels) take their layout from the saved input, so the gradient keeps the input's order.
+Each op runs in torch and hookgrad on the same input: values, strides, and second
+derivatives through the formula."""
+import numpy as np
+import pytest
+import torch
+
+import hookgrad
+from conftest import assert_close
+
+F_OPS = {
+    "maximum": lambda lib, t: lib.maximum(t, lib.zeros((), dtype=t.dtype)),
+    "minimum": lambda lib, t: lib.minimum(t, lib.zeros((), dtype=t.dtype)),
+    "softplus": lambda lib, t: lib.nn.functional.softplus(t),
+    "softplus_threshold": lambda lib, t: lib.nn.functional.softplus(t, beta=2, threshold=0.5),
+    "hardswish": lambda lib, t: lib.nn.functional.hardswish(t * 4),
+    "hardsigmoid": lambda lib, t: lib.nn.functional.hardsigmoid(t * 4),
+    "sinc": lambda lib, t: lib.sinc(t),
+    "logit": lambda lib, t: lib.logit(t.sigmoid()),
+    "logit_eps": lambda lib, t: lib.logit(t.sigmoid(), eps=0.3),
+    "copysign": lambda lib, t: lib.copysign(t, lib.ones((), dtype=t.dtype)),
+    "erf": lambda lib, t: lib.erf(t),
+    "erfc": lambda lib, t: lib.erfc(t),
+    "norm_dim": lambda lib, t: t.norm(dim=0),
+    "norm": lambda lib, t: t.norm(),
+    "atan2_self": lambda lib, t: lib.atan2(t, lib.ones((), dtype=t.dtype)),
+    "atan2_other": lambda lib, t: lib.atan2(lib.full((), 0.5, dtype=t.dtype), t),
+    "pow_exponent": lambda lib, t: lib.full((), 1.5, dtype=t.dtype) ** t,
+    "pow_base": lambda lib, t: t.abs() ** lib.full((), 1.5, dtype=t.dtype),
+}
+LAYOUTS = {"transposed": lambda t: t.t(), "sliced": lambda t: t[:, ::2]}
+DATA = np.array([[0.3, -0.7, 1.2, -0.1], [0.9, -1.5, 0.0, 0.6], [-0.4, 0.8, -0.2, 3.1]])
+
+
+def _grad(lib, name, layout, dtype):
+    leaf = lib.tensor(DATA.astype(dtype), requires_grad=True)
+    shaped = LAYOUTS[layout](leaf * 1)
+    (grad,) = lib.autograd.grad(F_OPS[name](lib, shaped).sum(), [shaped])
+    return grad
+
+
+@pytest.mark.parametrize("name", sorted(F_OPS))
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_grad_keeps_the_inputs_layout(name, layout, dtype):
+    ours, theirs = _grad(hookgrad, name, layout, dtype), _grad(torch, name, layout, dtype)
+    assert_close(ours, theirs)
+    assert ours.stride() == theirs.stride()
+
+
+@pytest.mark.parametrize("name", sorted(set(F_OPS) - {"hardsigmoid"}))
+def test_second_derivative_through_the_formula(name):
+    results = []
+    for lib in (torch, hookgrad):
+        x = lib.tensor(DATA, requires_grad=True)
+        out = F_OPS[name](lib, x)
+        weight = lib.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)),
+                            requires_grad=True)
+        (first,) = lib.autograd.grad(out, [x], weight, create_graph=True)
+        results.append(lib.autograd.grad((first * first).sum(), [x, weight],
+                                         allow_unused=True))
+    for ours, theirs in zip(results[1], results[0]):
+        if theirs is None:
+            assert ours is None or not np.any(ours.detach().numpy())
+        else:
+            assert_close(ours, theirs)
+
+
+def _addressing(tensor) -> tuple:
+    """The strides that address memory (a size-1 dim's stride addresses nothing)."""
+    return tuple(s for n, s in zip(tensor.shape, tensor.stride()) if n != 1)
+
+
+# a scan over a size-1 dim is the input itself: torch hands the incoming gradient on as it is
+# (an expanded one stays expanded), and so does hookgrad
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("shape,dim", [((3, 1, 1), 1), ((2, 1, 3), 1), ((1,), 0), ((3, 1), 0),
+                                       ((1, 3), 0)])
+def test_scan_over_a_size_one_dim_passes_the_gradient_on(name, shape, dim):
+    grads = []
+    for lib in (torch, hookgrad):
+        x = lib.tensor(np.linspace(0.5, 1.5, int(np.prod(shape))).reshape(shape),
+                       requires_grad=True)
+        (grad,) = lib.autograd.grad(getattr(x, name)(dim).sum(), [x])
+        grads.append(grad)
+    assert_close(grads[1], grads[0])
+    assert _addressing(grads[1]) == _addressing(grads[0])
+    assert grads[1].squeeze().is_contiguous() == grads[0].squeeze().is_contiguous()
+
+
+# two operands laid out differently: torch compares them in its elementwise order (the first
+# operand's layout), so the masks and the gradients built on them follow the first operand
+PAIRS = {
+    "maximum": lambda lib, a, b: lib.maximum(a, b),
+    "minimum": lambda lib, a, b: lib.minimum(a, b),
+    "clamp_both": lambda lib, a, b: lib.clamp(a, b - 1, b + 1),
+    "clamp_min": lambda lib, a, b: lib.clamp(a, min=b),
+    "clamp_max": lambda lib, a, b: lib.clamp(a, max=b),
+    "pow": lambda lib, a, b: a.abs() ** b,
+    "float_power": lambda lib, a, b: a.abs().float_power(b),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PAIRS))
+@pytest.mark.parametrize("transposed", ["first", "second", "both"])
+def test_two_operand_grads_follow_torchs_layout(name, transposed):
+    results = []
+    for lib in (torch, hookgrad):
+        a0 = lib.tensor(DATA, requires_grad=True)
+        b0 = lib.tensor(DATA[::-1].copy() * 0.5, requires_grad=True)
+        a = (a0 * 1).t() if transposed in ("first", "both") else (a0 * 1).t().contiguous()
+        b = (b0 * 1).t() if transposed in ("second", "both") else (b0 * 1).t().contiguous()
+        grads = lib.autograd.grad(PAIRS[name](lib, a, b).sum(), [a, b])
+        results.append(grads)
+    for ours, theirs in zip(results[1], results[0]):
+        assert_close(ours, theirs)
+        assert ours.stride() == theirs.stride()
