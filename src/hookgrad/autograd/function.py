@@ -338,8 +338,7 @@ def _input_needs(cls, args: tuple, any_needs: bool) -> tuple:
     for i, arg in enumerate(args):
         if isinstance(arg, Tensor):
             positions.append(i)
-            needs.append(any_needs and (arg._requires_grad or arg._grad_fn is not None or (
-                arg._base is not None and _view_needs(arg))))
+            needs.append(any_needs and _needs_grad(arg))
         else:
             needs.append(False)
             if i in cls._wrapped_scalars:
@@ -493,12 +492,10 @@ class _DelayedError(Function):
 
 
 class InplaceFunction(Function):
-    """A ``Function`` base that records whether it should run in place (``self.inplace``), kept for
-    old code."""
+    """A ``Function`` base that records whether it runs in place (``self.inplace``); old code."""
     def __init__(self, inplace: bool = False):
         self.inplace = inplace
 
 
 class NestedIOFunction(Function):
     """Legacy ``Function`` base whose forward and backward take nested inputs; kept for old code."""
-    pass
