@@ -421,16 +421,21 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
     work = np_dtype if np_dtype.kind in "fV" else np.dtype(np.float64)
     if np_dtype == np.float16:
         work = np.dtype(np.float32)
-    if steps <= 1:
-        array = np.full(steps, start, work)
-    else:
-        first, last = work.type(start), work.type(end)
-        step = (last - first) / work.type(steps - 1)
-        index = np.arange(steps, dtype=work)
-        array = np.where(index < steps // 2, first + step * index,
-                         last - step * (work.type(steps - 1) - index))
+    array = _spaced(start, end, steps, work)
     with np.errstate(all="ignore"):
         return _finish(array.astype(np_dtype), requires_grad)
+
+
+def _spaced(start, end, steps: int, work: np.dtype) -> np.ndarray:
+    """``steps`` evenly spaced values from start to end in ``work``, as torch spaces them:
+    the first half counted up from start, the second down from end, so both ends are exact."""
+    if steps <= 1:
+        return np.full(steps, start, work)
+    first, last = work.type(start), work.type(end)
+    step = (last - first) / work.type(steps - 1)
+    index = np.arange(steps, dtype=work)
+    return np.where(index < steps // 2, first + step * index,
+                    last - step * (work.type(steps - 1) - index))
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
@@ -444,14 +449,7 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
     np_dtype = _float_dtype(dtype)
     work = np_dtype if np_dtype.kind == "f" and np_dtype != np.float16 else \
         np.dtype(np.float32 if np_dtype.kind == "V" or np_dtype == np.float16 else np.float64)
-    if steps <= 1:
-        exponents = np.full(steps, start, work)
-    else:
-        first, last = work.type(start), work.type(end)
-        step = (last - first) / work.type(steps - 1)
-        index = np.arange(steps, dtype=work)
-        exponents = np.where(index < steps // 2, first + step * index,
-                             last - step * (work.type(steps - 1) - index))
+    exponents = _spaced(start, end, steps, work)
     with np.errstate(all="ignore"):
         array = np.power(work.type(base), exponents)
         return _finish(array.astype(np_dtype), requires_grad)
