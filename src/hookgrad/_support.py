@@ -108,8 +108,15 @@ ROWS: List[Row] = [
     Row("torch.special", ("special.expit", "special.logit", "special.erf", "special.erfc",
                           "special.ndtr", "special.gammaln", "special.digamma", "special.psi",
                           "special.polygamma", "special.multigammaln", "special.xlogy",
-                          "special.log_softmax", "special.softmax", "special.logsumexp"), True,
-        "the functions hookgrad computes; no Bessel, zeta or orthogonal polynomials"),
+                          "special.log_softmax", "special.softmax", "special.logsumexp",
+                          "special.erfinv", "special.i0", "special.i1"), True,
+        "the functions hookgrad computes; of the Bessel family only i0 and i1, no zeta or "
+        "orthogonal polynomials"),
+    Row("Fused products and norms", ("addmv", "addr", "addbmm", "dist", "renorm", "erfinv", "i0",
+                                     "Tensor.addmv_", "Tensor.addr_", "Tensor.addbmm_",
+                                     "Tensor.renorm_", "Tensor.erfinv_", "Tensor.i0_"), True,
+        "erfinv refines a closed-form estimate by Halley steps on erf (erfc near +-1), within "
+        "1e-13 of torch in float64; dist and renorm share vector_norm's gradient"),
     Row("Statistics", ("cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "histc",
                        "quantile", "nanquantile"), True, "every quantile interpolation mode"),
     Row("Recurrent layers", ("nn.RNN", "nn.LSTM", "nn.GRU", "nn.RNNCell", "nn.LSTMCell",
