@@ -114,9 +114,11 @@ ROWS: List[Row] = [
         "orthogonal polynomials"),
     Row("Fused products and norms", ("addmv", "addr", "addbmm", "dist", "renorm", "erfinv", "i0",
                                      "Tensor.addmv_", "Tensor.addr_", "Tensor.addbmm_",
-                                     "Tensor.renorm_", "Tensor.erfinv_", "Tensor.i0_"), True,
+                                     "Tensor.renorm_", "Tensor.erfinv_", "Tensor.i0_", "Tensor.unfold"),
+        True,
         "erfinv refines a closed-form estimate by Halley steps on erf (erfc near +-1), within "
-        "1e-13 of torch in float64; dist and renorm share vector_norm's gradient"),
+        "1e-13 of torch in float64; dist and renorm share vector_norm's gradient; unfold is a view "
+        "whose backward adds overlapping windows back"),
     Row("Statistics", ("cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "histc",
                        "quantile", "nanquantile"), True, "every quantile interpolation mode"),
     Row("Recurrent layers", ("nn.RNN", "nn.LSTM", "nn.GRU", "nn.RNNCell", "nn.LSTMCell",
