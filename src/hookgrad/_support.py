@@ -114,8 +114,8 @@ ROWS: List[Row] = [
         "orthogonal polynomials"),
     Row("Fused products and norms", ("addmv", "addr", "addbmm", "dist", "renorm", "erfinv", "i0",
                                      "Tensor.addmv_", "Tensor.addr_", "Tensor.addbmm_",
-                                     "Tensor.renorm_", "Tensor.erfinv_", "Tensor.i0_", "Tensor.unfold"),
-        True,
+                                     "Tensor.renorm_", "Tensor.erfinv_", "Tensor.i0_",
+                                     "Tensor.unfold"), True,
         "erfinv refines a closed-form estimate by Halley steps on erf (erfc near +-1), within "
         "1e-13 of torch in float64; dist and renorm share vector_norm's gradient; unfold is a view "
         "whose backward adds overlapping windows back"),
