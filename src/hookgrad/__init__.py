@@ -62,6 +62,7 @@ from .ops.activation_extra import celu, celu_, hardshrink, selu, selu_
 from .nn.ops.cdist import cdist, pdist
 from .nn.ops.distance import cosine_similarity, pairwise_distance
 from .nn.ops.dropout import alpha_dropout, feature_alpha_dropout
+from .nn.ops.rrelu import rrelu, rrelu_
 from .ops.pointwise_binary import (addcdiv, addcmul, arctan2, atan2, copysign, fmod, hypot, lerp,
                               logaddexp, xlogy)
 from .ops.diagonal import diag, diag_embed, diagflat, diagonal, trace, tril, triu

@@ -79,6 +79,9 @@ ROWS: List[Row] = [
                    "nn.MaxUnpool2d", "nn.LPPool2d", "nn.ChannelShuffle", "nn.Softmax2d"), True,
         "padding layers in 1-3 dims over F.pad; rms_norm, local_response_norm and lp_pool "
         "composed as torch composes them"),
+    Row("Layers", ("nn.RReLU", "nn.functional.rrelu", "nn.functional.rrelu_", "rrelu"), True,
+        "training slopes are torch's draws from the default generator (equal for equal seeds), "
+        "evaluation uses the mean slope"),
     Row("Losses", ("nn.MSELoss", "nn.CrossEntropyLoss", "nn.NLLLoss", "nn.BCEWithLogitsLoss",
                    "nn.KLDivLoss", "nn.MarginRankingLoss", "nn.HingeEmbeddingLoss",
                    "nn.SoftMarginLoss", "nn.CosineEmbeddingLoss", "nn.GaussianNLLLoss",
