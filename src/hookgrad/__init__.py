@@ -83,6 +83,7 @@ from .ops.structure import (atleast_1d, atleast_2d, atleast_3d, block_diag, broa
 from .ops.pointwise_more import (erfc, float_power, frexp, gcd, heaviside, isneginf, isposinf,
                                  lcm, ldexp, logaddexp2, nextafter, signbit)
 from .ops.bessel_erfinv import erfinv, i0
+from .ops.linalg_det import det, inverse, logdet, slogdet
 from .ops.linalg_fused import addbmm, addmv, addr, dist, renorm
 from .ops.products import inner, tensordot, vdot
 from .ops.scatter_more import diagonal_scatter, index_copy, select_scatter, slice_scatter
@@ -99,6 +100,9 @@ globals().update({_name: _method_function(_name) for _name in _TOP_LEVEL_METHODS
                   if _name not in globals()})
 
 linalg.cross = linalg_cross
+linalg.det, linalg.slogdet, linalg.inv = det, slogdet, inverse
+from .ops.linalg_det import LinAlgError as _LinAlgError  # noqa: E402
+linalg.LinAlgError = _LinAlgError
 _install_axis_alias(globals())  # x.sum(axis=1), torch.cat(ts, axis=0): numpy's name for dim
 _allocator.keep_freed_memory()  # a step's freed arrays stay mapped for the next step
 

@@ -122,6 +122,10 @@ ROWS: List[Row] = [
         "erfinv refines a closed-form estimate by Halley steps on erf (erfc near +-1), within "
         "1e-13 of torch in float64; dist and renorm share vector_norm's gradient; unfold is a view "
         "whose backward adds overlapping windows back"),
+    Row("Determinants", ("det", "logdet", "slogdet", "inverse", "linalg.det", "linalg.slogdet",
+                         "linalg.inv", "linalg.LinAlgError", "Tensor.det", "Tensor.inverse"),
+        True, "an LU with partial pivoting on NumPy, so the nodes save torch's A, LU, pivots and "
+        "result; a singular matrix's det gradient is the adjugate (first order only)"),
     Row("Statistics", ("cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "histc",
                        "quantile", "nanquantile"), True, "every quantile interpolation mode"),
     Row("Recurrent layers", ("nn.RNN", "nn.LSTM", "nn.GRU", "nn.RNNCell", "nn.LSTMCell",

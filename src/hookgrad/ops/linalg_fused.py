@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .. import _dtype
+from . import _layout
 from ..tensor import Tensor
 from ._base import Op, promote
 from ._util import broadcast_error
@@ -103,7 +104,9 @@ class Addr(Op):
         if dtype.kind == "b":
             product = np.logical_and.outer(vec1, vec2) & bool(alpha)
             return np.ascontiguousarray(product | (self & bool(beta)))
-        return _combine(self, np.multiply.outer(vec1, vec2), beta, alpha)
+        result = _combine(self, np.multiply.outer(vec1, vec2), beta, alpha)
+        # torch adds the outer product to self elementwise, so self's layout carries over
+        return _layout.pointwise(result, np.broadcast_to(self, shape)) if beta != 0 else result
 
     @staticmethod
     def backward(ctx, grad):
@@ -235,7 +238,7 @@ class Renorm(Op):
         with np.errstate(all="ignore"):
             factor = np.where(norm > limit, limit / (norm + self.dtype.type(_RENORM_EPS)),
                               self.dtype.type(1))
-        return (self * factor).astype(self.dtype, copy=False)
+        return np.ascontiguousarray(self * factor, dtype=self.dtype)
 
     @staticmethod
     def backward(ctx, grad):
