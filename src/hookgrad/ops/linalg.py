@@ -478,7 +478,8 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
 
 
 # torch.linalg: the functions of this module that torch keeps there
-namespace = types.ModuleType("hookgrad.linalg", "torch.linalg: vector norms, products, determinants, inverses.")
+namespace = types.ModuleType(
+    "hookgrad.linalg", "torch.linalg: vector norms, products, determinants, inverses.")
 namespace.vector_norm, namespace.matmul = vector_norm, matmul
 
 
