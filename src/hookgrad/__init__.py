@@ -82,9 +82,9 @@ from .ops.structure import (atleast_1d, atleast_2d, atleast_3d, block_diag, broa
                             repeat_interleave, rot90, row_stack, take, tensor_split, tile)
 from .ops.pointwise_more import (erfc, float_power, frexp, gcd, heaviside, isneginf, isposinf,
                                  lcm, ldexp, logaddexp2, nextafter, signbit)
-from .ops.bessel_erfinv import erfinv, i0
+from .ops.bessel_erfinv import erfinv, i0, i0_
 from .ops.linalg_det import det, inverse, logdet, slogdet
-from .ops.linalg_fused import addbmm, addmv, addr, dist, renorm
+from .ops.linalg_fused import addbmm, addmv, addmv_, addr, dist, renorm
 from .ops.products import inner, tensordot, vdot
 from .ops.scatter_more import diagonal_scatter, index_copy, select_scatter, slice_scatter
 from .ops.scatter_reduce import scatter_reduce

@@ -160,3 +160,12 @@ def test_inplace_forms(name, args, arrays):
     outs = compare(run, arrays, *tensors)
     assert outs[0][0].grad_fn.name() == outs[1][0].grad_fn.name()
     assert outs[0][0]._version == outs[1][0]._version
+
+
+def test_top_level_in_place_forms():
+    def run(lib, base, mat, vec):
+        result = base * 1
+        lib.addmv_(result, mat, vec, alpha=2)
+        return lib.i0_(result)
+
+    compare(run, VEC3, MAT34, VEC4)

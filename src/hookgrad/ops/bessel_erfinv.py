@@ -134,14 +134,14 @@ def i1(input: Tensor, *, out=None) -> Tensor:
     return I1.apply(input)
 
 
-def _erfinv_(input: Tensor) -> Tensor:
+def erfinv_(input: Tensor) -> Tensor:
     """In place ``erfinv``."""
     return inplace(Erfinv, input)
 
 
-def _i0_(input: Tensor) -> Tensor:
+def i0_(input: Tensor) -> Tensor:
     """In place ``i0``."""
     return inplace(I0, input)
 
 
-METHODS = {"erfinv": erfinv, "erfinv_": _erfinv_, "i0": i0, "i0_": _i0_}
+METHODS = {"erfinv": erfinv, "erfinv_": erfinv_, "i0": i0, "i0_": i0_}
