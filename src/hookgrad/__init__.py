@@ -62,6 +62,7 @@ from .ops.activation_extra import celu, celu_, hardshrink, selu, selu_
 from .nn.ops.cdist import cdist, pdist
 from .nn.ops.distance import cosine_similarity, pairwise_distance
 from .nn.ops.dropout import alpha_dropout, feature_alpha_dropout
+from .nn.ops.rrelu import rrelu, rrelu_
 from .ops.pointwise_binary import (addcdiv, addcmul, arctan2, atan2, copysign, fmod, hypot, lerp,
                               logaddexp, xlogy)
 from .ops.diagonal import diag, diag_embed, diagflat, diagonal, trace, tril, triu
@@ -81,6 +82,9 @@ from .ops.structure import (atleast_1d, atleast_2d, atleast_3d, block_diag, broa
                             repeat_interleave, rot90, row_stack, take, tensor_split, tile)
 from .ops.pointwise_more import (erfc, float_power, frexp, gcd, heaviside, isneginf, isposinf,
                                  lcm, ldexp, logaddexp2, nextafter, signbit)
+from .ops.bessel_erfinv import erfinv, i0, i0_
+from .ops.linalg_det import det, inverse, logdet, slogdet
+from .ops.linalg_fused import addbmm, addmv, addmv_, addr, dist, renorm
 from .ops.products import inner, tensordot, vdot
 from .ops.scatter_more import diagonal_scatter, index_copy, select_scatter, slice_scatter
 from .ops.scatter_reduce import scatter_reduce
@@ -96,6 +100,9 @@ globals().update({_name: _method_function(_name) for _name in _TOP_LEVEL_METHODS
                   if _name not in globals()})
 
 linalg.cross = linalg_cross
+linalg.det, linalg.slogdet, linalg.inv = det, slogdet, inverse
+from .ops.linalg_det import LinAlgError as _LinAlgError  # noqa: E402
+linalg.LinAlgError = _LinAlgError
 _install_axis_alias(globals())  # x.sum(axis=1), torch.cat(ts, axis=0): numpy's name for dim
 _allocator.keep_freed_memory()  # a step's freed arrays stay mapped for the next step
 

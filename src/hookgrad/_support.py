@@ -79,6 +79,9 @@ ROWS: List[Row] = [
                    "nn.MaxUnpool2d", "nn.LPPool2d", "nn.ChannelShuffle", "nn.Softmax2d"), True,
         "padding layers in 1-3 dims over F.pad; rms_norm, local_response_norm and lp_pool "
         "composed as torch composes them"),
+    Row("Layers", ("nn.RReLU", "nn.functional.rrelu", "nn.functional.rrelu_", "rrelu"), True,
+        "training slopes are torch's draws from the default generator (equal for equal seeds), "
+        "evaluation uses the mean slope"),
     Row("Losses", ("nn.MSELoss", "nn.CrossEntropyLoss", "nn.NLLLoss", "nn.BCEWithLogitsLoss",
                    "nn.KLDivLoss", "nn.MarginRankingLoss", "nn.HingeEmbeddingLoss",
                    "nn.SoftMarginLoss", "nn.CosineEmbeddingLoss", "nn.GaussianNLLLoss",
@@ -108,8 +111,21 @@ ROWS: List[Row] = [
     Row("torch.special", ("special.expit", "special.logit", "special.erf", "special.erfc",
                           "special.ndtr", "special.gammaln", "special.digamma", "special.psi",
                           "special.polygamma", "special.multigammaln", "special.xlogy",
-                          "special.log_softmax", "special.softmax", "special.logsumexp"), True,
-        "the functions hookgrad computes; no Bessel, zeta or orthogonal polynomials"),
+                          "special.log_softmax", "special.softmax", "special.logsumexp",
+                          "special.erfinv", "special.i0", "special.i1"), True,
+        "the functions hookgrad computes; of the Bessel family only i0 and i1, no zeta or "
+        "orthogonal polynomials"),
+    Row("Fused products and norms", ("addmv", "addr", "addbmm", "dist", "renorm", "erfinv", "i0",
+                                     "Tensor.addmv_", "Tensor.addr_", "Tensor.addbmm_",
+                                     "Tensor.renorm_", "Tensor.erfinv_", "Tensor.i0_",
+                                     "Tensor.unfold"), True,
+        "erfinv refines a closed-form estimate by Halley steps on erf (erfc near +-1), within "
+        "1e-13 of torch in float64; dist and renorm share vector_norm's gradient; unfold is a view "
+        "whose backward adds overlapping windows back"),
+    Row("Determinants", ("det", "logdet", "slogdet", "inverse", "linalg.det", "linalg.slogdet",
+                         "linalg.inv", "linalg.LinAlgError", "Tensor.det", "Tensor.inverse"),
+        True, "an LU with partial pivoting on NumPy, so the nodes save torch's A, LU, pivots and "
+        "result; a singular matrix's det gradient is the adjugate (first order only)"),
     Row("Statistics", ("cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "histc",
                        "quantile", "nanquantile"), True, "every quantile interpolation mode"),
     Row("Recurrent layers", ("nn.RNN", "nn.LSTM", "nn.GRU", "nn.RNNCell", "nn.LSTMCell",

@@ -23,6 +23,7 @@ from .ops import strided
 from .ops import pointwise_unary as X
 from .ops import inplace as I
 from .ops import inplace_extra as IX
+from .ops import bessel_erfinv, linalg_det, linalg_fused, unfold
 from .ops import (pointwise_more, products, scatter_more, scatter_reduce, shape_more, special,
                   statistics)
 from .ops import masked as K
@@ -363,6 +364,7 @@ MORE_METHODS = {
     **IX.METHODS,
     **pointwise_more.METHODS, **products.METHODS, **scatter_more.METHODS,
     **scatter_reduce.METHODS, **shape_more.METHODS, **statistics.METHODS, **special.METHODS,
+    **linalg_fused.METHODS, **bessel_erfinv.METHODS, **unfold.METHODS, **linalg_det.METHODS,
     **R.METHODS,
     "atan2_": _inplace_binary(B.Atan2, "atan2_"), "arctan2_": _inplace_binary(B.Atan2, "atan2_"),
     "hypot_": _inplace_binary(B.Hypot, "hypot_"),

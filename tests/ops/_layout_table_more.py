@@ -55,6 +55,18 @@ MORE_CALLS = {
                                                             "sum"),
     "polygamma": lambda L, t: t.polygamma(1), "polygamma_": lambda L, t: (t * 1).polygamma_(2),
     "mvlgamma": lambda L, t: (t + 2).mvlgamma(2), "mvlgamma_": lambda L, t: (t + 2).mvlgamma_(1),
+    "addmv": lambda L, t: t[:, 0].addmv(t, t[0]), "addmv_": lambda L, t: (t[:, 0] * 1).addmv_(
+        t, t[0]),
+    "addr": lambda L, t: t.addr(t[:, 0], t[0]), "addr_": lambda L, t: (t * 1).addr_(t[:, 0], t[0]),
+    "addbmm": lambda L, t: t.addbmm(t[None], L.eye(4)[None]),
+    "addbmm_": lambda L, t: (t * 1).addbmm_(t[None], L.eye(4)[None]),
+    "dist": lambda L, t: t.dist(t[0]), "renorm": lambda L, t: t.renorm(2, 0, 0.5),
+    "renorm_": lambda L, t: (t * 1).renorm_(1, 1, 0.5), "erfinv": lambda L, t: t.erfinv(),
+    "erfinv_": lambda L, t: (t * 1).erfinv_(), "i0": lambda L, t: t.i0(),
+    "i0_": lambda L, t: (t * 1).i0_(), "unfold": lambda L, t: t.unfold(1, 2, 1),
+    "det": lambda L, t: t[:, :3].det(), "logdet": lambda L, t: t[:, :3].logdet(),
+    "slogdet": lambda L, t: t[:, :3].slogdet(),
+    "inverse": lambda L, t: (t[:, :3] + L.eye(3) * 3).inverse(),
 }
 
 MORE_NOT_SWEPT = {"as_strided_": "the strides are its arguments: tests/ops/test_inplace_extra.py",

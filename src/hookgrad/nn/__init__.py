@@ -4,7 +4,7 @@ from .modules import Flatten, Identity, Module, ModuleDict, ModuleList, Sequenti
 from .modules import (ELU, GELU, AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d,
                       BCELoss, BCEWithLogitsLoss, Conv1d, Conv2d, ConvTranspose1d,
                       ConvTranspose2d, CrossEntropyLoss, Dropout, Dropout1d, Dropout2d,
-                      Embedding, GroupNorm, HuberLoss, L1Loss, LayerNorm, LeakyReLU, Linear,
+                      Embedding, GroupNorm, HuberLoss, L1Loss, LayerNorm, LeakyReLU, RReLU, Linear,
                       LogSoftmax, MaxPool2d, MSELoss, MultiheadAttention, NLLLoss, ReLU, Sigmoid,
                       SiLU, SmoothL1Loss, Softmax, Softplus, Tanh, TransformerEncoder,
                       TransformerEncoderLayer)

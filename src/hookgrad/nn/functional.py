@@ -476,6 +476,7 @@ from .ops.bilinear import bilinear  # noqa: E402,F401
 from .ops.embedding_bag import embedding_bag  # noqa: E402,F401
 from .ops.grid_sample import affine_grid, grid_sample  # noqa: E402,F401
 from .ops.activation_extra import elu_, leaky_relu_, prelu, softmin  # noqa: E402,F401
+from .ops.rrelu import rrelu, rrelu_  # noqa: E402,F401
 from .ops.normalization_extra import local_response_norm, rms_norm  # noqa: E402,F401
 from .ops.losses_extra import *  # noqa: E402,F401,F403  (kl_div, margin and NLL losses)
 from .ops.adaptive_max_pool import *  # noqa: E402,F401,F403  (adaptive_max_pool1d/2d/3d)

@@ -422,7 +422,11 @@ class LinalgVectorNorm(Op):
 def _vector_norm_grad(ctx, grad: Tensor) -> Tensor:
     """torch's case analysis: sign for ord 1, x / norm for 2, shared ties for inf."""
     self, norm = ctx.saved_tensors
-    ord, dims, keepdim = ctx._saved_ord, ctx._saved_dim, ctx._saved_keepdim
+    return norm_grad(grad, self, norm, ctx._saved_ord, ctx._saved_dim, ctx._saved_keepdim)
+
+
+def norm_grad(grad: Tensor, self: Tensor, norm: Tensor, ord, dims, keepdim: bool) -> Tensor:
+    """The gradient of ``vector_norm(self, ord, dims, keepdim) = norm`` (also dist's, renorm's)."""
     shape = self._data.shape
     grad = _restore(grad, shape, dims, keepdim)
     norm = _restore(norm, shape, dims, keepdim)
@@ -474,7 +478,8 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
 
 
 # torch.linalg: the functions of this module that torch keeps there
-namespace = types.ModuleType("hookgrad.linalg", "torch.linalg: vector norms and products.")
+namespace = types.ModuleType(
+    "hookgrad.linalg", "torch.linalg: vector norms, products, determinants, inverses.")
 namespace.vector_norm, namespace.matmul = vector_norm, matmul
 
 

@@ -2,7 +2,8 @@
 from .container import Flatten, Identity, ModuleDict, ModuleList, Sequential, Unflatten
 from .module import Module
 from .activation import (CELU, ELU, GELU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh,
-                         LeakyReLU, LogSigmoid, LogSoftmax, Mish, MultiheadAttention, ReLU, ReLU6,
+                         LeakyReLU, RReLU, LogSigmoid, LogSoftmax, Mish, MultiheadAttention,
+                         ReLU, ReLU6,
                          Sigmoid, SiLU, Softmax, Softplus, Softshrink, Softsign, Tanh, Tanhshrink)
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .dropout import Dropout, Dropout1d, Dropout2d
@@ -18,7 +19,8 @@ from .transformer import TransformerEncoder, TransformerEncoderLayer
 __all__ = ["Flatten", "Identity", "ModuleDict", "ModuleList", "Sequential", "Unflatten", "Module",
            "CELU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "LogSigmoid",
            "Mish", "ReLU6", "Softshrink", "Softsign", "Tanhshrink",
-           "ELU", "GELU", "LeakyReLU", "LogSoftmax", "MultiheadAttention", "ReLU", "Sigmoid",
+           "ELU", "GELU", "LeakyReLU", "RReLU",
+           "LogSoftmax", "MultiheadAttention", "ReLU", "Sigmoid",
            "SiLU", "Softmax", "Softplus", "Tanh", "Conv1d", "Conv2d", "ConvTranspose1d",
            "ConvTranspose2d", "Dropout", "Dropout1d", "Dropout2d", "Linear",
            "NonDynamicallyQuantizableLinear", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss",

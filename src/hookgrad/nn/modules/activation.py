@@ -110,6 +110,23 @@ class LeakyReLU(Module):
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
 
+class RReLU(Module):
+    """Module form of ``F.rrelu``: random slopes while training, their mean in eval mode."""
+    __constants__ = ["lower", "upper", "inplace"]
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
+                                                           else "")
+
+
 class ELU(Module):
     """Module form of ``F.elu``."""
     __constants__ = ["alpha", "inplace"]
