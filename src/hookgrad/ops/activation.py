@@ -254,9 +254,48 @@ class Softplus(Op):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        scaled = x * ctx.beta
-        slope = scaled.sigmoid().where(~(scaled._data > ctx.threshold), 1.0)  # laid out by x
-        return grad * slope, None, None
+        return SoftplusBackward.apply(grad, x, ctx.beta, ctx.threshold), None, None
+
+
+class SoftplusBackward(Op):
+    """grad_output sigmoid(beta x), and grad_output itself where beta x > threshold: torch's
+    ``softplus_backward``, recorded as one node that saves both operands, so an in-place write
+    to either makes a later backward through the gradient refuse, as torch's does.
+
+    Its own derivatives are torch's: the same formula again for grad_output, and
+    ``grad grad_output beta s (1 - s)`` (s = sigmoid(beta x)) for x, zero where
+    beta x >= threshold."""
+
+    node_name = "SoftplusBackwardBackward0"
+    saved_names = ("grad_output", "self")
+    saved_values = {"beta": "beta", "threshold": "threshold"}
+
+    @staticmethod
+    def forward(ctx, grad_output, self, beta, threshold):
+        ctx.beta, ctx.threshold = beta, threshold
+        ctx.save_for_backward(grad_output, self)
+
+        def slope(x):
+            scaled = x * x.dtype.type(beta)
+            return np.where(scaled > threshold, x.dtype.type(1), _sigmoid(scaled))
+
+        slope = _apply_float(slope, self)
+        # laid out as torch's elementwise ``softplus_backward(grad_output, self)`` lays it out
+        return _layout.pointwise(np.multiply(grad_output, slope), grad_output, self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_output, x = ctx.saved_tensors
+        beta, threshold = ctx.beta, ctx.threshold
+        need_grad_output, need_self = ctx.needs_input_grad[:2]
+        grad_grad_output = grad_self = None
+        if need_grad_output:
+            grad_grad_output = SoftplusBackward.apply(grad, x, beta, threshold)
+        if need_self:
+            scaled = x * beta
+            s = scaled.sigmoid()
+            grad_self = (grad * grad_output) * (1 - s) * s * (scaled < threshold) * beta
+        return grad_grad_output, grad_self, None, None
 
 
 class LeakyRelu(Op):

@@ -1,0 +1,94 @@
+"""softplus's gradient under ``create_graph`` is one node, torch's ``SoftplusBackwardBackward0``,
+that saves the incoming gradient and softplus's input: an in-place write to either makes a
+later backward through the gradient refuse, and its derivatives with respect to both are
+torch's. Every case runs in torch and hookgrad on the same inputs."""
+import numpy as np
+import pytest
+import torch
+
+import hookgrad
+
+X = [[0.687, -1.112, 0.199], [0.35, -1.117, 0.129], [-0.227, 0.5, 12.0], [-0.276, 0.664, -30.0]]
+GRAD_OUTPUT = [[1.0, -0.5, 2.0], [0.3, 1.5, -1.0], [0.25, 0.75, 1.25], [-2.0, 0.5, 1.0]]
+# beta x == threshold at x = 0.5 (beta 2, threshold 1): the first gradient takes the sigmoid
+# there, its derivative with respect to x is already zero
+SETTINGS = [(1.0, 20.0), (2.0, 1.0), (0.5, 3.0), (-1.5, 2.0)]
+
+
+def _graph(lib, beta, threshold):
+    x = lib.tensor(X, dtype=lib.float64, requires_grad=True)
+    grad_output = lib.tensor(GRAD_OUTPUT, dtype=lib.float64, requires_grad=True)
+    y = lib.nn.functional.softplus(x, beta=beta, threshold=threshold)
+    (grad,) = lib.autograd.grad(y, x, grad_output, create_graph=True)
+    return x, grad_output, grad
+
+
+@pytest.mark.parametrize("beta, threshold", SETTINGS)
+def test_first_gradient_is_one_node_saving_both(beta, threshold):
+    for lib in (hookgrad, torch):
+        x, grad_output, grad = _graph(lib, beta, threshold)
+        node = grad.grad_fn
+        assert node.name() == "SoftplusBackwardBackward0"
+        assert [type(n).__name__ for n, _ in node.next_functions] == ["AccumulateGrad"] * 2
+        assert (node._saved_beta, node._saved_threshold) == (beta, threshold)
+        assert node._saved_self is not None and node._saved_grad_output is not None
+
+
+@pytest.mark.parametrize("beta, threshold", SETTINGS)
+def test_second_derivatives_match_torch(beta, threshold):
+    results = []
+    for lib in (hookgrad, torch):
+        x, grad_output, grad = _graph(lib, beta, threshold)
+        weight = lib.tensor([[0.5, -1.0, 2.0]] * 4, dtype=lib.float64)
+        pair = lib.autograd.grad(grad, [grad_output, x], weight, create_graph=True)
+        results.append([(p.requires_grad, p.detach().numpy().copy()) for p in pair]
+                       + [grad.detach().numpy().copy()])
+    ours, theirs = results
+    for a, b in zip(ours[:2], theirs[:2]):
+        assert a[0] == b[0]
+        np.testing.assert_allclose(a[1], b[1], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("target", ["input", "grad_output"])
+def test_inplace_write_to_a_saved_operand_refuses(target):
+    """The fuzzer's program: after the first gradient, softplus's input (or the incoming
+    gradient) is rewritten in place; a backward through the gradient must then refuse."""
+    outcomes = []
+    for lib in (hookgrad, torch):
+        x = lib.tensor(X, dtype=lib.float64, requires_grad=True)
+        hidden = lib.nn.functional.gelu(x)
+        y = lib.nn.functional.softplus(hidden)
+        grad_output = lib.ones(4, 3, dtype=lib.float64, requires_grad=True) * 1.0
+        (grad,) = lib.autograd.grad(y, [x], grad_output, create_graph=True)
+        written = hidden if target == "input" else grad_output
+        written[0:1] = lib.tensor([-0.427, -1.23, -1.5], dtype=lib.float64)
+        try:
+            grad.select(1, 2).sum().backward()
+            outcomes.append("ok")
+        except RuntimeError as error:
+            assert "modified by an inplace operation" in str(error)
+            outcomes.append("refused")
+    assert outcomes == ["refused", "refused"]
+
+
+@pytest.mark.parametrize("beta, threshold", [(1.0, 20.0), (2.0, 1.0)])
+def test_gradgradcheck(beta, threshold):
+    x = hookgrad.tensor([[0.3, -0.7, 1.1], [-2.0, 0.05, 0.9]], dtype=hookgrad.float64,
+                        requires_grad=True)
+
+    def function(t):
+        return hookgrad.nn.functional.softplus(t, beta=beta, threshold=threshold)
+
+    assert hookgrad.autograd.gradcheck(function, (x,))
+    assert hookgrad.autograd.gradgradcheck(function, (x,))
+
+
+def test_layout_and_dtype_of_the_gradient_follow_torch():
+    for dtype in ("float32", "float64"):
+        strides = []
+        for lib in (hookgrad, torch):
+            x = lib.tensor(X, dtype=getattr(lib, dtype)).t().requires_grad_()
+            lib.nn.functional.softplus(x).sum().backward()
+            strides.append((x.grad.stride(), str(x.grad.dtype).split(".")[-1]))
+        assert strides[0] == strides[1]
