@@ -12,6 +12,7 @@ from . import _layout
 from ..autograd import grad_mode
 from ._base import (LeakyReluBackwardBackward, Op, ThresholdBackwardBackward, finish,
                     masked_where, owned_grad)
+from ._activation_backward import EluBackward, SoftplusBackward
 from ._gelu import gelu_backward_float32, gelu_float32
 from .unary import (_INV_SQRT_2PI, _KAPPA, _SQRT_HALF, _TANH_K, _apply_float, _not_for_integers,
                     _sigmoid, _zero, erf)
@@ -257,47 +258,6 @@ class Softplus(Op):
         return SoftplusBackward.apply(grad, x, ctx.beta, ctx.threshold), None, None
 
 
-class SoftplusBackward(Op):
-    """grad_output sigmoid(beta x), and grad_output itself where beta x > threshold: torch's
-    ``softplus_backward``, recorded as one node that saves both operands, so an in-place write
-    to either makes a later backward through the gradient refuse, as torch's does.
-
-    Its own derivatives are torch's: the same formula again for grad_output, and
-    ``grad grad_output beta s (1 - s)`` (s = sigmoid(beta x)) for x, zero where
-    beta x >= threshold."""
-
-    node_name = "SoftplusBackwardBackward0"
-    saved_names = ("grad_output", "self")
-    saved_values = {"beta": "beta", "threshold": "threshold"}
-
-    @staticmethod
-    def forward(ctx, grad_output, self, beta, threshold):
-        ctx.beta, ctx.threshold = beta, threshold
-        ctx.save_for_backward(grad_output, self)
-
-        def slope(x):
-            scaled = x * x.dtype.type(beta)
-            return np.where(scaled > threshold, x.dtype.type(1), _sigmoid(scaled))
-
-        slope = _apply_float(slope, self)
-        # laid out as torch's elementwise ``softplus_backward(grad_output, self)`` lays it out
-        return _layout.pointwise(np.multiply(grad_output, slope), grad_output, self)
-
-    @staticmethod
-    def backward(ctx, grad):
-        grad_output, x = ctx.saved_tensors
-        beta, threshold = ctx.beta, ctx.threshold
-        need_grad_output, need_self = ctx.needs_input_grad[:2]
-        grad_grad_output = grad_self = None
-        if need_grad_output:
-            grad_grad_output = SoftplusBackward.apply(grad, x, beta, threshold)
-        if need_self:
-            scaled = x * beta
-            s = scaled.sigmoid()
-            grad_self = (grad * grad_output) * (1 - s) * s * (scaled < threshold) * beta
-        return grad_grad_output, grad_self, None, None
-
-
 class LeakyRelu(Op):
     """x where x > 0, else negative_slope * x"""
 
@@ -371,10 +331,7 @@ class Elu(Op):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        # exp of the clipped input: the unused branch must not overflow into 0 * inf
-        # clipped at 0 too: torch's second derivative is masked by x < 0 (zero at 0)
-        negative = grad * ctx.alpha * x.masked_fill(x._data >= 0, 0.0).exp()
-        return negative.where(x._data <= 0, grad), None
+        return EluBackward.apply(grad, x, ctx.alpha, 1.0, 1.0, False), None
 
 
 def _elu(x: np.ndarray, alpha) -> np.ndarray:
@@ -404,9 +361,7 @@ class EluInplace(Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        # torch's second derivative is masked by result < 0 (zero at 0)
-        clipped = result.masked_fill(result._data >= 0, 0.0)
-        return (grad * (clipped + ctx.alpha)).where(result._data <= 0, grad), None
+        return EluBackward.apply(grad, result, ctx.alpha, 1.0, 1.0, True), None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
-"""softplus's gradient under ``create_graph`` is one node, torch's ``SoftplusBackwardBackward0``,
-that saves the incoming gradient and softplus's input: an in-place write to either makes a
-later backward through the gradient refuse, and its derivatives with respect to both are
-torch's. Every case runs in torch and hookgrad on the same inputs."""
+"""softplus's and the elu family's gradients under ``create_graph`` are one node each, torch's
+``SoftplusBackwardBackward0`` and ``EluBackwardBackward0``, that save the incoming gradient and
+the activation's input (or an in-place elu's result): an in-place write to either makes a later
+backward through the gradient refuse, and its derivatives with respect to both are torch's.
+Every case runs in torch and hookgrad on the same inputs."""
 import numpy as np
 import pytest
 import torch
@@ -92,3 +93,80 @@ def test_layout_and_dtype_of_the_gradient_follow_torch():
             lib.nn.functional.softplus(x).sum().backward()
             strides.append((x.grad.stride(), str(x.grad.dtype).split(".")[-1]))
         assert strides[0] == strides[1]
+
+
+ELUS = {
+    "elu": lambda lib, t: lib.nn.functional.elu(t, 1.3),
+    "elu_": lambda lib, t: lib.nn.functional.elu_(t * 1.0, 0.7),
+    "celu": lambda lib, t: lib.nn.functional.celu(t, 0.7),
+    "celu_": lambda lib, t: lib.nn.functional.celu_(t * 1.0, 1.9),
+    "selu": lambda lib, t: lib.nn.functional.selu(t),
+    "selu_": lambda lib, t: lib.nn.functional.selu_(t * 1.0),
+}
+# 0.0 sits on the branch point: the first gradient takes the exponential branch, the second
+# derivative with respect to the input is masked there
+X_ELU = [[0.687, -1.112, 0.0], [0.35, -30.0, 0.129], [-0.227, 2.5, -0.852], [-0.276, 0.664, 0.0]]
+
+
+def _elu_graph(lib, op):
+    x = lib.tensor(X_ELU, dtype=lib.float64, requires_grad=True)
+    grad_output = lib.tensor(GRAD_OUTPUT, dtype=lib.float64, requires_grad=True)
+    y = ELUS[op](lib, x)
+    (grad,) = lib.autograd.grad(y, x, grad_output, create_graph=True)
+    return x, grad_output, grad
+
+
+@pytest.mark.parametrize("op", sorted(ELUS))
+def test_elu_gradient_is_one_node(op):
+    for lib in (hookgrad, torch):
+        _, _, grad = _elu_graph(lib, op)
+        node = grad.grad_fn
+        if op.endswith("_"):  # through the copy ``t * 1.0`` that the in-place op rewrote
+            assert node.name() == "MulBackward0"
+            node = node.next_functions[0][0]
+        assert node.name() == "EluBackwardBackward0"
+        assert node._saved_is_result == op.endswith("_")
+        assert node._saved_grad_output is not None
+
+
+@pytest.mark.parametrize("op", sorted(ELUS))
+def test_elu_second_derivatives_match_torch(op):
+    results = []
+    for lib in (hookgrad, torch):
+        x, grad_output, grad = _elu_graph(lib, op)
+        weight = lib.tensor([[0.5, -1.0, 2.0]] * 4, dtype=lib.float64)
+        pair = lib.autograd.grad(grad, [grad_output, x], weight, create_graph=True)
+        results.append([(p.requires_grad, p.grad_fn.name(), p.detach().numpy().copy())
+                        for p in pair])
+    for a, b in zip(*results):
+        assert a[:2] == b[:2]
+        np.testing.assert_allclose(a[2], b[2], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("op", ["elu", "celu", "selu"])
+def test_elu_inplace_write_to_its_input_refuses(op):
+    outcomes = []
+    for lib in (hookgrad, torch):
+        x = lib.tensor(X_ELU, dtype=lib.float64, requires_grad=True)
+        hidden = x * 1.0
+        y = ELUS[op](lib, hidden)
+        (grad,) = lib.autograd.grad(y.sum(), [x], create_graph=True)
+        hidden[0:1] = 0.5
+        try:
+            grad.sum().backward()
+            outcomes.append("ok")
+        except RuntimeError as error:
+            assert "modified by an inplace operation" in str(error)
+            outcomes.append("refused")
+    assert outcomes == ["refused", "refused"]
+
+
+@pytest.mark.parametrize("op", sorted(ELUS))
+def test_elu_float32_gradient_and_layout(op):
+    results = []
+    for lib in (hookgrad, torch):
+        x = lib.tensor(X_ELU, dtype=lib.float32).t().requires_grad_()
+        ELUS[op](lib, x).sum().backward()
+        results.append((x.grad.stride(), x.grad.numpy().copy()))
+    assert results[0][0] == results[1][0]
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-6)
