@@ -29,6 +29,23 @@ F_OPS = {
     "atan2_other": lambda lib, t: lib.atan2(lib.full((), 0.5, dtype=t.dtype), t),
     "pow_exponent": lambda lib, t: lib.full((), 1.5, dtype=t.dtype) ** t,
     "pow_base": lambda lib, t: t.abs() ** lib.full((), 1.5, dtype=t.dtype),
+    # torch's kernel allocates its output like the incoming gradient: row-major from out.sum()
+    "logsigmoid": lambda lib, t: lib.nn.functional.logsigmoid(t),
+    "logaddexp2_self": lambda lib, t: lib.logaddexp2(t, lib.full((), 0.3, dtype=t.dtype)),
+    "logaddexp2_other": lambda lib, t: lib.logaddexp2(lib.full((), 0.3, dtype=t.dtype), t),
+    # the losses' backward kernels allocate their output contiguous
+    "mse_input": lambda lib, t: lib.nn.functional.mse_loss(t, t.detach() * 0.5 + 0.2,
+                                                           reduction="none"),
+    "mse_target": lambda lib, t: lib.nn.functional.mse_loss(t.detach() * 0.5 + 0.2, t,
+                                                            reduction="none"),
+    "smooth_l1_input": lambda lib, t: lib.nn.functional.smooth_l1_loss(
+        t, t.detach() * 0.5 + 0.2, reduction="none", beta=0.5),
+    "smooth_l1_target": lambda lib, t: lib.nn.functional.smooth_l1_loss(
+        t.detach() * 0.5 + 0.2, t, reduction="none", beta=0.5),
+    "huber_input": lambda lib, t: lib.nn.functional.huber_loss(
+        t, t.detach() * 0.5 + 0.2, reduction="none", delta=0.3),
+    "huber_target": lambda lib, t: lib.nn.functional.huber_loss(
+        t.detach() * 0.5 + 0.2, t, reduction="none", delta=0.3),
 }
 LAYOUTS = {"transposed": lambda t: t.t(), "sliced": lambda t: t[:, ::2]}
 DATA = np.array([[0.3, -0.7, 1.2, -0.1], [0.9, -1.5, 0.0, 0.6], [-0.4, 0.8, -0.2, 3.1]])
@@ -117,3 +134,26 @@ def test_two_operand_grads_follow_torchs_layout(name, transposed):
     for ours, theirs in zip(results[1], results[0]):
         assert_close(ours, theirs)
         assert ours.stride() == theirs.stride()
+
+
+# an incoming gradient that is dense decides the layout of a gradient torch allocates like it
+GRAD_LIKE = ["logsigmoid", "logaddexp2_self", "logaddexp2_other", "mse_input", "huber_target"]
+
+
+@pytest.mark.parametrize("name", GRAD_LIKE)
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("incoming", ["row_major", "column_major"])
+def test_grad_with_a_dense_incoming_gradient(name, layout, incoming):
+    grads = []
+    for lib in (torch, hookgrad):
+        leaf = lib.tensor(DATA, requires_grad=True)
+        shaped = LAYOUTS[layout](leaf * 1)
+        out = F_OPS[name](lib, shaped)
+        rows, columns = out.shape
+        weight = lib.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(rows, columns))
+        if incoming == "column_major":
+            weight = weight.t().contiguous().t()
+        (grad,) = lib.autograd.grad(out, [shaped], weight)
+        grads.append(grad)
+    assert_close(grads[1], grads[0])
+    assert grads[1].stride() == grads[0].stride()

@@ -17,6 +17,7 @@ from . import _layout
 from . import inplace as _inplace
 from ._activation_backward import EluBackward
 from ._base import (HALF_TYPES, HardshrinkBackwardBackward, HardtanhBackwardBackward, Op,
+                    laid_out_like,
                     SoftshrinkBackwardBackward, masked_where)
 from ._util import quiet_errors
 
@@ -47,7 +48,7 @@ class LogSigmoid(Op):
     @staticmethod
     def backward(ctx, grad):
         self, _ = ctx.saved_tensors
-        return grad * (-self).sigmoid()
+        return laid_out_like(grad * (-self).sigmoid(), grad)
 
 
 class Hardtanh(Op):
