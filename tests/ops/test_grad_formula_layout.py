@@ -157,3 +157,59 @@ def test_grad_with_a_dense_incoming_gradient(name, layout, incoming):
         grads.append(grad)
     assert_close(grads[1], grads[0])
     assert grads[1].stride() == grads[0].stride()
+
+
+def _operand(lib, kind, scale):
+    """A (4, 3) operand: transposed, row-major, or a 0-d tensor broadcast against the others."""
+    leaf = lib.tensor(DATA * scale + 2, requires_grad=True)
+    if kind == "scalar":
+        return lib.tensor(1.5, dtype=lib.float64, requires_grad=True) * 1
+    return (leaf * 1).t() if kind == "transposed" else (leaf * 1).t().contiguous()
+
+
+KINDS = ["transposed", "row_major", "scalar"]
+
+
+# torch's formula for tensor1 is grad * (value / tensor2): tensor2's layout decides when the
+# incoming gradient is expanded
+@pytest.mark.parametrize("name", ["addcdiv", "addcmul"])
+@pytest.mark.parametrize("kinds", [(a, b, c) for a in KINDS for b in KINDS for c in KINDS])
+def test_addc_grads_follow_torchs_layout(name, kinds):
+    results = []
+    for lib in (torch, hookgrad):
+        operands = [_operand(lib, kind, scale) for kind, scale in zip(kinds, (1, 2, 3))]
+        out = getattr(lib, name)(*operands, value=0.5)
+        results.append(lib.autograd.grad(out.sum(), operands))
+    for ours, theirs in zip(results[1], results[0]):
+        assert_close(ours, theirs)
+        assert ours.stride() == theirs.stride()
+
+
+EXPONENTS = {
+    "transposed": lambda lib, ints: ints.t(),
+    "row_major": lambda lib, ints: ints.t().contiguous(),
+    "scalar": lambda lib, ints: lib.tensor(2),
+    "float_transposed": lambda lib, ints: ints.t().to(lib.float64),
+}
+
+
+# torch's 2^other is row-major whatever other's layout: it decides against an expanded
+# incoming gradient, a dense one keeps its own
+@pytest.mark.parametrize("exponent", sorted(EXPONENTS))
+@pytest.mark.parametrize("layout", ["transposed", "row_major"])
+@pytest.mark.parametrize("incoming", ["expanded", "column_major"])
+def test_ldexp_grad_follows_torchs_layout(exponent, layout, incoming):
+    grads = []
+    for lib in (torch, hookgrad):
+        leaf = lib.tensor(DATA, requires_grad=True)
+        shaped = (leaf * 1).t() if layout == "transposed" else (leaf * 1).t().contiguous()
+        ints = lib.tensor(np.arange(12).reshape(3, 4) % 3)
+        out = lib.ldexp(shaped, EXPONENTS[exponent](lib, ints))
+        if incoming == "expanded":
+            weight = lib.ones((), dtype=lib.float64).expand(4, 3)
+        else:
+            weight = lib.tensor(np.linspace(0.5, 1.5, 12).reshape(3, 4)).t()
+        (grad,) = lib.autograd.grad(out, [shaped], weight)
+        grads.append(grad)
+    assert_close(grads[1], grads[0])
+    assert grads[1].stride() == grads[0].stride()

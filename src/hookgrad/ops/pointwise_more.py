@@ -144,8 +144,10 @@ class Ldexp(Op):
         if exponent.dtype.kind in "iub":  # torch's 2^other here is integer arithmetic
             exponent = exponent.astype(np.int64)
             factor = np.where(exponent >= 0, np.left_shift(1, np.clip(exponent, 0, 62)), 0)
-            return grad * Tensor._make(factor), None
-        return grad * other.exp2(), None
+            return grad * Tensor._make(np.ascontiguousarray(factor)), None
+        # torch's 2^other here is row-major whatever other's layout, so an expanded incoming
+        # gradient gives a row-major gradient
+        return grad * other.exp2().contiguous(), None
 
 
 def ldexp(input: Tensor, other: Tensor, *, out=None) -> Tensor:
