@@ -170,3 +170,55 @@ def test_elu_float32_gradient_and_layout(op):
         results.append((x.grad.stride(), x.grad.numpy().copy()))
     assert results[0][0] == results[1][0]
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-6)
+
+
+X_LOGSIGMOID = [[0.3, -0.7, 0.0], [40.0, -50.0, 1.2], [-0.2, 2.5, -3.0], [0.9, 0.1, -1.1]]
+
+
+def _logsigmoid_graph(lib):
+    x = lib.tensor(X_LOGSIGMOID, dtype=lib.float64, requires_grad=True)
+    grad_output = lib.tensor(GRAD_OUTPUT, dtype=lib.float64, requires_grad=True)
+    y = lib.nn.functional.logsigmoid(x)
+    (grad,) = lib.autograd.grad(y, x, grad_output, create_graph=True)
+    return x, grad_output, grad
+
+
+def test_logsigmoid_gradient_is_one_node():
+    for lib in (hookgrad, torch):
+        _, _, grad = _logsigmoid_graph(lib)
+        node = grad.grad_fn
+        assert node.name() == "LogSigmoidBackwardBackward0"
+        # torch's buffer is no edge; ours is one that leads nowhere
+        assert [type(n).__name__ for n, _ in node.next_functions[:2]] == ["AccumulateGrad"] * 2
+        assert node._saved_buffer is not None and node._saved_grad_output is not None
+
+
+def test_logsigmoid_second_derivatives_match_torch():
+    results = []
+    for lib in (hookgrad, torch):
+        x, grad_output, grad = _logsigmoid_graph(lib)
+        weight = lib.tensor([[0.5, -1.0, 2.0]] * 4, dtype=lib.float64)
+        pair = lib.autograd.grad(grad, [grad_output, x], weight, create_graph=True)
+        results.append([(p.requires_grad, p.grad_fn.name(), p.detach().numpy().copy())
+                        for p in pair])
+    for a, b in zip(*results):
+        assert a[:2] == b[:2]
+        np.testing.assert_allclose(a[2], b[2], rtol=1e-12, atol=1e-300)
+        np.testing.assert_array_equal(np.signbit(a[2]), np.signbit(b[2]))
+
+
+def test_logsigmoid_inplace_write_to_its_input_refuses():
+    outcomes = []
+    for lib in (hookgrad, torch):
+        x = lib.tensor(X_LOGSIGMOID, dtype=lib.float64, requires_grad=True)
+        hidden = x * 1.0
+        y = lib.nn.functional.logsigmoid(hidden)
+        (grad,) = lib.autograd.grad(y.sum(), [x], create_graph=True)
+        hidden[0:1] = 0.5
+        try:
+            grad.sum().backward()
+            outcomes.append("ok")
+        except RuntimeError as error:
+            assert "modified by an inplace operation" in str(error)
+            outcomes.append("refused")
+    assert outcomes == ["refused", "refused"]

@@ -101,3 +101,32 @@ class EluBackward(Op):
                 scaled = EluBackward.apply(scaled, value, *settings)
             grad_value = scaled * (value < 0)
         return grad_grad_output, grad_value, None, None, None, None
+
+
+class LogSigmoidBackward(Op):
+    """grad_output sigmoid(-x): torch's ``log_sigmoid_backward``, laid out as the incoming
+    gradient (torch's kernel allocates its output like it: row-major from ``out.sum()``).
+
+    Its derivatives are the same formula again for grad_output and
+    ``grad grad_output (s - 1) s`` (s = sigmoid(x)) for x; the buffer gets none."""
+
+    node_name = "LogSigmoidBackwardBackward0"
+    saved_names = ("grad_output", "self", "buffer")
+
+    @staticmethod
+    def forward(ctx, grad_output, self, buffer):
+        ctx.save_for_backward(grad_output, self, buffer)
+        slope = _apply_float(lambda x: _sigmoid(-x), self)
+        return _layout.preserve(np.multiply(grad_output, slope), grad_output)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_output, x, buffer = ctx.saved_tensors
+        need_grad_output, need_self = ctx.needs_input_grad[:2]
+        grad_grad_output = grad_self = None
+        if need_grad_output:
+            grad_grad_output = LogSigmoidBackward.apply(grad, x, buffer)
+        if need_self:
+            z = x.sigmoid()
+            grad_self = (grad * grad_output) * (z - 1) * z
+        return grad_grad_output, grad_self, None

@@ -15,9 +15,8 @@ from .join import cat
 from .unary import _apply_float, _not_for_integers, _sigmoid
 from . import _layout
 from . import inplace as _inplace
-from ._activation_backward import EluBackward
+from ._activation_backward import EluBackward, LogSigmoidBackward
 from ._base import (HALF_TYPES, HardshrinkBackwardBackward, HardtanhBackwardBackward, Op,
-                    laid_out_like,
                     SoftshrinkBackwardBackward, masked_where)
 from ._util import quiet_errors
 
@@ -47,8 +46,8 @@ class LogSigmoid(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        self, _ = ctx.saved_tensors
-        return laid_out_like(grad * (-self).sigmoid(), grad)
+        self, buffer = ctx.saved_tensors
+        return LogSigmoidBackward.apply(grad, self, buffer)
 
 
 class Hardtanh(Op):
