@@ -213,3 +213,20 @@ def test_ldexp_grad_follows_torchs_layout(exponent, layout, incoming):
         grads.append(grad)
     assert_close(grads[1], grads[0])
     assert grads[1].stride() == grads[0].stride()
+
+
+def test_logaddexp2_relaid_gradient_keeps_its_graph():
+    """Under create_graph the row-major copy of logaddexp2's gradient still leads back to both
+    operands: second derivatives as torch's."""
+    results = []
+    for lib in (torch, hookgrad):
+        leaf = lib.tensor(DATA, requires_grad=True)
+        shaped = (leaf * 1).t()
+        other = lib.tensor(0.3, dtype=lib.float64, requires_grad=True)
+        grad, grad_other = lib.autograd.grad(lib.logaddexp2(shaped, other).sum(),
+                                             [shaped, other], create_graph=True)
+        second = lib.autograd.grad((grad * grad).sum() + grad_other * 2, [leaf, other])
+        results.append((grad.stride(), grad.requires_grad, second))
+    assert results[1][:2] == results[0][:2]
+    for ours, theirs in zip(results[1][2], results[0][2]):
+        assert_close(ours, theirs)
