@@ -222,3 +222,67 @@ def test_logsigmoid_inplace_write_to_its_input_refuses():
             assert "modified by an inplace operation" in str(error)
             outcomes.append("refused")
     assert outcomes == ["refused", "refused"]
+
+
+# the kinks at -3 and 3 sit in the data: the first gradient is 0 and 1 there, the second
+# derivative with respect to x is 0 on both
+X_HARDSWISH = [[-3.0, -1.2, 0.0], [3.0, 2.9, -2.9], [4.5, -4.5, 1.1], [0.3, -0.6, 2.0]]
+
+
+def _hardswish_graph(lib):
+    x = lib.tensor(X_HARDSWISH, dtype=lib.float64, requires_grad=True)
+    grad_output = lib.tensor(GRAD_OUTPUT, dtype=lib.float64, requires_grad=True)
+    y = lib.nn.functional.hardswish(x)
+    (grad,) = lib.autograd.grad(y, x, grad_output, create_graph=True)
+    return x, grad_output, grad
+
+
+def test_hardswish_gradient_is_one_node():
+    for lib in (hookgrad, torch):
+        _, _, grad = _hardswish_graph(lib)
+        node = grad.grad_fn
+        assert node.name() == "HardswishBackwardBackward0"
+        assert [type(n).__name__ for n, _ in node.next_functions] == ["AccumulateGrad"] * 2
+        assert node._saved_self is not None and node._saved_grad_output is not None
+
+
+def test_hardswish_second_derivatives_match_torch():
+    results = []
+    for lib in (hookgrad, torch):
+        x, grad_output, grad = _hardswish_graph(lib)
+        weight = lib.tensor([[0.5, -1.0, 2.0]] * 4, dtype=lib.float64)
+        pair = lib.autograd.grad(grad, [grad_output, x], weight, create_graph=True)
+        results.append([(p.requires_grad, p.grad_fn.name(), p.detach().numpy().copy())
+                        for p in pair] + [grad.detach().numpy().copy()])
+    for a, b in zip(results[0][:2], results[1][:2]):
+        assert a[:2] == b[:2]
+        np.testing.assert_allclose(a[2], b[2], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(results[0][2], results[1][2], rtol=1e-12, atol=1e-15)
+
+
+def test_hardswish_inplace_write_to_its_input_refuses():
+    outcomes = []
+    for lib in (hookgrad, torch):
+        x = lib.tensor(X_HARDSWISH, dtype=lib.float64, requires_grad=True)
+        hidden = x * 1.0
+        (grad,) = lib.autograd.grad(lib.nn.functional.hardswish(hidden).sum(), [x],
+                                    create_graph=True)
+        hidden[0:1] = 0.5
+        try:
+            grad.sum().backward()
+            outcomes.append("ok")
+        except RuntimeError as error:
+            assert "modified by an inplace operation" in str(error)
+            outcomes.append("refused")
+    assert outcomes == ["refused", "refused"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_hardswish_gradient_in_low_precision(dtype):
+    grads = []
+    for lib in (hookgrad, torch):
+        x = lib.tensor(X_HARDSWISH, dtype=getattr(lib, dtype)).t().requires_grad_()
+        lib.nn.functional.hardswish(x).sum().backward()
+        grads.append((x.grad.stride(), x.grad.float().numpy()))
+    assert grads[0][0] == grads[1][0]
+    np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-2 if dtype != "float32" else 1e-6)

@@ -130,3 +130,37 @@ class LogSigmoidBackward(Op):
             z = x.sigmoid()
             grad_self = (grad * grad_output) * (z - 1) * z
         return grad_grad_output, grad_self, None
+
+
+class HardswishBackward(Op):
+    """grad_output (0 up to -3, x/3 + 1/2 inside, 1 from 3): torch's ``hardswish_backward``.
+
+    Its derivatives are the same formula again for grad_output and grad grad_output / 3
+    strictly inside (-3, 3), else 0, for x."""
+
+    node_name = "HardswishBackwardBackward0"
+    saved_names = ("grad_output", "self")
+
+    @staticmethod
+    def forward(ctx, grad_output, self):
+        ctx.save_for_backward(grad_output, self)
+
+        def slope(x):
+            kind = x.dtype.type
+            inside = x / kind(3) + kind(0.5)
+            return np.where(x <= -3, kind(0), np.where(x >= 3, kind(1), inside))
+
+        slope = _apply_float(slope, self)
+        return _layout.pointwise(np.multiply(grad_output, slope), grad_output, self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_output, x = ctx.saved_tensors
+        need_grad_output, need_self = ctx.needs_input_grad[:2]
+        grad_grad_output = grad_self = None
+        if need_grad_output:
+            grad_grad_output = HardswishBackward.apply(grad, x)
+        if need_self:
+            inside = (x._data > -3) & (x._data < 3)
+            grad_self = (grad * grad_output / 3.0).where(inside, 0.0)
+        return grad_grad_output, grad_self

@@ -15,7 +15,7 @@ from .join import cat
 from .unary import _apply_float, _not_for_integers, _sigmoid
 from . import _layout
 from . import inplace as _inplace
-from ._activation_backward import EluBackward, LogSigmoidBackward
+from ._activation_backward import EluBackward, HardswishBackward, LogSigmoidBackward
 from ._base import (HALF_TYPES, HardshrinkBackwardBackward, HardtanhBackwardBackward, Op,
                     SoftshrinkBackwardBackward, masked_where)
 from ._util import quiet_errors
@@ -136,9 +136,7 @@ class Hardswish(Op):
     @staticmethod
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
-        x = self._data
-        slope = (self / 3 + 0.5).where(~(x <= -3), 0.0).where(~(x >= 3), 1.0)  # laid out by self
-        return grad * slope
+        return HardswishBackward.apply(grad, self)
 
 
 class Mish(Op):
