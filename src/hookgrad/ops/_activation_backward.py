@@ -1,8 +1,9 @@
 """The gradients of the smooth activations as torch records them under ``create_graph``: one
-node per gradient (``SoftplusBackwardBackward0``, ``EluBackwardBackward0``) that saves the
-incoming gradient and the activation's input (or result) through ``save_for_backward``, so an
-in-place write to either makes a later backward through the gradient refuse, as torch's does,
-and whose own backward gives torch's derivatives with respect to both."""
+node per gradient (``SoftplusBackwardBackward0``, ``EluBackwardBackward0``,
+``LogSigmoidBackwardBackward0``, ``HardswishBackwardBackward0``) that saves the incoming
+gradient and the activation's input (or result) through ``save_for_backward``, so an in-place
+write to either makes a later backward through the gradient refuse, as torch's does, and whose
+own backward gives torch's derivatives with respect to both."""
 from __future__ import annotations
 
 import numpy as np
