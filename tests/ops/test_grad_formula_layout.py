@@ -29,6 +29,23 @@ F_OPS = {
     "atan2_other": lambda lib, t: lib.atan2(lib.full((), 0.5, dtype=t.dtype), t),
     "pow_exponent": lambda lib, t: lib.full((), 1.5, dtype=t.dtype) ** t,
     "pow_base": lambda lib, t: t.abs() ** lib.full((), 1.5, dtype=t.dtype),
+    # torch's kernel allocates its output like the incoming gradient: row-major from out.sum()
+    "logsigmoid": lambda lib, t: lib.nn.functional.logsigmoid(t),
+    "logaddexp2_self": lambda lib, t: lib.logaddexp2(t, lib.full((), 0.3, dtype=t.dtype)),
+    "logaddexp2_other": lambda lib, t: lib.logaddexp2(lib.full((), 0.3, dtype=t.dtype), t),
+    # the losses' backward kernels allocate their output contiguous
+    "mse_input": lambda lib, t: lib.nn.functional.mse_loss(t, t.detach() * 0.5 + 0.2,
+                                                           reduction="none"),
+    "mse_target": lambda lib, t: lib.nn.functional.mse_loss(t.detach() * 0.5 + 0.2, t,
+                                                            reduction="none"),
+    "smooth_l1_input": lambda lib, t: lib.nn.functional.smooth_l1_loss(
+        t, t.detach() * 0.5 + 0.2, reduction="none", beta=0.5),
+    "smooth_l1_target": lambda lib, t: lib.nn.functional.smooth_l1_loss(
+        t.detach() * 0.5 + 0.2, t, reduction="none", beta=0.5),
+    "huber_input": lambda lib, t: lib.nn.functional.huber_loss(
+        t, t.detach() * 0.5 + 0.2, reduction="none", delta=0.3),
+    "huber_target": lambda lib, t: lib.nn.functional.huber_loss(
+        t.detach() * 0.5 + 0.2, t, reduction="none", delta=0.3),
 }
 LAYOUTS = {"transposed": lambda t: t.t(), "sliced": lambda t: t[:, ::2]}
 DATA = np.array([[0.3, -0.7, 1.2, -0.1], [0.9, -1.5, 0.0, 0.6], [-0.4, 0.8, -0.2, 3.1]])
@@ -117,3 +134,99 @@ def test_two_operand_grads_follow_torchs_layout(name, transposed):
     for ours, theirs in zip(results[1], results[0]):
         assert_close(ours, theirs)
         assert ours.stride() == theirs.stride()
+
+
+# an incoming gradient that is dense decides the layout of a gradient torch allocates like it
+GRAD_LIKE = ["logsigmoid", "logaddexp2_self", "logaddexp2_other", "mse_input", "huber_target"]
+
+
+@pytest.mark.parametrize("name", GRAD_LIKE)
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("incoming", ["row_major", "column_major"])
+def test_grad_with_a_dense_incoming_gradient(name, layout, incoming):
+    grads = []
+    for lib in (torch, hookgrad):
+        leaf = lib.tensor(DATA, requires_grad=True)
+        shaped = LAYOUTS[layout](leaf * 1)
+        out = F_OPS[name](lib, shaped)
+        rows, columns = out.shape
+        weight = lib.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(rows, columns))
+        if incoming == "column_major":
+            weight = weight.t().contiguous().t()
+        (grad,) = lib.autograd.grad(out, [shaped], weight)
+        grads.append(grad)
+    assert_close(grads[1], grads[0])
+    assert grads[1].stride() == grads[0].stride()
+
+
+def _operand(lib, kind, scale):
+    """A (4, 3) operand: transposed, row-major, or a 0-d tensor broadcast against the others."""
+    leaf = lib.tensor(DATA * scale + 2, requires_grad=True)
+    if kind == "scalar":
+        return lib.tensor(1.5, dtype=lib.float64, requires_grad=True) * 1
+    return (leaf * 1).t() if kind == "transposed" else (leaf * 1).t().contiguous()
+
+
+KINDS = ["transposed", "row_major", "scalar"]
+
+
+# torch's formula for tensor1 is grad * (value / tensor2): tensor2's layout decides when the
+# incoming gradient is expanded
+@pytest.mark.parametrize("name", ["addcdiv", "addcmul"])
+@pytest.mark.parametrize("kinds", [(a, b, c) for a in KINDS for b in KINDS for c in KINDS])
+def test_addc_grads_follow_torchs_layout(name, kinds):
+    results = []
+    for lib in (torch, hookgrad):
+        operands = [_operand(lib, kind, scale) for kind, scale in zip(kinds, (1, 2, 3))]
+        out = getattr(lib, name)(*operands, value=0.5)
+        results.append(lib.autograd.grad(out.sum(), operands))
+    for ours, theirs in zip(results[1], results[0]):
+        assert_close(ours, theirs)
+        assert ours.stride() == theirs.stride()
+
+
+EXPONENTS = {
+    "transposed": lambda lib, ints: ints.t(),
+    "row_major": lambda lib, ints: ints.t().contiguous(),
+    "scalar": lambda lib, ints: lib.tensor(2),
+    "float_transposed": lambda lib, ints: ints.t().to(lib.float64),
+}
+
+
+# torch's 2^other is row-major whatever other's layout: it decides against an expanded
+# incoming gradient, a dense one keeps its own
+@pytest.mark.parametrize("exponent", sorted(EXPONENTS))
+@pytest.mark.parametrize("layout", ["transposed", "row_major"])
+@pytest.mark.parametrize("incoming", ["expanded", "column_major"])
+def test_ldexp_grad_follows_torchs_layout(exponent, layout, incoming):
+    grads = []
+    for lib in (torch, hookgrad):
+        leaf = lib.tensor(DATA, requires_grad=True)
+        shaped = (leaf * 1).t() if layout == "transposed" else (leaf * 1).t().contiguous()
+        ints = lib.tensor(np.arange(12).reshape(3, 4) % 3)
+        out = lib.ldexp(shaped, EXPONENTS[exponent](lib, ints))
+        if incoming == "expanded":
+            weight = lib.ones((), dtype=lib.float64).expand(4, 3)
+        else:
+            weight = lib.tensor(np.linspace(0.5, 1.5, 12).reshape(3, 4)).t()
+        (grad,) = lib.autograd.grad(out, [shaped], weight)
+        grads.append(grad)
+    assert_close(grads[1], grads[0])
+    assert grads[1].stride() == grads[0].stride()
+
+
+def test_logaddexp2_relaid_gradient_keeps_its_graph():
+    """Under create_graph the row-major copy of logaddexp2's gradient still leads back to both
+    operands: second derivatives as torch's."""
+    results = []
+    for lib in (torch, hookgrad):
+        leaf = lib.tensor(DATA, requires_grad=True)
+        shaped = (leaf * 1).t()
+        other = lib.tensor(0.3, dtype=lib.float64, requires_grad=True)
+        grad, grad_other = lib.autograd.grad(lib.logaddexp2(shaped, other).sum(),
+                                             [shaped, other], create_graph=True)
+        second = lib.autograd.grad((grad * grad).sum() + grad_other * 2, [leaf, other])
+        results.append((grad.stride(), grad.requires_grad, second))
+    assert results[1][:2] == results[0][:2]
+    for ours, theirs in zip(results[1][2], results[0][2]):
+        assert_close(ours, theirs)

@@ -446,6 +446,23 @@ class LeakyReluBackwardBackward(PatternBackward):
     node_name = "LeakyReluBackwardBackward0"
 
 
+def laid_out_like(result: Tensor, source: Tensor) -> Tensor:
+    """``result`` in the layout of torch's ``empty_like(source)``, for a backward kernel that
+    allocates its output that way from the incoming gradient (``log_sigmoid_backward``): a
+    dense ``source`` already decides an elementwise result's layout as the first operand, an
+    expanded one (``out.sum()``'s gradient) gives row-major where the formula's operands
+    would give the input's order."""
+    if result.shape != source.shape or _layout.is_dense(source._data):
+        return result
+    wanted = _layout.preserve(result._data, source._data)
+    if wanted.strides == result._data.strides:
+        return result
+    if grad_mode._state.enabled and result.requires_grad:
+        from .creation import empty_like  # imports this module
+        return empty_like(source, dtype=result.dtype).copy_(result)
+    return Tensor._make(wanted)
+
+
 # references to the incoming gradient tensor while a built-in formula runs under the engine: the
 # engine's list of the node's gradients, its tuple of them, the argument tuple of the node's
 # ``backward(ctx, *grads)`` call, the formula's argument, ``grad`` here and getrefcount's own

@@ -12,6 +12,7 @@ from . import _layout
 from ..autograd import grad_mode
 from ._base import (LeakyReluBackwardBackward, Op, ThresholdBackwardBackward, finish,
                     masked_where, owned_grad)
+from ._activation_backward import EluBackward, SoftplusBackward
 from ._gelu import gelu_backward_float32, gelu_float32
 from .unary import (_INV_SQRT_2PI, _KAPPA, _SQRT_HALF, _TANH_K, _apply_float, _not_for_integers,
                     _sigmoid, _zero, erf)
@@ -254,9 +255,7 @@ class Softplus(Op):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        scaled = x * ctx.beta
-        slope = scaled.sigmoid().where(~(scaled._data > ctx.threshold), 1.0)  # laid out by x
-        return grad * slope, None, None
+        return SoftplusBackward.apply(grad, x, ctx.beta, ctx.threshold), None, None
 
 
 class LeakyRelu(Op):
@@ -332,10 +331,7 @@ class Elu(Op):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        # exp of the clipped input: the unused branch must not overflow into 0 * inf
-        # clipped at 0 too: torch's second derivative is masked by x < 0 (zero at 0)
-        negative = grad * ctx.alpha * x.masked_fill(x._data >= 0, 0.0).exp()
-        return negative.where(x._data <= 0, grad), None
+        return EluBackward.apply(grad, x, ctx.alpha, 1.0, 1.0, False), None
 
 
 def _elu(x: np.ndarray, alpha) -> np.ndarray:
@@ -365,9 +361,7 @@ class EluInplace(Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        # torch's second derivative is masked by result < 0 (zero at 0)
-        clipped = result.masked_fill(result._data >= 0, 0.0)
-        return (grad * (clipped + ctx.alpha)).where(result._data <= 0, grad), None
+        return EluBackward.apply(grad, result, ctx.alpha, 1.0, 1.0, True), None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from .join import cat
 from .unary import _apply_float, _not_for_integers, _sigmoid
 from . import _layout
 from . import inplace as _inplace
+from ._activation_backward import EluBackward, HardswishBackward, LogSigmoidBackward
 from ._base import (HALF_TYPES, HardshrinkBackwardBackward, HardtanhBackwardBackward, Op,
                     SoftshrinkBackwardBackward, masked_where)
 from ._util import quiet_errors
@@ -45,8 +46,8 @@ class LogSigmoid(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        self, _ = ctx.saved_tensors
-        return grad * (-self).sigmoid()
+        self, buffer = ctx.saved_tensors
+        return LogSigmoidBackward.apply(grad, self, buffer)
 
 
 class Hardtanh(Op):
@@ -135,9 +136,7 @@ class Hardswish(Op):
     @staticmethod
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
-        x = self._data
-        slope = (self / 3 + 0.5).where(~(x <= -3), 0.0).where(~(x >= 3), 1.0)  # laid out by self
-        return grad * slope
+        return HardswishBackward.apply(grad, self)
 
 
 class Mish(Op):
@@ -183,12 +182,7 @@ class Elu(Op):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         alpha, scale, input_scale = ctx._saved_alpha, ctx._saved_scale, ctx._backward_scale
-        # exp of the clipped input: the unused branch must not overflow into 0 * inf. Clipped
-        # at 0 too: torch's elu_backward takes the exp branch at 0 but its own derivative
-        # (elu_double_backward) is masked by x < 0, so the second derivative there is 0
-        negative = grad * (alpha * scale * input_scale) * (
-            x.masked_fill(x._data >= 0, 0.0) * input_scale).exp()
-        return negative.where(x._data <= 0, grad * scale), None, None, None
+        return EluBackward.apply(grad, x, alpha, scale, input_scale, False), None, None, None
 
 
 class Celu(Elu):
@@ -223,11 +217,7 @@ class EluResult(Op):
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
         alpha, scale, input_scale = ctx._saved_alpha, ctx._saved_scale, ctx._backward_scale
-        # the result enters the negative branch clipped at 0: torch's derivative of this
-        # gradient is masked by result < 0 (zero at 0)
-        clipped = result.masked_fill(result._data >= 0, 0.0)
-        negative = grad * input_scale * (clipped + alpha * scale)
-        return negative.where(result._data <= 0, grad * scale), None, None, None
+        return EluBackward.apply(grad, result, alpha, scale, input_scale, True), None, None, None
 
 
 class CeluResult(EluResult):

@@ -394,7 +394,9 @@ class Addcdiv(Op):
     def backward(ctx, grad):
         tensor1, tensor2 = ctx.saved_tensors
         value = ctx._saved_value
-        grad_1 = grad * value / tensor2 if ctx.needs_input_grad[1] else None
+        # torch's order: value / tensor2 first, so the gradient takes tensor2's layout when
+        # the incoming gradient is expanded
+        grad_1 = grad * (value / tensor2) if ctx.needs_input_grad[1] else None
         grad_2 = None if tensor1 is None else -grad * value * tensor1 / (tensor2 * tensor2)
         return grad, grad_1, grad_2, None, None
 

@@ -9,7 +9,8 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor
-from ._base import Op, _binary_apply, as_operand, cast, compute, finish, not_implemented, promote
+from ._base import (Op, _binary_apply, as_operand, cast, compute, finish, laid_out_like,
+                    not_implemented, promote)
 from . import _layout
 from ._erf import erf
 from .inplace import inplace
@@ -92,7 +93,10 @@ class Logaddexp2(Op):
     @staticmethod
     def backward(ctx, grad):
         other, self = ctx.saved_tensors
-        return grad / (1 + (other - self).exp2()), grad / (1 + (self - other).exp2())
+        # laid out as the incoming gradient (torch's formula, through pow(2, .)); row-major
+        # when that is an expanded scalar
+        return (laid_out_like(grad / (1 + (other - self).exp2()), grad),
+                laid_out_like(grad / (1 + (self - other).exp2()), grad))
 
 
 def logaddexp2(input: Tensor, other: Tensor, *, out=None) -> Tensor:
@@ -140,8 +144,10 @@ class Ldexp(Op):
         if exponent.dtype.kind in "iub":  # torch's 2^other here is integer arithmetic
             exponent = exponent.astype(np.int64)
             factor = np.where(exponent >= 0, np.left_shift(1, np.clip(exponent, 0, 62)), 0)
-            return grad * Tensor._make(factor), None
-        return grad * other.exp2(), None
+            return grad * Tensor._make(np.ascontiguousarray(factor)), None
+        # torch's 2^other here is row-major whatever other's layout, so an expanded incoming
+        # gradient gives a row-major gradient
+        return grad * other.exp2().contiguous(), None
 
 
 def ldexp(input: Tensor, other: Tensor, *, out=None) -> Tensor:

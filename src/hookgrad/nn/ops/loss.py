@@ -35,8 +35,11 @@ def _per_element(grad, reduction: str, count: int):
 
 
 def _pair(ctx, grad_input):
-    """Gradients for (input, target) of a loss that depends on input - target only."""
+    """Gradients for (input, target) of a loss that depends on input - target only; row-major,
+    as torch's ``*_loss_backward`` kernels allocate their output contiguous whatever the
+    layout of the input or the incoming gradient."""
     need_input, need_target = ctx.needs_input_grad[:2]
+    grad_input = grad_input.contiguous()
     return (grad_input if need_input else None, -grad_input if need_target else None)
 
 
