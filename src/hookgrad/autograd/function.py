@@ -156,6 +156,8 @@ class BuiltinBackward(BackwardCFunction):
         needs = self.needs_input_grad
         count = len(grads)
         positions = self._tensor_positions
+        if self._forward_cls._tensor_list:  # cat/stack: torch's formula gives every part, and
+            return tuple(grads[i] if i < count else None for i in positions)  # hooks see all
         if len(positions) == 1:  # one tensor input
             i = positions[0]
             return (grads[i] if i < count and needs[i] else None,)
@@ -181,7 +183,8 @@ class BuiltinBackward(BackwardCFunction):
         if type(grads) is not tuple:
             grads = (grads,)
         count = len(grads)
-        return tuple(grads[i] if i < count and wanted[i] else None
+        every = self._forward_cls._tensor_list and any(wanted)  # as in _apply
+        return tuple(grads[i] if i < count and (every or wanted[i]) else None
                      for i in self._tensor_positions)
 
 
