@@ -38,8 +38,6 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 @pytest.mark.parametrize("start_shape", [(3, 4), (0,)])
 def test_result_is_written_into_out(name, start_shape):
-    if name == "arange" and start_shape != (0,):
-        pytest.skip("torch's arange keeps any out shape of the right size; not copied here")
     results = []
     for lib in (hookgrad, torch):
         out = lib.full(start_shape, -7.0, dtype=lib.float64)
@@ -99,3 +97,30 @@ def test_no_public_function_ignores_out():
                 and _declares_out(getattr(hookgrad, name))
                 and not _some_layer_reads_out(getattr(hookgrad, name).__wrapped__)]
     assert not ignoring, ignoring
+
+
+@pytest.mark.parametrize("shape, transposed", [((3, 4), False), ((3, 4), True), ((2, 3), False),
+                                               ((0,), False)])
+def test_arange_out_keeps_a_shape_of_the_right_size(shape, transposed):
+    """torch's arange keeps out's shape when it holds as many elements, filling it in its
+    logical order (a transposed out too), and resizes it (with a warning) otherwise."""
+    import warnings
+    results = []
+    for lib in (hookgrad, torch):
+        out = lib.full(shape, -7.0, dtype=lib.float64)
+        out = out.t() if transposed else out
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lib.arange(12, out=out)
+        results.append((out, len([w for w in caught if "out tensor" in str(w.message)])))
+    (ours, our_warnings), (theirs, their_warnings) = results
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert_close(ours, theirs)
+    assert our_warnings == their_warnings
+
+
+def test_arange_out_dtype_is_outs():
+    for lib in (hookgrad, torch):
+        out = lib.empty(0, dtype=lib.int32)
+        lib.arange(5, out=out)
+        assert out.dtype == lib.int32 and out.tolist() == [0, 1, 2, 3, 4]

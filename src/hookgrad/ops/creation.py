@@ -388,6 +388,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
     if end is None:
         start, end = 0, start
     start, end, step = (_fill_value(v) for v in (start, end, step))
+    if dtype is None and out is not None:
+        dtype = out.dtype  # a factory given out= makes its values in out's dtype
     if dtype is None:
         dtype = _dtype.result_type(start, end, step)
         if dtype is not _dtype.int64:
@@ -406,7 +408,22 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
         array = (float(start) + np.arange(count, dtype=np.float64) * float(step)).astype(np_dtype)
     else:
         array = (int(start) + np.arange(count, dtype=np.int64) * int(step)).astype(np_dtype)
-    return _finish(array, requires_grad)
+    if out is None:
+        return _finish(array, requires_grad)
+    if requires_grad:
+        raise RuntimeError("arange(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    if out.numel() == count:  # torch keeps out's shape and fills it in its logical order
+        _dtype.copyto(out._data, array.reshape(out.shape))
+    else:
+        if out.numel():
+            warnings.warn(f"The number of elements in the out tensor of shape {list(out.shape)} "
+                          f"is {out.numel()} which does not match the computed number of "
+                          f"elements {count}. The out tensor will be resized to a tensor of "
+                          f"shape ({count},).", UserWarning, stacklevel=2)
+        out._data = _dtype.astype(array, out._data.dtype)
+    out._version_counter[0] += 1
+    return out
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None,
