@@ -41,9 +41,10 @@ def infer_shape(shape, numel: int) -> tuple:
     if shape and min(shape) < 0:
         if shape.count(-1) > 1:
             raise RuntimeError("only one dimension can be inferred")
-        for size in shape:
+        for index, size in enumerate(shape):
             if size < -1:
-                raise RuntimeError(f"invalid shape dimension {size}")
+                raise RuntimeError(f"invalid shape dimension {size} at index {index} of shape "
+                                   f"{list(shape)}")
         known = math.prod(s for s in shape if s != -1)  # Python ints: exact, and fast
         if known == 0:
             if numel == 0:
