@@ -21,7 +21,7 @@ from .outputs import (builtin_inputs, builtin_outputs, pending_edges, set_output
                       untracked_outputs)
 from .saved import SavedTensor, save_builtin
 from .tensor_hooks import grad_edge
-from .views import check_inplace, check_rebase
+from .views import check_inplace, check_rebase, make_view
 
 
 class BuiltinBackward(BackwardCFunction):
@@ -105,8 +105,10 @@ class BuiltinFunction(Function):
         if cls._inplace and grad_on and args[0]._base is not None:
             check_inplace(args[0])  # before reading grad_fn below rebuilds a stale view's
         arrays = list(args)  # forward's arguments: each tensor's array in its place
+        tensors = 0
         for i, arg in enumerate(args):
             if isinstance(arg, Tensor):
+                tensors += 1
                 arrays[i] = arg._data
                 if grad_on and not any_needs and (
                         arg._requires_grad or arg._grad_fn is not None
@@ -127,25 +129,34 @@ class BuiltinFunction(Function):
                         arg.grad_fn  # a stale split output raises here, before the write
         if not any_needs:
             ctx = _UntrackedCtx()
-            ctx.needs_input_grad = _no_grads(len(args))
+            count = len(args)
+            ctx.needs_input_grad = _NO_GRADS[count] if count < 16 else (False,) * count
             outputs = cls.forward(ctx, *arrays, **kwargs)
-            if type(outputs) is np.ndarray and cls._view_of is None and not cls._inplace:
-                return Tensor._make(outputs)  # the common case, inline
+            if type(outputs) is np.ndarray and not cls._inplace:  # the common case, inline
+                view_of = cls._view_of
+                if view_of is None:
+                    return Tensor._make(outputs)
+                return make_view(outputs, args[view_of], cls, args, 0)
             return untracked_outputs(cls, args, outputs)
-        if len(args) == 1:
-            tensor = args[0]  # the one argument, a tensor that needs a gradient
-            if tensor._base is None:  # no view: its edge is known now (builtin_inputs's)
-                history = tensor._grad_fn
-                array = tensor._data
-                return record_builtin(cls, args, arrays, kwargs, (
-                    _ONE_NEED, _ONE_POSITION,
-                    [(history, tensor._output_nr) if history is not None else grad_edge(tensor)],
-                    ((array.shape, array.dtype),)))
+        tensor = args[0]
+        if (tensors == 1 and arrays[0] is not tensor and tensor._base is None  # a Tensor first
+                and (len(args) == 1 or not cls._wrapped_scalars)):
+            # one tensor, first, no view, no number that takes an edge (view, transpose, sum
+            # over a dim, every unary op): its edge is known now (``builtin_inputs``'s)
+            history = tensor._grad_fn
+            array = arrays[0]
+            count = len(args)
+            return record_builtin(cls, args, arrays, kwargs, (
+                _FIRST_ONLY[count] if count < 8 else (True,) + (False,) * (count - 1),
+                _ONE_POSITION,
+                [(history, tensor._output_nr) if history is not None else grad_edge(tensor)],
+                ((array.shape, array.dtype),)))
         return record_builtin(cls, args, arrays, kwargs)
 
 
-_ONE_NEED = (True,)
 _ONE_POSITION = (0,)
+# ``needs_input_grad`` when only the first of ``count`` arguments is a tensor
+_FIRST_ONLY = [()] + [(True,) + (False,) * n for n in range(7)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -170,16 +181,20 @@ def record_builtin(cls, args: tuple, arrays: list, kwargs: dict, inputs: tuple =
                            else pending_edges(edges, pending, args, positions))
     node._input_meta = metas
     node._tensor_positions = positions
-    if type(outputs) is np.ndarray and cls._view_of is None and not cls._inplace:
-        # the common case, inline: one fresh array out
-        result = Tensor._make(outputs)
+    if type(outputs) is np.ndarray and not cls._inplace:
+        # the common case, inline: one array out, fresh or (a view op's) a view of an input
+        view_of = cls._view_of
+        if view_of is None:
+            result = Tensor._make(outputs)
+        else:
+            result = make_view(outputs, args[view_of], cls, args, 0)
         if outputs.dtype.kind in "fcV":
             result._grad_fn = node
         node._output_meta = ((outputs.shape, outputs.dtype),)
         to_save = node._to_save
         if to_save is not None:
             node._to_save = None
-            if len(to_save) == 1 and to_save[0] is outputs:
+            if len(to_save) == 1 and to_save[0] is outputs and view_of is None:
                 # only the output saved (tanh, exp, relu): what ``save_builtin`` finds, without
                 # the search (a fresh output is no input and no op before this one changed it)
                 node._saved = (SavedTensor(result, node, result._grad_fn is node, False),)
@@ -210,7 +225,3 @@ class _UntrackedCtx(FunctionCtx):
 
 
 _NO_GRADS = [(False,) * n for n in range(16)]
-
-
-def _no_grads(count: int) -> tuple:
-    return _NO_GRADS[count] if count < 16 else (False,) * count
