@@ -304,8 +304,11 @@ class Permute(_View):
         dims = tuple(normalize_dim(d, self.ndim) for d in dims)
         if len(set(dims)) != len(dims):
             raise RuntimeError("permute(): duplicate dims are not allowed.")
-        ctx.inverse = tuple(int(i) for i in np.argsort(dims))
-        return np.transpose(self, dims)
+        inverse = [0] * len(dims)  # the inverse permutation (argsort of ``dims``)
+        for position, dim in enumerate(dims):
+            inverse[dim] = position
+        ctx.inverse = tuple(inverse)
+        return self.transpose(dims)
 
     @staticmethod
     def backward(ctx, grad):
@@ -349,7 +352,7 @@ class Transpose(_View):
         ctx.dims = (normalize_dim(dim0, self.ndim), normalize_dim(dim1, self.ndim))
         if self.ndim == 0:
             return self.view()
-        return np.swapaxes(self, *ctx.dims)
+        return self.swapaxes(*ctx.dims)
 
     @staticmethod
     def backward(ctx, grad):
@@ -417,10 +420,10 @@ class Squeeze(_View):
     def forward(ctx, self, dims=None):
         ctx.self_shape = self.shape
         if dims is None:
-            return np.squeeze(self)
+            return self.squeeze()  # (the methods: no Python wrapper around them)
         dims = tuple(normalize_dim(d, self.ndim) for d in dims)
         dims = tuple(d for d in set(dims) if self.ndim and self.shape[d] == 1)
-        return np.squeeze(self, dims) if dims else self.view()
+        return self.squeeze(dims) if dims else self.view()
 
     @staticmethod
     def backward(ctx, grad):
@@ -452,7 +455,7 @@ class Unsqueeze(_View):
     @staticmethod
     def forward(ctx, self, dim):
         ctx.dim = dim = normalize_dim(dim, self.ndim + 1)
-        result = np.expand_dims(self, dim)
+        result = self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])  # expand_dims's
         # torch's stride for the new dim: 1 at the end, else what the next dim spans
         kept = self.strides
         if self.size == 0:  # (as Tensor.stride() reads an empty array's zero strides)
