@@ -16,6 +16,7 @@ import numpy as np
 from ..autograd import grad_mode
 from ..autograd.graph import legacy_type_name
 from ..autograd.views import make_view
+from ..overrides import _mode_stack
 from ..tensor import Tensor
 from .. import _memory_format as _mf
 from .._dtype import to_numpy_dtype
@@ -101,7 +102,20 @@ class View(_View):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.reshape(ctx.self_shape), None
+        return _grad_reshaped(grad, ctx.self_shape), None
+
+
+def _grad_reshaped(grad: Tensor, shape: tuple) -> Tensor:
+    """``grad.reshape(shape)`` in a view's backward formula. When nothing is recorded (no
+    create_graph), no mode intercepts calls and ``grad`` is row-major, this is the view that
+    ``View.apply`` makes unrecorded, made without the public call's argument handling: every
+    reshape, view and squeeze node runs it once per backward."""
+    if not grad_mode._state.enabled and not _mode_stack and type(grad) is Tensor:
+        array = grad._data
+        if array.flags.c_contiguous:
+            return make_view(_with_view_strides(array, array.reshape(shape)), grad, View,
+                             (grad, shape), 0)
+    return grad.reshape(shape)
 
 
 class UnsafeView(Op):
@@ -119,7 +133,7 @@ class UnsafeView(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.reshape(ctx.self_shape), None
+        return _grad_reshaped(grad, ctx.self_shape), None
 
 
 class ViewDtype(_View):
@@ -427,7 +441,7 @@ class Squeeze(_View):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.reshape(ctx.self_shape), None
+        return _grad_reshaped(grad, ctx.self_shape), None
 
 
 class SqueezeDim(Squeeze):
