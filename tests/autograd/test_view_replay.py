@@ -44,3 +44,21 @@ def test_a_view_does_not_keep_the_view_it_was_taken_of():
         base.mul_(2)  # and it is still replayed from the base, as torch does
         histories.append(type(last.grad_fn).__name__)
     assert histories[1] == histories[0]
+
+
+@pytest.mark.parametrize("base_kind", ["leaf", "non_leaf", "plain", "view_of_non_leaf"])
+def test_a_view_made_under_no_grad_refuses_in_place_as_torch(base_kind):
+    # the refusal depends on whether the root base requires grad when the view is made
+    outcomes = []
+    for lib in (torch, hookgrad):
+        leaf = lib.ones(4, requires_grad=base_kind != "plain")
+        base = {"leaf": leaf, "plain": leaf, "non_leaf": leaf * 2,
+                "view_of_non_leaf": (leaf * 2)[1:]}[base_kind]
+        with lib.no_grad():
+            view = base.view(2, 2) if base_kind != "view_of_non_leaf" else base.view(-1)
+        try:
+            view.mul_(2)
+            outcomes.append("ok")
+        except RuntimeError as error:
+            outcomes.append(str(error).split(".")[0])
+    assert outcomes[1] == outcomes[0]

@@ -75,7 +75,8 @@ def make_view(array, source: Tensor, fn, args, index: int) -> Tensor:
                 f"Output {index} of {name} is a view and is being modified inplace. " +
                 MULTI_VIEW_TAIL)
     else:
-        if not _state.enabled and base.requires_grad:
+        # ``base.requires_grad``, inline: a root base is no view, so only its own two fields
+        if not _state.enabled and (base._requires_grad or base._grad_fn is not None):
             tensor._extras().view_error = _no_grad_view_error()
         position = fn._view_of
         parent_fn = source._view_fn if source._base is not None else None
