@@ -49,6 +49,15 @@ def one_blas_thread() -> Iterator[None]:
     """Run the body with OpenBLAS on one thread, then give back the count it had (bodies may
     nest: the last one out restores). Call it where ``available()``; the count is process-wide:
     another thread's GEMM in the meantime also runs on one thread (slower, never wrong)."""
+    _lower()
+    try:
+        yield
+    finally:
+        _restore()
+
+
+def _lower() -> None:
+    """``one_blas_thread``'s entry; ``matmul`` calls it directly (no generator per product)."""
     global _depth, _before
     with _lock:
         if _depth == 0:
@@ -58,15 +67,17 @@ def one_blas_thread() -> Iterator[None]:
                 if count != 1:
                     controller.set_num_threads(1)
         _depth += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _depth -= 1
-            if _depth == 0:
-                for controller, count in zip(_blas_controllers(), _before):
-                    if count != 1:
-                        controller.set_num_threads(count)
+
+
+def _restore() -> None:
+    """``one_blas_thread``'s exit."""
+    global _depth
+    with _lock:
+        _depth -= 1
+        if _depth == 0:
+            for controller, count in zip(_blas_controllers(), _before):
+                if count != 1:
+                    controller.set_num_threads(count)
 
 
 # OpenBLAS splits a GEMM over its threads from 4 * 65536 multiply-adds up. Below this many one
@@ -83,6 +94,9 @@ def matmul(a, b):
     if a.ndim == 2 and b.ndim == 2:
         size = a.shape[0] * a.shape[1] * b.shape[1]
         if _THREADED_GEMM < size < SMALL_GEMM and available():
-            with one_blas_thread():
+            _lower()  # one_blas_thread's body, inline: a mid-size product is often a layer's
+            try:
                 return np.matmul(a, b)
+            finally:
+                _restore()
     return np.matmul(a, b)

@@ -241,6 +241,39 @@ def test_raw_saved_register_hooks_rules_match_torch():
             raw.register_hooks(lambda t: t, lambda t: t)
 
 
+@pytest.mark.parametrize("input_kind", ["leaf", "non_leaf"])
+def test_raw_saved_input_unpacks_with_its_history_after_register_hooks(input_kind):
+    # a saved input keeps no edge of its own until hooks are set on it (torch reads the
+    # input's history then): the unpacked tensor, its history and the gradient match torch
+    results = []
+    for lib in (torch, hookgrad):
+        leaf = lib.tensor([0.5, 1.5, 2.5], requires_grad=True, dtype=lib.float64)
+        x = leaf if input_kind == "leaf" else leaf * 2
+        y = x.sin()
+        raw = y.grad_fn._raw_saved_self
+        raw.register_hooks(lambda t: t * 1, lambda t: t)
+        unpacked = y.grad_fn._saved_self
+        history = None if unpacked.grad_fn is None else type(unpacked.grad_fn).__name__
+        y.sum().backward()
+        results.append((history, unpacked.requires_grad, unpacked.is_leaf,
+                        leaf.grad.numpy().tolist()))
+    assert results[1] == results[0]
+
+
+def test_raw_saved_input_edge_is_read_when_hooks_are_set_as_torch():
+    # the input's history changed (in place) between saving and setting the hooks: the
+    # unpacked tensor carries the history it has when the hooks are set, as in torch
+    histories = []
+    for lib in (torch, hookgrad):
+        leaf = lib.tensor([0.5, 1.5], requires_grad=True, dtype=lib.float64)
+        x = leaf * 2
+        y = x.sin()
+        x.add_(1)
+        y.grad_fn._raw_saved_self.register_hooks(lambda t: t.clone(), lambda t: t)
+        histories.append(type(y.grad_fn._saved_self.grad_fn).__name__)
+    assert histories[1] == histories[0]
+
+
 def test_accessing_freed_saved_tensor_raises_like_torch():
     messages = []
     for lib in (torch, hookgrad):

@@ -13,7 +13,7 @@ import pytest
 
 import hookgrad
 import hookgrad.nn.functional as F
-from hookgrad.autograd.function import BuiltinFunction
+from hookgrad.autograd.builtin import BuiltinFunction
 
 RNG = np.random.default_rng(0)
 SPECS = {

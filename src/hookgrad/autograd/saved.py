@@ -190,9 +190,9 @@ class SavedTensor:
         self._unpack_hook = None
         self._root_ref = None
         self._hooked = False
-        # keep the input's history for unpacking; an output's history is the saving node itself,
-        # so it is re-attached at unpack time instead of stored (that would form a cycle)
-        self._edge = None if is_output else grad_edge(tensor)
+        # the edge a hooked unpack re-attaches to an input (``_pack_edge``); without hooks the
+        # input itself is kept, history and all, and needs none
+        self._edge = None
         pair = _hook_state.top
         if pair is None:
             if is_output:  # keep the array only: a Tensor would hold its grad_fn, i.e. the node
@@ -204,7 +204,15 @@ class SavedTensor:
             return
         self._tensor = None
         self._data = None
+        self._pack_edge(tensor)
         self._pack(pair, tensor, node, is_input)
+
+    def _pack_edge(self, tensor) -> None:
+        """Before packing: the input's history, for unpacking (as torch, read when the hooks are
+        set); an output's history is the saving node itself, re-attached at unpack time instead
+        of stored (that would form a cycle)."""
+        if not self._is_output:
+            self._edge = grad_edge(tensor)
 
     def _pack(self, pair: tuple, tensor, node, is_input: bool) -> None:
         pack_hook, unpack_hook = pair
@@ -251,6 +259,8 @@ class SavedTensor:
         if self._hooked:
             raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already "
                                "been set. Hint: only one pair of hooks is allowed at a time.")
+        if self._tensor is not None:
+            self._pack_edge(self._tensor)
         # the pack hook sees the data without history, as torch passes it
         tensor = self._tensor.detach() if self._tensor is not None else Tensor._make(self._data)
         self._tensor = None

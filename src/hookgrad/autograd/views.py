@@ -8,6 +8,8 @@ in place is refused with torch's words.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..tensor import Tensor
@@ -73,18 +75,22 @@ def make_view(array, source: Tensor, fn, args, index: int) -> Tensor:
                 f"Output {index} of {name} is a view and is being modified inplace. " +
                 MULTI_VIEW_TAIL)
     else:
-        if not _state.enabled and base.requires_grad:
+        # ``base.requires_grad``, inline: a root base is no view, so only its own two fields
+        if not _state.enabled and (base._requires_grad or base._grad_fn is not None):
             tensor._extras().view_error = _no_grad_view_error()
         position = fn._view_of
         parent_fn = source._view_fn if source._base is not None else None
-        before, after = args[:position], args[position + 1:]
-
-        def replay(root, _parent=parent_fn, _fn=fn, _before=before, _after=after):
-            start = _parent(root) if _parent is not None else root
-            return _fn.apply(*_before, start, *_after)
-
-        tensor._view_fn = replay
+        # a C-level partial, not a closure: most views are never replayed. The arguments are
+        # kept without the source itself, which would keep its history alive with the view
+        tensor._view_fn = functools.partial(_replay, parent_fn, fn, args[:position],
+                                            args[position + 1:])
     return tensor
+
+
+def _replay(parent_fn, fn, before: tuple, after: tuple, root: Tensor) -> Tensor:
+    """A view op applied again, from the root base (through the view it was taken of)."""
+    start = parent_fn(root) if parent_fn is not None else root
+    return fn.apply(*before, start, *after)
 
 
 def alias(tensor: Tensor, function_name: str) -> Tensor:

@@ -20,7 +20,11 @@ def _shape_args(shape, op: str = "view") -> tuple:
     """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size(...))`` as a tuple of ints."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    result = []
+    try:
+        return tuple(map(operator.index, shape))  # every view and reshape: no Python loop
+    except TypeError:
+        pass
+    result = []  # some size is no int: found again, one by one, to name it in the error
     for position, size in enumerate(shape):
         try:
             result.append(operator.index(size))
@@ -33,13 +37,14 @@ def _shape_args(shape, op: str = "view") -> tuple:
 
 def infer_shape(shape, numel: int) -> tuple:
     """``shape`` with its one ``-1`` filled in; torch's messages when that is impossible."""
-    shape = tuple(int(s) for s in shape)
-    if shape.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
-    for size in shape:
-        if size < -1:
-            raise RuntimeError(f"invalid shape dimension {size}")
-    if -1 in shape:
+    shape = tuple(map(int, shape))
+    if shape and min(shape) < 0:
+        if shape.count(-1) > 1:
+            raise RuntimeError("only one dimension can be inferred")
+        for index, size in enumerate(shape):
+            if size < -1:
+                raise RuntimeError(f"invalid shape dimension {size} at index {index} of shape "
+                                   f"{list(shape)}")
         known = math.prod(s for s in shape if s != -1)  # Python ints: exact, and fast
         if known == 0:
             if numel == 0:

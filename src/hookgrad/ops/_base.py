@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd import grad_mode
-from ..autograd.function import BuiltinFunction
+from ..autograd.builtin import BuiltinFunction
 from ..autograd.node import REFCOUNTS_EXACT, tasks as _tasks
 from ..autograd.views import check_inplace
 from ..tensor import Tensor, has_internal_overlap

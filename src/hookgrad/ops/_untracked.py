@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import record_builtin
+from ..autograd.builtin import record_builtin
 from ..autograd.grad_mode import _state
 from ..autograd.tensor_hooks import grad_edge
 from ..overrides import _mode_stack

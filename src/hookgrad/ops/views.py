@@ -16,6 +16,7 @@ import numpy as np
 from ..autograd import grad_mode
 from ..autograd.graph import legacy_type_name
 from ..autograd.views import make_view
+from ..overrides import _mode_stack
 from ..tensor import Tensor
 from .. import _memory_format as _mf
 from .._dtype import to_numpy_dtype
@@ -31,7 +32,7 @@ from ._base import Op
 def view_array(x: np.ndarray, shape: tuple):
     """``x`` reshaped without a copy, or None when its strides do not allow it."""
     try:
-        return np.reshape(x, shape, copy=False)
+        return x.reshape(shape, copy=False)  # the method: no Python wrapper around it
     except ValueError:
         return None
 
@@ -101,7 +102,20 @@ class View(_View):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.reshape(ctx.self_shape), None
+        return _grad_reshaped(grad, ctx.self_shape), None
+
+
+def _grad_reshaped(grad: Tensor, shape: tuple) -> Tensor:
+    """``grad.reshape(shape)`` in a view's backward formula. When nothing is recorded (no
+    create_graph), no mode intercepts calls and ``grad`` is row-major, this is the view that
+    ``View.apply`` makes unrecorded, made without the public call's argument handling: every
+    reshape, view and squeeze node runs it once per backward."""
+    if not grad_mode._state.enabled and not _mode_stack and type(grad) is Tensor:
+        array = grad._data
+        if array.flags.c_contiguous:
+            return make_view(_with_view_strides(array, array.reshape(shape)), grad, View,
+                             (grad, shape), 0)
+    return grad.reshape(shape)
 
 
 class UnsafeView(Op):
@@ -119,7 +133,7 @@ class UnsafeView(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.reshape(ctx.self_shape), None
+        return _grad_reshaped(grad, ctx.self_shape), None
 
 
 class ViewDtype(_View):
@@ -304,8 +318,11 @@ class Permute(_View):
         dims = tuple(normalize_dim(d, self.ndim) for d in dims)
         if len(set(dims)) != len(dims):
             raise RuntimeError("permute(): duplicate dims are not allowed.")
-        ctx.inverse = tuple(int(i) for i in np.argsort(dims))
-        return np.transpose(self, dims)
+        inverse = [0] * len(dims)  # the inverse permutation (argsort of ``dims``)
+        for position, dim in enumerate(dims):
+            inverse[dim] = position
+        ctx.inverse = tuple(inverse)
+        return self.transpose(dims)
 
     @staticmethod
     def backward(ctx, grad):
@@ -349,7 +366,7 @@ class Transpose(_View):
         ctx.dims = (normalize_dim(dim0, self.ndim), normalize_dim(dim1, self.ndim))
         if self.ndim == 0:
             return self.view()
-        return np.swapaxes(self, *ctx.dims)
+        return self.swapaxes(*ctx.dims)
 
     @staticmethod
     def backward(ctx, grad):
@@ -417,14 +434,14 @@ class Squeeze(_View):
     def forward(ctx, self, dims=None):
         ctx.self_shape = self.shape
         if dims is None:
-            return np.squeeze(self)
+            return self.squeeze()  # (the methods: no Python wrapper around them)
         dims = tuple(normalize_dim(d, self.ndim) for d in dims)
         dims = tuple(d for d in set(dims) if self.ndim and self.shape[d] == 1)
-        return np.squeeze(self, dims) if dims else self.view()
+        return self.squeeze(dims) if dims else self.view()
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.reshape(ctx.self_shape), None
+        return _grad_reshaped(grad, ctx.self_shape), None
 
 
 class SqueezeDim(Squeeze):
@@ -452,7 +469,7 @@ class Unsqueeze(_View):
     @staticmethod
     def forward(ctx, self, dim):
         ctx.dim = dim = normalize_dim(dim, self.ndim + 1)
-        result = np.expand_dims(self, dim)
+        result = self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])  # expand_dims's
         # torch's stride for the new dim: 1 at the end, else what the next dim spans
         kept = self.strides
         if self.size == 0:  # (as Tensor.stride() reads an empty array's zero strides)

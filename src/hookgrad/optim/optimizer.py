@@ -265,7 +265,7 @@ class Optimizer:
                 if grad is None:
                     continue
                 if set_to_none:
-                    param.grad = None
+                    param._grad = None  # (the setter's whole work for None)
                     continue
                 if grad.grad_fn is not None:
                     grad.detach_()

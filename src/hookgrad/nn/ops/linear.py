@@ -154,11 +154,12 @@ def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tens
             if not isinstance(value, Tensor) and (value is not None or name != "bias"):
                 raise TypeError(f"linear(): argument '{name}' (position {position}) must be "
                                 f"Tensor, not {type(value).__name__}")
-    if bias is not None and input.ndim == 2:
+    shape = input._data.shape  # (the arrays' own shapes: no torch.Size per read)
+    if bias is not None and len(shape) == 2:
         return Addmm.apply(bias, input, weight.t())
-    if bias is not None and input.ndim >= 1 and bias.ndim == 1 and input.is_contiguous():
-        flat = input.reshape(math.prod(input.shape[:-1]), input.shape[-1])
+    if bias is not None and shape and bias._data.ndim == 1 and input.is_contiguous():
+        flat = input.reshape(math.prod(shape[:-1]), shape[-1])
         result = Addmm.apply(bias, flat, weight.t())
-        return result.view(tuple(input.shape[:-1]) + (result.shape[1],))
+        return result.view(shape[:-1] + (result._data.shape[1],))
     output = matmul(input, weight.t())
     return output + bias if bias is not None else output
