@@ -164,3 +164,16 @@ def test_a_nan_row_gives_nan_gradients_there_only():
     expected, ours = _grads_against_torch(x, (9,), np.float64)
     np.testing.assert_allclose(ours[0], expected[0], rtol=1e-12, atol=1e-12, equal_nan=True)
     assert np.isnan(ours[0][1]).all() and not np.isnan(ours[0][[0, 2, 3]]).any()
+
+
+def test_an_empty_batch_takes_the_tensor_formulas():
+    results = []
+    for lib in (torch, hookgrad):
+        x = lib.zeros((0, 3, 5), requires_grad=True)
+        weight, bias = lib.ones(5, requires_grad=True), lib.zeros(5, requires_grad=True)
+        out = lib.nn.functional.layer_norm(x, (5,), weight, bias)
+        grads = lib.autograd.grad(out, [x, weight, bias], lib.ones_like(out))
+        results.append([(tuple(g.shape), g.stride(), g.numpy()) for g in grads])
+    for (shape_t, stride_t, t), (shape_h, stride_h, h) in zip(*results):
+        assert (shape_h, stride_h) == (shape_t, stride_t)
+        np.testing.assert_array_equal(h, t)
