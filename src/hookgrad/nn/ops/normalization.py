@@ -185,13 +185,13 @@ def _row_moments(input: np.ndarray, normalized_ndim: int, eps: float):
     dims of a C-ordered input; mean and rstd have the input's rank (size 1 in the normalized
     dims), as torch returns them. Row sums are einsum's single pass over each row, not a
     reduction over a short last axis (3x slower in NumPy); a product with a vector of ones
-    would be no faster here, as the centered copy and its squares cost more than the sum."""
+    (``_blas.matvec``, as backward's sums) measured no faster here in the whole forward."""
     kept = input.shape[:input.ndim - normalized_ndim]
     rows = input.reshape(math.prod(kept), -1)
     count = rows.dtype.type(rows.shape[1])
     mean = np.einsum("ij->i", rows)
     mean /= count
-    centered = np.subtract(rows, mean[:, None])
+    centered = rows - mean[:, None]
     var = np.einsum("ij,ij->i", centered, centered)
     var /= count
     var += rows.dtype.type(eps)
