@@ -1,5 +1,6 @@
 """logsumexp, softmax and log_softmax: computed with the maximum shifted out, so large inputs
-do not overflow; each backward uses the saved result."""
+do not overflow (a last-dim softmax of moderate inputs needs no shift: ``_unshifted_softmax``);
+each backward uses the saved result."""
 from __future__ import annotations
 
 import numpy as np
