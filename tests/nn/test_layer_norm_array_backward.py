@@ -113,3 +113,67 @@ def test_row_kernels_and_the_paths_that_miss_them_match_torch(layout, dtype):
         assert tuple(h.shape) == tuple(t.shape) and h.stride() == t.stride()
         assert h.dtype == out_h.dtype
         np.testing.assert_allclose(h.detach().numpy(), t.detach().numpy(), rtol=tol, atol=tol)
+
+
+def _grads_against_torch(x, normalized, dtype, affine=True, seed=3):
+    """(torch's, hookgrad's) first-order gradients of x, weight and bias for a C-ordered x."""
+    rng = np.random.default_rng(seed)
+    arrays = [x.astype(dtype)]
+    if affine:
+        arrays += [rng.standard_normal(normalized).astype(dtype) for _ in range(2)]
+    grad_output = rng.standard_normal(x.shape).astype(dtype)
+    results = []
+    for lib in (torch, hookgrad):
+        leaves = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = lib.nn.functional.layer_norm(leaves[0], normalized, *leaves[1:], eps=1e-5)
+        grads = lib.autograd.grad(out, leaves, lib.tensor(grad_output))
+        results.append([g.numpy() for g in grads])
+    return results
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rows_with_a_large_mean_are_centered_first(dtype):
+    """Rows whose mean is thousands of spreads away from zero beside ordinary rows: x - mean is
+    taken before the sums, so float32 stays as close to the float64 gradients as torch's
+    float32 (summing x * grad first lost ~2 more bits on the weight's gradient here)."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((6, 5, 16))
+    x[::2] = x[::2] * 0.01 + 40
+    exact, _ = _grads_against_torch(x, (5, 16), np.float64)
+    expected, ours = _grads_against_torch(x, (5, 16), dtype)
+    tol = 1.5e-4 if dtype == np.float32 else 1e-9
+    for e, t, o in zip(exact, expected, ours):
+        np.testing.assert_allclose(t, e, rtol=0, atol=2 * tol * np.abs(e).max())  # torch's
+        np.testing.assert_allclose(o, e, rtol=0, atol=tol * np.abs(e).max())
+
+
+@pytest.mark.parametrize("case", ["row blocks", "rows longer than a block"])
+def test_large_inputs_whose_sums_run_in_blocks(case):
+    """Sums over more elements than one BLAS block (cut into row blocks, or einsum's loop for
+    very long rows) give torch's gradients."""
+    shape = {"row blocks": (2, 300, 600), "rows longer than a block": (2, 140000)}[case]
+    x = np.random.default_rng(6).standard_normal(shape) * 2 + 0.5
+    expected, ours = _grads_against_torch(x, shape[-1:], np.float64)
+    for e, o in zip(expected, ours):
+        np.testing.assert_allclose(o, e, rtol=1e-10, atol=1e-10)
+
+
+def test_a_nan_row_gives_nan_gradients_there_only():
+    x = np.random.default_rng(7).standard_normal((4, 9))
+    x[1, 3] = np.nan
+    expected, ours = _grads_against_torch(x, (9,), np.float64)
+    np.testing.assert_allclose(ours[0], expected[0], rtol=1e-12, atol=1e-12, equal_nan=True)
+    assert np.isnan(ours[0][1]).all() and not np.isnan(ours[0][[0, 2, 3]]).any()
+
+
+def test_an_empty_batch_takes_the_tensor_formulas():
+    results = []
+    for lib in (torch, hookgrad):
+        x = lib.zeros((0, 3, 5), requires_grad=True)
+        weight, bias = lib.ones(5, requires_grad=True), lib.zeros(5, requires_grad=True)
+        out = lib.nn.functional.layer_norm(x, (5,), weight, bias)
+        grads = lib.autograd.grad(out, [x, weight, bias], lib.ones_like(out))
+        results.append([(tuple(g.shape), g.stride(), g.numpy()) for g in grads])
+    for (shape_t, stride_t, t), (shape_h, stride_h, h) in zip(*results):
+        assert (shape_h, stride_h) == (shape_t, stride_t)
+        np.testing.assert_array_equal(h, t)

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ... import _dtype
+from ... import _blas, _dtype
 from ...autograd import grad_mode
 from ...tensor import Tensor
 from ...ops._base import Op
@@ -164,11 +164,11 @@ class NativeLayerNorm(Op):
 
 
 def _plain_layer_norm(grad, input, weight) -> bool:
-    """float32 or float64 throughout, C-ordered: the array formulas then give the tensor
-    formulas' values and layouts."""
+    """float32 or float64 throughout, C-ordered and not empty: the array formulas then give the
+    tensor formulas' values and layouts."""
     dtype = input._data.dtype
     return (dtype in (np.float32, np.float64) and grad._data.dtype == dtype
-            and (weight is None or weight._data.dtype == dtype)
+            and (weight is None or weight._data.dtype == dtype) and input._data.size > 0
             and grad._data.flags.c_contiguous and input._data.flags.c_contiguous)
 
 
@@ -184,8 +184,8 @@ def _row_moments(input: np.ndarray, normalized_ndim: int, eps: float):
     """(mean, x - mean as a (rows, columns) matrix, rstd) over the trailing ``normalized_ndim``
     dims of a C-ordered input; mean and rstd have the input's rank (size 1 in the normalized
     dims), as torch returns them. Row sums are einsum's single pass over each row, not a
-    reduction over a short last axis (3x slower in NumPy) nor a matrix-vector product (which
-    would hand 1 MiB of work to BLAS's threads)."""
+    reduction over a short last axis (3x slower in NumPy); a product with a vector of ones
+    (``_blas.matvec``, as backward's sums) measured no faster here in the whole forward."""
     kept = input.shape[:input.ndim - normalized_ndim]
     rows = input.reshape(math.prod(kept), -1)
     count = rows.dtype.type(rows.shape[1])
@@ -200,33 +200,68 @@ def _row_moments(input: np.ndarray, normalized_ndim: int, eps: float):
     return mean.reshape(stats), centered, rstd.reshape(stats)
 
 
+# |mean| * rstd up to which backward's sums over x * grad are taken without centering x first:
+# the mean's share then costs at most ~2 bits of the sums' precision.
+_UNCENTERED = 2.0
+
+
 def _layer_norm_grads_arrays(ctx, grad, input, weight, mean, rstd):
-    """Layer norm's first-order gradients on arrays (no graph of them is wanted): the formulas
-    of ``backward`` with the saved statistics, on (rows, columns) views, each temporary
-    reused in place and each reduction one einsum pass."""
+    """Layer norm's first-order gradients on arrays (no graph of them is wanted), in the form
+    grad_input = rstd w g + a x + b with per-row a and b, on (rows, columns) views.
+
+    Every sum is a matrix-vector product (``_blas.matvec``/``vecmat``: row sums of g w and of
+    g w x, column sums of g and of g x rstd), so one full-size temporary, g x, is all they
+    need; grad_input is the outer product rstd w times g, plus x a and b. Each broadcast pass
+    over the rows costs ~2x a plain one in NumPy, so there are as few as the formula allows.
+    A row whose mean is large against its spread takes x - mean first (as the tensor formulas
+    do) rather than losing the sums' precision to cancellation."""
     normalized = input.shape[input.ndim - len(ctx.axes):]
     columns = math.prod(normalized)
-    rows_in, rows_grad = input.reshape(-1, columns), grad.reshape(-1, columns)
-    mean, rstd = mean.reshape(-1, 1), rstd.reshape(-1, 1)
+    x, g = input.reshape(-1, columns), grad.reshape(-1, columns)
+    mean, rstd = mean.reshape(-1), rstd.reshape(-1)
     need_input, need_weight, need_bias = ctx.needs_input_grad[:3]
-    xhat = rows_in - mean
-    xhat *= rstd
+    shift = mean * rstd  # x_hat = x rstd - shift
+    uncentered = bool(np.all(np.abs(shift) <= _UNCENTERED))  # nan: centered
+    if uncentered:
+        product = np.multiply(x, g)
+    else:
+        product = np.subtract(x, mean[:, None])
+        product *= g
     grad_input = grad_weight = grad_bias = None
-    if need_input:
-        grad_xhat = rows_grad * weight.reshape(-1) if weight is not None else rows_grad.copy()
-        count = xhat.dtype.type(columns)
-        mean_grad = np.einsum("ij->i", grad_xhat)
-        mean_grad /= count
-        mean_product = np.einsum("ij,ij->i", grad_xhat, xhat)
-        mean_product /= count
-        grad_xhat -= mean_grad[:, None]
-        grad_xhat -= np.multiply(xhat, mean_product[:, None])
-        grad_xhat *= rstd
-        grad_input = Tensor._make(grad_xhat.reshape(input.shape))
-    if need_weight:
-        grad_weight = Tensor._make(np.einsum("ij,ij->j", rows_grad, xhat).reshape(normalized))
+    if need_weight:  # sum over rows of g x_hat
+        grad_weight = _blas.vecmat(rstd, product)
+        if uncentered:
+            grad_weight -= _blas.vecmat(shift, g)
+        grad_weight = Tensor._make(grad_weight.reshape(normalized))
     if need_bias:
-        grad_bias = Tensor._make(np.einsum("ij->j", rows_grad).reshape(normalized))
+        grad_bias = Tensor._make(_blas.vecmat(np.ones(len(x), x.dtype), g).reshape(normalized))
+    if need_input:
+        scale = np.ones(columns, x.dtype) if weight is None else weight.reshape(-1)
+        sum_grad = _blas.matvec(g, scale)  # per row: sum of g w, and of g w (x - mean)
+        sum_product = _blas.matvec(product, scale)
+        if uncentered:
+            sum_product -= mean * sum_grad
+        # grad_input = rstd g w - rstd sum_grad / N - (x - mean) rstd^3 sum_product / N
+        slope = rstd * rstd
+        slope *= rstd
+        slope *= sum_product
+        slope *= -1 / columns
+        offset = rstd * sum_grad
+        offset *= -1 / columns
+        if weight is None:
+            grad_input = np.multiply(g, rstd[:, None])
+        else:
+            grad_input = np.einsum("i,j->ij", rstd, scale)
+            grad_input *= g
+        if uncentered:  # x slope + (offset - mean slope)
+            offset -= mean * slope
+            np.multiply(x, slope[:, None], out=product)
+        else:
+            np.subtract(x, mean[:, None], out=product)
+            product *= slope[:, None]
+        grad_input += product
+        grad_input += offset[:, None]
+        grad_input = Tensor._make(grad_input.reshape(input.shape))
     return grad_input, grad_weight, grad_bias
 
 
