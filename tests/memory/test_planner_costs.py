@@ -412,3 +412,19 @@ def test_the_parts_and_the_check_are_timed_alike(monkeypatch):
     assert parts[1:] == check[1:] == (_timing.WARM_STEPS, _timing.MEASURE_SECONDS,
                                       _timing.TIME_LIMIT)
     assert other_parts[3] == other_check[3] == 3.5
+
+
+def test_a_costs_file_keeps_the_parts_standard_errors(monkeypatch, tmp_path, fresh_process):
+    model, x = _model(), _input()
+    path = tmp_path / "costs.json"
+    budget = _plan(model, x, 0, verify=False).baseline_peak // 3
+    found = []
+    for error in (2.0 ** -11, 2.0 ** -8):  # the second process would measure another error
+        for name in CALIBRATIONS:
+            getattr(_costs, name).clear()
+        _inject(monkeypatch, spread=0.0, seed=0)
+        _with_errors(monkeypatch, lambda name, error=error: error)
+        found.append(memory.plan(model, x, budget, loss_fn=_loss, measure=False,
+                                 verify=False, costs_file=path))
+    assert found[0].estimated_extra_error is not None
+    assert found[1].estimated_extra_error == found[0].estimated_extra_error
