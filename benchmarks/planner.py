@@ -86,6 +86,11 @@ def check(title: str, model, x, loss_fn, clock: str, time_limit: float) -> tuple
         time_limit=2 * time_limit, spread=spread, warm_steps=_timing.WARM_STEPS,
         warm_seconds=_timing.MEASURE_SECONDS)
     remeasured = again["plan"] - again["none"]
+    # load that changes between the timings shows in their steps without policy
+    print("  the step without policy in each timing: "
+          f"parts {costs.baseline * 1e3:.1f} ms, check "
+          f"{(found.measured_seconds - found.measured_extra_seconds) * 1e3:.1f} ms, "
+          f"again {again['none'] * 1e3:.1f} ms")
     row = (title, found.estimated_extra_seconds, found.estimated_extra_error,
            found.measured_extra_seconds, found.measured_extra_error, remeasured, spread["plan"],
            found.baseline_seconds)

@@ -180,8 +180,7 @@ class Plan:
             def cell(value, show):
                 return "-" if value is None else show(value)
 
-            def size(value):
-                return format_bytes(value)
+            size = format_bytes
 
             def extra(value, error=None):
                 known = error is not None and math.isfinite(error)
@@ -260,11 +259,10 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     ``costs_file`` (a path) keeps them across processes: read when it holds this plan's
     (same model structure, shapes, candidates, plan, clock, host and version), written when
     they were measured, so later runs estimate alike too. ``verify`` times the plan against
-    no policy the same way (paired steps, up to ``time_limit`` more seconds) and reports the
-    measured extra time beside the estimate, with its standard error
-    (``measured_extra_error``). Returns a
-    ``Plan``; use ``plan.policy`` as a context manager around forward. Parameters' ``.grad``
-    are left as they were. ``measure=False`` skips the whole-step peak measurements.
+    no policy the same way and reports the measured extra time beside the estimate, with
+    its standard error (``measured_extra_error``). Returns a ``Plan``; use ``plan.policy``
+    as a context manager around forward. Parameters' ``.grad`` are left as they were.
+    ``measure=False`` skips the whole-step peak measurements.
     """
     if budget_on not in ("saved", "peak"):
         raise ValueError(f"budget_on must be 'saved' or 'peak', got {budget_on!r}")
