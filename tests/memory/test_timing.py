@@ -82,13 +82,17 @@ def test_a_steady_drift_cancels_in_the_pairs(monkeypatch):
     assert extra / seconds["none"] == pytest.approx(0.1, rel=0.05)
 
 
-def test_steady_timings_stop_at_the_least_rounds_with_no_error(monkeypatch):
+def test_steady_timings_stop_as_soon_as_their_spread_is_trusted(monkeypatch):
     step, taken = _fake_clock(monkeypatch, lambda name, index: 1.5 if name == "plan" else 1.0)
     spread = {}
     seconds = _timing.time_contexts(step, CONTEXTS, 3, clock="fake", time_limit=1e6,
                                     spread=spread)
     assert seconds == {"none": 1.0, "plan": 1.5} and spread == {"plan": 0.0}
-    assert len(taken) == 2 + 2 * 4  # a step each, then 4 rounds (3 asked, made even)
+    assert len(taken) == 2 + 2 * _timing.SETTLE_PAIRS  # a step each, then the pairs
+    # without a time limit, the least rounds (3 asked, made even) whatever the spread
+    step, taken = _fake_clock(monkeypatch, lambda name, index: 1.5 if name == "plan" else 1.0)
+    _timing.time_contexts(step, CONTEXTS, 3, clock="fake")
+    assert len(taken) == 2 + 2 * 4
 
 
 def test_noisy_timings_are_sampled_until_the_error_is_a_tenth_of_the_extra(monkeypatch):

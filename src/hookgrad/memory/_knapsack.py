@@ -33,18 +33,18 @@ LEAST_SCALE = 0.25
 
 
 def extra_error_of(parts: Sequence[tuple], policy: float) -> Optional[float]:
-    """The standard error of the estimate from those of its parts, each ``(weight, measured
-    seconds, standard error)``. A part's options and per-step work come to its scale times
+    """The standard error of the estimate from those of its parts, each ``(weight, standard
+    error of what it measured)``. A part's options and per-step work come to its scale times
     its weight less the policy's own work, and the policy's own work to the parts' mean scale
     times it, so the estimate moves by ``(weight - policy + policy / parts) / weight`` per
     second a part measures; the parts are timed on steps of their own, so their errors add
     in quadrature. (A part floored at ``LEAST_SCALE`` does not move the estimate, yet what it
     measured is known no better: its error counts alike.) None when a part's error is not
     known (an older costs file)."""
-    if not parts or any(error is None for _, _, error in parts):
+    if not parts or any(error is None for _, error in parts):
         return None
     return math.sqrt(math.fsum(((weight - policy + policy / len(parts)) / weight * error) ** 2
-                               for weight, _, error in parts))
+                               for weight, error in parts))
 
 
 def _combine(left: np.ndarray, right: np.ndarray) -> tuple:
@@ -112,22 +112,21 @@ class Knapsack:
         self.scales: Dict[int, float] = {id(saver): 1.0 for saver, *_ in self.rates}
         self.rerun = 1.0
         measured = []
-        parts = []  # (weight, scale, the part's standard error) per part measured
+        parts = []  # (weight, standard error) of each part measured
         if costs is not None:
             for saver, *_ in self.rates:
                 if repr(saver) not in costs.savers:
                     continue
                 weight = self.policy + step_cost(saver) + math.fsum(
                     c[4] for c in chosen if c[0] == "saver" and c[2] is saver)
-                seconds = costs.savers[repr(saver)]
-                self.scales[id(saver)] = max(LEAST_SCALE, seconds / weight)
+                self.scales[id(saver)] = max(LEAST_SCALE, costs.savers[repr(saver)] / weight)
                 measured.append(self.scales[id(saver)])
-                parts.append((weight, seconds, costs.errors.get(repr(saver))))
+                parts.append((weight, costs.errors.get(repr(saver))))
             if costs.recompute is not None:
                 weight = self.policy + math.fsum(c[4] for c in chosen if c[0] == "recompute")
                 self.rerun = max(LEAST_SCALE, costs.recompute / weight)
                 measured.append(self.rerun)
-                parts.append((weight, costs.recompute, costs.errors.get("recompute")))
+                parts.append((weight, costs.errors.get("recompute")))
         self.policy_seconds = self.policy * (float(np.mean(measured)) if measured else 1.0)
         self.extra_error = extra_error_of(parts, self.policy)
 

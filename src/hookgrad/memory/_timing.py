@@ -55,6 +55,10 @@ TIME_LIMIT = 20.0
 PRECISION = 0.1
 # an extra time below this share of the step is known well enough at PRECISION of this share
 FLOOR = 0.01
+# the fewest pairs whose spread is trusted to stop sampling: a standard error from a handful
+# can come out small by chance (the deep MLP's parts, allowed to stop from 6 pairs on, once
+# reported +47.7 ± 0.7 ms where its check right after read +41.8 ± 3.9 ms)
+SETTLE_PAIRS = 16
 # the trimmed mean leaves out this share of the differences at each end
 TRIM = 0.2
 # the most correlation between neighbouring pairs' differences that widens an error
@@ -165,9 +169,9 @@ def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], 
     policies in reverse order in odd rounds). At least ``rounds`` rounds, more while they fit
     in ``MEASURE_SECONDS`` (up to ``MAX_ROUNDS``), always an even number; then on, for up to
     ``time_limit`` more seconds, until every policy's extra time is known to ``precision``
-    (``Pairs.settled``). The reference's figure is the median of its steps; a policy's is
-    that plus the trimmed mean of its paired differences. ``spread``, when given, receives
-    each policy's standard error (seconds)."""
+    (``Pairs.settled``, trusted from ``SETTLE_PAIRS`` pairs on). The reference's figure is
+    the median of its steps; a policy's is that plus the trimmed mean of its paired
+    differences. ``spread``, when given, receives each policy's standard error (seconds)."""
     now = clock_of(clock)
     names = list(contexts)
     reference, policies = names[0], names[1:]
@@ -200,7 +204,8 @@ def time_contexts(step: Callable[[Any], None], contexts: Dict[str, Callable[[], 
             if done >= least and done % 2 == 0:
                 if begun is None:
                     begun = WALL()
-                if pairs.settled(precision) or WALL() - begun >= time_limit:
+                if (done >= SETTLE_PAIRS and pairs.settled(precision)) or (
+                        WALL() - begun >= time_limit):
                     break
             if not policies:
                 pairs.reference.append(timed(reference))
