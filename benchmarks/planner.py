@@ -1,13 +1,18 @@
 """Does the planner's time estimate hold, and do its plans repeat? (run by hand)
 
     .venv/bin/python benchmarks/planner.py [--quick] [--clock cpu|wall] [--repeats N]
+        [--time-limit SECONDS]
 
 For the demo's digits CNN (its training loss, a batch of 64) and the deep MLP and small CNN of
 benchmarks/memory.py, with a budget of a quarter of the saved bytes: the plan's estimated
-extra time per step, the extra time ``plan`` measured, and the extra time measured again
-afterwards over more rounds (each with its standard error), with the estimate's error against
-each (aim: within +-25 %). The estimate is scaled by the plan's parts timed before the plan
-runs (each saver on the modules the plan gives it: printed under each plan).
+extra time per step, the extra time ``plan`` measured (its check), and the extra time
+measured again afterwards, each with its standard error, and the estimate's error against
+each measurement with the standard error of that error (aim: within +-25 %). The estimate is
+scaled by the plan's parts timed before the plan runs (each saver on the modules the plan
+gives it: printed under each plan). All three timings pair every plan step with a step
+without policy and sample until the standard error is 10 % of the extra time or a time limit
+passes: ``--time-limit`` (default 60 s) for the parts and the check, twice that for the
+second measurement (memory._timing).
 Then the demo's plan is made in ``--repeats`` fresh processes (different hash seeds) and their
 choices compared (aim: all the same). One BLAS thread; on a machine shared with other jobs the
 figures are indicative, a quiet machine confirms them.
@@ -15,6 +20,7 @@ figures are indicative, a quiet machine confirms them.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import subprocess
 import sys
@@ -25,7 +31,7 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import hookgrad  # noqa: E402
 from hookgrad import memory  # noqa: E402
-from hookgrad.memory import _costs  # noqa: E402
+from hookgrad.memory import _costs, _timing  # noqa: E402
 from hookgrad.nn import functional  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -57,32 +63,37 @@ def demo_model():
     return model.build(0, notes), images, lambda logits: functional.cross_entropy(logits, labels)
 
 
-def check(title: str, model, x, loss_fn, clock: str) -> tuple:
+def check(title: str, model, x, loss_fn, clock: str, time_limit: float) -> tuple:
     first = memory.plan(model, x, 0, loss_fn=loss_fn, verify=False, measure=False, clock=clock)
     budget = first.baseline_peak // 4
-    found = memory.plan(model, x, budget, loss_fn=loss_fn, measure=False, clock=clock)
+    found = memory.plan(model, x, budget, loss_fn=loss_fn, measure=False, clock=clock,
+                        time_limit=time_limit)
     print(f"\n{title}")
     print(found)
     if found.policy is None:
-        return (title, 0.0, None, None, None, None, found.baseline_seconds), budget
+        return (title, 0.0, None, None, None, None, None, found.baseline_seconds), budget
     costs = [c for k, c in _costs.MODEL_COSTS.items() if k[0][1] == id(model)][-1]
     print("  what scaled the estimate: the plan's parts, each against no policy (ms): "
-          + ", ".join(f"{name} {seconds * 1e3:+.2f}" for name, seconds in costs.savers.items())
-          + ("" if costs.recompute is None else f" recompute() {costs.recompute * 1e3:+.2f}"))
-    # measured again, over three times the rounds
-    saved = _costs.MEASURE_SECONDS
-    _costs.MEASURE_SECONDS = 3 * saved
+          + ", ".join(f"{name} {ms(seconds, costs.errors.get(name))}"
+                      for name, seconds in costs.savers.items())
+          + ("" if costs.recompute is None
+             else f" recompute() {ms(costs.recompute, costs.errors.get('recompute'))}"))
+    # measured again, the same way, for up to twice as long
     spread: dict = {}
-    try:
-        again = _costs.time_contexts(
-            lambda context: _step(model, x, loss_fn, context),
-            {"none": lambda: None, "plan": lambda: found.policy}, 15, clock, spread=spread,
-            warm_steps=_costs.WARM_STEPS, warm_seconds=saved)
-    finally:
-        _costs.MEASURE_SECONDS = saved
+    again = _timing.time_contexts(
+        lambda context: _step(model, x, loss_fn, context),
+        {"none": lambda: None, "plan": lambda: found.policy}, 15, clock,
+        time_limit=2 * time_limit, spread=spread, warm_steps=_timing.WARM_STEPS,
+        warm_seconds=_timing.MEASURE_SECONDS)
     remeasured = again["plan"] - again["none"]
-    row = (title, found.estimated_extra_seconds, found.measured_extra_seconds,
-           found.measured_extra_error, remeasured, spread["plan"], found.baseline_seconds)
+    # load that changes between the timings shows in their steps without policy
+    print("  the step without policy in each timing: "
+          f"parts {costs.baseline * 1e3:.1f} ms, check "
+          f"{(found.measured_seconds - found.measured_extra_seconds) * 1e3:.1f} ms, "
+          f"again {again['none'] * 1e3:.1f} ms")
+    row = (title, found.estimated_extra_seconds, found.estimated_extra_error,
+           found.measured_extra_seconds, found.measured_extra_error, remeasured, spread["plan"],
+           found.baseline_seconds)
     return row, budget
 
 
@@ -95,10 +106,18 @@ def _step(model, x, loss_fn, context):
     loss.backward()
 
 
-def error(estimate: float, measured: float) -> str:
+def error(estimate: float, estimate_error, measured: float, measured_error: float) -> str:
+    """The estimate's relative error against a measurement, and the standard error of that
+    (from both standard errors, to first order)."""
     if measured <= 0:
         return "-"
-    return f"{(estimate - measured) / measured * 100:+.0f} %"
+    relative = (estimate - measured) / measured
+    spread = math.hypot(estimate_error or 0.0, estimate / measured * measured_error) / measured
+    return f"{relative * 100:+.0f} ± {spread * 100:.0f} %"
+
+
+def ms(value: float, spread) -> str:
+    return f"{value * 1e3:+.1f}" + ("" if spread is None else f" ± {spread * 1e3:.1f}") + " ms"
 
 
 def main() -> None:
@@ -107,31 +126,39 @@ def main() -> None:
     parser.add_argument("--clock", default="cpu", choices=("cpu", "wall"))
     parser.add_argument("--repeats", type=int, default=3,
                         help="fresh processes that plan the demo (default 3)")
+    parser.add_argument("--time-limit", type=float, default=60.0,
+                        help="seconds each timing may sample while its standard error is "
+                             "above 10 %% of the extra time (default 60; the second "
+                             "measurement gets twice this)")
     args = parser.parse_args()
     hookgrad.manual_seed(0)
     depth, width, batch = (4, 128, 32) if args.quick else (16, 1024, 256)
     rows = []
     model, x, loss_fn = demo_model()
-    row, demo_budget = check("demo digits CNN, batch 64", model, x, loss_fn, args.clock)
+    limit = args.time_limit
+    row, demo_budget = check("demo digits CNN, batch 64", model, x, loss_fn, args.clock, limit)
     rows.append(row)
     rows.append(check(f"MLP {depth} x {width}, batch {batch}", benchmark.mlp(depth, width),
-                      hookgrad.randn(batch, width), benchmark.loss_of, args.clock)[0])
+                      hookgrad.randn(batch, width), benchmark.loss_of, args.clock, limit)[0])
     rows.append(check("CNN 3 conv blocks", benchmark.cnn(),
                       hookgrad.randn(16 if args.quick else 64, 3, 32, 32), benchmark.loss_of,
-                      args.clock)[0])
+                      args.clock, limit)[0])
     unit = "CPU time" if args.clock == "cpu" else "wall time"
     print(f"\nextra {unit} per step under the plan (budget: a quarter of the saved bytes)")
-    print("(each measurement ± its standard error, from the spread of its rounds)")
+    print("(each figure ± its standard error; time limit per timing "
+          f"{limit:g} s, the second measurement {2 * limit:g} s)")
     print("| model | step | estimated | measured by plan | error | measured again | error |")
     print("|---|---|---|---|---|---|---|")
-    for title, estimate, measured, measured_error, again, again_error, step in rows:
+    for (title, estimate, estimate_error, measured, measured_error, again, again_error,
+         step) in rows:
         if measured is None:
             print(f"| {title} | {step * 1e3:.1f} ms | no plan meets the budget | | | | |")
             continue
-        print(f"| {title} | {step * 1e3:.1f} ms | {estimate * 1e3:+.1f} ms | "
-              f"{measured * 1e3:+.1f} ± {measured_error * 1e3:.1f} ms | "
-              f"{error(estimate, measured)} | {again * 1e3:+.1f} ± {again_error * 1e3:.1f} ms | "
-              f"{error(estimate, again)} |")
+        print(f"| {title} | {step * 1e3:.1f} ms | {ms(estimate, estimate_error)} | "
+              f"{ms(measured, measured_error)} | "
+              f"{error(estimate, estimate_error, measured, measured_error)} | "
+              f"{ms(again, again_error)} | "
+              f"{error(estimate, estimate_error, again, again_error)} |")
     code = DEMO_PLAN.format(budget=demo_budget, clock=args.clock)
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env=dict(os.environ, PYTHONHASHSEED=str(seed)), check=True).stdout

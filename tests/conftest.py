@@ -255,11 +255,13 @@ def init_draws(lib, build):
 def _short_planner_timings(request, monkeypatch):
     """Planner calls in tests/memory assert choices and bytes, never timings: a short
     measurement keeps the suite fast (``plan`` otherwise times each candidate for a few
-    seconds). Kept here, not in a conftest of that folder: two modules named ``conftest`` would
+    seconds, and goes on sampling for up to ``TIME_LIMIT`` while a figure is not known to
+    10 %). Kept here, not in a conftest of that folder: two modules named ``conftest`` would
     shadow each other's helpers."""
     if "memory" in request.node.path.parent.parts[-1:]:
-        from hookgrad.memory import _costs
-        monkeypatch.setattr(_costs, "MEASURE_SECONDS", 0.25)
+        from hookgrad.memory import _timing
+        monkeypatch.setattr(_timing, "MEASURE_SECONDS", 0.25)
+        monkeypatch.setattr(_timing, "TIME_LIMIT", 0.25)
 
 
 def traced_peak(fn) -> int:

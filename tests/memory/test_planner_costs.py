@@ -8,7 +8,7 @@ import torch
 
 import hookgrad
 from hookgrad import memory, nn
-from hookgrad.memory import _costs, _work, planner
+from hookgrad.memory import _costs, _timing, _work, planner
 from test_policy import Affine  # the same small model the policy tests train
 
 NOMINAL = {  # seconds each context adds, on the decision grid's bucket centres (powers of 2)
@@ -332,109 +332,73 @@ def test_a_costs_file_keeps_each_budgets_plan(monkeypatch, tmp_path, fresh_proce
     assert estimates({name: 4 * seconds for name, seconds in NOMINAL.items()}) == first
 
 
-def _fake_clock(monkeypatch, seconds_of):
-    """A clock that each step moves on by ``seconds_of(name, index)``: ``index`` counts the
-    steps taken, so a drift or an order effect can be written down exactly."""
-    state = {"now": 0.0, "index": 0}
-    monkeypatch.setitem(_costs.CLOCKS, "fake", lambda: state["now"])
-
-    def step(name):
-        state["now"] += seconds_of(name, state["index"])
-        state["index"] += 1
-    return step
-
-
-def test_the_second_step_of_a_round_gains_nothing_from_its_place(monkeypatch):
-    # a step after another runs 10 % faster (warm caches): taking turns in both orders, as
-    # often each (9 rounds asked, 10 run), the plan's 20 % is found within a few per cent;
-    # always second, it would read 8 %
-    order = {"none": 1.0, "plan": 1.2}
-
-    def seconds_of(name, index):
-        return order[name] * (0.9 if index % 2 else 1.0)
-
-    step = _fake_clock(monkeypatch, seconds_of)
-    monkeypatch.setattr(_costs, "MEASURE_SECONDS", 0.0)
-    spread = {}
-    seconds = _costs.time_contexts(step, {"none": lambda: "none", "plan": lambda: "plan"}, 9,
-                                   clock="fake", spread=spread)
-    assert seconds["plan"] / seconds["none"] == pytest.approx(1.2, rel=0.01)
-    assert set(spread) == {"plan"}
-
-
-def test_the_spread_reported_is_a_standard_error_that_shrinks_with_more_rounds(monkeypatch):
-    # steps off by up to 10 % either way, in a fixed pseudo-random pattern
-    def seconds_of(name, index):
-        return (1.0 if name == "none" else 1.2) * (1 + 0.05 * ((index * 7919) % 5 - 2))
-
-    monkeypatch.setattr(_costs, "MEASURE_SECONDS", 0.0)
-    errors = []
-    for rounds in (16, 256):
-        step = _fake_clock(monkeypatch, seconds_of)
-        spread = {}
-        seconds = _costs.time_contexts(step, {"none": lambda: "none", "plan": lambda: "plan"},
-                                       rounds, clock="fake", spread=spread)
-        assert seconds["plan"] / seconds["none"] == pytest.approx(1.2, abs=0.1)
-        errors.append(spread["plan"])
-    assert 0 < errors[1] < errors[0] / 2
-
-
-def test_steady_timings_settle_at_once_and_report_no_spread(monkeypatch):
-    step = _fake_clock(monkeypatch, lambda name, index: 1.0 if name == "none" else 1.5)
-    monkeypatch.setattr(_costs, "MEASURE_SECONDS", 0.0)
-    spread = {}
-    seconds = _costs.time_contexts(step, {"none": lambda: "none", "plan": lambda: "plan"}, 3,
-                                   clock="fake", settle_seconds=60.0, spread=spread)
-    assert seconds == {"none": 1.0, "plan": 1.5} and spread == {"plan": 0.0}
-
-
-def test_the_plan_shows_the_standard_error_of_its_measured_time(monkeypatch):
-    _inject(monkeypatch, spread=0.0, seed=0)
+def _with_errors(monkeypatch, errors):
+    """The injected timings, each policy's standard error given by ``errors(name)``."""
     injected = planner.time_contexts
 
     def time_contexts(step, contexts, rounds, clock="cpu", spread=None, **options):
         if spread is not None:
-            spread.update({name: 2.0 ** -11 for name in list(contexts)[1:]})
+            spread.update({name: errors(name) for name in list(contexts)[1:]})
         return injected(step, contexts, rounds, clock, **options)
 
     monkeypatch.setattr(planner, "time_contexts", time_contexts)
+
+
+def test_the_plan_shows_the_standard_errors_of_its_estimate_and_its_check(monkeypatch):
+    # a plan of one saver is estimated by its one part: the part's standard error is the
+    # estimate's; the check's is its own
+    _inject(monkeypatch, spread=0.0, seed=0)
+    _with_errors(monkeypatch, lambda name: 2.0 ** -11 if name == "plan" else 2.0 ** -10)
     model, x = _model(), _input()
-    budget = _plan(model, x, 0, verify=False).baseline_peak // 3
-    found = _plan(model, x, budget)
+    unit = 64 * 16 * 4
+    budget = _plan(model, x, 0, verify=False).baseline_peak - 5 * unit + 5 * unit // 4 + 1024
+    found = _plan(model, x, budget, candidates=[memory.quantize(8)])
+    assert {c[1] for c in found.choices} == {"quantize(8, per='channel')"}
+    assert found.estimated_extra_error == pytest.approx(2.0 ** -10)
     assert found.measured_extra_error == 2.0 ** -11
-    measured = found.measured_extra_seconds * 1e3
-    assert f"+{measured:.1f} ms ± {2.0 ** -11 * 1e3:.1f}" in str(found)
+    line = next(line for line in str(found).splitlines() if "extra CPU time per step" in line)
+    estimated, measured = found.estimated_extra_seconds * 1e3, found.measured_extra_seconds * 1e3
+    assert line.split() == ["extra", "CPU", "time", "per", "step", f"+{estimated:.1f}", "±",
+                            f"{2.0 ** -10 * 1e3:.1f}", "ms", f"+{measured:.1f}", "±",
+                            f"{2.0 ** -11 * 1e3:.1f}", "ms"]
 
 
-def test_policies_warm_up_to_their_steady_cost_before_the_timed_rounds(monkeypatch):
-    # a policy whose first steps after steps without it cost less, settling after 5 (as
-    # offload's do on a model that writes megabytes a step): warmed up, it is timed at its
-    # steady cost; the reference (no policy) gets no extra warm-up steps
-    taken = {"none": 0, "plan": 0}
+def test_the_estimates_error_is_what_its_parts_errors_move_it_by(monkeypatch):
+    # three parts: the estimate moves with each part's measured seconds by some factor (the
+    # policy's own work counted once); its standard error is the parts' errors times those
+    # factors, in quadrature. The factors are found here by moving each part's timing
+    model, x = _model(), _input()
+    budget = _plan(model, x, 0, verify=False).baseline_peak * 40 // 100
+    errors = {"cast('bfloat16')": 2.0 ** -12, "quantize(8, per='channel')": 2.0 ** -11,
+              "offload()": 2.0 ** -10}
 
-    def seconds_of(name, index):
-        taken[name] += 1
-        return 1.0 if name == "none" else (1.2 if taken[name] <= 5 else 1.5)
+    def estimate(nominal):
+        _inject(monkeypatch, spread=0.0, seed=0, nominal=nominal)
+        _with_errors(monkeypatch, lambda name: errors.get(name, 0.0))
+        return _plan(model, x, budget, verify=False)
 
-    step = _fake_clock(monkeypatch, seconds_of)
-    monkeypatch.setattr(_costs, "MEASURE_SECONDS", 0.0)
-    contexts = {"none": lambda: "none", "plan": lambda: "plan"}
-    cold = _costs.time_contexts(step, contexts, 4, clock="fake")
-    assert cold == pytest.approx({"none": 1.0, "plan": 1.2})
-    taken.update(none=0, plan=0)
-    warm = _costs.time_contexts(step, contexts, 4, clock="fake", warm_steps=5,
-                                warm_seconds=60.0)
-    assert warm == pytest.approx({"none": 1.0, "plan": 1.5})
-    assert taken == {"none": 1 + 4, "plan": 5 + 4}
+    found = estimate(NOMINAL)
+    used = {c[1] for c in found.choices}
+    assert used == set(errors)
+    step = 2.0 ** -16
+    total = 0.0
+    for part in used:
+        moved = estimate(dict(NOMINAL, **{part: NOMINAL[part] + step}))
+        factor = (moved.estimated_extra_seconds - found.estimated_extra_seconds) / step
+        assert 0 < factor <= 1
+        total += (factor * errors[part]) ** 2
+    assert found.estimated_extra_error == pytest.approx(total ** 0.5)
 
 
-def test_the_parts_and_the_check_are_timed_after_the_same_warm_up(monkeypatch):
+def test_the_parts_and_the_check_are_timed_alike(monkeypatch):
+    # the same warm-up and the same time limit (the plan's) for both timings
     _inject(monkeypatch, spread=0.0, seed=0)
     injected = planner.time_contexts
     asked = []
 
     def time_contexts(step, contexts, rounds, clock="cpu", **options):
-        asked.append((list(contexts), options.get("warm_steps"), options.get("warm_seconds")))
+        asked.append((list(contexts), options.get("warm_steps"), options.get("warm_seconds"),
+                      options.get("time_limit")))
         return injected(step, contexts, rounds, clock, **options)
 
     monkeypatch.setattr(planner, "time_contexts", time_contexts)
@@ -442,6 +406,25 @@ def test_the_parts_and_the_check_are_timed_after_the_same_warm_up(monkeypatch):
     budget = _plan(model, x, 0, verify=False).baseline_peak // 3
     asked.clear()
     _plan(model, x, budget)
-    parts, check = asked
+    _plan(model, x, budget, time_limit=3.5)
+    parts, check, other_parts, other_check = asked
     assert "plan" not in parts[0] and check[0] == ["none", "plan"]
-    assert parts[1:] == check[1:] == (_costs.WARM_STEPS, _costs.MEASURE_SECONDS)
+    assert parts[1:] == check[1:] == (_timing.WARM_STEPS, _timing.MEASURE_SECONDS,
+                                      _timing.TIME_LIMIT)
+    assert other_parts[3] == other_check[3] == 3.5
+
+
+def test_a_costs_file_keeps_the_parts_standard_errors(monkeypatch, tmp_path, fresh_process):
+    model, x = _model(), _input()
+    path = tmp_path / "costs.json"
+    budget = _plan(model, x, 0, verify=False).baseline_peak // 3
+    found = []
+    for error in (2.0 ** -11, 2.0 ** -8):  # the second process would measure another error
+        for name in CALIBRATIONS:
+            getattr(_costs, name).clear()
+        _inject(monkeypatch, spread=0.0, seed=0)
+        _with_errors(monkeypatch, lambda name, error=error: error)
+        found.append(memory.plan(model, x, budget, loss_fn=_loss, measure=False,
+                                 verify=False, costs_file=path))
+    assert found[0].estimated_extra_error is not None
+    assert found[1].estimated_extra_error == found[0].estimated_extra_error

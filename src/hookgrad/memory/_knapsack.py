@@ -32,6 +32,21 @@ BINS = 256
 LEAST_SCALE = 0.25
 
 
+def extra_error_of(parts: Sequence[tuple], policy: float) -> Optional[float]:
+    """The standard error of the estimate from those of its parts, each ``(weight, standard
+    error of what it measured)``. A part's options and per-step work come to its scale times
+    its weight less the policy's own work, and the policy's own work to the parts' mean scale
+    times it, so the estimate moves by ``(weight - policy + policy / parts) / weight`` per
+    second a part measures; the parts are timed on steps of their own, so their errors add
+    in quadrature. (A part floored at ``LEAST_SCALE`` does not move the estimate, yet what it
+    measured is known no better: its error counts alike.) None when a part's error is not
+    known (an older costs file)."""
+    if not parts or any(error is None for _, error in parts):
+        return None
+    return math.sqrt(math.fsum(((weight - policy + policy / len(parts)) / weight * error) ** 2
+                               for weight, error in parts))
+
+
 def _combine(left: np.ndarray, right: np.ndarray) -> tuple:
     """Min-plus convolution over kept-byte bins; also which left bin each result came from."""
     size = len(left)
@@ -92,10 +107,12 @@ class Knapsack:
         and tensors the plan uses, not on a saver spread over the whole model (offload's
         cost per tensor there is not its cost on a few of them). At least ``LEAST_SCALE``:
         a lower figure, even below 0, is timing noise. 1 where nothing was measured. The
-        policy's own work, paid once whatever the parts, is estimated at their mean scale."""
+        policy's own work, paid once whatever the parts, is estimated at their mean scale.
+        ``extra_error``: the estimate's standard error from the parts' (``extra_error_of``)."""
         self.scales: Dict[int, float] = {id(saver): 1.0 for saver, *_ in self.rates}
         self.rerun = 1.0
         measured = []
+        parts = []  # (weight, standard error) of each part measured
         if costs is not None:
             for saver, *_ in self.rates:
                 if repr(saver) not in costs.savers:
@@ -104,11 +121,14 @@ class Knapsack:
                     c[4] for c in chosen if c[0] == "saver" and c[2] is saver)
                 self.scales[id(saver)] = max(LEAST_SCALE, costs.savers[repr(saver)] / weight)
                 measured.append(self.scales[id(saver)])
+                parts.append((weight, costs.errors.get(repr(saver))))
             if costs.recompute is not None:
                 weight = self.policy + math.fsum(c[4] for c in chosen if c[0] == "recompute")
                 self.rerun = max(LEAST_SCALE, costs.recompute / weight)
                 measured.append(self.rerun)
+                parts.append((weight, costs.errors.get("recompute")))
         self.policy_seconds = self.policy * (float(np.mean(measured)) if measured else 1.0)
+        self.extra_error = extra_error_of(parts, self.policy)
 
     def saver_cost(self, unit, saver: Saver, per_tensor: float, per_byte: float) -> tuple:
         """(decision weight, estimated seconds) of ``saver`` on ``unit``."""
@@ -355,6 +375,7 @@ def solve(result, model, led: Ledger, units: list, fixed: int, work: ModuleWork,
     result.policy = Policy(ordered, model=model, framework=backend.name)
     result.estimated_peak = int(peak)
     result.estimated_extra_seconds = extra
+    result.estimated_extra_error = knapsack.extra_error if costs is not None else None
     result.per_step_seconds = per_step
     result.feasible = peak <= budget
     if not result.feasible:

@@ -11,10 +11,12 @@
    weight whose kept bytes plus the largest recompute transient fit the budget. The weights
    are counts at reference rates, so the plan repeats.
 4. The plan is timed in parts on the model (``_parts``: each saver on the modules the plan
-   gives it, and its recomputes; ``_costs``: medians, in turns, after a warm-up), which
-   scales the chosen options' weights into the estimated seconds. Then measured steps with
-   the chosen policy check the peak against the budget and time the plan against no policy
-   (medians, the two taking turns), with the standard error of that figure.
+   gives it, and its recomputes), which scales the chosen options' weights into the
+   estimated seconds. Then measured steps with the chosen policy check the peak against the
+   budget and time the plan against no policy. Both timings pair each policy step with a
+   step without one and take a robust mean of the differences, sampling until its standard
+   error is within 10 % of it or ``time_limit`` passes (``_timing``); the estimate and the
+   check each carry their standard error.
 
 The budget is on saved bytes by default, or on the measured peak of the whole step
 (``budget_on="peak"``); the plan reports both, estimated and measured side by side
@@ -29,9 +31,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ._backend import Backend, backend_for
 from ._modules import tracker_for
-from . import _costs
-from ._costs import (MODEL_COSTS, SAVER_RATES, ModelCosts, clock_of, load_costs, save_costs,
-                     signature, stable_signature, time_contexts)
+from . import _timing
+from ._costs import (MODEL_COSTS, SAVER_RATES, ModelCosts, load_costs, save_costs, signature,
+                     stable_signature)
+from ._timing import clock_of, time_contexts
 from ._knapsack import solve
 from .ledger import Ledger, format_bytes
 from .policy import Policy, recompute
@@ -136,10 +139,12 @@ class Plan:
         self.baseline_seconds = 0.0
         self.estimated_peak = 0
         self.estimated_extra_seconds = 0.0
+        # the estimate's standard error, from those of the parts' timings (None: not known)
+        self.estimated_extra_error: Optional[float] = None
         self.measured_peak: Optional[int] = None
         self.measured_seconds: Optional[float] = None
         self.measured_extra_seconds: Optional[float] = None
-        # the standard error of that measurement (from the spread of its rounds)
+        # the standard error of that measurement (from the spread of its paired differences)
         self.measured_extra_error: Optional[float] = None
         self.clock = "cpu"  # what the seconds are: process CPU time, or wall time
         self.framework = "hookgrad"
@@ -175,20 +180,19 @@ class Plan:
             def cell(value, show):
                 return "-" if value is None else show(value)
 
-            def size(value):
-                return format_bytes(value)
+            size = format_bytes
 
-            def extra(value):
-                return f"{value * 1e3:+.1f} ms"
+            def extra(value, error=None):
+                known = error is not None and math.isfinite(error)
+                return f"{value * 1e3:+.1f}" + (f" ± {error * 1e3:.1f}" if known else "") + " ms"
             rows = [("", "estimated", "measured"),
                     ("saved peak", size(self.estimated_peak), cell(self.measured_peak, size)),
                     ("step peak", cell(self.estimated_memory_peak, size),
                      cell(self.memory_peak, size)),
-                    (f"extra {self._clock_name} per step", extra(self.estimated_extra_seconds),
-                     cell(self.measured_extra_seconds, extra)
-                     + ("" if self.measured_extra_error is None
-                        or not math.isfinite(self.measured_extra_error)
-                        else f" ± {self.measured_extra_error * 1e3:.1f}"))]
+                    (f"extra {self._clock_name} per step",
+                     extra(self.estimated_extra_seconds, self.estimated_extra_error),
+                     cell(self.measured_extra_seconds,
+                          lambda value: extra(value, self.measured_extra_error)))]
             widths = [max(len(row[i]) for row in rows) for i in range(3)]
             for row in rows:
                 lines.append("  " + row[0].ljust(widths[0]) + "  " + row[1].rjust(widths[1])
@@ -229,7 +233,8 @@ def _measured_peak(model, inputs: tuple, loss_fn: Callable, backend: Backend, de
 def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[Callable] = None,
          candidates: Optional[Sequence[Any]] = None, verify: bool = True,
          measure: bool = True, budget_on: str = "saved", rounds: int = 5,
-         recalibrate: bool = False, clock: str = "cpu", costs_file: Any = None) -> Plan:
+         recalibrate: bool = False, clock: str = "cpu", costs_file: Any = None,
+         time_limit: Optional[float] = None) -> Plan:
     """Profile ``model`` on ``example_inputs`` and choose, per module, a saver or recomputation
     so that memory stays under ``budget_bytes`` at the least added time.
 
@@ -241,19 +246,23 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     module's forward work) at reference rates, ties broken by fewest bytes, then candidate
     order: the same model, inputs and candidates give the same plan in every call and every
     process. The plan is then timed in parts on the model, one per saver it uses (its
-    policy with the other entries set to None) and one for its recomputes (medians of at
-    least ``rounds`` steps after a warm-up of up to 20 steps, in turns with a step without
-    policy), in process CPU time (``clock="cpu"``, steadier than wall time on a shared
-    machine) or wall time (``clock="wall"``), and the parts scale the chosen options'
-    weights into the estimate; measurements are kept per process, model and plan
+    policy with the other entries set to None) and one for its recomputes, and the parts
+    scale the chosen options' weights into the estimate (``estimated_extra_seconds``, with
+    its standard error ``estimated_extra_error``). Each timing warms the policies up (up to
+    20 steps), then pairs every policy step with a step without policy, in alternating
+    order, and takes the 20 % trimmed mean of the differences: at least ``rounds`` pairs,
+    then more until its standard error is within 10 % of it, or ``time_limit`` seconds
+    (default ``_timing.TIME_LIMIT``, 20) have passed. Steps are timed in process CPU time
+    (``clock="cpu"``, steadier than wall time on a shared machine) or wall time
+    (``clock="wall"``); measurements are kept per process, model and plan
     (``recalibrate=True`` measures again).
     ``costs_file`` (a path) keeps them across processes: read when it holds this plan's
     (same model structure, shapes, candidates, plan, clock, host and version), written when
-    they were measured, so later runs estimate alike too. ``verify`` runs the plan against
-    no policy (medians, in turns) and reports the measured extra time beside the estimate,
-    with its standard error (``measured_extra_error``). Returns a
-    ``Plan``; use ``plan.policy`` as a context manager around forward. Parameters' ``.grad``
-    are left as they were. ``measure=False`` skips the whole-step peak measurements.
+    they were measured, so later runs estimate alike too. ``verify`` times the plan against
+    no policy the same way and reports the measured extra time beside the estimate, with
+    its standard error (``measured_extra_error``). Returns a ``Plan``; use ``plan.policy``
+    as a context manager around forward. Parameters' ``.grad`` are left as they were.
+    ``measure=False`` skips the whole-step peak measurements.
     """
     if budget_on not in ("saved", "peak"):
         raise ValueError(f"budget_on must be 'saved' or 'peak', got {budget_on!r}")
@@ -277,6 +286,7 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     result.clock = clock
     device = backend.device_of(model)
     rounds = max(1, int(rounds))
+    time_limit = _timing.TIME_LIMIT if time_limit is None else max(0.0, float(time_limit))
     stable = stored = None
     if costs_file is not None:
         stable = stable_signature(model, inputs, backend, savers, allow_recompute, clock)
@@ -309,7 +319,7 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
             fresh = recalibrate or key not in MODEL_COSTS
             measured.append((fresh, rules))
             return _model_costs(model, inputs, loss_fn, backend, rules, rounds, recalibrate,
-                                clock)
+                                clock, time_limit)
 
         costs = solve(result, model, led, units, fixed, work, inputs_of, savers,
                       allow_recompute, backend, budget, recalibrate, costs_of)
@@ -318,7 +328,7 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
             previous = load_costs(costs_file, stable) or {}  # other budgets' plans: kept
             plans = previous.get("plans")
             plans = dict(plans) if isinstance(plans, dict) else {}
-            plans[_rules_text(measured[-1][1])] = dict(vars(costs))
+            plans[_rules_text(measured[-1][1])] = dict(vars(costs))  # errors too
             save_costs(costs_file, stable, {
                 "plans": plans,
                 "rates": {repr(s): list(SAVER_RATES[_rate_key(s, backend)]) for s in savers}})
@@ -330,7 +340,8 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
         if other is not None and result.policy is not None:
             result.estimated_memory_peak = other + result.estimated_peak - inputs_bytes
         if verify and result.policy is not None:
-            _verify(result, model, inputs, loss_fn, backend, device, rounds, measure, clock)
+            _verify(result, model, inputs, loss_fn, backend, device, rounds, measure, clock,
+                    time_limit)
     finally:
         for p, grad in zip(params, saved_grads):
             p.grad = grad
@@ -388,7 +399,8 @@ def _install_costs(stored: dict, key: tuple, rules_text: str) -> None:
         rerun = None if model_costs["recompute"] is None else float(model_costs["recompute"])
         MODEL_COSTS[key] = ModelCosts(
             float(model_costs["baseline"]),
-            {str(k): float(v) for k, v in model_costs["savers"].items()}, rerun)
+            {str(k): float(v) for k, v in model_costs["savers"].items()}, rerun,
+            {str(k): float(v) for k, v in model_costs.get("errors", {}).items()})
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ValueError(f"plan(): the costs file's entry for this model is malformed "
                          f"({error!r}); delete the file to measure again") from None
@@ -428,9 +440,11 @@ def _profile(model, inputs: tuple, loss_fn: Callable, backend: Backend, tracker)
 
 
 def _model_costs(model, inputs: tuple, loss_fn: Callable, backend: Backend, rules: list,
-                 rounds: int, recalibrate: bool, clock: str) -> ModelCosts:
-    """The plan's parts (``_parts``) each timed on the model against no policy (medians, in
-    turns, going on while a difference is not yet known to 10 %; kept for the process)."""
+                 rounds: int, recalibrate: bool, clock: str,
+                 time_limit: float = 0.0) -> ModelCosts:
+    """The plan's parts (``_parts``) each timed on the model against no policy (paired steps,
+    going on while a part's extra time is not yet known to 10 %, for up to ``time_limit``
+    seconds; kept for the process)."""
     key = _costs_key(model, inputs, backend, rules, clock)
     if key in MODEL_COSTS and not recalibrate:
         return MODEL_COSTS[key]
@@ -440,22 +454,27 @@ def _model_costs(model, inputs: tuple, loss_fn: Callable, backend: Backend, rule
         # one policy object per part, entered every step, as the plan's is when verified
         part_policy = Policy(part_rules, model=model, framework=name)
         contexts[part] = lambda part_policy=part_policy: part_policy
+    spread: Dict[str, float] = {}
     seconds = time_contexts(lambda context: _step(model, inputs, loss_fn, context), contexts,
-                            rounds, clock, settle_seconds=_costs.MEASURE_SECONDS,
-                            warm_steps=_costs.WARM_STEPS, warm_seconds=_costs.MEASURE_SECONDS)
+                            rounds, clock, time_limit=time_limit, spread=spread,
+                            warm_steps=_timing.WARM_STEPS,
+                            warm_seconds=_timing.MEASURE_SECONDS)
     costs = ModelCosts(seconds["none"],
                        {part: seconds[part] - seconds["none"] for part in contexts
                         if part not in ("none", "recompute")},
                        seconds["recompute"] - seconds["none"] if "recompute" in contexts
-                       else None)
+                       else None,
+                       {part: spread[part] for part in contexts if part in spread})
     MODEL_COSTS[key] = costs
     return costs
 
 
 def _verify(result: Plan, model, inputs: tuple, loss_fn: Callable, backend: Backend,
-            device: Any, rounds: int, measure: bool, clock: str) -> None:
-    """Step 4: run the plan; its saved peak, its time against no policy (medians, the two in
-    turns so load from other processes falls on both alike) and its whole-step peak."""
+            device: Any, rounds: int, measure: bool, clock: str,
+            time_limit: float = 0.0) -> None:
+    """Step 4: run the plan; its saved peak, its time against no policy (each plan step
+    paired with a step without, so load from other processes falls on both alike, until
+    known to 10 % or ``time_limit``) and its whole-step peak."""
     with Ledger(backend.name, measure=False) as check:
         _step(model, inputs, loss_fn, result.policy)
     result.measured_peak = check.peak
@@ -463,8 +482,9 @@ def _verify(result: Plan, model, inputs: tuple, loss_fn: Callable, backend: Back
     spread: Dict[str, float] = {}
     seconds = time_contexts(lambda context: _step(model, inputs, loss_fn, context),
                             {"none": lambda: None, "plan": lambda: policy}, rounds, clock,
-                            settle_seconds=2 * _costs.MEASURE_SECONDS, spread=spread,
-                            warm_steps=_costs.WARM_STEPS, warm_seconds=_costs.MEASURE_SECONDS)
+                            time_limit=time_limit, spread=spread,
+                            warm_steps=_timing.WARM_STEPS,
+                            warm_seconds=_timing.MEASURE_SECONDS)
     result.measured_seconds = seconds["plan"]
     result.measured_extra_seconds = seconds["plan"] - seconds["none"]
     result.measured_extra_error = spread.get("plan")
