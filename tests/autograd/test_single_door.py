@@ -99,6 +99,9 @@ TABLE = [
     ("gelu_grad", lambda a: _first_gradient(F.gelu, a), "a"),
     ("gelu_tanh_grad", lambda a: _first_gradient(lambda t: F.gelu(t, approximate="tanh"), a),
      "a"),
+    ("prelu", lambda a, r: F.prelu(a, r), "a r"),
+    ("prelu_grad", lambda a, r: hookgrad.autograd.grad((F.prelu(a, r) * a).sum(), [a, r],
+                                                       create_graph=True), "a r"),
     # reductions and scans
     ("sum", lambda a: a.sum(1), "a"), ("mean", lambda a: a.mean(), "a"),
     ("prod", lambda a: a.prod(1), "a"), ("prod_all", lambda a: a.prod(), "a"),

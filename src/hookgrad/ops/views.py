@@ -87,6 +87,7 @@ class View(_View):
     """grad.reshape(self.shape)"""
 
     node_name = "ViewBackward0"
+    saved_values = {"self_sym_sizes": "self_shape"}
 
     @staticmethod
     def forward(ctx, self, shape):
@@ -108,6 +109,7 @@ class UnsafeView(Op):
     """reshape of a fresh copy: the gradient of view, but the output is not a view"""
 
     node_name = "UnsafeViewBackward0"
+    saved_values = {"self_sym_sizes": "self_shape"}
 
     @staticmethod
     def forward(ctx, self, shape):
