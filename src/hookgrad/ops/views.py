@@ -411,7 +411,8 @@ def matrix_T(input: Tensor) -> Tensor:
 
 
 class Squeeze(_View):
-    """grad reshaped back to the input's shape"""
+    """grad with each removed dimension put back by ``unsqueeze``, lowest first (torch's
+    ``unsqueeze_to``, so a graph of the gradient shows ``UnsqueezeBackward0`` nodes)"""
 
     node_name = "SqueezeBackward0"
 
@@ -419,14 +420,18 @@ class Squeeze(_View):
     def forward(ctx, self, dims=None):
         ctx.self_shape = self.shape
         if dims is None:
+            ctx.removed = tuple(d for d, size in enumerate(self.shape) if size == 1)
             return np.squeeze(self)
         dims = tuple(normalize_dim(d, self.ndim) for d in dims)
-        dims = tuple(d for d in set(dims) if self.ndim and self.shape[d] == 1)
+        dims = tuple(sorted(d for d in set(dims) if self.ndim and self.shape[d] == 1))
+        ctx.removed = dims
         return np.squeeze(self, dims) if dims else self.view()
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.reshape(ctx.self_shape), None
+        for dim in ctx.removed:
+            grad = grad.unsqueeze(dim)
+        return grad, None
 
 
 class SqueezeDim(Squeeze):
