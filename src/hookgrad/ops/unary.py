@@ -200,7 +200,7 @@ class Reciprocal(Op):
 
 
 class Abs(Op):
-    """d |x| = sign(x)"""
+    """d |x| = sgn(x) (torch's formula: a graph of the gradient shows ``SgnBackward0``)"""
 
     node_name = "AbsBackward0"
     saved_names = ("self",)
@@ -215,7 +215,7 @@ class Abs(Op):
     @staticmethod
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
-        return grad * self.sign()
+        return grad * self.sgn()
 
 
 class Sign(Op):
