@@ -99,6 +99,8 @@ TABLE = [
     ("gelu_grad", lambda a: _first_gradient(F.gelu, a), "a"),
     ("gelu_tanh_grad", lambda a: _first_gradient(lambda t: F.gelu(t, approximate="tanh"), a),
      "a"),
+    ("glu_grad", lambda a: hookgrad.autograd.grad(F.glu(a, 1).pow(2).sum(), a,
+                                                  create_graph=True)[0], "a"),
     ("prelu", lambda a, r: F.prelu(a, r), "a r"),
     ("prelu_grad", lambda a, r: hookgrad.autograd.grad((F.prelu(a, r) * a).sum(), [a, r],
                                                        create_graph=True), "a r"),
