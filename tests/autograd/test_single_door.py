@@ -41,6 +41,11 @@ def _inplace(op):
     return lambda a, *rest: op(a * 1, *rest)
 
 
+def _first_gradient(op, a):
+    """op's gradient at ``a``, recorded (create_graph) so its own nodes are in the graph."""
+    return hookgrad.autograd.grad((op(a) * a).sum(), a, create_graph=True)[0]
+
+
 # name, fn(*tensors), input specs
 TABLE = [
     # arithmetic
@@ -88,6 +93,17 @@ TABLE = [
     ("hardtanh", lambda a: F.hardtanh(a), "a"), ("logsigmoid", lambda a: F.logsigmoid(a), "a"),
     ("softshrink", lambda a: F.softshrink(a), "a"),
     ("hardshrink", lambda a: hookgrad.hardshrink(a, 0.3), "a"),
+    # first gradients recorded as one node each (``*BackwardBackward0``)
+    ("sigmoid_grad", lambda a: _first_gradient(hookgrad.sigmoid, a), "a"),
+    ("tanh_grad", lambda a: _first_gradient(hookgrad.tanh, a), "a"),
+    ("gelu_grad", lambda a: _first_gradient(F.gelu, a), "a"),
+    ("gelu_tanh_grad", lambda a: _first_gradient(lambda t: F.gelu(t, approximate="tanh"), a),
+     "a"),
+    ("glu_grad", lambda a: hookgrad.autograd.grad(F.glu(a, 1).pow(2).sum(), a,
+                                                  create_graph=True)[0], "a"),
+    ("prelu", lambda a, r: F.prelu(a, r), "a r"),
+    ("prelu_grad", lambda a, r: hookgrad.autograd.grad((F.prelu(a, r) * a).sum(), [a, r],
+                                                       create_graph=True), "a r"),
     # reductions and scans
     ("sum", lambda a: a.sum(1), "a"), ("mean", lambda a: a.mean(), "a"),
     ("prod", lambda a: a.prod(1), "a"), ("prod_all", lambda a: a.prod(), "a"),

@@ -29,8 +29,6 @@ CALLS = {
     "Log1p": lambda lib, x, y: (x * x).log1p(),
     "Sqrt": lambda lib, x, y: (x * x + 0.5).sqrt(),
     "Reciprocal": lambda lib, x, y: (x * x + 0.5).reciprocal(),
-    "Tanh": lambda lib, x, y: x.tanh(),
-    "Sigmoid": lambda lib, x, y: x.sigmoid(),
     "Sub": lambda lib, x, y: lib.sub(x, y, alpha=2.5) - 0.25,
     "Rsub": lambda lib, x, y: lib.rsub(x, y),
     "RsubScalar": lambda lib, x, y: 1.5 - x,
@@ -82,7 +80,7 @@ def test_odd_layouts_and_dtypes_match_torch(name):
 
 def test_the_formula_makes_no_tensor_when_nothing_is_recorded(monkeypatch):
     x = hookgrad.ones(8, requires_grad=True)
-    out = (x * 2).tanh().sigmoid().exp()
+    out = (x * 2).exp().neg().exp()
     gradient = hookgrad.ones(8)
     made = []
     original = hookgrad.Tensor._make.__func__
@@ -93,11 +91,11 @@ def test_the_formula_makes_no_tensor_when_nothing_is_recorded(monkeypatch):
 
     monkeypatch.setattr(hookgrad.Tensor, "_make", classmethod(counting))
     out.backward(gradient)
-    # one tensor per node's gradient (exp, sigmoid, tanh, mul), none in between
+    # one tensor per node's gradient (exp, neg, exp, mul), none in between
     assert made == [(8,)] * 4
 
 
-@pytest.mark.parametrize("name", ["Tanh", "Mul", "Div", "Sigmoid", "Log"])
+@pytest.mark.parametrize("name", ["Exp", "Mul", "Div", "Reciprocal", "Log"])
 def test_create_graph_still_differentiates_the_formula(name):
     rng = np.random.default_rng(2)
     x, y = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
@@ -115,7 +113,7 @@ def test_unpack_hooks_run_once_per_saved_tensor_as_in_torch():
 
         x = lib.ones(5, requires_grad=True)
         with lib.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
-            out = (x.tanh() * x).exp().sum()
+            out = (x.exp() * x).reciprocal().sum()
         out.backward()
         counts.append(sorted(calls))
     assert counts[0] == counts[1]
@@ -124,7 +122,7 @@ def test_unpack_hooks_run_once_per_saved_tensor_as_in_torch():
 def test_a_saved_result_changed_in_place_raises_torch_error():
     def run(lib):
         x = lib.ones(4, requires_grad=True)
-        y = (x * 1).tanh()
+        y = (x * 1).exp()
         y.add_(1)
         y.sum().backward()
 
@@ -134,7 +132,7 @@ def test_a_saved_result_changed_in_place_raises_torch_error():
 def test_second_backward_through_a_freed_graph_raises_torch_error():
     def run(lib):
         x = lib.ones(4, requires_grad=True)
-        out = (x * 2).tanh().sum()
+        out = (x * 2).exp().sum()
         out.backward()
         out.backward()
 
@@ -143,7 +141,7 @@ def test_second_backward_through_a_freed_graph_raises_torch_error():
 
 def test_retain_graph_gives_the_same_gradient_twice():
     x = hookgrad.tensor([0.5, -1.0, 2.0], requires_grad=True)
-    out = (x * 3).sigmoid().sum()
+    out = (x * 3).exp().sum()
     out.backward(retain_graph=True)
     first = x.grad.clone()
     out.backward()
@@ -157,7 +155,7 @@ def test_hooks_see_torch_gradients_around_an_array_formula():
         y = x * 3
         grads = []
         y.register_hook(lambda g: grads.append((g.detach().numpy().copy(), g.stride())))
-        z = y.tanh()
+        z = y.exp()
         z.register_hook(lambda g: g * 2)
         z.retain_grad()
         z.sum().backward()

@@ -66,3 +66,24 @@ def test_inplace():
         return y.tolist(), y.grad_fn.name(), grad.tolist()
 
     assert run(hookgrad) == run(torch)
+
+
+@pytest.mark.parametrize("op", ["abs", "softsign", "log_abs"])
+def test_abs_gradient_is_recorded_through_sgn_as_in_torch(op):
+    """|x|' = sgn(x): under create_graph the gradient's graph holds SgnBackward0, as torch's."""
+    calls = {"abs": lambda lib, t: t.abs(),
+             "softsign": lambda lib, t: lib.nn.functional.softsign(t),
+             "log_abs": lambda lib, t: (t.abs() + 1).log()}
+    seen = []
+    for lib in (hookgrad, torch):
+        x = lib.tensor([0.5, -1.2, 2.0], dtype=lib.float64, requires_grad=True)
+        (grad,) = lib.autograd.grad(calls[op](lib, x).sum(), x, create_graph=True)
+        names, stack = [], [grad.grad_fn]
+        while stack:
+            node = stack.pop()
+            if node is not None:
+                names.append(node.name())
+                stack.extend(child for child, _ in node.next_functions)
+        seen.append((sorted(names), grad.detach().numpy().copy()))
+    assert seen[0][0] == seen[1][0]
+    np.testing.assert_allclose(seen[0][1], seen[1][1], rtol=1e-15)

@@ -15,6 +15,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from .._memory_format import contiguous_format
 from ..tensor import Tensor
 from ..utils.hooks import RemovableHandle, add_hook
 from .grad_mode import _state as _grad_state
@@ -170,22 +171,45 @@ def _stealable(variable: Tensor, grad: Tensor) -> bool:
             and data.strides == variable._data.strides and sys.getrefcount(data) <= 3)
 
 
-def _laid_out_like(variable: np.ndarray, grad: np.ndarray) -> np.ndarray:
-    """A copy of ``grad`` with the variable's strides when the variable is dense (a transposed
-    leaf gets a transposed ``.grad``, as torch's layout contract says), else C-contiguous."""
-    if variable.flags.c_contiguous or variable.shape != grad.shape:
-        return np.array(grad, copy=True, order="C")
+def _dense_order(variable: np.ndarray):
+    """The variable's dimensions outermost first when its memory is dense (no overlap, no gap:
+    a row-major, transposed or permuted tensor), else None (expanded, strided slices)."""
     strides, shape = variable.strides, variable.shape
-    order = sorted(range(variable.ndim), key=lambda d: -abs(strides[d]))  # outermost first
+    order = sorted(range(variable.ndim), key=lambda d: -abs(strides[d]))
     expected = variable.itemsize
     for d in reversed(order):
         if shape[d] != 1 and strides[d] != expected:
-            return np.array(grad, copy=True, order="C")  # overlapping or with gaps
+            return None
         expected *= shape[d]
-    buffer = np.empty([shape[d] for d in order], grad.dtype)
-    result = buffer.transpose(np.argsort(order))
+    return order
+
+
+def _empty_laid_out_like(variable: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """An empty array for ``grad`` with the variable's strides when the variable is dense (a
+    transposed leaf gets a transposed ``.grad``, as torch's layout contract says), else
+    C-contiguous."""
+    order = None if variable.flags.c_contiguous or variable.shape != grad.shape \
+        else _dense_order(variable)
+    if order is None:
+        return np.empty(grad.shape, grad.dtype)
+    buffer = np.empty([variable.shape[d] for d in order], grad.dtype)
+    return buffer.transpose(np.argsort(order))
+
+
+def _laid_out_like(variable: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """A copy of ``grad`` laid out as :func:`_empty_laid_out_like` says."""
+    result = _empty_laid_out_like(variable, grad)
     result[...] = grad
     return result
+
+
+def _recorded_copy(variable: np.ndarray, grad: Tensor) -> Tensor:
+    """torch's first ``.grad`` of a gradient that has a graph (create_graph): always a deep
+    copy, recorded: into the variable's strides when its memory is dense
+    (``CopyBackwards``), else a contiguous clone (``CloneBackward0``)."""
+    if variable.shape == grad._data.shape and _dense_order(variable) is None:
+        return grad.clone(memory_format=contiguous_format)
+    return Tensor._make(_empty_laid_out_like(variable, grad._data)).copy_(grad)
 
 
 def accumulate_grad(variable: Tensor, grad: Tensor, steal: bool = False) -> None:
@@ -193,12 +217,8 @@ def accumulate_grad(variable: Tensor, grad: Tensor, steal: bool = False) -> None
     gradient, as torch does). With ``steal``, the caller holds the only reference to ``grad``
     and, as torch, it becomes ``.grad`` itself when its layout allows."""
     if variable._grad is None:
-        if _grad_state.enabled and grad._grad_fn is not None:
-            laid_out = _laid_out_like(variable._data, grad._data)
-            if laid_out.strides != grad._data.strides:
-                # a differentiable copy into the variable's layout, as torch's
-                grad = Tensor._make(laid_out).copy_(grad)
-            variable._grad = grad
+        if _grad_state.enabled and (grad._requires_grad or grad._grad_fn is not None):
+            variable._grad = _recorded_copy(variable._data, grad)
         elif steal and not _grad_state.enabled and _stealable(variable, grad):
             variable._grad = grad
         else:

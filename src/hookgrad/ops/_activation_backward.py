@@ -1,6 +1,7 @@
 """The gradients of the smooth activations as torch records them under ``create_graph``: one
 node per gradient (``SoftplusBackwardBackward0``, ``EluBackwardBackward0``,
-``LogSigmoidBackwardBackward0``, ``HardswishBackwardBackward0``) that saves the incoming
+``LogSigmoidBackwardBackward0``, ``HardswishBackwardBackward0``, ``GeluBackwardBackward0``)
+that saves the incoming
 gradient and the activation's input (or result) through ``save_for_backward``, so an in-place
 write to either makes a later backward through the gradient refuse, as torch's does, and whose
 own backward gives torch's derivatives with respect to both."""
@@ -8,10 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-
 from . import _layout
-from ._base import Op
-from .unary import _apply_float, _sigmoid
+from ._base import HALF_TYPES, Op
+from ._erf import erf
+from ._gelu import gelu_backward_float32
+from .unary import _INV_SQRT_2PI, _KAPPA, _SQRT_HALF, _TANH_K, _apply_float, _sigmoid
 
 
 class SoftplusBackward(Op):
@@ -165,3 +167,85 @@ class HardswishBackward(Op):
             inside = (x._data > -3) & (x._data < 3)
             grad_self = (grad * grad_output / 3.0).where(inside, 0.0)
         return grad_grad_output, grad_self
+
+
+def gelu_backward_into(grad_output: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """Exact GELU's gradient grad_output (Phi(x) + x phi(x)) into ``out`` (may be
+    ``grad_output`` itself): C-contiguous arrays of one shape and dtype, float32 or float64."""
+    if x.dtype == np.float32:
+        gelu_backward_float32(grad_output, x, out)
+        return
+    # flat views (erf gives a 0-d input a 1-d result)
+    grad_output, x, out = grad_output.reshape(-1), x.reshape(-1), out.reshape(-1)
+    with np.errstate(all="ignore"):
+        slope = erf(x * _SQRT_HALF)
+        slope += 1
+        slope *= 0.5
+        density = np.exp(-0.5 * x * x)
+        density *= _INV_SQRT_2PI
+        density *= x
+        slope += density
+        np.multiply(grad_output, slope, out=out)
+
+
+def _gelu_second_derivative(x, approximate: str):
+    """phi(x) (2 - x^2), or the tanh approximation's (1 - t^2) u' - x t sech(u)^2 u'^2
+    + x (1 - t^2) u''/2 (u = k (x + kappa x^3), t = tanh(u)). The middle term takes sech^2 from
+    cosh, as torch's does, which keeps it exact where 1 - t^2 cancels (large |x|)."""
+    if approximate != "tanh":
+        square = x * x
+        density = (square * -0.5).exp() * _INV_SQRT_2PI
+        return density * 2 - square * density
+    inner = (x + x.pow(3) * _KAPPA) * _TANH_K
+    t = inner.tanh()
+    tanh_slope = 1 - t * t
+    inner_slope = (x * (3 * _KAPPA) * x + 1) * _TANH_K
+    sech = 1 / inner.cosh()
+    half_x = x * 0.5
+    return (tanh_slope * inner_slope
+            + half_x * inner_slope * (sech * -2 * sech * t) * inner_slope
+            + half_x * tanh_slope * (x * (6 * _KAPPA) * _TANH_K))
+
+
+class GeluBackward(Op):
+    """grad_output (Phi(x) + x phi(x)), or the tanh approximation's slope
+    0.5 (1 + t) + 0.5 x (1 - t^2) u' (t = tanh(u), u = k (x + kappa x^3)): torch's
+    ``gelu_backward``, one node that saves the incoming gradient and the input.
+
+    Its derivatives are the same formula again for grad_output and grad grad_output times the
+    second derivative for x: phi(x) (2 - x^2), or (1 - t^2) (u' - x t u'^2 + x u''/2)."""
+
+    node_name = "GeluBackwardBackward0"
+    saved_names = ("grad_output", "self")
+    saved_values = {"approximate": "approximate"}
+
+    @staticmethod
+    def forward(ctx, grad_output, self, approximate):
+        ctx.approximate = approximate
+        ctx.save_for_backward(grad_output, self)
+        dtype = np.result_type(grad_output, self)
+        work = np.dtype(np.float32) if dtype in HALF_TYPES else dtype  # rounded once at the end
+        gradient, x = grad_output.astype(work, copy=False), self.astype(work, copy=False)
+        if approximate == "tanh":
+            t = np.tanh(_TANH_K * (x + _KAPPA * x * x * x))
+            slope = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * (_TANH_K * (1 + 3 * _KAPPA * x * x))
+            result = np.multiply(gradient, slope)
+        else:
+            shape = np.broadcast_shapes(gradient.shape, x.shape)
+            gradient = np.ascontiguousarray(np.broadcast_to(gradient, shape))
+            x = np.ascontiguousarray(np.broadcast_to(x, shape))
+            result = np.empty(shape, work)
+            gelu_backward_into(gradient, x, result)
+        return _layout.pointwise(result.astype(dtype, copy=False), grad_output, self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_output, x = ctx.saved_tensors
+        approximate = ctx.approximate
+        need_grad_output, need_self = ctx.needs_input_grad[:2]
+        grad_grad_output = grad_self = None
+        if need_grad_output:
+            grad_grad_output = GeluBackward.apply(grad, x, approximate)
+        if need_self:
+            grad_self = grad * grad_output * _gelu_second_derivative(x, approximate)
+        return grad_grad_output, grad_self, None

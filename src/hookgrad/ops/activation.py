@@ -12,10 +12,11 @@ from . import _layout
 from ..autograd import grad_mode
 from ._base import (LeakyReluBackwardBackward, Op, ThresholdBackwardBackward, finish,
                     masked_where, owned_grad)
-from ._activation_backward import EluBackward, SoftplusBackward
-from ._gelu import gelu_backward_float32, gelu_float32
-from .unary import (_INV_SQRT_2PI, _KAPPA, _SQRT_HALF, _TANH_K, _apply_float, _not_for_integers,
-                    _sigmoid, _zero, erf)
+from ._activation_backward import (EluBackward, GeluBackward, SoftplusBackward,
+                                   gelu_backward_into)
+from ._gelu import gelu_float32
+from .unary import (_KAPPA, _SQRT_HALF, _TANH_K, _apply_float, _not_for_integers, _sigmoid,
+                    _zero, erf)
 
 
 # elements per block of the mask below: a quarter MiB of 32-bit mask words
@@ -157,9 +158,9 @@ def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
 
 
 def _gelu_grad_arrays(grad: Tensor, x: Tensor, owned: bool):
-    """Exact GELU's first-order gradient computed on the arrays (no graph of it is wanted):
-    grad (Phi(x) + x phi(x)), written into ``grad``'s buffer when the formula owns it. None
-    when the dtypes or layouts are not the plain ones (the tensor formula then runs)."""
+    """Exact GELU's first-order gradient computed on the arrays (no graph of it is wanted),
+    written into ``grad``'s buffer when the formula owns it. None when the dtypes or layouts
+    are not the plain ones (the general node then runs)."""
     grad_array, x_array = grad._data, x._data
     dtype = x_array.dtype
     if (dtype not in (np.float32, np.float64) or grad_array.dtype != dtype
@@ -167,18 +168,7 @@ def _gelu_grad_arrays(grad: Tensor, x: Tensor, owned: bool):
             or not x_array.flags.c_contiguous):
         return None
     out = grad_array if owned else np.empty_like(grad_array)
-    if dtype == np.float32:
-        gelu_backward_float32(grad_array, x_array, out)
-    else:
-        with np.errstate(all="ignore"):
-            slope = erf(x_array * _SQRT_HALF)
-            slope += 1
-            slope *= 0.5
-            density = np.exp(-0.5 * x_array * x_array)
-            density *= _INV_SQRT_2PI
-            density *= x_array
-            slope += density
-            np.multiply(grad_array, slope, out=out)
+    gelu_backward_into(grad_array, x_array, out)
     return grad if owned else Tensor._make(out)
 
 
@@ -206,13 +196,7 @@ class Gelu(Op):
             result = _gelu_grad_arrays(grad, x, owned)
             if result is not None:
                 return result, None
-        if ctx.approximate == "tanh":
-            t = (_TANH_K * (x + _KAPPA * x.pow(3))).tanh()
-            d_inner = _TANH_K * (1 + 3 * _KAPPA * x * x)
-            return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner), None
-        cdf = 0.5 * (1 + (x * _SQRT_HALF).erf())
-        pdf = (-0.5 * x * x).exp() * _INV_SQRT_2PI
-        return grad * (cdf + x * pdf), None
+        return GeluBackward.apply(grad, x, ctx.approximate), None
 
 
 class Silu(Op):

@@ -304,9 +304,47 @@ class Glu(Op):
     @staticmethod
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
-        first, second = self.chunk(2, ctx.dim)
+        return GluBackward.apply(grad, self, ctx.dim), None
+
+
+class GluBackward(Op):
+    """torch's ``glu_backward``: cat(grad_output s, grad_output a s (1 - s)) for the halves
+    a, b of ``self`` (s = sigmoid(b)), row-major as torch's kernel allocates it; one node that
+    saves grad_output (g) and self. Its derivatives, for an incoming (G_a, G_b):
+    G_a s + G_b a s (1 - s) for grad_output, and
+    cat(G_b g s (1 - s), (G_a + G_b a (1 - 2 s)) g s (1 - s)) for self."""
+
+    node_name = "GluBackwardBackward0"
+    saved_names = ("grad_output", "self")
+    saved_values = {"dim": "dim"}
+
+    @staticmethod
+    def forward(ctx, grad_output, self, dim):
+        ctx.dim = dim
+        ctx.save_for_backward(grad_output, self)
+        work = np.float32 if self.dtype in HALF_TYPES else self.dtype  # rounded once
+        first, second = (h.astype(work, copy=False) for h in np.split(self, 2, axis=dim))
+        gradient = grad_output.astype(work, copy=False)
+        gate = _sigmoid(second)
+        result = np.concatenate([gradient * gate, gradient * first * gate * (1 - gate)], dim)
+        return _layout.contiguous(result.astype(self.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_output, self = ctx.saved_tensors
+        dim = ctx.dim
+        first, second = self.chunk(2, dim)
+        grad_first, grad_second = grad.chunk(2, dim)
         gate = second.sigmoid()
-        return cat([grad * gate, grad * first * gate * (1 - gate)], ctx.dim)
+        slope = gate * (1 - gate)
+        for_grad_output = for_self = None
+        if ctx.needs_input_grad[0]:
+            for_grad_output = grad_first * gate + grad_second * first * slope
+        if ctx.needs_input_grad[1]:
+            scaled = grad_output * slope
+            for_self = cat([grad_second * scaled,
+                            (grad_first + grad_second * first * (1 - 2 * gate)) * scaled], dim)
+        return for_grad_output, for_self, None
 
 
 def logsigmoid(input: Tensor) -> Tensor:

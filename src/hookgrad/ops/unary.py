@@ -17,6 +17,7 @@ from . import _layout
 from ._util import quiet, quiet_errors
 from ._erf import erf
 from ._base import finish, HALF_TYPES, Op, work_dtype
+from ._unary_backward import SigmoidBackward, TanhBackward
 
 
 
@@ -199,7 +200,7 @@ class Reciprocal(Op):
 
 
 class Abs(Op):
-    """d |x| = sign(x)"""
+    """d |x| = sgn(x) (torch's formula: a graph of the gradient shows ``SgnBackward0``)"""
 
     node_name = "AbsBackward0"
     saved_names = ("self",)
@@ -214,7 +215,7 @@ class Abs(Op):
     @staticmethod
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
-        return grad * self.sign()
+        return grad * self.sgn()
 
 
 class Sign(Op):
@@ -284,10 +285,9 @@ class Cos(Op):
 
 
 class Tanh(Op):
-    """d tanh(x) = 1 - tanh(x)^2"""
+    """d tanh(x) = 1 - tanh(x)^2, read from the result (torch's ``tanh_backward`` node)"""
 
     node_name = "TanhBackward0"
-    array_formula = True
     saved_names = ("result",)
 
     @staticmethod
@@ -299,7 +299,7 @@ class Tanh(Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return grad * (1 - result * result)
+        return TanhBackward.apply(grad, result)
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -310,10 +310,9 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 class Sigmoid(Op):
-    """d s(x) = s(x) (1 - s(x))"""
+    """d s(x) = s(x) (1 - s(x)), read from the result (torch's ``sigmoid_backward`` node)"""
 
     node_name = "SigmoidBackward0"
-    array_formula = True
     saved_names = ("result",)
 
     @staticmethod
@@ -325,7 +324,7 @@ class Sigmoid(Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return grad * (1 - result) * result
+        return SigmoidBackward.apply(grad, result)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -88,6 +88,7 @@ class View(_View):
     """grad.reshape(self.shape)"""
 
     node_name = "ViewBackward0"
+    saved_values = {"self_sym_sizes": "self_shape"}
 
     @staticmethod
     def forward(ctx, self, shape):
@@ -122,6 +123,7 @@ class UnsafeView(Op):
     """reshape of a fresh copy: the gradient of view, but the output is not a view"""
 
     node_name = "UnsafeViewBackward0"
+    saved_values = {"self_sym_sizes": "self_shape"}
 
     @staticmethod
     def forward(ctx, self, shape):
@@ -426,7 +428,8 @@ def matrix_T(input: Tensor) -> Tensor:
 
 
 class Squeeze(_View):
-    """grad reshaped back to the input's shape"""
+    """grad with each removed dimension put back by ``unsqueeze``, lowest first (torch's
+    ``unsqueeze_to``, so a graph of the gradient shows ``UnsqueezeBackward0`` nodes)"""
 
     node_name = "SqueezeBackward0"
 
@@ -434,14 +437,20 @@ class Squeeze(_View):
     def forward(ctx, self, dims=None):
         ctx.self_shape = self.shape
         if dims is None:
+            ctx.removed = tuple(d for d, size in enumerate(self.shape) if size == 1)
             return self.squeeze()  # (the methods: no Python wrapper around them)
         dims = tuple(normalize_dim(d, self.ndim) for d in dims)
-        dims = tuple(d for d in set(dims) if self.ndim and self.shape[d] == 1)
+        dims = tuple(sorted(d for d in set(dims) if self.ndim and self.shape[d] == 1))
+        ctx.removed = dims
         return self.squeeze(dims) if dims else self.view()
 
     @staticmethod
     def backward(ctx, grad):
-        return _grad_reshaped(grad, ctx.self_shape), None
+        if not grad_mode._state.enabled:  # no graph of it to show: one reshaped view
+            return _grad_reshaped(grad, ctx.self_shape), None
+        for dim in ctx.removed:  # one unsqueeze per removed dim, as torch's formula
+            grad = grad.unsqueeze(dim)
+        return grad, None
 
 
 class SqueezeDim(Squeeze):

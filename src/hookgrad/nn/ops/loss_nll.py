@@ -105,8 +105,8 @@ class NllLoss(Op):
             return (Tensor._make(_nll_grad(grad._data, target._data, weight, ctx.reduction,
                                            ctx.ignore_index, self._data.shape,
                                            ctx.unweighted)),)
-        return (NllLossGrad.apply(grad, target._data, weight, ctx.reduction, ctx.ignore_index,
-                                  self._data.shape),)
+        cls = NllLossGrad if self._data.ndim <= 2 else NllLoss2dGrad
+        return (cls.apply(grad, self, target._data, weight, ctx.reduction, ctx.ignore_index),)
 
 
 class NllLoss2d(NllLoss):
@@ -114,20 +114,29 @@ class NllLoss2d(NllLoss):
 
 
 class NllLossGrad(Op):
-    """grad_input[n, y] = -w[y] grad (/ total weight): the scatter that is nll_loss's adjoint."""
+    """grad_input[n, y] = -w[y] grad (/ total weight): the scatter that is nll_loss's adjoint.
+    As torch's ``nll_loss_backward`` it has an edge to the input (only its shape is read; its
+    gradient is zero), so the first gradient is differentiable with respect to it."""
 
     node_name = "NllLossBackwardBackward0"
     saved_names = ("target", "weight")
 
     @staticmethod
-    def forward(ctx, grad, target, weight, reduction, ignore_index, shape):
+    def forward(ctx, grad, self, target, weight, reduction, ignore_index):
         ctx.reduction, ctx.ignore_index = reduction, ignore_index
+        ctx.self_meta = (self.shape, self.dtype)
         ctx.save_for_backward(target, weight)
-        return _nll_grad(grad, target, weight, reduction, ignore_index, shape)
+        return _nll_grad(grad, target, weight, reduction, ignore_index, self.shape)
 
     @staticmethod
     def backward(ctx, grad):
         target, weight = ctx.saved_tensors
         cls = NllLoss if grad.ndim <= 2 else NllLoss2d
-        return cls.apply(grad, target._data, None if weight is None else weight._data,
-                         ctx.reduction, ctx.ignore_index), None, None
+        for_grad = cls.apply(grad, target._data, None if weight is None else weight._data,
+                             ctx.reduction, ctx.ignore_index) if ctx.needs_input_grad[0] else None
+        for_self = Tensor._make(np.zeros(*ctx.self_meta)) if ctx.needs_input_grad[1] else None
+        return for_grad, for_self, None, None
+
+
+class NllLoss2dGrad(NllLossGrad):
+    node_name = "NllLoss2DBackwardBackward0"

@@ -16,6 +16,7 @@ from .pool_tiles import (_copy_where, _pays, _planes_view, _split_planes,  # noq
                          _tile_max, _tile_max_planes, _tile_origins, _tile_slices, _tiles)
 from ...ops import _layout
 from ...ops._base import Op, through_saved
+from ...tensor import Tensor
 
 Ints = tuple
 
@@ -325,37 +326,63 @@ class AvgPool(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return AvgPoolSpread.apply(grad, ctx.geometry)
+        (self,) = ctx.saved_tensors
+        return _spread_class(ctx.geometry).apply(grad, self, ctx.geometry)
+
+
+def _spread_class(geometry):
+    return AvgPool3DSpread if len(geometry[2]) == 3 else AvgPoolSpread
 
 
 class AvgPoolSpread(Op):
-    """grad_input = each grad / divisor spread over its window (linear in grad)"""
+    """grad_input = each grad / divisor spread over its window: linear in grad, and, as
+    torch's ``avg_pool2d_backward``, with an edge to the pooled input (whose gradient is
+    zero), so the first gradient of a pool is differentiable with respect to its input."""
 
     node_name = "AvgPool2DBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, grad, geometry):
+    def forward(ctx, grad, self, geometry):
         ctx.geometry = geometry
+        ctx.self_meta = (self.shape, self.dtype)
         return _window_spread(grad, geometry)
 
     @staticmethod
     def backward(ctx, grad):
-        return AvgPoolMeans.apply(grad, ctx.geometry), None
+        means = AvgPool3DMeans if len(ctx.geometry[2]) == 3 else AvgPoolMeans
+        return (means.apply(grad, ctx.geometry) if ctx.needs_input_grad[0] else None,
+                _zeros(ctx.self_meta) if ctx.needs_input_grad[1] else None, None)
 
 
 class AvgPoolMeans(Op):
     """The adjoint of ``AvgPoolSpread``: window means on the same geometry."""
 
     node_name = "AvgPool2DBackward0"
+    saved_names = ("self",)
 
     @staticmethod
     def forward(ctx, values, geometry):
         ctx.geometry = geometry
+        ctx.save_for_backward(values)
         return _window_means(values, geometry)
 
     @staticmethod
     def backward(ctx, grad):
-        return AvgPoolSpread.apply(grad, ctx.geometry), None
+        (values,) = ctx.saved_tensors
+        return _spread_class(ctx.geometry).apply(grad, values, ctx.geometry), None
+
+
+class AvgPool3DSpread(AvgPoolSpread):
+    node_name = "AvgPool3DBackwardBackward0"
+
+
+class AvgPool3DMeans(AvgPoolMeans):
+    node_name = "AvgPool3DBackward0"
+
+
+def _zeros(meta) -> Tensor:
+    shape, dtype = meta
+    return Tensor._make(np.zeros(shape, dtype))
 
 
 # -- adaptive average pooling ------------------------------------------------------------------
@@ -396,33 +423,55 @@ class AdaptiveAvgPool(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return AdaptiveAvgPoolTransposed.apply(grad, ctx.sizes, ctx.out), None
+        (self,) = ctx.saved_tensors
+        return _transposed_class(ctx.out).apply(grad, self, ctx.sizes, ctx.out), None
+
+
+def _transposed_class(out):
+    return AdaptiveAvgPool3DTransposed if len(out) == 3 else AdaptiveAvgPoolTransposed
 
 
 class AdaptiveAvgPoolTransposed(Op):
+    """The adjoint of adaptive average pooling; like ``AvgPoolSpread``, with a zero-gradient
+    edge to the pooled input, as torch's ``adaptive_avg_pool2d_backward``."""
+
     node_name = "AdaptiveAvgPool2DBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, grad, sizes, out):
+    def forward(ctx, grad, self, sizes, out):
         ctx.sizes, ctx.out = sizes, out
+        ctx.self_meta = (self.shape, self.dtype)
         return _contract(grad, sizes, out, True)
 
     @staticmethod
     def backward(ctx, grad):
-        return _AdaptiveAvgPoolAgain.apply(grad, ctx.sizes, ctx.out), None, None
+        again = _AdaptiveAvgPool3DAgain if len(ctx.out) == 3 else _AdaptiveAvgPoolAgain
+        return (again.apply(grad, ctx.sizes, ctx.out) if ctx.needs_input_grad[0] else None,
+                _zeros(ctx.self_meta) if ctx.needs_input_grad[1] else None, None, None)
 
 
 class _AdaptiveAvgPoolAgain(Op):
     node_name = "AdaptiveAvgPool2DBackward0"
+    saved_names = ("self",)
 
     @staticmethod
     def forward(ctx, values, sizes, out):
         ctx.sizes, ctx.out = sizes, out
+        ctx.save_for_backward(values)
         return _contract(values, sizes, out, False)
 
     @staticmethod
     def backward(ctx, grad):
-        return AdaptiveAvgPoolTransposed.apply(grad, ctx.sizes, ctx.out), None, None
+        (values,) = ctx.saved_tensors
+        return _transposed_class(ctx.out).apply(grad, values, ctx.sizes, ctx.out), None, None
+
+
+class AdaptiveAvgPool3DTransposed(AdaptiveAvgPoolTransposed):
+    node_name = "AdaptiveAvgPool3DBackwardBackward0"
+
+
+class _AdaptiveAvgPool3DAgain(_AdaptiveAvgPoolAgain):
+    node_name = "AdaptiveAvgPool3DBackward0"
 
 
 class ChannelsLastGlobalMean(Op):
