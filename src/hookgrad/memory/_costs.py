@@ -216,3 +216,38 @@ class _SaverHooks:
     def __exit__(self, *exc):
         self.contexts.pop().__exit__(*exc)
         return False
+
+
+def rate_key(saver: Any, backend: Backend) -> tuple:
+    """Where a saver's calibrated rates are filed: per framework and saver."""
+    return backend.name, repr(saver), type(saver)
+
+
+
+def install_rates(stored: dict, backend: Backend, savers: list) -> None:
+    """Saver rates read from a costs file (they weigh the savers the reference table does
+    not know), put where this process's calibrations are kept."""
+    try:
+        for saver in savers:
+            SAVER_RATES[rate_key(saver, backend)] = tuple(
+                float(v) for v in stored["rates"][repr(saver)])
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise ValueError(f"plan(): the costs file's entry for this model is malformed "
+                         f"({error!r}); delete the file to measure again") from None
+
+
+def install_costs(stored: dict, key: tuple, rules_text: str) -> None:
+    """The costs of this plan read from a costs file, filed under ``key`` (another budget
+    gives another plan: that one is measured)."""
+    try:
+        model_costs = stored.get("plans", {}).get(rules_text)
+        if model_costs is None:
+            return
+        rerun = None if model_costs["recompute"] is None else float(model_costs["recompute"])
+        MODEL_COSTS[key] = ModelCosts(
+            float(model_costs["baseline"]),
+            {str(k): float(v) for k, v in model_costs["savers"].items()}, rerun,
+            {str(k): float(v) for k, v in model_costs.get("errors", {}).items()})
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise ValueError(f"plan(): the costs file's entry for this model is malformed "
+                         f"({error!r}); delete the file to measure again") from None

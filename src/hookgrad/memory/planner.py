@@ -32,8 +32,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from ._backend import Backend, backend_for
 from ._modules import tracker_for
 from . import _timing
-from ._costs import (MODEL_COSTS, SAVER_RATES, ModelCosts, load_costs, save_costs, signature,
-                     stable_signature)
+from ._costs import (MODEL_COSTS, SAVER_RATES, ModelCosts, install_costs, install_rates,
+                     load_costs, rate_key, save_costs, signature, stable_signature)
 from ._timing import clock_of, time_contexts
 from ._knapsack import solve
 from .ledger import Ledger, format_bytes
@@ -292,7 +292,7 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
         stable = stable_signature(model, inputs, backend, savers, allow_recompute, clock)
         stored = None if recalibrate else load_costs(costs_file, stable)
         if stored is not None:
-            _install_rates(stored, backend, savers)
+            install_rates(stored, backend, savers)
     try:
         _step(model, inputs, loss_fn)  # warm up
         if measure:
@@ -315,7 +315,7 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
             """The chosen plan timed in parts on the model (or read from the file)."""
             key = _costs_key(model, inputs, backend, rules, clock)
             if stored is not None and not recalibrate:
-                _install_costs(stored, key, _rules_text(rules))
+                install_costs(stored, key, _rules_text(rules))
             fresh = recalibrate or key not in MODEL_COSTS
             measured.append((fresh, rules))
             return _model_costs(model, inputs, loss_fn, backend, rules, rounds, recalibrate,
@@ -331,7 +331,7 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
             plans[_rules_text(measured[-1][1])] = dict(vars(costs))  # errors too
             save_costs(costs_file, stable, {
                 "plans": plans,
-                "rates": {repr(s): list(SAVER_RATES[_rate_key(s, backend)]) for s in savers}})
+                "rates": {repr(s): list(SAVER_RATES[rate_key(s, backend)]) for s in savers}})
         if budget_on == "peak" and result.policy is None and other is not None:
             result.reason = (f"besides saved activations the step holds "
                              f"{format_bytes(other)} (transient workspaces, gradients), which "
@@ -346,10 +346,6 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
         for p, grad in zip(params, saved_grads):
             p.grad = grad
     return result
-
-
-def _rate_key(saver: Any, backend: Backend) -> tuple:
-    return backend.name, repr(saver), type(saver)
 
 
 def _costs_key(model, inputs: tuple, backend: Backend, rules: list, clock: str) -> tuple:
@@ -375,35 +371,6 @@ def _parts(rules: list) -> Dict[str, list]:
                     else (lambda e, entry=entry: e is entry))
             parts[name] = [(key, e if same(e) else None) for key, e in rules]
     return parts
-
-
-def _install_rates(stored: dict, backend: Backend, savers: list) -> None:
-    """Saver rates read from a costs file (they weigh the savers the reference table does
-    not know), put where this process's calibrations are kept."""
-    try:
-        for saver in savers:
-            SAVER_RATES[_rate_key(saver, backend)] = tuple(
-                float(v) for v in stored["rates"][repr(saver)])
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        raise ValueError(f"plan(): the costs file's entry for this model is malformed "
-                         f"({error!r}); delete the file to measure again") from None
-
-
-def _install_costs(stored: dict, key: tuple, rules_text: str) -> None:
-    """The costs of this plan read from a costs file, filed under ``key`` (another budget
-    gives another plan: that one is measured)."""
-    try:
-        model_costs = stored.get("plans", {}).get(rules_text)
-        if model_costs is None:
-            return
-        rerun = None if model_costs["recompute"] is None else float(model_costs["recompute"])
-        MODEL_COSTS[key] = ModelCosts(
-            float(model_costs["baseline"]),
-            {str(k): float(v) for k, v in model_costs["savers"].items()}, rerun,
-            {str(k): float(v) for k, v in model_costs.get("errors", {}).items()})
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        raise ValueError(f"plan(): the costs file's entry for this model is malformed "
-                         f"({error!r}); delete the file to measure again") from None
 
 
 def _profile(model, inputs: tuple, loss_fn: Callable, backend: Backend, tracker) -> tuple:
