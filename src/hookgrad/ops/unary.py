@@ -288,6 +288,7 @@ class Tanh(Op):
     """d tanh(x) = 1 - tanh(x)^2, read from the result (torch's ``tanh_backward`` node)"""
 
     node_name = "TanhBackward0"
+    array_formula = True
     saved_names = ("result",)
 
     @staticmethod
@@ -299,6 +300,8 @@ class Tanh(Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
+        if type(grad) is np.ndarray:  # the array lane: no graph of the gradient, same formula
+            return grad * (1 - result * result)
         return TanhBackward.apply(grad, result)
 
 
@@ -313,6 +316,7 @@ class Sigmoid(Op):
     """d s(x) = s(x) (1 - s(x)), read from the result (torch's ``sigmoid_backward`` node)"""
 
     node_name = "SigmoidBackward0"
+    array_formula = True
     saved_names = ("result",)
 
     @staticmethod
@@ -324,6 +328,8 @@ class Sigmoid(Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
+        if type(grad) is np.ndarray:  # the array lane: no graph of the gradient, same formula
+            return grad * (1 - result) * result
         return SigmoidBackward.apply(grad, result)
 
 
