@@ -143,6 +143,27 @@ def graph_nodes(tensor) -> collections.Counter:
     return collections.Counter(names)
 
 
+def graph_names(node, depth: int):
+    """The names of ``node`` and of the nodes below it, ``depth`` levels down, as nested lists
+    (None where an edge is empty): two graphs compared level by level."""
+    if node is None:
+        return None
+    if depth == 0:
+        return node.name()
+    return [node.name(), [graph_names(child, depth - 1) for child, _ in node.next_functions]]
+
+
+def backward_outcome(tensor) -> str:
+    """"ok" when ``tensor.sum().backward()`` runs, "refused" when it raises the error of a saved
+    tensor modified in place (any other error fails the test)."""
+    try:
+        tensor.sum().backward()
+    except RuntimeError as error:
+        assert "modified by an inplace operation" in str(error)
+        return "refused"
+    return "ok"
+
+
 def error_of(fn):
     """(exception type, message) of the error ``fn()`` raises, or None if it raises none."""
     try:

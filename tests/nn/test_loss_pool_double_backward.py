@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import hookgrad
+from conftest import graph_names
 
 
 def _target(lib, values):
@@ -41,12 +42,6 @@ CASES = {
 }
 
 
-def _names(node, depth):
-    if node is None:
-        return None
-    if depth == 0:
-        return node.name()
-    return [node.name(), [_names(child, depth - 1) for child, _ in node.next_functions]]
 
 
 def _run(lib, name):
@@ -61,8 +56,8 @@ def _run(lib, name):
     # incoming gradient, then once more through both
     second = lib.autograd.grad((grad * grad * x).sum(), [x, grad_output], create_graph=True)
     (third,) = lib.autograd.grad(sum((s * s).sum() for s in second), x)
-    return [_names(grad.grad_fn, 2), grad.requires_grad,
-            [(_names(s.grad_fn, 2), s.detach().numpy().copy()) for s in second],
+    return [graph_names(grad.grad_fn, 2), grad.requires_grad,
+            [(graph_names(s.grad_fn, 2), s.detach().numpy().copy()) for s in second],
             third.numpy().copy()]
 
 

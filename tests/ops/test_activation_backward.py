@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import hookgrad
+from conftest import backward_outcome
 
 X = [[0.687, -1.112, 0.199], [0.35, -1.117, 0.129], [-0.227, 0.5, 12.0], [-0.276, 0.664, -30.0]]
 GRAD_OUTPUT = [[1.0, -0.5, 2.0], [0.3, 1.5, -1.0], [0.25, 0.75, 1.25], [-2.0, 0.5, 1.0]]
@@ -152,12 +153,7 @@ def test_elu_inplace_write_to_its_input_refuses(op):
         y = ELUS[op](lib, hidden)
         (grad,) = lib.autograd.grad(y.sum(), [x], create_graph=True)
         hidden[0:1] = 0.5
-        try:
-            grad.sum().backward()
-            outcomes.append("ok")
-        except RuntimeError as error:
-            assert "modified by an inplace operation" in str(error)
-            outcomes.append("refused")
+        outcomes.append(backward_outcome(grad))
     assert outcomes == ["refused", "refused"]
 
 
@@ -215,12 +211,7 @@ def test_logsigmoid_inplace_write_to_its_input_refuses():
         y = lib.nn.functional.logsigmoid(hidden)
         (grad,) = lib.autograd.grad(y.sum(), [x], create_graph=True)
         hidden[0:1] = 0.5
-        try:
-            grad.sum().backward()
-            outcomes.append("ok")
-        except RuntimeError as error:
-            assert "modified by an inplace operation" in str(error)
-            outcomes.append("refused")
+        outcomes.append(backward_outcome(grad))
     assert outcomes == ["refused", "refused"]
 
 
@@ -268,12 +259,7 @@ def test_hardswish_inplace_write_to_its_input_refuses():
         (grad,) = lib.autograd.grad(lib.nn.functional.hardswish(hidden).sum(), [x],
                                     create_graph=True)
         hidden[0:1] = 0.5
-        try:
-            grad.sum().backward()
-            outcomes.append("ok")
-        except RuntimeError as error:
-            assert "modified by an inplace operation" in str(error)
-            outcomes.append("refused")
+        outcomes.append(backward_outcome(grad))
     assert outcomes == ["refused", "refused"]
 
 

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import hookgrad
+from conftest import backward_outcome, graph_names
 
 X = np.array([[0.5, -1.2, 0.3, 0.9], [-0.4, 0.2, 1.5, -0.8], [2.0, -3.0, 0.0, 0.7]])
 LAYOUTS = {
@@ -15,12 +16,6 @@ LAYOUTS = {
 }
 
 
-def _names(node, depth):
-    if node is None:
-        return None
-    if depth == 0:
-        return node.name()
-    return [node.name(), [_names(child, depth - 1) for child, _ in node.next_functions]]
 
 
 def _run(lib, layout):
@@ -34,7 +29,7 @@ def _run(lib, layout):
     weight = lib.tensor(np.linspace(0.5, 1.5, grad.numel()).reshape(tuple(grad.shape)))
     second = lib.autograd.grad((grad * weight).sum(), [x, grad_output], create_graph=True)
     (third,) = lib.autograd.grad(sum((s * s).sum() for s in second), x)
-    return ([_names(node, 2), node._saved_dim, grad.stride()],
+    return ([graph_names(node, 2), node._saved_dim, grad.stride()],
             [grad, node._saved_grad_output, node._saved_self, *second, third])
 
 
@@ -79,10 +74,5 @@ def test_inplace_write_to_the_input_refuses():
                                     create_graph=True)
         with lib.no_grad():
             hidden[0, 0] = 5.0
-        try:
-            grad.sum().backward()
-            outcomes.append("ok")
-        except RuntimeError as error:
-            assert "modified by an inplace operation" in str(error)
-            outcomes.append("refused")
+        outcomes.append(backward_outcome(grad))
     assert outcomes == ["refused", "refused"]
