@@ -58,8 +58,9 @@ def _product_forward(ctx, self: np.ndarray, other: np.ndarray, kernel: str,
 
 # -- mm, bmm, mv, dot ---------------------------------------------------------------------------
 def _transposed(a: np.ndarray) -> bool:
-    """Whether a matrix is laid out column-major (a transposed view, as ``weight.t()``)."""
-    return a.ndim == 2 and a.flags.f_contiguous and not a.flags.c_contiguous
+    """Column-major by torch's test (row stride 1, column stride the row count), as ``w.t()``;
+    size-1 dims pass it while row-major too, and torch computes such gradients transposed."""
+    return a.ndim == 2 and a.strides[0] == a.itemsize and a.strides[1] == a.shape[0] * a.itemsize
 
 
 def mm_grads(grad: Tensor, mat1, mat2, mat1_transposed: bool, mat2_transposed: bool):
