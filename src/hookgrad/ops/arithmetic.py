@@ -218,6 +218,7 @@ class DivMode(Op):
 
     @staticmethod
     def backward(ctx, grad):
+        ctx.saved_tensors  # unpacked as torch's node does: hooks run, versions are checked
         zeros = Tensor._make(np.zeros_like(grad._data))
         return zeros, zeros if ctx.needs_input_grad[1] else None
 

@@ -99,6 +99,7 @@ class _IndexPad(Op):
 
     @staticmethod
     def backward(ctx, grad):
+        ctx.saved_tensors  # unpacked as torch's node does: hooks run, versions are checked
         return _IndexPadBackward.apply(grad, ctx.pad, ctx.mode, ctx.self_shape), None, None
 
 
