@@ -166,3 +166,22 @@ def test_without_create_graph_no_node_is_recorded(name):
         assert grad.grad_fn is None and not grad.requires_grad
         grads.append(grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(), (4, 3)])
+@pytest.mark.parametrize("name", ["mse", "smooth_l1", "huber", "bce"])
+def test_zero_dim_and_transposed_inputs(name, shape):
+    results = []
+    for lib in (hookgrad, torch):
+        x_values, t_values, loss = LOSSES[name]
+        x = lib.tensor(x_values[0, 0] if shape == () else x_values.T.copy(), requires_grad=True)
+        t = lib.tensor(t_values[0, 0] if shape == () else t_values.T.copy(), requires_grad=True)
+        if shape:  # transposed views: the kernels' results are row-major all the same
+            x, t = x.t(), t.t()
+        grads = lib.autograd.grad(loss(lib, x, t, "mean"), (x, t), create_graph=True)
+        results.append([(g.grad_fn.name() if name in SYMMETRIC or g is grads[0] else None,
+                         tuple(g.shape), g.is_contiguous(), g.detach().numpy().copy())
+                        for g in grads])
+    for ours, theirs in zip(*results):
+        assert ours[:3] == theirs[:3]
+        np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-12)

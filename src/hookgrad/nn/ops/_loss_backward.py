@@ -4,8 +4,9 @@
 target, saving them through ``save_for_backward`` so that an in-place write to any of them makes
 a later backward through the gradient refuse, as torch's does.
 
-Each forward is torch's ``*_loss_backward`` kernel on arrays (row-major, as torch allocates its
-result); each backward gives torch's second derivatives. The gradient for the incoming gradient
+Each forward is torch's ``*_loss_backward`` kernel on arrays, laid out as torch's (row-major,
+except binary cross entropy's, laid out as the input); each backward gives torch's second
+derivatives. The gradient for the incoming gradient
 is the kernel again, full-shaped: for 'mean' and 'sum' the engine sums it to the 0-d
 grad_output. l1_loss and binary_cross_entropy_with_logits have no such node in torch (their
 gradients are composites there as here). Without ``create_graph`` the losses in ``loss.py`` keep
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ops import _layout
 from ...ops._base import Op
 from ...ops._util import quiet_errors
 
@@ -27,7 +29,8 @@ def _kernel_result(values: np.ndarray, self: np.ndarray, reduction: str) -> np.n
     1 / numel for 'mean'."""
     if reduction == "mean":
         values = values / self.dtype.type(self.size)
-    return np.ascontiguousarray(values, dtype=self.dtype)
+    values = np.asarray(values, dtype=self.dtype)  # (0-d arithmetic gives a NumPy scalar)
+    return values if values.flags.c_contiguous else np.ascontiguousarray(values)
 
 
 def _mean_scaled(value, self, reduction: str):
@@ -164,7 +167,10 @@ class BinaryCrossEntropyBackward(Op):
             values = grad_output * (self - target) / floor
         if weight is not None:
             values = values * weight
-        return _kernel_result(values, self, reduction)
+        if reduction == "mean":
+            values = values / kind(self.size)
+        # torch's kernel writes into empty_like(self): laid out as the input, not row-major
+        return _layout.preserve(np.asarray(values, self.dtype), self)
 
     @staticmethod
     def backward(ctx, grad):
