@@ -46,6 +46,11 @@ def _first_gradient(op, a):
     return hookgrad.autograd.grad((op(a) * a).sum(), a, create_graph=True)[0]
 
 
+def _loss_gradient(loss, a, b):
+    """The loss's gradients for both operands, recorded (create_graph)."""
+    return hookgrad.autograd.grad((loss(a, b) * 3).sum(), [a, b], create_graph=True)
+
+
 # name, fn(*tensors), input specs
 TABLE = [
     # arithmetic
@@ -220,6 +225,14 @@ TABLE = [
     ("nll_loss", lambda a: F.nll_loss(a.log_softmax(1), TARGET), "a"),
     ("bce", lambda u, v: F.binary_cross_entropy(u, v), "u u"),
     ("bce_with_logits", lambda a, u: F.binary_cross_entropy_with_logits(a, u), "a u"),
+    # the losses' first gradients, recorded as torch's one node each
+    ("mse_loss_grad", lambda a, b: _loss_gradient(F.mse_loss, a, b), "a a"),
+    ("smooth_l1_loss_grad", lambda a, b: _loss_gradient(
+        lambda x, y: F.smooth_l1_loss(x, y, reduction="sum", beta=0.5), a, b), "a a"),
+    ("huber_loss_grad", lambda a, b: _loss_gradient(
+        lambda x, y: F.huber_loss(x, y, reduction="none", delta=0.5), a, b), "a a"),
+    ("bce_grad", lambda u, v: _loss_gradient(
+        lambda x, y: F.binary_cross_entropy(x, y, hookgrad.tensor(INPUTS["p"])), u, v), "u u"),
     ("embedding", lambda m: F.embedding(INDEX, m), "m"),
     ("sdpa", lambda q, k, v: F.scaled_dot_product_attention(q, k, v), "seq seq seq"),
 ]

@@ -1,8 +1,9 @@
 """Loss Functions with torch's fused nodes (NllLossBackward0, MseLossBackward0, ...).
 
-Forward works on arrays; backward is a few tensor ops on the saved input and target (so double
-backward comes free), except nll_loss, whose gradient is a scatter: that is a Function whose own
-backward is nll_loss again (in ``loss_nll.py``).
+Forward works on arrays; backward is a few tensor ops on the saved input and target. Under
+``create_graph`` the gradients of mse, smooth_l1, huber and binary_cross_entropy are recorded as
+torch records them, one ``...BackwardBackward0`` node each (``_loss_backward.py``); nll_loss's
+gradient is a scatter whose own backward is nll_loss again (``loss_nll.py``).
 """
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ from ...ops._util import broadcast_error
 from ...tensor import Tensor
 from ...ops.reduce import log_softmax
 from ...ops._base import Op
+from ...autograd import grad_mode
 from .loss_nll import NllLoss, NllLoss2d
+from ._loss_backward import (BinaryCrossEntropyBackward, HuberLossBackward, MseLossBackward,
+                             SmoothL1LossBackward)
 
 REDUCTIONS = ("none", "mean", "sum")
 _EPSILON = float(np.float32(1e-12))  # torch's BCE floor is a float constant
@@ -43,6 +47,14 @@ def _pair(ctx, grad_input):
     return (grad_input if need_input else None, -grad_input if need_target else None)
 
 
+def _recorded_pair(ctx, node, grad, self, target, *settings):
+    """Under ``create_graph``: torch's gradient node for the input, and for the target the
+    same node with input and target swapped (its kernel is odd in x - y), as torch records."""
+    need_input, need_target = ctx.needs_input_grad[:2]
+    return (node.apply(grad, self, target, ctx.reduction, *settings) if need_input else None,
+            node.apply(grad, target, self, ctx.reduction, *settings) if need_target else None)
+
+
 class MseLoss(Op):
     """mean((x - y)^2);  d/dx = 2 (x - y)"""
 
@@ -59,6 +71,8 @@ class MseLoss(Op):
     @staticmethod
     def backward(ctx, grad):
         self, target = ctx.saved_tensors
+        if grad_mode._state.enabled:
+            return _recorded_pair(ctx, MseLossBackward, grad, self, target)
         factor = _per_element(grad, ctx.reduction, self.numel())
         return _pair(ctx, 2 * (self - target) * factor)
 
@@ -81,6 +95,8 @@ class SmoothL1Loss(Op):
     @staticmethod
     def backward(ctx, grad):
         self, target = ctx.saved_tensors
+        if grad_mode._state.enabled:
+            return _recorded_pair(ctx, SmoothL1LossBackward, grad, self, target, ctx.beta)
         diff = self - target
         slope = (diff / ctx.beta).clamp(-1.0, 1.0)
         return _pair(ctx, slope * _per_element(grad, ctx.reduction, self.numel()))
@@ -104,6 +120,8 @@ class HuberLoss(Op):
     @staticmethod
     def backward(ctx, grad):
         self, target = ctx.saved_tensors
+        if grad_mode._state.enabled:
+            return _recorded_pair(ctx, HuberLossBackward, grad, self, target, ctx.delta)
         slope = (self - target).clamp(-ctx.delta, ctx.delta)
         return _pair(ctx, slope * _per_element(grad, ctx.reduction, self.numel()))
 
@@ -133,14 +151,21 @@ class BinaryCrossEntropy(Op):
     @staticmethod
     def backward(ctx, grad):
         self, target, weight = ctx.saved_tensors
-        factor = _per_element(grad, ctx.reduction, self.numel())
-        if weight is not None:
-            factor = factor * weight
         grad_input = grad_target = None
-        if ctx.needs_input_grad[0]:
+        if ctx.needs_input_grad[0] and grad_mode._state.enabled:
+            grad_input = BinaryCrossEntropyBackward.apply(
+                grad, self, target, None if weight is None else weight._data, ctx.reduction)
+        elif ctx.needs_input_grad[0]:
+            factor = _per_element(grad, ctx.reduction, self.numel())
+            if weight is not None:
+                factor = factor * weight
             grad_input = factor * (self - target) / ((1 - self) * self).clamp_min(_EPSILON)
-        if ctx.needs_input_grad[1]:
-            grad_target = factor * ((-self).log1p() - self.log())  # unclamped, as torch
+        if ctx.needs_input_grad[1]:  # -logit(x) grad (w) (/ numel): unclamped, as torch's
+            grad_target = -self.logit() * grad
+            if weight is not None:
+                grad_target = grad_target * weight
+            if ctx.reduction == "mean":
+                grad_target = grad_target / self.numel()
         return grad_input, grad_target
 
 
