@@ -15,6 +15,7 @@ import numpy as np
 from ...ops._util import broadcast_error
 from ...tensor import Tensor
 from ...ops.reduce import log_softmax
+from ...ops._reduce_util import torch_type_name
 from ...ops._base import Op
 from ...autograd import grad_mode
 from .loss_nll import NllLoss, NllLoss2d
@@ -36,6 +37,13 @@ def reduce_array(loss: np.ndarray, reduction: str) -> np.ndarray:
 def _per_element(grad, reduction: str, count: int):
     """The incoming gradient as a per-element factor (mean divides by the element count)."""
     return grad / count if reduction == "mean" else grad
+
+
+def _same_dtype(input: Tensor, target: Tensor) -> None:
+    """torch's loss kernels that write into the input's dtype refuse a target of another."""
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {torch_type_name(target._data)} but expected "
+                           f"{torch_type_name(input._data)}")
 
 
 def _pair(ctx, grad_input):
@@ -88,9 +96,10 @@ class SmoothL1Loss(Op):
         ctx.reduction, ctx.beta = reduction, beta
         ctx.save_for_backward(self, target)
         z = np.abs(self - target)
-        beta = self.dtype.type(beta)
+        beta = z.dtype.type(beta)
         loss = np.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta)
-        return reduce_array(loss.astype(self.dtype, copy=False), reduction)
+        # an elementwise kernel in torch: the result is of the promoted dtype
+        return reduce_array(loss.astype(np.result_type(self, target), copy=False), reduction)
 
     @staticmethod
     def backward(ctx, grad):
@@ -120,6 +129,7 @@ class HuberLoss(Op):
     @staticmethod
     def backward(ctx, grad):
         self, target = ctx.saved_tensors
+        _same_dtype(self, target)  # torch's backward kernel writes into self's dtype
         if grad_mode._state.enabled:
             return _recorded_pair(ctx, HuberLossBackward, grad, self, target, ctx.delta)
         slope = (self - target).clamp(-ctx.delta, ctx.delta)
@@ -185,7 +195,9 @@ class BinaryCrossEntropyWithLogits(Op):
         loss = (1 - target) * self + softplus
         if weight is not None:
             loss = loss * weight
-        return reduce_array(loss.astype(self.dtype, copy=False), reduction)
+        # torch builds the loss in place on ``1 - target``: it keeps the target's dtype
+        dtype = target.dtype if target.dtype.kind == "f" else self.dtype
+        return reduce_array(loss.astype(dtype, copy=False), reduction)
 
     @staticmethod
     def backward(ctx, grad):
@@ -305,6 +317,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor]
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
                          f"size ({input.shape}) is deprecated. Please ensure they have the same "
                          "size.")
+    _same_dtype(input, target)
     weights = None if weight is None else np.broadcast_to(weight._data, input.shape)
     return BinaryCrossEntropy.apply(input, target, weights, reduction)
 

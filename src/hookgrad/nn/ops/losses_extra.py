@@ -84,6 +84,9 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
                      reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-target * input))``, the two-class logistic loss."""
     reduction = _reduction(size_average, reduce, reduction)
+    if target.requires_grad and grad_mode.is_grad_enabled():  # torch's node has no such edge
+        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
+                           "to argument 'target'. This input cannot have requires_grad True.")
     loss = (-target * input).exp().log1p()
     if loss.dtype != input.dtype:  # torch's fused loss answers in input's dtype
         loss = loss.to(input.dtype)
