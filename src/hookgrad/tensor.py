@@ -7,11 +7,11 @@ operators, ``Tensor(data)``) is bound in one table by ``_tensor_methods.py``.
 from __future__ import annotations
 
 import copy
-import warnings
 from typing import Optional
 
 import numpy as np
 
+from ._warnings import warn
 from . import _dtype
 from . import _memory_format
 from ._tensor_str import tensor_repr
@@ -20,7 +20,8 @@ _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
     "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
-    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead.")
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. "
+    "See github.com/pytorch/pytorch/pull/30531 for more information.")
 
 
 class Size(tuple):
@@ -197,7 +198,7 @@ class Tensor:
         """The accumulated gradient (None until a backward pass reaches this leaf, or one that
         retains its grad)."""
         if self._grad_fn is not None and not self.retains_grad:
-            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+            warn(_NON_LEAF_GRAD_WARNING, UserWarning)
         return self._grad
 
     @grad.setter

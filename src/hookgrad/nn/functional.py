@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from typing import Optional
 
 import numpy as np
 
 from .. import _memory_format as _mf
+from .._warnings import warn, warn_once
 from ..autograd import grad_mode
 from ..ops import activation as _activation
 from ..ops import pointwise as _pointwise
@@ -131,17 +131,18 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return _activation.elu(input, alpha, inplace)
 
 
-def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
-                  "include dim=X as an argument.", stacklevel=stacklevel)
+def _softmax_dim(name: str, ndim: int) -> int:
+    warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+         "include dim=X as an argument.")
     return 0 if ndim in (0, 1, 3) else 1
 
 
 def softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,
             dtype=None) -> Tensor:
-    """``exp(x) / sum(exp(x))`` along ``dim``, computed stably."""
+    """``exp(x) / sum(exp(x))`` along ``dim``, computed stably. ``_stacklevel`` is accepted for
+    torch's signature and unused: the implicit-dim warning always names the user's line."""
     if dim is None:
-        dim = _softmax_dim("softmax", input.ndim, _stacklevel)
+        dim = _softmax_dim("softmax", input.ndim)
     return _reduce.softmax(input, dim, dtype=dtype)
 
 
@@ -149,7 +150,7 @@ def log_softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,
                 dtype=None) -> Tensor:
     """``log(softmax(input, dim))`` computed stably."""
     if dim is None:
-        dim = _softmax_dim("log_softmax", input.ndim, _stacklevel)
+        dim = _softmax_dim("log_softmax", input.ndim)
     return _reduce.log_softmax(input, dim, dtype=dtype)
 
 
@@ -195,23 +196,13 @@ def _same_convolution(name, nd, input, weight, bias, dilation, groups) -> Tensor
     left = [t // 2 for t in total]
     extra = [t - 2 * lo for t, lo in zip(total, left)]
     if any(extra):
-        _warn_once("Using padding='same' with even kernel lengths and odd dilation may require "
-                   "a zero-padded copy of the input be created")
+        warn_once("Using padding='same' with even kernel lengths and odd dilation may require "
+                  "a zero-padded copy of the input be created")
         widths = []
         for e in reversed(extra):
             widths += [0, e]
         input = pad(input, widths)
     return _convolution(name, nd, input, weight, bias, 1, tuple(left), dilation, groups)
-
-
-_warned: set = set()
-
-
-def _warn_once(message: str) -> None:
-    """torch's TORCH_WARN_ONCE: a message is shown the first time only."""
-    if message not in _warned:
-        _warned.add(message)
-        warnings.warn(message, stacklevel=5)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:

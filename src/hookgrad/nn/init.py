@@ -8,11 +8,11 @@ initialiser, and hence every layer's default initialisation, gives torch's value
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Optional
 
 import numpy as np
 
+from .._warnings import warn
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 
@@ -85,8 +85,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     sampling: redraw whole normal tensors while more than 30% of the mass is inside, else
     uniform proposals on [a, b] accepted against the normal's log-density."""
     if mean < a - 2 * std or mean > b + 2 * std:
-        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
-                      "distribution of values may be incorrect.", stacklevel=2)
+        warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
+             "distribution of values may be incorrect.")
     from .. import empty_like, where  # the package face, loaded after this module
 
     def norm_cdf(x: float) -> float:
@@ -168,7 +168,7 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
 
 def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> Optional[float]:
     if 0 in tuple(tensor.shape):
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        warn("Initializing zero-element tensors is a no-op")
         return None
     fan = _calculate_correct_fan(tensor, mode)
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)

@@ -6,10 +6,10 @@ Elements are filled in torch's order: memory order for a tensor whose strides ar
 """
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
+from .._warnings import warn
 from .._generator import resolve
 from ..tensor import Tensor
 from . import _distributions as D
@@ -248,11 +248,11 @@ def _warn_beyond_exact_integers(low: int, high: int, digits: int, np_dtype: np.d
     bound = 1 << digits
     for value, name in ((low, "from"), (high - 1, "to - 1")):
         if not -bound <= value <= bound:
-            warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
-                          f"limitations {_CPP_NAMES[np_dtype.name]} can support discrete uniform "
-                          "distribution only within this range. This warning will become an "
-                          "error in version 1.7 release, please fix the code in advance",
-                          UserWarning, stacklevel=4)
+            warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
+                 f"limitations {_CPP_NAMES[np_dtype.name]} can support discrete uniform "
+                 "distribution only within this range. This warning will become an "
+                 "error in version 1.7 release, please fix the code in advance",
+                 UserWarning)
 
 
 def _float_range(low: int, high: int, np_dtype: np.dtype) -> tuple[int, int]:

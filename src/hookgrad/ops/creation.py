@@ -7,10 +7,10 @@ dtype, an int int64, a bool bool, a NumPy scalar or one-element tensor its own d
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
+from .._warnings import warn
 from .. import _device, _dtype
 from .. import _memory_format as _mf
 from ..tensor import Tensor, keeping_strides, with_empty_strides
@@ -154,7 +154,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
     """A new tensor that owns a copy of ``data`` (nested sequences, numbers, arrays, tensors)."""
     _device.check(device)
     if isinstance(data, Tensor):
-        warnings.warn(_COPY_WARNING, UserWarning, stacklevel=2)
+        warn(_COPY_WARNING, UserWarning)
     if isinstance(data, np.ndarray) and not data.size and data.ndim:
         return _finish(_numpy_strides(_to_array(data, dtype), data), requires_grad)
     return _finish(_to_array(data, dtype), requires_grad)
@@ -417,10 +417,11 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
         _dtype.copyto(out._data, array.reshape(out.shape))
     else:
         if out.numel():
-            warnings.warn(f"The number of elements in the out tensor of shape {list(out.shape)} "
-                          f"is {out.numel()} which does not match the computed number of "
-                          f"elements {count}. The out tensor will be resized to a tensor of "
-                          f"shape ({count},).", UserWarning, stacklevel=2)
+            warn(f"The number of elements in the out tensor of shape {list(out.shape)} "
+                 f"is {out.numel()} which does not match the computed number of "
+                 f"elements {count}. Note that this may occur as a result of rounding "
+                 f"error. The out tensor will be resized to a tensor of shape ({count},).",
+                 UserWarning)
         out._data = _dtype.astype(array, out._data.dtype)
     out._version_counter[0] += 1
     return out

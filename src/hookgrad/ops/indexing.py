@@ -8,10 +8,10 @@ it when the key has advanced parts (an in-place op on a view, so the base gets C
 """
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
+from .._warnings import warn
 from ..autograd.graph import legacy_type_name
 from ..tensor import Tensor
 from . import _layout
@@ -63,8 +63,8 @@ def _convert(item):
         if kind == "b":
             return bool(array) if array.ndim == 0 else array
         if array.dtype == np.uint8:
-            warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
-                          "torch.bool instead.", UserWarning, stacklevel=4)
+            warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                 "torch.bool instead.", UserWarning)
             return array  # a mask, kept as uint8 (torch saves it so)
         if kind not in "iu":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
@@ -79,11 +79,11 @@ def _convert(item):
 
 def _parse(key) -> tuple:
     if isinstance(key, list) and _treat_as_tuple(key):
-        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated and "
-                      "will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In "
-                      "pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)]"
-                      ", which will result either in an error or a different result",
-                      UserWarning, stacklevel=3)
+        warn("Using a non-tuple sequence for multidimensional indexing is deprecated and "
+             "will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In "
+             "pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)]"
+             ", which will result either in an error or a different result",
+             UserWarning)
     items = tuple(key) if _treat_as_tuple(key) else (key,)
     return tuple(_convert(item) for item in items)
 

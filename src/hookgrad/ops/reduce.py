@@ -9,10 +9,10 @@ and logsumexp in ``softmax.py``, cumsum in ``cumsum.py``; all are importable fro
 from __future__ import annotations
 
 import builtins
-import warnings
 
 import numpy as np
 
+from .._warnings import warn
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import _layout
@@ -145,9 +145,9 @@ def _variance(self: np.ndarray, dims: tuple, correction: float, keepdim: bool) -
     count = int(np.prod([self.shape[d] for d in dims], dtype=np.int64))
     dof = builtins.max(0.0, count - correction)
     if dof <= 0:
-        warnings.warn("var(): degrees of freedom is <= 0. Correction should be strictly less "
-                      "than the reduction factor (input numel divided by output numel).",
-                      UserWarning, stacklevel=4)
+        warn("var(): degrees of freedom is <= 0. Correction should be strictly less "
+             "than the reduction factor (input numel divided by output numel).",
+             UserWarning)
     with np.errstate(invalid="ignore", divide="ignore"):
         if 0 < count < x.size:
             # torch reduces over some dims with a running (Welford) mean, exact where a row is

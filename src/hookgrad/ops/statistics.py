@@ -2,11 +2,11 @@
 cumulative_trapezoid), quantile and nanquantile; and histc, a count with no gradient."""
 from __future__ import annotations
 
-import warnings
 from typing import Optional
 
 import numpy as np
 
+from .._warnings import warn
 from .. import _dtype
 from ..tensor import Tensor
 from ._base import not_implemented
@@ -65,8 +65,8 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Optional[Tensor] = None
     else:
         norm = total - correction
     if bool(norm._data <= 0):
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
-                      "than the number of observations.", stacklevel=2)
+        warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+             "than the number of observations.")
         norm = norm * 0
     centred = rows - mean.unsqueeze(1)
     product = mm(centred, (centred if weights is None else centred * weights).t())

@@ -9,10 +9,10 @@ on a view does to its base (CopySlices) lives in ``autograd/views.py``.
 from __future__ import annotations
 
 import operator
-import warnings
 
 import numpy as np
 
+from .._warnings import warn
 from ..autograd import grad_mode
 from ..autograd.graph import legacy_type_name
 from ..autograd.views import make_view
@@ -411,11 +411,11 @@ def numpy_T(input: Tensor) -> Tensor:
     """``x.T``: all dims reversed (torch warns that this is deprecated unless ndim is 2)."""
     ndim = input._data.ndim
     if ndim != 2:
-        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
-                      "shape is deprecated and it will throw an error in a future release. "
-                      "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
-                      "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
-                      UserWarning, stacklevel=3)
+        warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
+             "shape is deprecated and it will throw an error in a future release. "
+             "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
+             "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+             UserWarning)
     return Permute.apply(input, tuple(range(ndim))[::-1])
 
 

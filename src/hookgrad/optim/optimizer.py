@@ -7,7 +7,6 @@ caught by autograd's version check).
 from __future__ import annotations
 
 import functools
-import warnings
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
@@ -15,6 +14,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 
 import numpy as np
 
+from .._warnings import warn
 from .. import _dtype
 from ..autograd import grad_mode
 from ..autograd.graph import legacy_type_name
@@ -240,10 +240,9 @@ class Optimizer:
                                  f"optimization parameter {name}")
             param_group.setdefault(name, default)
         if len(tensors) != len({id(p) for p in tensors}):
-            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
-                          "future, this will cause an error; see "
-                          "github.com/pytorch/pytorch/issues/40967 for more information",
-                          stacklevel=3)
+            warn("optimizer contains a parameter group with duplicate parameters; in "
+                 "future, this will cause an error; see "
+                 "github.com/pytorch/pytorch/issues/40967 for more information")
         seen: set = set()
         for group in self.param_groups:
             seen.update(id(p) for p in group["params"])

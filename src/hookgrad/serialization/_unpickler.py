@@ -12,13 +12,13 @@ containers and primitives, calls go only to allowlisted callables, and ``BUILD``
 from __future__ import annotations
 
 import pickle
-import warnings
 from collections import Counter, OrderedDict
 from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 
 import hookgrad
+from .._warnings import warn
 from ._storage import STORAGE_DTYPES, TORCH_DTYPE_NAMES, hookgrad_dtype, rebuild_tensor
 
 UnpicklingError = pickle.UnpicklingError
@@ -73,8 +73,8 @@ def _rebuild_parameter(data, requires_grad, backward_hooks):
 
 def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
     if state:
-        warnings.warn("hookgrad Parameters hold no Python attributes; the attributes saved "
-                      "with this Parameter were dropped", stacklevel=2)
+        warn("hookgrad Parameters hold no Python attributes; the attributes saved "
+             "with this Parameter were dropped")
     return _rebuild_parameter(data, requires_grad, backward_hooks)
 
 
@@ -86,8 +86,8 @@ def _rebuild_from_type_v2(func, new_type, args, state):
     if isinstance(new_type, _TorchClass) and new_type.name == "Parameter":
         result = _rebuild_parameter(result, result.requires_grad, None)
     if state:
-        warnings.warn("hookgrad tensors hold no Python attributes; the attributes saved with "
-                      "this tensor were dropped", stacklevel=2)
+        warn("hookgrad tensors hold no Python attributes; the attributes saved with "
+             "this tensor were dropped")
     return result
 
 

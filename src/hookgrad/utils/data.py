@@ -12,11 +12,11 @@ import copy
 import itertools
 import math
 import re
-import warnings
 from typing import Any, Callable, Generic, Iterable, Iterator, Optional, Sequence, TypeVar
 
 import numpy as np
 
+from .._warnings import warn
 from .. import _dtype
 from .. import _generator
 from ..ops import creation
@@ -125,8 +125,8 @@ def random_split(dataset: Dataset, lengths: Sequence, generator=None) -> list:
         lengths = counts
         for i, length in enumerate(lengths):
             if length == 0:
-                warnings.warn(f"Length of split at index {i} is 0. This might result in an "
-                              "empty dataset.", stacklevel=2)
+                warn(f"Length of split at index {i} is 0. This might result in an "
+                     "empty dataset.")
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     order = _random.randperm(sum(lengths), generator=generator).tolist()

@@ -8,10 +8,10 @@ when no hook of any kind is set. Backward hooks go through identity Functions
 """
 from __future__ import annotations
 
-import warnings
 from collections import OrderedDict
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
+from ..._warnings import warn
 from ...tensor import Tensor
 from ...utils.hooks import RemovableHandle, add_hook
 from ._backward_hook import BackwardHook, WrappedHook, warn_if_legacy_hook_misses_gradients
@@ -251,8 +251,8 @@ class HooksMixin:
 
         if backward_hook is not None:
             if not isinstance(result, (Tensor, tuple)):
-                warnings.warn("For backward hooks to be called, module output should be a Tensor "
-                              f"or a tuple of Tensors but received {type(result)}", stacklevel=3)
+                warn("For backward hooks to be called, module output should be a Tensor "
+                     f"or a tuple of Tensors but received {type(result)}")
             result = backward_hook.setup_output_hook(result)
 
         if legacy_hooks:
@@ -295,6 +295,6 @@ class HooksMixin:
                     if replaced is not None:
                         state["result"] = replaced
                 except Exception as error:
-                    warnings.warn(f"{what} forward hook with ``always_call=True`` raised an "
-                                  "exception that was silenced as another error was raised in "
-                                  f"forward: {error}", stacklevel=3)
+                    warn(f"{what} forward hook with ``always_call=True`` raised an "
+                         "exception that was silenced as another error was raised in "
+                         f"forward: {error}")

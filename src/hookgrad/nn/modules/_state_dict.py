@@ -5,10 +5,10 @@ A mixin of ``Module``: it only uses the module's ``_parameters``, ``_buffers``,
 """
 from __future__ import annotations
 
-import warnings
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, List, Mapping, Optional
 
+from ..._warnings import warn
 from ...autograd import grad_mode
 from ...serialization._interop import from_torch
 from ...tensor import Tensor
@@ -89,9 +89,9 @@ class StateDictMixin:
         """Parameters and persistent buffers by dotted name, detached (they share memory with
         the module, so save a copy if you keep training)."""
         if args:
-            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
-                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
-                          "#torch.nn.Module.state_dict for details.", FutureWarning, stacklevel=2)
+            warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                 "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
+                 "#torch.nn.Module.state_dict for details.", FutureWarning)
             destination = args[0] if destination is None else destination
             prefix = args[1] if len(args) > 1 and prefix == "" else prefix
             keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars

@@ -151,7 +151,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmax(input, self.dim, _stacklevel=5)
+        return F.softmax(input, self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -160,7 +160,7 @@ class Softmax(Module):
 class LogSoftmax(Softmax):
     """Module form of ``F.log_softmax`` along ``dim``."""
     def forward(self, input: Tensor) -> Tensor:
-        return F.log_softmax(input, self.dim, _stacklevel=5)
+        return F.log_softmax(input, self.dim)
 
 
 class Hardtanh(Module):

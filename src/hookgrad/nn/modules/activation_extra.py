@@ -43,7 +43,7 @@ class Softmin(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmin(input, self.dim, _stacklevel=5)
+        return F.softmin(input, self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"

@@ -2,9 +2,9 @@
 optional affine map and optional running statistics (both off by default, as in torch)."""
 from __future__ import annotations
 
-import warnings
 from typing import Optional
 
+from ..._warnings import warn
 from ...tensor import Tensor
 from ..ops.instancenorm import instance_norm
 from .normalization import _BatchNorm
@@ -39,9 +39,9 @@ class _InstanceNorm(_BatchNorm):
                 raise ValueError(f"expected input's size at dim={feature_dim} to match "
                                  f"num_features ({self.num_features}), but got: "
                                  f"{input.shape[feature_dim]}.")
-            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
-                          "can silence this warning by not passing in num_features, which is "
-                          "not used because affine=False", stacklevel=2)
+            warn(f"input's size at dim={feature_dim} does not match num_features. You "
+                 "can silence this warning by not passing in num_features, which is "
+                 "not used because affine=False")
         if input.ndim == self._spatial + 1:
             return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
         return self._apply_instance_norm(input)

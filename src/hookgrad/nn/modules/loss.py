@@ -1,9 +1,9 @@
 """Loss modules: hold the options (reduction, weights, ...) and call the functional losses."""
 from __future__ import annotations
 
-import warnings
 from typing import Optional
 
+from ..._warnings import warn
 from ...tensor import Tensor
 from .. import functional as F
 from .module import Module
@@ -15,8 +15,8 @@ def _legacy_reduction(size_average, reduce, reduction: str) -> str:
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     result = ("mean" if size_average else "sum") if reduce else "none"
-    warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                  f"reduction='{result}' instead.", stacklevel=4)
+    warn(f"size_average and reduce args will be deprecated, please use "
+         f"reduction='{result}' instead.")
     return result
 
 

@@ -98,4 +98,4 @@ class Softmax2d(Module):
         if input.ndim not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D "
                              "instead")
-        return F.softmax(input, -3, _stacklevel=5)
+        return F.softmax(input, -3)

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from typing import Optional
 
 import hookgrad
+from ..._warnings import warn
 from ...tensor import Tensor
 
 from .. import functional as F
@@ -303,9 +303,9 @@ def _check_options(mode, input_size, hidden_size, num_layers, bias, batch_first,
         raise ValueError("dropout should be a number in range [0, 1] representing the "
                          "probability of an element being zeroed")
     if dropout > 0 and num_layers == 1:
-        warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
-                      "non-zero dropout expects num_layers greater than 1, but got "
-                      f"dropout={dropout} and num_layers={num_layers}", stacklevel=4)
+        warn("dropout option adds dropout after all but last recurrent layer, so "
+             "non-zero dropout expects num_layers greater than 1, but got "
+             f"dropout={dropout} and num_layers={num_layers}")
     _require_type("bias", bias, bool)
     _require_type("batch_first", batch_first, bool)
     for name, size in (("input_size", input_size), ("hidden_size", hidden_size)):

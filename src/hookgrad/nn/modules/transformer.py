@@ -3,10 +3,10 @@ and the mask helpers the decoder shares."""
 from __future__ import annotations
 
 import copy
-import warnings
 from typing import Callable, Optional, Union
 
 import hookgrad
+from ..._warnings import warn
 from ...tensor import Tensor
 from .. import functional as F
 from .activation import GELU, MultiheadAttention, ReLU
@@ -127,8 +127,8 @@ class TransformerEncoder(Module):
         self.mask_check = mask_check
         why_not = _why_no_sparsity_path(encoder_layer)
         if enable_nested_tensor and why_not:
-            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
-                          f"because {why_not}", stacklevel=2)
+            warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
+                 f"because {why_not}")
             self.use_nested_tensor = False
 
     def forward(self, src: Tensor, mask: Optional[Tensor] = None,

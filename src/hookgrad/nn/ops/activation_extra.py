@@ -1,12 +1,12 @@
 """prelu (torch's PreluKernelBackward0) and softmin."""
 from __future__ import annotations
 
-import warnings
 from typing import Optional
 
 import numpy as np
 
 from ... import _dtype
+from ..._warnings import warn
 from ...ops import pointwise as P
 from ...ops import activation as _activation
 from ...ops import reduce as R
@@ -111,8 +111,8 @@ def softmin(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,
             dtype=None) -> Tensor:
     """``softmax(-input)`` along ``dim``: weights that favour the smallest entries."""
     if dim is None:
-        warnings.warn("Implicit dimension choice for softmin has been deprecated. Change the "
-                      "call to include dim=X as an argument.", stacklevel=_stacklevel)
+        warn("Implicit dimension choice for softmin has been deprecated. Change the "
+             "call to include dim=X as an argument.")
         dim = 0 if input.ndim in (0, 1, 3) else 1
     return R.softmax(-input, dim, dtype=dtype)
 

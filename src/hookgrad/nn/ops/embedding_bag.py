@@ -9,12 +9,12 @@ in ``per_sample_weights`` (and double backward) follow from them.
 """
 from __future__ import annotations
 
-import warnings
 from typing import Optional
 
 import numpy as np
 
 import hookgrad
+from ..._warnings import warn
 from ...tensor import Tensor
 
 
@@ -66,9 +66,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Optional[Tensor] = Non
     with scale_grad_by_freq). Differs from torch: ``sparse=True`` gives a dense gradient; the
     backward graph is made of ordinary ops (no EmbeddingBagBackward0 node)."""
     if weight.dtype == hookgrad.int64 and input.is_floating_point():
-        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
-                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
-                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+             "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+             "`embedding_bag(input, weight, ...)`.")
         weight, input = input, weight
     if per_sample_weights is not None and input.shape != per_sample_weights.shape:
         raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from typing import Optional
 
 import numpy as np
 
 import hookgrad
+from ..._warnings import warn
 from ...ops._base import Op
 from ...tensor import Tensor
 
@@ -213,9 +213,9 @@ def _check(input: Tensor, grid: Tensor, mode: str) -> None:
 
 
 def _warn_align_corners() -> None:
-    warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False "
-                  "since 1.3.0. Please specify align_corners=True if the old behavior is desired. "
-                  "See the documentation of grid_sample for details.", stacklevel=3)
+    warn("Default grid_sample and affine_grid behavior has changed to align_corners=False "
+         "since 1.3.0. Please specify align_corners=True if the old behavior is desired. "
+         "See the documentation of grid_sample for details.")
 
 
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
@@ -287,10 +287,9 @@ def affine_grid(theta: Tensor, size: list, align_corners: Optional[bool] = None)
         raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D "
                                   f"affine transforms, respectively. Got size {size}.")
     if align_corners and min(spatial) == 1:
-        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids "
-                      "when align_corners=True. This is not an intended use case of "
-                      "affine_grid. See the documentation of affine_grid for details.",
-                      stacklevel=2)
+        warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids "
+             "when align_corners=True. This is not an intended use case of "
+             "affine_grid. See the documentation of affine_grid for details.")
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     lines = [_base_line(s, align_corners) for s in spatial]  # slowest first

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from typing import Optional
 
 import numpy as np
 
+from ..._warnings import warn
 from ...ops import _layout
 from ...ops._base import Op
 from ...tensor import Tensor
@@ -360,20 +360,20 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
 def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
              align_corners: Optional[bool] = None) -> Tensor:
     """Deprecated alias of ``interpolate`` (torch warns the same way)."""
-    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
-                  "instead.", stacklevel=2)
+    warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+         "instead.")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
     """Deprecated: ``interpolate(mode="nearest")``."""
-    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
-                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    warn("`nn.functional.upsample_nearest` is deprecated. Use "
+         "`nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
     """Deprecated: ``interpolate(mode="bilinear", align_corners=True)``."""
-    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
-                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+         "`nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

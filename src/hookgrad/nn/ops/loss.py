@@ -7,11 +7,11 @@ gradient is a scatter whose own backward is nll_loss again (``loss_nll.py``).
 """
 from __future__ import annotations
 
-import warnings
 from typing import Optional
 
 import numpy as np
 
+from ..._warnings import warn
 from ...ops._util import broadcast_error
 from ...tensor import Tensor
 from ...ops.reduce import log_softmax
@@ -228,8 +228,8 @@ def _reduction(size_average, reduce, reduction: str) -> str:
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = ("mean" if size_average else "sum") if reduce else "none"
-        warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                      f"reduction='{reduction}' instead.", stacklevel=3)
+        warn(f"size_average and reduce args will be deprecated, please use "
+             f"reduction='{reduction}' instead.")
     if reduction not in REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return reduction
@@ -238,9 +238,9 @@ def _reduction(size_average, reduce, reduction: str) -> str:
 def _broadcast_pair(input: Tensor, target: Tensor):
     if input.shape == target.shape:
         return input, target
-    warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
-                  f"({input.shape}). This will likely lead to incorrect results due to "
-                  "broadcasting. Please ensure they have the same size.", stacklevel=3)
+    warn(f"Using a target size ({target.shape}) that is different to the input size "
+         f"({input.shape}). This will likely lead to incorrect results due to "
+         "broadcasting. Please ensure they have the same size.")
     try:
         shape = np.broadcast_shapes(input.shape, target.shape)
     except ValueError:

@@ -10,11 +10,11 @@ raise).
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Optional
 
 import numpy as np
 
+from ..._warnings import warn
 from ... import _dtype
 from ...autograd import grad_mode
 from ...ops import pointwise as P
@@ -44,7 +44,7 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
     if size_average is not None or reduce is not None:
         reduction = _reduction(size_average, reduce, reduction)
     elif reduction == "mean":
-        warnings.warn(_KL_MEAN_WARNING, stacklevel=2)
+        warn(_KL_MEAN_WARNING)
     batchmean = reduction == "batchmean"
     if not batchmean:
         _reduction(None, None, reduction)

@@ -4,11 +4,11 @@ out-projection) so values, gradients and graphs follow torch's."""
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Optional
 
 import numpy as np
 
+from ..._warnings import warn
 from ...ops.join import cat
 from ...tensor import Tensor
 from .attention import scaled_dot_product_attention
@@ -101,8 +101,8 @@ def multi_head_attention_forward(
     dtype = query._data.dtype
     if (key_padding_mask is not None and attn_mask is not None
             and key_padding_mask._data.dtype != attn_mask._data.dtype):
-        warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. Use "
-                      "same type for both instead.", stacklevel=3)
+        warn("Support for mismatched key_padding_mask and attn_mask is deprecated. Use "
+             "same type for both instead.")
     key_padding_mask = canonical_mask(key_padding_mask, "key_padding_mask", dtype)
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "

@@ -3,11 +3,11 @@ norm is taken per tensor, then over those norms; the scale is always applied, cl
 from __future__ import annotations
 
 import types
-import warnings
 from typing import Iterable, Optional, Union
 
 import numpy as np
 
+from ..._warnings import warn
 from ... import _dtype
 from ...autograd import grad_mode
 from ...tensor import Tensor
@@ -95,8 +95,7 @@ def clip_grad_norm_(parameters: TensorOrTensors, max_norm: float, norm_type: flo
         is_generator = isinstance(parameters, types.GeneratorType)
         parameters = list(parameters)
         if is_generator and len(parameters) == 0:
-            warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.",
-                          stacklevel=2)
+            warn("`parameters` is an empty generator, no gradient clipping will occur.")
     grads = [p.grad for p in parameters if p.grad is not None]
     total_norm = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(parameters, max_norm, total_norm, foreach)
@@ -106,8 +105,8 @@ def clip_grad_norm_(parameters: TensorOrTensors, max_norm: float, norm_type: flo
 def clip_grad_norm(parameters: TensorOrTensors, max_norm: float, norm_type: float = 2.0,
                    error_if_nonfinite: bool = False, foreach: Optional[bool] = None) -> Tensor:
     """Deprecated spelling of ``clip_grad_norm_``."""
-    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
-                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+         "`torch.nn.utils.clip_grad_norm_`.", FutureWarning)
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 

@@ -2,11 +2,11 @@
 with torch's warnings about call order and torch's state_dict."""
 from __future__ import annotations
 
-import warnings
 import weakref
 from functools import wraps
 from typing import Any, Optional
 
+from ..._warnings import warn
 from ...tensor import Tensor
 from ..optimizer import Optimizer
 
@@ -101,24 +101,24 @@ class LRScheduler:
         """Advance one epoch (or jump to ``epoch``, deprecated: uses the closed form)."""
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
-                warnings.warn(
+                warn(
                     "Seems like `optimizer.step()` has been overridden after learning rate "
                     "scheduler initialization. Please, make sure to call `optimizer.step()` "
                     "before `lr_scheduler.step()`. See more details at "
                     "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
-                    UserWarning, stacklevel=2)
+                    UserWarning)
             elif not getattr(self.optimizer, "_opt_called", False):
-                warnings.warn(
+                warn(
                     "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In "
                     "PyTorch 1.1.0 and later, you should call them in the opposite order: "
                     "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this will "
                     "result in PyTorch skipping the first value of the learning rate schedule. "
                     "See more details at "
                     "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
-                    UserWarning, stacklevel=2)
+                    UserWarning)
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warn(EPOCH_DEPRECATION_WARNING, UserWarning)
         self._update_lr(epoch)
 
     def _update_lr(self, epoch: Optional[int] = None) -> None:
@@ -143,8 +143,8 @@ class LRScheduler:
 
     def _warn_if_outside_step(self) -> None:
         if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                          "`get_last_lr()`.", UserWarning, stacklevel=3)
+            warn("To get the last learning rate computed by the scheduler, please use "
+                 "`get_last_lr()`.", UserWarning)
 
 
 def _track_optimizer_step(optimizer: Optimizer) -> None:

@@ -2,11 +2,11 @@
 rather than the epoch count (ReduceLROnPlateau)."""
 from __future__ import annotations
 
-import warnings
 from bisect import bisect_right
 from math import inf
 from typing import Any, Optional, Sequence
 
+from ..._warnings import warn
 from ..optimizer import Optimizer
 from .base import (EPOCH_DEPRECATION_WARNING, LRScheduler, _group_values, _set_group_value,
                    per_group)
@@ -156,7 +156,7 @@ class ReduceLROnPlateau(LRScheduler):
     def step(self, metrics: Any, epoch: Optional[int] = None) -> None:  # type: ignore[override]
         current = float(metrics)
         if epoch is not None:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warn(EPOCH_DEPRECATION_WARNING, UserWarning)
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
         improved = self._is_better(current, self.best)
         if improved:
