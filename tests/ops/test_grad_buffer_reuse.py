@@ -238,8 +238,12 @@ def test_a_large_owned_gradient_is_masked_a_block_at_a_time(name, dtype):
 def test_the_owned_buffer_is_masked_without_a_full_size_mask():
     size = 1 << 21
     x = hookgrad.randn(size, requires_grad=True)
-    loss = (x.relu() * 3).sum()
-    peak = traced_peak(loss.backward)
+    peaks = []
+    for _ in range(3):  # the least of three: tracemalloc also counts other threads' arrays
+        x.grad = None  # (a writer thread an earlier test left running, say)
+        loss = (x.relu() * 3).sum()
+        peaks.append(traced_peak(loss.backward))
+    peak = min(peaks)
     # the multiply's gradient, which becomes x.grad, and a block of mask words per thread of
     # the intra-op pool (under 512 KiB each); a mask per element would add 2 MiB or more
     assert peak < size * 4 + hookgrad.get_num_threads() * (1 << 19)
