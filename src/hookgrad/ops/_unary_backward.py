@@ -24,53 +24,59 @@ def _from_result(formula, grad_output: np.ndarray, output: np.ndarray) -> np.nda
     return _layout.pointwise(result, grad_output, output)
 
 
-class SigmoidBackward(Op):
-    """grad_output (1 - y) y from sigmoid's result y: torch's ``sigmoid_backward``.
+class _ResultBackward(Op):
+    """A gradient read from an activation's result y: ``formula(grad_output, y, one)``, saving
+    grad_output and y. Its own derivatives are the same node again for grad_output (the
+    formula is linear in it) and ``output_grad`` for y."""
 
-    Its derivatives are the same formula again for grad_output and
-    ``grad grad_output (1 - 2 y)`` for y."""
+    saved_names = ("grad_output", "output")
+
+    @staticmethod
+    def formula(g, y, one):
+        raise NotImplementedError
+
+    @staticmethod
+    def output_grad(grad, grad_output, output):
+        raise NotImplementedError
+
+    @classmethod
+    def forward(cls, ctx, grad_output, output):
+        ctx.save_for_backward(grad_output, output)
+        return _from_result(cls.formula, grad_output, output)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        grad_output, output = ctx.saved_tensors
+        need_grad_output, need_output = ctx.needs_input_grad[:2]
+        return (cls.apply(grad, output) if need_grad_output else None,
+                cls.output_grad(grad, grad_output, output) if need_output else None)
+
+
+class SigmoidBackward(_ResultBackward):
+    """grad_output (1 - y) y from sigmoid's result y: torch's ``sigmoid_backward``; its
+    derivative for y is ``grad grad_output (1 - 2 y)``."""
 
     node_name = "SigmoidBackwardBackward0"
-    saved_names = ("grad_output", "output")
 
     @staticmethod
-    def forward(ctx, grad_output, output):
-        ctx.save_for_backward(grad_output, output)
-        return _from_result(lambda g, y, one: g * (one - y) * y, grad_output, output)
+    def formula(g, y, one):
+        return g * (one - y) * y
 
     @staticmethod
-    def backward(ctx, grad):
-        grad_output, output = ctx.saved_tensors
-        need_grad_output, need_output = ctx.needs_input_grad[:2]
-        grad_grad_output = grad_output_value = None
-        if need_grad_output:
-            grad_grad_output = SigmoidBackward.apply(grad, output)
-        if need_output:
-            grad_output_value = grad * grad_output * (output * -2 + 1)
-        return grad_grad_output, grad_output_value
+    def output_grad(grad, grad_output, output):
+        return grad * grad_output * (output * -2 + 1)
 
 
-class TanhBackward(Op):
-    """grad_output (1 - y^2) from tanh's result y: torch's ``tanh_backward``.
-
-    Its derivatives are the same formula again for grad_output and ``grad (-2 y grad_output)``
-    for y."""
+class TanhBackward(_ResultBackward):
+    """grad_output (1 - y^2) from tanh's result y: torch's ``tanh_backward``; its derivative
+    for y is ``grad (-2 y grad_output)``."""
 
     node_name = "TanhBackwardBackward0"
-    saved_names = ("grad_output", "output")
 
     @staticmethod
-    def forward(ctx, grad_output, output):
-        ctx.save_for_backward(grad_output, output)
-        return _from_result(lambda g, y, one: g * (one - y * y), grad_output, output)
+    def formula(g, y, one):
+        return g * (one - y * y)
 
     @staticmethod
-    def backward(ctx, grad):
-        grad_output, output = ctx.saved_tensors
-        need_grad_output, need_output = ctx.needs_input_grad[:2]
-        grad_grad_output = grad_output_value = None
-        if need_grad_output:
-            grad_grad_output = TanhBackward.apply(grad, output)
-        if need_output:
-            grad_output_value = grad * (output * -2 * grad_output)
-        return grad_grad_output, grad_output_value
+    def output_grad(grad, grad_output, output):
+        return grad * (output * -2 * grad_output)
