@@ -73,3 +73,36 @@ def test_linear_on_two_threads_matches_torch(rng, two_blas_threads):
                 rng.standard_normal(10).astype(np.float32), rtol=1e-4, atol=1e-3)
     finally:
         hookgrad.set_num_threads(before)
+
+
+def test_threaded_reads_the_live_count(two_blas_threads):
+    assert _blas._threaded()
+    with _blas.one_blas_thread():
+        assert not _blas._threaded()
+    assert _blas._threaded()
+
+
+def test_a_mid_size_product_on_one_blas_thread_sets_no_count(rng, monkeypatch):
+    # BLAS on one thread already: the product runs as it is, without the lock and the
+    # count's round trip (a small MLP step made five of them for nothing)
+    before = counts()
+    for controller in _blas._blas_controllers():
+        controller.set_num_threads(1)
+    lowered = []
+    monkeypatch.setattr(_blas, "_lower", lambda: lowered.append(1))
+    try:
+        a, b = rng.standard_normal((64, 3136)), rng.standard_normal((3136, 10))
+        np.testing.assert_allclose(_blas.matmul(a, b), a @ b, rtol=1e-12, atol=1e-12)
+        assert lowered == []
+    finally:
+        for controller, count in zip(_blas._blas_controllers(), before):
+            controller.set_num_threads(count)
+
+
+def test_a_mid_size_product_on_two_blas_threads_runs_on_one(rng, two_blas_threads, monkeypatch):
+    seen = []
+    real_matmul = np.matmul
+    monkeypatch.setattr(np, "matmul", lambda a, b: seen.append(counts()) or real_matmul(a, b))
+    a, b = rng.standard_normal((64, 3136)), rng.standard_normal((3136, 10))
+    np.testing.assert_allclose(_blas.matmul(a, b), real_matmul(a, b), rtol=1e-12, atol=1e-12)
+    assert seen == [[1] * len(counts())] and set(counts()) == {2}

@@ -88,12 +88,40 @@ SMALL_GEMM = 1 << 23
 _THREADED_GEMM = 4 * 65536
 
 
+_count_getters: list | None = None
+
+
+def _threaded() -> bool:
+    """Whether any BLAS found runs more than one thread now. Read through OpenBLAS's own
+    getter, kept from the first call (threadpoolctl's method is ten Python calls a read, and
+    a product lowered for nothing paid ~30 of them: a fifth of a small MLP step's calls)."""
+    global _count_getters
+    getters = _count_getters
+    if getters is None:
+        getters = []
+        for controller in _blas_controllers():
+            raw = None
+            if getattr(controller, "threading_layer", None) != "openmp":
+                try:  # the C function threadpoolctl itself ends in, for this library's symbols
+                    raw = controller._get_symbol("openblas_get_num_threads")
+                except Exception:
+                    raw = None
+            getters.append(raw if raw is not None else controller.get_num_threads)
+        _count_getters = getters
+    for getter in getters:
+        count = getter()
+        if count is not None and count > 1:
+            return True
+    return False
+
+
 def matmul(a, b):
-    """``np.matmul(a, b)``; a 2-D product too small for BLAS's threads to pay runs on one."""
+    """``np.matmul(a, b)``; a 2-D product too small for BLAS's threads to pay runs on one
+    (nothing to do when BLAS is on one thread already: then no lock and no count is set)."""
     import numpy as np
     if a.ndim == 2 and b.ndim == 2:
         size = a.shape[0] * a.shape[1] * b.shape[1]
-        if _THREADED_GEMM < size < SMALL_GEMM and available():
+        if _THREADED_GEMM < size < SMALL_GEMM and _threaded() and available():
             _lower()  # one_blas_thread's body, inline: a mid-size product is often a layer's
             try:
                 return np.matmul(a, b)
