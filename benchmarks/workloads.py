@@ -4,6 +4,14 @@ forward and backward pass (and an SGD update where the workload trains).
 
 The data come from a seeded NumPy generator so every framework sees the same inputs; weights are
 each framework's own default initialisation (the timing does not depend on their values).
+
+The MyGrad versions do the same work as the torch-API ones, checked for the MLPs: float32
+throughout, the same eight matrix products per step (three forward; five backward, none for the
+input batch) of the same shapes, timed alike in either layout (``step_parts.py``), softmax
+cross entropy averaged over the batch, and a plain SGD update of every parameter. The one
+difference in form: a torch Linear keeps its weight as (out, in) and multiplies by its
+transpose, MyGrad's is (in, out); either way the weight's gradient is one product in its
+parameter's own layout.
 """
 from __future__ import annotations
 
