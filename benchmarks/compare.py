@@ -67,9 +67,27 @@ def serve(framework: str, names: list[str], threads: int, sample: float,
 
 
 # -- parent ------------------------------------------------------------------------------------
+def peer_environment(framework: str, environ: dict) -> dict:
+    """``environ`` for a framework's child, with MyGrad given the malloc thresholds hookgrad sets
+    for itself at import (``hookgrad._allocator``; torch has an allocator of its own).
+
+    Without them MyGrad's MLP step depends on glibc's moving thresholds, hence on whatever the
+    process allocated before: 12.5-14 ms of CPU a step (1 thread) built alone, 7.4-8.3 ms built
+    after another workload or with these settings, as hookgrad's 7.5-8.5. hookgrad's settings
+    are its own work; a peer should not be timed against an accident of its heap. A user's
+    own malloc settings are left as they are."""
+    if framework != "mygrad" or any(name.startswith("MALLOC_") for name in environ) \
+            or "glibc.malloc" in environ.get("GLIBC_TUNABLES", ""):
+        return environ
+    from hookgrad._allocator import MMAP_THRESHOLD, TRIM_THRESHOLD
+    return dict(environ, MALLOC_MMAP_THRESHOLD_=str(MMAP_THRESHOLD),
+                MALLOC_TRIM_THRESHOLD_=str(TRIM_THRESHOLD))
+
+
 def _start(framework: str, names: list[str], threads: int, sample: float,
            cpu_time: bool = False) -> subprocess.Popen:
-    env = dict(os.environ, **{name: str(threads) for name in THREAD_VARIABLES})
+    env = peer_environment(framework,
+                           dict(os.environ, **{name: str(threads) for name in THREAD_VARIABLES}))
     return subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", framework,
                              "--threads", str(threads), "--sample", str(sample),
                              *(["--cpu-time"] if cpu_time else []), "--workloads", *names],

@@ -6,9 +6,10 @@ Run by hand::
 
     PYTHONPATH=src python benchmarks/step_parts.py --workload mlp --threads 1
 
-Each framework runs in a process of its own (hookgrad's allocator settings would otherwise
-reach MyGrad's arrays) and the two alternate ``--rounds`` times; each round reports the best
-of ``--repeats`` samples of ``--number`` steps, and the table shows the median round. CPU time
+Each framework runs in a process of its own, MyGrad's with the malloc thresholds hookgrad
+sets for itself (``compare.peer_environment``), and the two alternate ``--rounds`` times;
+each round reports the best of ``--repeats`` samples of ``--number`` steps, and the table
+shows the median round. CPU time
 (``time.process_time``) counts every thread of the process, so with more than one BLAS thread
 a worker spinning between products adds to the products' share.
 
@@ -31,7 +32,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-PARTS = ("products", "the rest")
+from compare import peer_environment  # noqa: E402  (MyGrad gets hookgrad's malloc settings)
 
 
 def _instrument(framework: str, spent: list) -> None:
@@ -95,7 +96,7 @@ def main() -> None:
     children = {fw: subprocess.Popen(
         [sys.executable, os.path.abspath(__file__), "--child", fw, "--workload", args.workload,
          "--repeats", str(args.repeats), "--number", str(args.number)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=peer_environment(fw, env), text=True)
         for fw in ("hookgrad", "mygrad")}
     try:
         for process in children.values():

@@ -95,3 +95,16 @@ def test_median_interval_brackets_the_median(n):
     assert low <= middle <= high
     if n >= 40:  # a real interval: neither end is the extreme value
         assert min(values) < low and high < max(values)
+
+
+def test_mygrad_child_gets_hookgrads_malloc_thresholds():
+    from hookgrad._allocator import MMAP_THRESHOLD, TRIM_THRESHOLD
+    compare = _load("compare")
+    env = compare.peer_environment("mygrad", {"PATH": "/bin"})
+    assert env["MALLOC_MMAP_THRESHOLD_"] == str(MMAP_THRESHOLD)
+    assert env["MALLOC_TRIM_THRESHOLD_"] == str(TRIM_THRESHOLD)
+    # torch and hookgrad keep their own; a user's malloc settings are left alone
+    assert compare.peer_environment("torch", {"PATH": "/bin"}) == {"PATH": "/bin"}
+    assert compare.peer_environment("hookgrad", {"PATH": "/bin"}) == {"PATH": "/bin"}
+    mine = {"MALLOC_ARENA_MAX": "2"}
+    assert compare.peer_environment("mygrad", mine) == mine
