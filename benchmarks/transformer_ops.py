@@ -14,6 +14,11 @@ Each framework runs in its own process, started with the BLAS/OpenMP thread vari
 round, and prints the median over rounds of each sample's best step, and hookgrad / torch.
 ``--cpu-time`` times the calling thread's CPU time instead of the wall clock: on a loaded
 machine it leaves out the time the process waited for a core (use it with ``--threads 1``).
+``--against /other/src`` runs a second hookgrad, from that source tree, in the same rounds and
+adds its column and the median over rounds of each round's ratio of the two (an A/B of a change
+that a busy machine's drift between rounds does not blur)::
+
+    PYTHONPATH=src python benchmarks/transformer_ops.py --threads 1 --cpu-time --against ../main/src
 """
 from __future__ import annotations
 
@@ -132,6 +137,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--number", type=int, default=20, help="steps per sample")
     parser.add_argument("--cpu-time", action="store_true")
+    parser.add_argument("--against", metavar="SRC", help="another hookgrad source tree to time")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -139,12 +145,16 @@ def main() -> None:
         return
     env = dict(os.environ, **{name: str(args.threads) for name in THREAD_VARIABLES})
     children = {}
-    for framework in ("torch", "hookgrad"):
+    runs = [("torch", "torch", env), ("hookgrad", "hookgrad", env)]
+    if args.against:
+        other = dict(env, PYTHONPATH=os.path.abspath(args.against))
+        runs.append(("against", "hookgrad", other))
+    for label, framework, child_env in runs:
         command = [sys.executable, os.path.abspath(__file__), "--child", framework,
                    "--threads", str(args.threads), "--number", str(args.number),
                    *(["--cpu-time"] if args.cpu_time else [])]
-        children[framework] = subprocess.Popen(command, stdin=subprocess.PIPE,
-                                               stdout=subprocess.PIPE, env=env, text=True)
+        children[label] = subprocess.Popen(command, stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE, env=child_env, text=True)
     names = None
     for child in children.values():
         names = json.loads(child.stdout.readline())
@@ -163,11 +173,21 @@ def main() -> None:
     clock = "thread CPU" if args.cpu_time else "wall"
     print(f"{args.threads} thread(s), {clock} ms, median over {args.rounds} rounds of the best "
           f"of {args.number} steps\n")
-    print("| op | torch | hookgrad | hookgrad / torch |\n|---|---|---|---|")
+    if not args.against:
+        print("| op | torch | hookgrad | hookgrad / torch |\n|---|---|---|---|")
+    else:
+        print(f"against: {args.against}\n\n| op | torch | hookgrad | hookgrad / torch | against "
+              "| hookgrad / against (paired) |\n|---|---|---|---|---|---|")
     for name in names:
         torch_ms, ours_ms = (statistics.median(samples[framework, name]) * 1e3
                              for framework in ("torch", "hookgrad"))
-        print(f"| {name} | {torch_ms:.3f} | {ours_ms:.3f} | {ours_ms / torch_ms:.2f}x |")
+        row = f"| {name} | {torch_ms:.3f} | {ours_ms:.3f} | {ours_ms / torch_ms:.2f}x |"
+        if args.against:
+            other_ms = statistics.median(samples["against", name]) * 1e3
+            paired = statistics.median(ours / other for ours, other in zip(
+                samples["hookgrad", name], samples["against", name]))
+            row += f" {other_ms:.3f} | {paired:.3f} |"
+        print(row)
 
 
 if __name__ == "__main__":

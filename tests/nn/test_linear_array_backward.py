@@ -253,3 +253,42 @@ def test_linear_refuses_a_non_tensor_as_torch(bad):
         return lib.nn.functional.linear(args["input"], args["weight"], args["bias"])
 
     assert_same_error(call)
+
+
+def _chain(tensor):
+    names, node = [], tensor.grad_fn
+    while node is not None:
+        names.append(node.name())
+        node = node.next_functions[0][0] if node.next_functions else None
+    return names
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bias_shape", [(6,), (1,), ()])
+def test_linear_on_a_non_contiguous_input_adds_its_bias_in_place(dtype, bias_shape):
+    # matmul, then the bias added into the product (torch's add_): the same graph, values,
+    # gradients and output strides
+    rng = np.random.default_rng(20)
+    x, w = rng.standard_normal((5, 3, 4)).astype(dtype), rng.standard_normal((6, 4)).astype(dtype)
+    b = rng.standard_normal(bias_shape).astype(dtype)
+    results = []
+    for lib in (torch, hookgrad):
+        xs, ws, bs = (lib.tensor(a, requires_grad=True) for a in (x, w, b))
+        y = lib.nn.functional.linear(xs.transpose(0, 1), ws, bs)
+        (y * y).sum().backward()
+        results.append((_chain(y), y.stride(), y.detach().numpy(),
+                        xs.grad.numpy(), ws.grad.numpy(), bs.grad.numpy()))
+    (chain_a, stride_a, *arrays_a), (chain_b, stride_b, *arrays_b) = results
+    assert chain_b == chain_a and stride_b == stride_a
+    for ours, theirs in zip(arrays_b, arrays_a):
+        assert_close(ours, theirs)
+
+
+def test_linear_bias_that_would_grow_the_output_raises_as_torch():
+    errors = []
+    for lib in (torch, hookgrad):
+        with pytest.raises(RuntimeError) as info:
+            lib.nn.functional.linear(lib.ones(5, 3, 4).transpose(0, 1), lib.ones(6, 4),
+                                     lib.ones(2, 1, 1, 6))
+        errors.append(str(info.value))
+    assert errors[1] == errors[0]

@@ -2,6 +2,8 @@
 values and gradients against torch and against float64 torch as the exact reference, special
 values, the paths that miss the kernels (layouts, dtypes, create_graph), a gradient buffer
 reused or left alone, and the same answer on one thread and on several."""
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -173,3 +175,16 @@ def test_shapes_and_broadcast_views(make):
     assert shape_b == shape_a and stride_b == stride_a
     np.testing.assert_allclose(yb, ya, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(gb, ga, rtol=1e-6, atol=1e-6)
+
+
+def test_negative_tail_keeps_its_relative_accuracy():
+    # x Phi(x) is tiny but far from float32's underflow down to x ~ -13: an absolute bound
+    # alone would let it drift. The reference is math.erfc in float64 (torch's float64 GELU
+    # takes 1 + erf, which cancels there)
+    x = -np.linspace(3, 13, 20001).astype(np.float32)
+    wide = x.astype(np.float64)
+    exact = wide * 0.5 * np.vectorize(math.erfc)(-wide / math.sqrt(2))
+    y, _, _ = _gelu_pair(hookgrad, x, np.ones_like(x))
+    for bound, limit in ((6, 3e-6), (9, 6e-6), (13, 3e-5)):
+        near = x >= -bound
+        np.testing.assert_allclose(y.detach().numpy()[near], exact[near], rtol=limit, atol=0)

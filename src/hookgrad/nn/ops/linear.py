@@ -162,4 +162,6 @@ def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tens
         result = Addmm.apply(bias, flat, weight.t())
         return result.view(shape[:-1] + (result._data.shape[1],))
     output = matmul(input, weight.t())
-    return output + bias if bias is not None else output
+    # the bias lands in the product's own fresh buffer, as torch's add_ there does (a new
+    # array of the output's size costs several passes more than the add)
+    return output.add_(bias) if bias is not None else output
