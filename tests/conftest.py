@@ -14,6 +14,7 @@ import torch
 from hypothesis import HealthCheck, settings
 
 import hookgrad
+from hookgrad import _warnings as hookgrad_warnings
 
 torch.set_num_threads(1)
 
@@ -270,6 +271,13 @@ def init_draws(lib, build):
         for owner, name, original in saved:
             setattr(owner, name, original)
     return module, draws
+
+
+@pytest.fixture(autouse=True)
+def _fresh_warn_once_state():
+    """Every test sees hookgrad's once-per-process warnings as a fresh process would, whatever
+    ran before it (torch's own once-state cannot be reset: compare it in a subprocess)."""
+    hookgrad_warnings.forget_warned_once()
 
 
 @pytest.fixture(autouse=True)
