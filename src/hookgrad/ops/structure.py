@@ -304,13 +304,13 @@ def atleast_3d(*tensors):
 
 def dstack(tensors, *, out=None) -> Tensor:
     """cat along dim 2 after atleast_3d"""
-    return cat([_atleast(3, (t,)) for t in tensors], 2)
+    return cat([_atleast(3, (t,)) for t in tensors], 2, out=out)
 
 
 def column_stack(tensors, *, out=None) -> Tensor:
     """vectors as columns (and scalars as 1x1), then cat along dim 1"""
     columns = [t.reshape(-1, 1) if t._data.ndim <= 1 else t for t in tensors]
-    return cat(columns, 1)
+    return cat(columns, 1, out=out)
 
 
 row_stack = vstack
