@@ -452,6 +452,25 @@ class LinalgVectorNorm(Op):
         return _vector_norm_grad(ctx, grad), None, None, None, None
 
 
+class NormDim(LinalgVectorNorm):
+    """``aten::norm`` with ``p`` and ``dim``, which torch's C++ composites call (pairwise
+    distance): the same norm and gradient, recorded as ``NormBackward1`` with ``p`` a float"""
+
+    node_name = "NormBackward1"
+
+    @staticmethod
+    def forward(ctx, self, ord, dims, keepdim, dtype=None):
+        ctx._saved_p = float(ord)
+        return LinalgVectorNorm.forward(ctx, self, ord, dims, keepdim, dtype)
+
+
+def norm_dim(input: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
+    """The ``p``-norm over ``dim`` as ``aten::norm`` records it (``NormBackward1``)."""
+    p = float(p)
+    return NormDim.apply(input, int(p) if p.is_integer() else p,
+                         reduce_dims(dim, input._data.ndim), keepdim, None)
+
+
 def _vector_norm_grad(ctx, grad: Tensor) -> Tensor:
     """torch's case analysis: sign for ord 1, x / norm for 2, shared ties for inf."""
     self, norm = ctx.saved_tensors
