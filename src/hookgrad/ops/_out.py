@@ -44,7 +44,8 @@ def resize_out(out: Tensor, shape: tuple, warnings: int = 1) -> None:
 def write_out(out: Optional[Tensor], result: Tensor, op_name: str, *,
               same_dtype: Union[bool, str, Callable] = False,
               cast_message: Optional[Callable] = None, warn_resize: bool = True,
-              casts_through_temporary: bool = False, refuse_grad: bool = True) -> Tensor:
+              casts_through_temporary: bool = False, refuse_grad: bool = True,
+              resize_first: bool = False) -> Tensor:
     """Write ``result`` into ``out`` as torch's ``out=`` does and return ``out`` (``result``
     when no out is given).
 
@@ -52,9 +53,10 @@ def write_out(out: Optional[Tensor], result: Tensor, op_name: str, *,
     through out; ``refuse_grad=False`` for the composites it lets through). The result is cast
     to out's dtype when torch's casting allows it (``cast_message`` makes the error from the
     two dtypes when not), or must have out's dtype when ``same_dtype`` (True: torch's
-    structured-kernel message; a string or a callable of the two dtypes: the op's own). A
-    shape that differs is resized, with torch's deprecation warning when out held elements,
-    twice when the op casts through a temporary."""
+    structured-kernel message; a string: the op's own; a callable of the two dtypes: the op's
+    message, or None where it accepts the pair). A shape that differs is resized, with torch's
+    deprecation warning when out held elements, twice when the op casts through a temporary;
+    ``resize_first``: before the dtype is checked, as a composite that resizes first does."""
     if out is None:
         return result
     if refuse_grad and grad_mode.is_grad_enabled() and (result.requires_grad or
@@ -62,14 +64,18 @@ def write_out(out: Optional[Tensor], result: Tensor, op_name: str, *,
         raise RuntimeError(f"{op_name}(): functions with out=... arguments don't support "
                            "automatic differentiation, but one of the arguments requires grad.")
     result_dtype, out_dtype = result._data.dtype, out._data.dtype
+    if resize_first:
+        resize_out(out, result._data.shape, warn_resize)
     if cast_message is not None and result_dtype != out_dtype and not _dtype.can_cast(
             _dtype.from_numpy_dtype(result_dtype), _dtype.from_numpy_dtype(out_dtype)):
         raise RuntimeError(cast_message(result_dtype, out_dtype))
     if same_dtype and result_dtype != out_dtype:
         if same_dtype is True:
             raise exact_dtype_error(result._data, out)
-        raise RuntimeError(same_dtype if isinstance(same_dtype, str) else
-                           same_dtype(result_dtype, out_dtype))
+        message = same_dtype if isinstance(same_dtype, str) else same_dtype(result_dtype,
+                                                                            out_dtype)
+        if message is not None:
+            raise RuntimeError(message)
     check_inplace_cast(result_dtype, out_dtype)
     twice = casts_through_temporary and result_dtype != out_dtype
     resize_out(out, result._data.shape, warn_resize * (2 if twice else 1))
@@ -91,24 +97,32 @@ def reads_out(fn: Callable) -> bool:
     return False
 
 
-def accept_out(fn: Callable) -> Callable:
+def accept_out(fn: Callable, public_name: Optional[str] = None) -> Callable:
     """``fn`` with ``out=`` honoured by ``write_out`` (each of a tuple of results into its own
     tensor). A function that takes ``dtype`` makes its result in out's dtype when none is
-    given, and a factory resizes out silently, as torch's do."""
+    given, and a factory resizes out silently, as torch's do. A function torch gives ``out``
+    whose own signature lacks it (``public_name`` in ``ADDED_OUT``) gets it here."""
     try:
         parameters = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return fn
-    if "out" not in parameters or reads_out(inspect.unwrap(fn)):
+    name = fn_name = public_name or fn.__name__
+    if "out" in parameters:
+        if reads_out(inspect.unwrap(fn)):
+            return fn
+        takes_dtype = "dtype" in parameters
+        options = {"warn_resize": name not in rules.FACTORIES,
+                   "same_dtype": rules.SAME_DTYPE.get(name, False),
+                   "cast_message": rules.CAST_MESSAGE.get(name),
+                   "refuse_grad": name not in rules.NOT_REFUSED_UNDER_AUTOGRAD,
+                   "casts_through_temporary": inspect.unwrap(fn).__module__.rsplit(".", 1)[-1]
+                   in rules.POINTWISE_MODULES and name not in rules.POINTWISE_WARN_ONCE}
+    elif name in rules.ADDED_OUT:
+        takes_dtype = name in rules.DTYPE_FROM_OUT
+        options = {"refuse_grad": name not in rules.NOT_REFUSED_UNDER_AUTOGRAD,
+                   **rules.ADDED_OUT[name]}
+    else:
         return fn
-    takes_dtype = "dtype" in parameters
-    name = fn_name = fn.__name__
-    options = {"warn_resize": name not in rules.FACTORIES,
-               "same_dtype": rules.SAME_DTYPE.get(name, False),
-               "cast_message": rules.CAST_MESSAGE.get(name),
-               "refuse_grad": name not in rules.NOT_REFUSED_UNDER_AUTOGRAD,
-               "casts_through_temporary": inspect.unwrap(fn).__module__.rsplit(".", 1)[-1] in
-               rules.POINTWISE_MODULES and name not in rules.POINTWISE_WARN_ONCE}
     name = rules.AUTOGRAD_NAME.get(name, name)
 
     @functools.wraps(fn)

@@ -14,11 +14,17 @@ FACTORIES = {"zeros", "ones", "rand", "randn", "randint", "randperm", "normal", 
 
 # the name in "...(): functions with out=... arguments don't support automatic differentiation"
 AUTOGRAD_NAME = {"float_power": "pow", "det": "_linalg_det", "inverse": "linalg_inv_ex",
+                 "diff": "sub", "fix": "trunc", "msort": "sort", "nanmean": "nansum",
+                 "negative": "neg", "norm": "linalg_vector_norm", "outer": "mul",
+                 "square": "pow", "take_along_dim": "gather", "kron": "mul",
+                 "floor_divide": "aten::floor_divide",
                  **{name: f"aten::{name}" for name in ("zeros", "ones", "rand", "randn",
                                                        "randint", "randperm")}}
 
-# composites torch runs from differentiable pieces: it writes their out without refusing
-NOT_REFUSED_UNDER_AUTOGRAD = {"inner", "tensordot", "histc", "quantile", "nanquantile"}
+# composites torch runs from differentiable pieces, and ops with no derivative: torch writes
+# their out without refusing
+NOT_REFUSED_UNDER_AUTOGRAD = {"inner", "tensordot", "histc", "quantile", "nanquantile",
+                              "argmax", "argmin", "all", "any"}
 
 
 def _names(pattern: str, name_of=_dtype.scalar_type_name) -> Callable:
@@ -61,3 +67,48 @@ CAST_MESSAGE = {
 POINTWISE_MODULES = {"pointwise_binary", "pointwise_more", "pointwise_unary", "bessel_erfinv",
                      "special"}
 POINTWISE_WARN_ONCE = {"logit", "float_power", "mvlgamma"}
+
+
+def _found(result, out) -> str:
+    name = _dtype.scalar_type_name
+    return f"Found dtype {name(out)} but expected {name(result)}"
+
+
+def _only_bool(name: str) -> Callable:
+    return lambda result, out: (f"{name} only supports bool tensor for result, got: "
+                                f"{_dtype.scalar_type_name(out)}")
+
+
+# functions whose hookgrad signature has no ``out`` but torch's does: ``accept_out`` gives them
+# one, with torch's dtype rule for each (the keys of ``ADDED_OUT``' values are write_out's)
+_CAST = {"casts_through_temporary": True}  # TensorIterator ops: cast where allowed
+_KEEP_DTYPE = {"same_dtype": _found}  # unary ops whose kernel keeps the input's dtype
+_STRUCTURED = {"same_dtype": True}
+ADDED_OUT = {
+    **{name: _CAST for name in (
+        "exp", "log", "log1p", "expm1", "sin", "cos", "sqrt", "rsqrt", "sigmoid", "tanh",
+        "reciprocal", "erf", "square", "pow", "maximum", "minimum", "remainder", "fmax", "fmin")},
+    **{name: _KEEP_DTYPE for name in (
+        "abs", "neg", "negative", "floor", "ceil", "round", "trunc", "fix", "sign", "sgn",
+        "clamp_min", "clamp_max")},
+    **{name: _STRUCTURED for name in (
+        "mm", "bmm", "mv", "addmm", "baddbmm", "take_along_dim", "msort", "argmax", "argmin",
+        "max", "min", "aminmax")},
+    "mean": {}, "nanmean": {}, "std": {"resize_first": True}, "var": {"resize_first": True},
+    "kron": {"resize_first": True}, "floor_divide": {}, "outer": _CAST, "diff": _CAST,
+    "norm": _STRUCTURED,
+    "logsumexp": {"same_dtype": lambda result, out: None if out.kind in "fV" else (
+        f"logsumexp(): Expected floating point type for result tensor, but got: "
+        f"{_dtype.scalar_type_name(out)}")},
+    "sum": {}, "prod": {}, "cumsum": {}, "nansum": {},
+    "amax": {"same_dtype": _names("Expected the dtype for input and out to match, but got "
+                                  "{result} for input's dtype and {out} for out's dtype.")},
+    "amin": {"same_dtype": _names("Expected the dtype for input and out to match, but got "
+                                  "{result} for input's dtype and {out} for out's dtype.")},
+    "all": {"same_dtype": _only_bool("all")}, "any": {"same_dtype": _only_bool("any")},
+    "cummax": {"same_dtype": _names("expected scalar_type {result} but found {out}")},
+    "cummin": {"same_dtype": _names("expected scalar_type {result} but found {out}")},
+}
+
+# of those, the ones that compute in out's dtype (torch passes it as their ``dtype``)
+DTYPE_FROM_OUT = {"sum", "prod", "cumsum", "nansum"}
