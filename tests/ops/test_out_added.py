@@ -33,6 +33,19 @@ CALLS = {
     **{name: (lambda name: lambda lib, out: getattr(lib, name)(t(lib), t(lib), out=out))(name)
        for name in ("pow", "maximum", "minimum", "remainder", "fmax", "fmin", "floor_divide",
                     "kron")},
+    **{name: (lambda name: lambda lib, out: getattr(lib, name)(t(lib), 0.5, out=out))(name)
+       for name in sorted(_out_rules.COMPARISONS)},
+    "lt_tensor": lambda lib, out: lib.lt(t(lib), t(lib, V.T.reshape(2, 3)), out=out),
+    "eq_int_operands": lambda lib, out: lib.eq(t(lib, (V * 10).astype(np.int32)), 3, out=out),
+    **{name: (lambda name: lambda lib, out: getattr(lib, name)(t(lib), t(lib) - 0.5, out=out))(
+        name) for name in ("logical_and", "logical_or", "logical_xor")},
+    "logical_not": lambda lib, out: lib.logical_not(t(lib) - 0.5, out=out),
+    **{name: (lambda name: lambda lib, out: getattr(lib, name)(
+        t(lib) > 0.5, t(lib) > 0.3, out=out))(name)
+       for name in ("bitwise_and", "bitwise_or", "bitwise_xor")},
+    "bitwise_not": lambda lib, out: lib.bitwise_not(t(lib) > 0.5, out=out),
+    "bitwise_and_int": lambda lib, out: lib.bitwise_and(t(lib, (V * 10).astype(np.int64)), 6,
+                                                        out=out),
     "clamp_min": lambda lib, out: lib.clamp_min(t(lib), 0.5, out=out),
     "clamp_max": lambda lib, out: lib.clamp_max(t(lib), 0.5, out=out),
     "diff": lambda lib, out: lib.diff(t(lib), out=out),
@@ -55,6 +68,7 @@ CALLS = {
 
 # (shape, dtype name, requires_grad) of the out given
 OUTS = {"wrong_shape": ((4,), "float64", False), "float32": ((4,), "float32", False),
+        "int32": ((4,), "int32", False),
         "float32_empty": ((0,), "float32", False), "int64": ((4,), "int64", False),
         "bool": ((4,), "bool", False), "requires_grad": ((4,), "float64", True)}
 
@@ -67,6 +81,9 @@ KNOWN_DIFFERENCES = {
     ("nanmean", "int64"): "torch has no integer nansum kernel",
     ("nanmean", "bool"): "torch has no integer nansum kernel",
     ("cumsum", "bool"): "torch has no bool cumsum kernel",
+    ("mean", "int32"): "torch names Float as mean's result type and warns first",
+    ("nansum", "int32"): "torch has no integer nansum kernel",
+    ("nanmean", "int32"): "torch has no integer nansum kernel",
     ("kron", "requires_grad"): "torch's kron resizes out before its autograd refusal",
 }
 

@@ -123,6 +123,7 @@ def accept_out(fn: Callable, public_name: Optional[str] = None) -> Callable:
                    **rules.ADDED_OUT[name]}
     else:
         return fn
+    compares = name in rules.COMPARISONS
     name = rules.AUTOGRAD_NAME.get(name, name)
 
     @functools.wraps(fn)
@@ -136,6 +137,10 @@ def accept_out(fn: Callable, public_name: Optional[str] = None) -> Callable:
             if isinstance(result, tuple):
                 raise TypeError(f"{fn_name}(): argument 'out' must be tuple of Tensors, not "
                                 f"Tensor")
+            if compares:
+                common = _dtype.result_type(*(args + tuple(kwargs.values()))[:2]).numpy
+                return write_out(out, result, name, casts_through_temporary=out._data.dtype not
+                                 in (common, np.dtype(np.bool_)), **options)
             return write_out(out, result, name, **options)
         result = fn(*args, **kwargs)
         if not isinstance(result, tuple) or len(result) != len(out):

@@ -110,5 +110,18 @@ ADDED_OUT = {
     "cummin": {"same_dtype": _names("expected scalar_type {result} but found {out}")},
 }
 
+# comparisons write straight into an out of their operands' common dtype or bool, and cast
+# through a temporary into any other (``accept_out`` works out which from the operands)
+COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal",
+               "less_equal", "not_equal"}
+ADDED_OUT.update({name: {} for name in COMPARISONS | {
+    "logical_and", "logical_or", "logical_xor", "logical_not"}})
+ADDED_OUT.update({name: _CAST for name in ("bitwise_and", "bitwise_or", "bitwise_xor")})
+ADDED_OUT["bitwise_not"] = _KEEP_DTYPE
+NOT_REFUSED_UNDER_AUTOGRAD |= COMPARISONS | {"logical_and", "logical_or", "logical_xor",
+                                             "logical_not"}
+AUTOGRAD_NAME.update({name: f"aten::{name}" for name in (
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")})
+
 # of those, the ones that compute in out's dtype (torch passes it as their ``dtype``)
 DTYPE_FROM_OUT = {"sum", "prod", "cumsum", "nansum"}
