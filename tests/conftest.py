@@ -14,6 +14,7 @@ import torch
 from hypothesis import HealthCheck, settings
 
 import hookgrad
+from hookgrad import _warnings as hookgrad_warnings
 
 torch.set_num_threads(1)
 
@@ -153,6 +154,28 @@ def graph_names(node, depth: int):
     return [node.name(), [graph_names(child, depth - 1) for child, _ in node.next_functions]]
 
 
+def graph_with_numbers(node, depth: int = 12):
+    """``graph_names`` with each node's non-tensor saved numbers (``_saved_other``,
+    ``_saved_alpha``, ``_saved_p``) and 0-d saved tensors' values: two graphs compared by the
+    numbers torch keeps on its nodes too."""
+    if node is None:
+        return None
+    kept = {}
+    for attribute in ("_saved_other", "_saved_alpha", "_saved_p"):
+        try:
+            value = getattr(node, attribute)
+        except AttributeError:
+            continue
+        if hasattr(value, "shape"):
+            value = ("tensor", value.item()) if tuple(value.shape) == () else "tensor"
+        kept[attribute] = value
+    name = node.name().replace("torch::autograd::", "")
+    if depth == 0:
+        return name, kept
+    return [name, kept, [graph_with_numbers(child, depth - 1)
+                         for child, _ in node.next_functions]]
+
+
 def backward_outcome(tensor) -> str:
     """"ok" when ``tensor.sum().backward()`` runs, "refused" when it raises the error of a saved
     tensor modified in place (any other error fails the test)."""
@@ -270,6 +293,13 @@ def init_draws(lib, build):
         for owner, name, original in saved:
             setattr(owner, name, original)
     return module, draws
+
+
+@pytest.fixture(autouse=True)
+def _fresh_warn_once_state():
+    """Every test sees hookgrad's once-per-process warnings as a fresh process would, whatever
+    ran before it (torch's own once-state cannot be reset: compare it in a subprocess)."""
+    hookgrad_warnings.forget_warned_once()
 
 
 @pytest.fixture(autouse=True)

@@ -165,7 +165,7 @@ _PLUMBING = {"load", "save", "get_printoptions", "set_printoptions", "is_grad_en
              "broadcast_shapes"}
 for _name, _value in list(globals().items()):
     if (_name[0] != "_" and _name not in _PLUMBING and isinstance(_value, _types.FunctionType)):
-        globals()[_name] = _overrides.wrap(_out.accept_out(_value))
+        globals()[_name] = _overrides.wrap(_out.accept_out(_value, _name))
 del _name, _value
 
 from . import func  # noqa: E402  (torch.func: transforms over the whole public API above)

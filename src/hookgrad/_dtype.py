@@ -178,6 +178,17 @@ def scalar_type_name(d) -> str:
     return _SCALAR_TYPE.get(name, name)
 
 
+_CPP_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half",
+             "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
+             "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+
+
+def cpp_type_name(d) -> str:
+    """The C++ type torch's kernels print for a dtype ('float', 'long int', 'c10::Half')."""
+    name = d.name if isinstance(d, dtype) else np.dtype(d).name
+    return _CPP_TYPE.get(name, name)
+
+
 def _combine(higher, lower):
     # torch's combine_categories: a lower-priority operand only matters when it is of a higher kind
     if higher is None:

@@ -23,7 +23,7 @@ from .ops import strided
 from .ops import pointwise_unary as X
 from .ops import inplace as I
 from .ops import inplace_extra as IX
-from .ops import bessel_erfinv, linalg_det, linalg_fused, unfold
+from .ops import bessel_erfinv, linalg_det, linalg_fused, transposes, unfold
 from .ops import (pointwise_more, products, scatter_more, scatter_reduce, shape_more, special,
                   statistics)
 from .ops import masked as K
@@ -308,7 +308,7 @@ PROPERTIES = {
     "grad_fn": autograd_views.grad_fn,
     "device": _doc("Always ``device('cpu')``: hookgrad has no other device.",
                    lambda self: _device.device("cpu")),
-    "T": views.numpy_T, "mT": views.matrix_T,
+    "T": transposes.numpy_T, "mT": transposes.matrix_T, "H": transposes.H, "mH": transposes.mH,
     "real": _doc("The tensor itself: hookgrad has no complex dtypes, so every tensor is real.",
                  lambda self: self),
 }

@@ -38,8 +38,14 @@ def warn(message: str, category: Type[Warning] = UserWarning) -> None:
 
 def warn_once(message: str, category: Type[Warning] = UserWarning) -> None:
     """``warn`` the first time ``message`` is given in this process only, like torch's
-    ``TORCH_WARN_ONCE`` (which no warning filter can bring back)."""
+    ``TORCH_WARN_ONCE`` (which no warning filter can bring back). Each of torch's once-sites
+    has its own text, so the text is the key."""
     if message in _warned_once:
         return
     _warned_once.add(message)
     warnings.warn(message, category, stacklevel=_user_stacklevel())
+
+
+def forget_warned_once() -> None:
+    """Let every ``warn_once`` message fire again, as in a fresh process (for tests)."""
+    _warned_once.clear()

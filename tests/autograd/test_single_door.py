@@ -61,6 +61,11 @@ TABLE = [
     ("pow", lambda a, b: a ** b, "p a"), ("pow_number", lambda a: a ** 3, "a"),
     ("rpow", lambda a: 2 ** a, "a"), ("remainder", lambda a, b: a % b, "a p"),
     ("neg", lambda a: -a, "a"),
+    ("trapezoid_scalar_nodes", lambda a: hookgrad.trapezoid(a, dx=0.5), "a"),
+    ("margin_ranking_scalar_node", lambda a, b: hookgrad.nn.functional.margin_ranking_loss(
+        a, b, hookgrad.ones(a.shape), margin=0.1), "a a"),
+    ("pairwise_distance_norm_dim", lambda a, b: hookgrad.nn.functional.pairwise_distance(a, b),
+     "a a"),
     ("rsub", lambda a, b: hookgrad.rsub(a, b, alpha=2), "a r"),
     ("addcmul", lambda a, b, c: hookgrad.addcmul(a, b, c, value=0.5), "a a r"),
     ("addcdiv", lambda a, b, c: hookgrad.addcdiv(a, b, c), "a a p"),

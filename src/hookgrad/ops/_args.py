@@ -1,5 +1,5 @@
 """Argument handling shared by the view, shape and index ops: size lists given as ``f(2, 3)`` or
-``f((2, 3))``, a ``-1`` size inferred from the element count, and the ``out=`` argument.
+``f((2, 3))``, a ``-1`` size inferred from the element count (``out=`` is in ``_out``).
 
 Also NumPy's ``axis=`` keyword as an alias of ``dim=``: torch's argument parser accepts it for every
 op with a ``dim`` argument (``x.sum(axis=1)``, ``torch.cat(ts, axis=0)``). The op functions keep
@@ -10,10 +10,6 @@ from __future__ import annotations
 import functools
 import math
 import operator
-
-from .. import _dtype
-from ..autograd import grad_mode
-from ..tensor import Tensor
 
 
 def _shape_args(shape, op: str = "view") -> tuple:
@@ -58,21 +54,6 @@ def infer_shape(shape, numel: int) -> tuple:
     if math.prod(shape) != numel:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
     return shape
-
-
-def _to_out(result: Tensor, out) -> Tensor:
-    """``out=``: torch refuses it under autograd; otherwise out takes the result's values."""
-    if out is None:
-        return result
-    if grad_mode.is_grad_enabled() and (result.requires_grad or out.requires_grad):
-        raise RuntimeError("functions with out=... arguments don't support automatic "
-                           "differentiation, but one of the arguments requires grad.")
-    if out._data.shape == result._data.shape:
-        _dtype.copyto(out._data, result._data)
-    else:
-        out._data = _dtype.astype(result._data, out._data.dtype)
-    out._version_counter[0] += 1
-    return out
 
 
 # the public functions / methods whose first dim-like argument is called ``dim``

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from ._args import _to_out
+from ._out import write_out
 from ._util import normalize_dim
 
 from .views import expand
@@ -83,7 +83,8 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
            out=None) -> Tensor:
     """Picks, along ``dim``, the element named by ``index`` for every position of ``index``."""
     dim = normalize_dim(dim, input._data.ndim)
-    return _to_out(Gather.apply(input, dim, _index_data(index, "gather")), out)
+    return write_out(out, Gather.apply(input, dim, _index_data(index, "gather")), "gather",
+                     same_dtype=True)
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
@@ -295,7 +296,9 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if index._data.dtype not in (np.int64, np.int32):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
-    return _to_out(IndexSelect.apply(input, dim, index._data), out)
+    return write_out(out, IndexSelect.apply(input, dim, index._data), "index_select",
+                     same_dtype="index_select(): self and result must have the same scalar "
+                                "type")
 
 
 class IndexAdd(Op):

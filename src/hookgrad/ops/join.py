@@ -12,9 +12,10 @@ from itertools import pairwise
 import numpy as np
 
 from .. import _dtype
+from ..autograd import grad_mode
 from ..autograd.views import mark_multi_view
 from ..tensor import Tensor
-from ._args import _to_out
+from ._out import resize_out, write_out
 from ._base import Op
 from ._util import normalize_dim
 from .views import Slice
@@ -90,7 +91,7 @@ def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     result = Cat.apply(operator.index(dim), _promoted(tensors), *tensors)
-    return _to_out(result, out)
+    return _cat_out(out, result, "cat")
 
 
 def concatenate(tensors, dim: int = 0, *, axis=None, out=None) -> Tensor:
@@ -129,7 +130,21 @@ def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     result = Stack.apply(operator.index(dim), _promoted(tensors), *tensors)
-    return _to_out(result, out)
+    return _cat_out(out, result, "stack")
+
+
+def _cat_out(out, result: Tensor, op_name: str) -> Tensor:
+    """``out=`` of cat and stack: torch's cat refuses an out its inputs' dtype cannot be cast
+    to with its own TypeError (stack resizes out before it hands it to cat)."""
+    if out is None or (grad_mode.is_grad_enabled() and (result.requires_grad or
+                                                        out.requires_grad)):
+        return write_out(out, result, op_name)  # its autograd refusal
+    if op_name == "stack":
+        resize_out(out, result._data.shape)
+    if not _dtype.can_cast(result.dtype, out.dtype):
+        raise TypeError(f"torch.cat(): input types can't be cast to the desired output type "
+                        f"{_dtype.scalar_type_name(out.dtype)}")
+    return write_out(out, result, op_name)
 
 
 def _atleast(tensor: Tensor, ndim: int) -> Tensor:

@@ -15,12 +15,13 @@ from .. import _blas
 from ..tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.grad_mode import is_grad_enabled
-from .._dtype import to_numpy_dtype
+from .._dtype import scalar_type_name, to_numpy_dtype
 from . import _layout
 from ._reduce_util import _accumulator, _const, _restore, reduce_dims, torch_type_name
 from .einsum import Einsum, einsum  # noqa: F401  (torch.einsum sits with the products)
 from .views import UnsafeView
 from ._base import HALF_TYPES, Op
+from ._out import exact_dtype_error, resize_out, write_out
 
 _CPP_NAME = {"float32": "float", "float64": "double", "float16": "c10::Half",
              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
@@ -269,11 +270,42 @@ class _SqueezeFirst(Op):
         return grad.unsqueeze(0)
 
 
+def _matmul_out(out: Tensor, result: Tensor, input: Tensor, other: Tensor) -> Tensor:
+    """``matmul(..., out=)``: the kernel torch's matmul picks refuses an out of another dtype,
+    each with its own message, some (dot and the batched or folded forms) after resizing it;
+    a matrix-vector product takes an out that broadcasts to its result as addmv's input."""
+    if is_grad_enabled() and (result.requires_grad or out.requires_grad):
+        return write_out(out, result, "matmul")  # its autograd refusal
+    dims = (input._data.ndim, other._data.ndim)
+    if result._data.dtype != out._data.dtype:
+        addmv = dims[1] == 1 and out._data.size and _broadcasts(out._data.shape,
+                                                                 result._data.shape)
+        if max(dims) > 2 or dims == (1, 1):
+            resize_out(out, result._data.shape)
+        names = [scalar_type_name(t._data.dtype) for t in (out, input, other)]
+        if dims == (1, 1):
+            raise RuntimeError(f"result dtype {names[0]} does not match input dtype {names[1]}")
+        if addmv:
+            raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                               f"{names[0]}, {names[1]}, and {names[2]}")
+        raise exact_dtype_error(result._data, out)
+    if dims == (1, 2):  # computed as a 1-row mm, whose shape torch's warning names
+        resize_out(out, (1,) + result._data.shape)
+    return write_out(out, result, "matmul", warn_resize=dims != (1, 2))
+
+
+def _broadcasts(shape: tuple, target: tuple) -> bool:
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
+
+
 def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """torch.matmul: dot, mv, mm, a folded mm/mv or a broadcast bmm, by the operands' dims.
     Shape errors carry both original shapes (the sub-op sees folded ones)."""
     if out is not None:
-        return _into(out, matmul(input, other), "matmul")
+        return _matmul_out(out, matmul(input, other), input, other)
     _tensor_args("matmul", input, other)
     dim1, dim2 = input._data.ndim, other._data.ndim
     if dim1 == 0 or dim2 == 0:
@@ -420,6 +452,25 @@ class LinalgVectorNorm(Op):
         return _vector_norm_grad(ctx, grad), None, None, None, None
 
 
+class NormDim(LinalgVectorNorm):
+    """``aten::norm`` with ``p`` and ``dim``, which torch's C++ composites call (pairwise
+    distance): the same norm and gradient, recorded as ``NormBackward1`` with ``p`` a float"""
+
+    node_name = "NormBackward1"
+
+    @staticmethod
+    def forward(ctx, self, ord, dims, keepdim, dtype=None):
+        ctx._saved_p = float(ord)
+        return LinalgVectorNorm.forward(ctx, self, ord, dims, keepdim, dtype)
+
+
+def norm_dim(input: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
+    """The ``p``-norm over ``dim`` as ``aten::norm`` records it (``NormBackward1``)."""
+    p = float(p)
+    return NormDim.apply(input, int(p) if p.is_integer() else p,
+                         reduce_dims(dim, input._data.ndim), keepdim, None)
+
+
 def _vector_norm_grad(ctx, grad: Tensor) -> Tensor:
     """torch's case analysis: sign for ord 1, x / norm for 2, shared ties for inf."""
     self, norm = ctx.saved_tensors
@@ -482,19 +533,3 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
 namespace = types.ModuleType(
     "hookgrad.linalg", "torch.linalg: vector norms, products, determinants, inverses.")
 namespace.vector_norm, namespace.matmul = vector_norm, matmul
-
-
-def _into(out: Tensor, result: Tensor, op: str) -> Tensor:
-    """torch's ``out=``: the result is written into ``out`` (resized); not differentiable."""
-    if result.requires_grad and _grad_enabled():
-        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic "
-                           "differentiation, but one of the arguments requires grad.")
-    if out._data.shape != result._data.shape:
-        out._data = np.empty(result._data.shape, out._data.dtype)
-    out._data[...] = result._data
-    out._version_counter[0] += 1
-    return out
-
-
-def _grad_enabled() -> bool:
-    return is_grad_enabled()

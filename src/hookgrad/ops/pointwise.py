@@ -6,15 +6,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
-from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import inplace as _inplace
 from . import selection as S
 from . import unary as U
-from ._base import (Original, _binary_apply, as_operand, cast, check_inplace_cast, is_number,
+from ._base import (Original, _binary_apply, as_operand, cast, is_number,
                     promote, python_number, wrap_number)
 from .arithmetic import (Add, Div, DivMode, FloorDivide, FloorDivideScalar, Mul, Pow, PowTensor,
                          RPow, Remainder, RemainderScalar, Rsub, RsubScalar, Sub)
+from ._out import write_out
 
 
 def _tensor(value, op_name: str, name: str = "input", position: int = 1) -> Tensor:
@@ -37,20 +37,9 @@ def _first_tensor(input, other, op_name: str):
                     f"{type(input).__name__}")
 
 
-def _into(out, result: Tensor, op_name: str) -> Tensor:
-    """torch's ``out=``: the result is written into ``out`` (resized when empty)."""
-    if out is None:
-        return result
-    if grad_mode.is_grad_enabled() and (result.requires_grad or out.requires_grad):
-        raise RuntimeError(f"{op_name}(): functions with out=... arguments don't support "
-                           "automatic differentiation, but one of the arguments requires grad.")
-    check_inplace_cast(result._data.dtype, out._data.dtype)
-    if out._data.shape == result._data.shape:
-        _dtype.copyto(out._data, result._data)
-    else:
-        out._data = _dtype.astype(result._data, out._data.dtype)
-    out._version_counter[0] += 1
-    return out
+def _pointwise_out(out, result: Tensor, op_name: str) -> Tensor:
+    """``out=`` of the arithmetic ops: torch's TensorIterator casts through a temporary."""
+    return write_out(out, result, op_name, casts_through_temporary=True)
 
 
 # arithmetic ----------------------------------------------------------------------------------
@@ -59,7 +48,7 @@ def add(input, other, *, alpha=1, out=None) -> Tensor:
     if out is None and isinstance(input, Tensor):
         return _binary_apply(Add, "add", input, other, alpha)
     input, other = _first_tensor(input, other, "add")
-    return _into(out, _binary_apply(Add, "add", input, other, alpha), "add")
+    return _pointwise_out(out, _binary_apply(Add, "add", input, other, alpha), "add")
 
 
 def sub(input, other, *, alpha=1, out=None) -> Tensor:
@@ -67,7 +56,7 @@ def sub(input, other, *, alpha=1, out=None) -> Tensor:
     if out is None and isinstance(input, Tensor):
         return _binary_apply(Sub, "sub", input, other, alpha)
     input, other = _first_tensor(input, other, "sub")
-    return _into(out, _binary_apply(Sub, "sub", input, other, alpha), "sub")
+    return _pointwise_out(out, _binary_apply(Sub, "sub", input, other, alpha), "sub")
 
 
 subtract = sub
@@ -92,7 +81,7 @@ def mul(input, other, *, out=None) -> Tensor:
         return _binary_apply(Mul, "mul", input, other)
     if not isinstance(input, (Tensor, np.ndarray)) and isinstance(other, Tensor):
         input, other = other, input
-    return _into(out, _binary_apply(Mul, "mul", _tensor(input, "mul"), other), "mul")
+    return _pointwise_out(out, _binary_apply(Mul, "mul", _tensor(input, "mul"), other), "mul")
 
 
 multiply = mul
@@ -104,13 +93,13 @@ def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
         return _binary_apply(Div, "div", input, other)
     if rounding_mode is None and not isinstance(input, (Tensor, np.ndarray)) and \
             isinstance(other, Tensor) and is_number(input):
-        return _into(out, mul(reciprocal(other), input), "div")  # torch's number / tensor
+        return _pointwise_out(out, mul(reciprocal(other), input), "div")  # torch's number / tensor
     input, other = _first_tensor(input, other, "div")
     if rounding_mode is None:
         result = _binary_apply(Div, "div", input, other)
     else:
         result = _binary_apply(DivMode, "div", input, other, rounding_mode)
-    return _into(out, result, "div")
+    return _pointwise_out(out, result, "div")
 
 
 divide = true_divide = div
@@ -256,7 +245,15 @@ def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
                                      min is not None, max is not None)
     else:
         result = S.Clamp.apply(input, min, max, dtype)
-    return _into(out, result, "clamp")
+    # with number bounds torch's kernel wants out in the result's dtype; tensor bounds cast
+    return write_out(out, result, "clamp", same_dtype=not tensor_bounds and _clamp_out_dtype,
+                     casts_through_temporary=True)
+
+
+def _clamp_out_dtype(result: np.dtype, out: np.dtype) -> str:
+    """clamp's error for an ``out`` of another dtype than its result's."""
+    name = _dtype.scalar_type_name
+    return f"Found dtype {name(out)} but expected {name(result)}"
 
 
 clip = clamp

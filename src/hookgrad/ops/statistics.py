@@ -10,6 +10,7 @@ from .._warnings import warn
 from .. import _dtype
 from ..tensor import Tensor
 from ._base import not_implemented
+from .arithmetic_scalar import div_scalar, mul_scalar
 from ._util import normalize_dim
 from .creation import zeros
 from .linalg import mm
@@ -118,10 +119,10 @@ def trapezoid(y: Tensor, x: Optional[Tensor] = None, *, dx=None, dim: int = -1) 
         return _empty_integral(y, dim)
     if isinstance(x, Tensor):
         left, right = y.narrow(dim, 0, y.shape[dim] - 1), y.narrow(dim, 1, y.shape[dim] - 1)
-        return (_spacing(y, x, dim, "trapezoid") * (right + left)).sum(dim) / 2.0
+        return div_scalar(((right + left) * _spacing(y, x, dim, "trapezoid")).sum(dim), 2.0)
     spacing = 1 if dx is None else (x if x is not None else dx)
     ends = y.select(dim, 0) + y.select(dim, -1)
-    return (y.sum(dim) - ends * 0.5) * spacing
+    return mul_scalar(y.sum(dim) - mul_scalar(ends, 0.5), spacing)
 
 
 def trapz(y: Tensor, x: Optional[Tensor] = None, *, dx=None, dim: int = -1) -> Tensor:
@@ -135,9 +136,10 @@ def cumulative_trapezoid(y: Tensor, x: Optional[Tensor] = None, *, dx=None,
     dim = normalize_dim(dim, y.ndim)
     left, right = y.narrow(dim, 0, y.shape[dim] - 1), y.narrow(dim, 1, y.shape[dim] - 1)
     if isinstance(x, Tensor):
-        return (_spacing(y, x, dim, "cumulative_trapezoid") / 2.0 * (left + right)).cumsum(dim)
+        spacing = _spacing(y, x, dim, "cumulative_trapezoid")
+        return div_scalar(((right + left) * spacing).cumsum(dim), 2.0)
     spacing = 1 if dx is None else dx
-    return (spacing / 2.0 * (left + right)).cumsum(dim)
+    return mul_scalar(left + right, spacing / 2.0).cumsum(dim)
 
 
 # -- histc ----------------------------------------------------------------------------------------

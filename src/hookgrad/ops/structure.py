@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from .._warnings import warn
+from .._warnings import warn_once
 from .. import _dtype
 from ..tensor import Size, Tensor
 from ._util import broadcast_error, normalize_dim
@@ -96,10 +96,10 @@ def _cross_args(input: Tensor, other: Tensor, dim: int):
 def cross(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor:
     """the cross product along ``dim`` (without it: the first dim of size 3, as torch)"""
     if dim is None:
-        warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
-             "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
-             "default value of dim will change to agree with that of linalg.cross in a "
-             "future release.", UserWarning)
+        warn_once("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
+                  "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
+                  "default value of dim will change to agree with that of linalg.cross in a "
+                  "future release.", UserWarning)
         shape = np.broadcast_shapes(input._data.shape, other._data.shape)
         dim = next((d for d, n in enumerate(shape) if n == 3), None)
         if dim is None:
@@ -119,8 +119,8 @@ def meshgrid(*tensors, indexing=None) -> tuple:
     """coordinate grids: tensor i varies along dim i ('ij'), or dims 0 and 1 swapped ('xy')"""
     tensors = _tensors(tensors, "meshgrid")
     if indexing is None:
-        warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-             "indexing argument.", UserWarning)
+        warn_once("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                  "indexing argument.", UserWarning)
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
@@ -304,13 +304,13 @@ def atleast_3d(*tensors):
 
 def dstack(tensors, *, out=None) -> Tensor:
     """cat along dim 2 after atleast_3d"""
-    return cat([_atleast(3, (t,)) for t in tensors], 2)
+    return cat([_atleast(3, (t,)) for t in tensors], 2, out=out)
 
 
 def column_stack(tensors, *, out=None) -> Tensor:
     """vectors as columns (and scalars as 1x1), then cat along dim 1"""
     columns = [t.reshape(-1, 1) if t._data.ndim <= 1 else t for t in tensors]
-    return cat(columns, 1)
+    return cat(columns, 1, out=out)
 
 
 row_stack = vstack

@@ -12,7 +12,6 @@ import operator
 
 import numpy as np
 
-from .._warnings import warn
 from ..autograd import grad_mode
 from ..autograd.graph import legacy_type_name
 from ..autograd.views import make_view
@@ -405,26 +404,6 @@ class T(_View):
 def t(input: Tensor) -> Tensor:
     """Transpose of a tensor of at most two dimensions (a view)."""
     return T.apply(input)
-
-
-def numpy_T(input: Tensor) -> Tensor:
-    """``x.T``: all dims reversed (torch warns that this is deprecated unless ndim is 2)."""
-    ndim = input._data.ndim
-    if ndim != 2:
-        warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
-             "shape is deprecated and it will throw an error in a future release. "
-             "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
-             "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
-             UserWarning)
-    return Permute.apply(input, tuple(range(ndim))[::-1])
-
-
-def matrix_T(input: Tensor) -> Tensor:
-    """``x.mT``: the last two dims swapped."""
-    if input._data.ndim < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
-                           f"{input._data.ndim}-D tensor.")
-    return Transpose.apply(input, -2, -1)
 
 
 class Squeeze(_View):

@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Optional
 
 import hookgrad
+from ...ops.arithmetic_scalar import add_scalar
+from ...ops.linalg import norm_dim
 from ...tensor import Tensor
 
 _NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
@@ -49,4 +51,4 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
     """||x1 - x2 + eps||_p over the last dim (of the broadcast shape)."""
     last = max(x1.ndim, x2.ndim) - 1
-    return (x1 - x2 + eps).norm(p, last, keepdim)
+    return norm_dim(add_scalar(x1 - x2, eps), p, last, keepdim)

@@ -17,6 +17,7 @@ from ...tensor import Tensor
 from ...ops.reduce import log_softmax
 from ...ops._reduce_util import torch_type_name
 from ...ops._base import Op
+from ...ops.arithmetic_scalar import add_scalar, div_scalar, mul_scalar
 from ...autograd import grad_mode
 from .loss_nll import NllLoss, NllLoss2d
 from ._loss_backward import (BinaryCrossEntropyBackward, HuberLossBackward, MseLossBackward,
@@ -391,7 +392,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
             raise RuntimeError(f"Expected target size {list(input.shape)}, got "
                                f"{list(target.shape)}")
         if label_smoothing > 0:
-            target = target * (1 - label_smoothing) + label_smoothing / classes
+            target = add_scalar(mul_scalar(target, 1 - label_smoothing),
+                                label_smoothing / classes)
         product = logp * target
         if weight is not None:
             product = product * weight.view(weight_shape)
@@ -399,7 +401,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
             return -product.sum(class_dim)
         if reduction == "sum":
             return -product.sum()
-        return -product.sum() / (input.numel() / classes)
+        return div_scalar(-product.sum(), input.numel() // classes)
     loss = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
     if label_smoothing == 0.0:
         return loss
@@ -417,4 +419,4 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
         smooth = smooth.sum() / total
     elif reduction == "sum":
         smooth = smooth.sum()
-    return loss * (1 - label_smoothing) + smooth * (label_smoothing / classes)
+    return mul_scalar(loss, 1 - label_smoothing) + mul_scalar(smooth, label_smoothing / classes)

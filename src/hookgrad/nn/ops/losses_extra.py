@@ -19,6 +19,7 @@ from ... import _dtype
 from ...autograd import grad_mode
 from ...ops import pointwise as P
 from ...ops.activation_extra import logsigmoid
+from ...ops.arithmetic_scalar import add_scalar, mul_scalar, number_minus, sub_scalar
 from ...ops.creation import ones_like, zeros_like
 from ...ops.pointwise_binary import xlogy
 from ...tensor import Tensor
@@ -67,7 +68,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
         raise RuntimeError(
             "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
             f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
-    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+    return _reduce(add_scalar(-target * (input1 - input2), margin).clamp_min(0), reduction)
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None,
@@ -76,7 +77,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     target values get both terms, as in torch)."""
     reduction = _reduction(size_average, reduce, reduction)
     zero = zeros_like(input)
-    below = P.where(target != 1, (margin - input).clamp_min(0), zero)
+    below = P.where(target != 1, number_minus(margin, input).clamp_min(0), zero)
     return _reduce(below + P.where(target != -1, input, zero), reduction)
 
 
@@ -108,11 +109,12 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     dim = target.ndim
     epsilon = 1e-12  # torch's floor on each squared norm
     product = (input1 * input2).sum(dim)
-    norms = (((input1 * input1).sum(dim) + epsilon) * ((input2 * input2).sum(dim) + epsilon))
+    norms = add_scalar((input1 * input1).sum(dim), epsilon) * \
+        add_scalar((input2 * input2).sum(dim), epsilon)
     cos = product / norms.sqrt()
     zero = zeros_like(cos)
-    loss = P.where(target == 1, 1 - cos, zero) + P.where(target == -1,
-                                                         (cos - margin).clamp_min(0), zero)
+    loss = P.where(target == 1, number_minus(1, cos), zero) + \
+        P.where(target == -1, sub_scalar(cos, margin).clamp_min(0), zero)
     return _reduce(loss, reduction)
 
 
@@ -153,9 +155,10 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     if log_input:
         loss = input.exp() - target * input
     else:
-        loss = input - target * (input + eps).log()
+        loss = input - target * add_scalar(input, eps).log()
     if full:
-        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        stirling = target * target.log() - target + \
+            mul_scalar(mul_scalar(target, 2 * math.pi).log(), 0.5)
         loss = loss + stirling.masked_fill(target <= 1, 0)
     return _reduce(loss, reduction)
 
@@ -182,7 +185,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
     to_negative = pairwise_distance(anchor, negative, p, eps)
     if swap:
         to_negative = P.minimum(to_negative, pairwise_distance(positive, negative, p, eps))
-    return _reduce((margin + to_positive - to_negative).clamp_min(0), reduction)
+    return _reduce((add_scalar(to_positive, margin) - to_negative).clamp_min(0), reduction)
 
 
 def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,

@@ -6,6 +6,7 @@ from typing import Optional
 import numpy as np
 
 from ...ops._base import HALF_TYPES
+from ...ops.arithmetic_scalar import add_scalar
 from ...ops.padding import pad
 from ...tensor import Tensor
 
@@ -35,7 +36,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Optional[Tensor] = None,
     if eps is None:
         eps = float(np.finfo(x._data.dtype).eps)
     dims = tuple(range(input.ndim - n, input.ndim))
-    result = x * (x.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    result = x * add_scalar(x.pow(2).mean(dims, keepdim=True), eps).rsqrt()
     if half:
         result = result.to(input.dtype)
     return result if weight is None else result * weight

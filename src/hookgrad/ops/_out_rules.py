@@ -1,0 +1,127 @@
+"""What differs, op by op, in how torch treats ``out=`` (measured on torch 2.13): the name its
+autograd refusal gives, the ops whose out must have the result's dtype (with each one's
+message), those with their own casting message, and which kernels cast through a temporary
+(so a resized out of another dtype is warned about twice). ``_out.write_out`` reads these."""
+from __future__ import annotations
+
+from typing import Callable
+
+from .. import _dtype
+
+# factories that fill a fresh tensor: torch resizes their ``out`` without a warning
+FACTORIES = {"zeros", "ones", "rand", "randn", "randint", "randperm", "normal", "bernoulli",
+             "multinomial"}
+
+# the name in "...(): functions with out=... arguments don't support automatic differentiation"
+AUTOGRAD_NAME = {"float_power": "pow", "det": "_linalg_det", "inverse": "linalg_inv_ex",
+                 "diff": "sub", "fix": "trunc", "msort": "sort", "nanmean": "nansum",
+                 "negative": "neg", "norm": "linalg_vector_norm", "outer": "mul",
+                 "square": "pow", "take_along_dim": "gather", "kron": "mul",
+                 "floor_divide": "aten::floor_divide",
+                 **{name: f"aten::{name}" for name in ("zeros", "ones", "rand", "randn",
+                                                       "randint", "randperm")}}
+
+# composites torch runs from differentiable pieces, and ops with no derivative: torch writes
+# their out without refusing
+NOT_REFUSED_UNDER_AUTOGRAD = {"inner", "tensordot", "histc", "quantile", "nanquantile",
+                              "argmax", "argmin", "all", "any"}
+
+
+def _names(pattern: str, name_of=_dtype.scalar_type_name) -> Callable:
+    """A message made from the result's and out's dtypes (``{result}``, ``{out}``)."""
+    return lambda result, out: pattern.format(result=name_of(result), out=name_of(out))
+
+
+def _boolean_only(name: str) -> str:
+    return f"{name} does not support non-boolean outputs."
+
+
+# ops whose out must have the result's dtype: True for torch's structured-kernel message
+# ("Expected out tensor to have dtype ..."), else the op's own message or how to make it
+SAME_DTYPE = {
+    "tril": True, "triu": True, "sort": True, "topk": True, "inverse": True, "diag": True,
+    "kthvalue": "output values must be of same type as input",
+    "masked_select": "masked_select(): self and result must have the same scalar type",
+    "float_power": _names("the output given to float_power has dtype {out} but the operation's "
+                          "result requires dtype {result}"),
+    "tensordot": _names("tensordot: Expected the output tensor to have dtype {result}, but got "
+                        "an output tensor with dtype {out}"),
+    "histc": _names("torch.histogram: input tensor and hist tensor should have the same dtype, "
+                    "but got input {result} and hist {out}", _dtype.cpp_type_name),
+    "frac": _names("Found dtype {out} but expected {result}"),
+    "nan_to_num": _names("nan_to_num: dtype of out: {out} should be same as input: {result}"),
+    "heaviside": "heaviside is not yet implemented for tensors with different dtypes.",
+    **{name: _boolean_only(name) for name in ("signbit", "isposinf", "isneginf")},
+}
+
+# ops that cast to out's dtype where allowed, with their own message where not
+CAST_MESSAGE = {
+    "diag": _names("diag: result type {result} can't be cast to the desired out= type {out}"),
+    "ldexp": _names("ldexp can't be cast to the desired output type {out}"),
+    "mvlgamma": _names("mvlgamma: result type {result} can't be cast to the desired output "
+                       "type {result}"),
+}
+
+# modules of pointwise ops computed by torch's TensorIterator, which casts through a
+# temporary: a resized out of another dtype is resized (and warned about) twice
+POINTWISE_MODULES = {"pointwise_binary", "pointwise_more", "pointwise_unary", "bessel_erfinv",
+                     "special"}
+POINTWISE_WARN_ONCE = {"logit", "float_power", "mvlgamma"}
+
+
+def _found(result, out) -> str:
+    name = _dtype.scalar_type_name
+    return f"Found dtype {name(out)} but expected {name(result)}"
+
+
+def _only_bool(name: str) -> Callable:
+    return lambda result, out: (f"{name} only supports bool tensor for result, got: "
+                                f"{_dtype.scalar_type_name(out)}")
+
+
+# functions whose hookgrad signature has no ``out`` but torch's does: ``accept_out`` gives them
+# one, with torch's dtype rule for each (the keys of ``ADDED_OUT``' values are write_out's)
+_CAST = {"casts_through_temporary": True}  # TensorIterator ops: cast where allowed
+_KEEP_DTYPE = {"same_dtype": _found}  # unary ops whose kernel keeps the input's dtype
+_STRUCTURED = {"same_dtype": True}
+ADDED_OUT = {
+    **{name: _CAST for name in (
+        "exp", "log", "log1p", "expm1", "sin", "cos", "sqrt", "rsqrt", "sigmoid", "tanh",
+        "reciprocal", "erf", "square", "pow", "maximum", "minimum", "remainder", "fmax", "fmin")},
+    **{name: _KEEP_DTYPE for name in (
+        "abs", "neg", "negative", "floor", "ceil", "round", "trunc", "fix", "sign", "sgn",
+        "clamp_min", "clamp_max")},
+    **{name: _STRUCTURED for name in (
+        "mm", "bmm", "mv", "addmm", "baddbmm", "take_along_dim", "msort", "argmax", "argmin",
+        "max", "min", "aminmax")},
+    "mean": {}, "nanmean": {}, "std": {"resize_first": True}, "var": {"resize_first": True},
+    "kron": {"resize_first": True}, "floor_divide": {}, "outer": _CAST, "diff": _CAST,
+    "norm": _STRUCTURED,
+    "logsumexp": {"same_dtype": lambda result, out: None if out.kind in "fV" else (
+        f"logsumexp(): Expected floating point type for result tensor, but got: "
+        f"{_dtype.scalar_type_name(out)}")},
+    "sum": {}, "prod": {}, "cumsum": {}, "nansum": {},
+    "amax": {"same_dtype": _names("Expected the dtype for input and out to match, but got "
+                                  "{result} for input's dtype and {out} for out's dtype.")},
+    "amin": {"same_dtype": _names("Expected the dtype for input and out to match, but got "
+                                  "{result} for input's dtype and {out} for out's dtype.")},
+    "all": {"same_dtype": _only_bool("all")}, "any": {"same_dtype": _only_bool("any")},
+    "cummax": {"same_dtype": _names("expected scalar_type {result} but found {out}")},
+    "cummin": {"same_dtype": _names("expected scalar_type {result} but found {out}")},
+}
+
+# comparisons write straight into an out of their operands' common dtype or bool, and cast
+# through a temporary into any other (``accept_out`` works out which from the operands)
+COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal",
+               "less_equal", "not_equal"}
+ADDED_OUT.update({name: {} for name in COMPARISONS | {
+    "logical_and", "logical_or", "logical_xor", "logical_not"}})
+ADDED_OUT.update({name: _CAST for name in ("bitwise_and", "bitwise_or", "bitwise_xor")})
+ADDED_OUT["bitwise_not"] = _KEEP_DTYPE
+NOT_REFUSED_UNDER_AUTOGRAD |= COMPARISONS | {"logical_and", "logical_or", "logical_xor",
+                                             "logical_not"}
+AUTOGRAD_NAME.update({name: f"aten::{name}" for name in (
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")})
+
+# of those, the ones that compute in out's dtype (torch passes it as their ``dtype``)
+DTYPE_FROM_OUT = {"sum", "prod", "cumsum", "nansum"}

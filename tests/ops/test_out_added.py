@@ -1,0 +1,113 @@
+"""``out=`` for the functions whose own signature has none but torch's has (sum, exp, mm, max
+over a dim, ...: ``_out_rules.ADDED_OUT``): each runs under both libraries with outs of a wrong
+shape, another dtype, no elements, or requiring grad, and must give torch's warnings, error
+or written out (see test_out_resize for the comparison)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import hookgrad
+from hookgrad.ops import _out_rules
+from conftest import assert_close
+from tests.ops.test_out_resize import outcome
+
+V = np.linspace(0.1, 0.9, 6).reshape(2, 3)
+
+
+def t(lib, array=V):
+    return lib.tensor(array)
+
+
+
+
+CALLS = {
+    **{name: (lambda name: lambda lib, out: getattr(lib, name)(t(lib), out=out))(name)
+       for name in ("exp", "log", "log1p", "expm1", "sin", "cos", "sqrt", "rsqrt", "sigmoid",
+                    "tanh", "reciprocal", "erf", "square", "abs", "neg", "negative", "floor",
+                    "ceil", "round", "trunc", "fix", "sign", "sgn", "msort")},
+    **{name: (lambda name: lambda lib, out: getattr(lib, name)(t(lib), 1, out=out))(name)
+       for name in ("sum", "prod", "cumsum", "nansum", "mean", "nanmean", "std", "var", "amax",
+                    "amin", "argmax", "argmin", "all", "any", "logsumexp")},
+    **{name: (lambda name: lambda lib, out: getattr(lib, name)(t(lib), t(lib), out=out))(name)
+       for name in ("pow", "maximum", "minimum", "remainder", "fmax", "fmin", "floor_divide",
+                    "kron")},
+    **{name: (lambda name: lambda lib, out: getattr(lib, name)(t(lib), 0.5, out=out))(name)
+       for name in sorted(_out_rules.COMPARISONS)},
+    "lt_tensor": lambda lib, out: lib.lt(t(lib), t(lib, V.T.reshape(2, 3)), out=out),
+    "eq_int_operands": lambda lib, out: lib.eq(t(lib, (V * 10).astype(np.int32)), 3, out=out),
+    **{name: (lambda name: lambda lib, out: getattr(lib, name)(t(lib), t(lib) - 0.5, out=out))(
+        name) for name in ("logical_and", "logical_or", "logical_xor")},
+    "logical_not": lambda lib, out: lib.logical_not(t(lib) - 0.5, out=out),
+    **{name: (lambda name: lambda lib, out: getattr(lib, name)(
+        t(lib) > 0.5, t(lib) > 0.3, out=out))(name)
+       for name in ("bitwise_and", "bitwise_or", "bitwise_xor")},
+    "bitwise_not": lambda lib, out: lib.bitwise_not(t(lib) > 0.5, out=out),
+    "bitwise_and_int": lambda lib, out: lib.bitwise_and(t(lib, (V * 10).astype(np.int64)), 6,
+                                                        out=out),
+    "clamp_min": lambda lib, out: lib.clamp_min(t(lib), 0.5, out=out),
+    "clamp_max": lambda lib, out: lib.clamp_max(t(lib), 0.5, out=out),
+    "diff": lambda lib, out: lib.diff(t(lib), out=out),
+    "outer": lambda lib, out: lib.outer(t(lib, V[0]), t(lib, V[1]), out=out),
+    "norm": lambda lib, out: lib.norm(t(lib), 2, 1, out=out),
+    "mm": lambda lib, out: lib.mm(t(lib), t(lib, V.T), out=out),
+    "bmm": lambda lib, out: lib.bmm(t(lib, V[None]), t(lib, V.T[None]), out=out),
+    "mv": lambda lib, out: lib.mv(t(lib), t(lib, V[0]), out=out),
+    "addmm": lambda lib, out: lib.addmm(t(lib, V @ V.T), t(lib), t(lib, V.T), out=out),
+    "baddbmm": lambda lib, out: lib.baddbmm(t(lib, (V @ V.T)[None]), t(lib, V[None]),
+                                            t(lib, V.T[None]), out=out),
+    "take_along_dim": lambda lib, out: lib.take_along_dim(t(lib), lib.tensor([[0], [1]]), 1,
+                                                          out=out),
+    "max": lambda lib, out: lib.max(t(lib), 1, out=(out, lib.empty(0, dtype=lib.int64))),
+    "min": lambda lib, out: lib.min(t(lib), 1, out=(out, lib.empty(0, dtype=lib.int64))),
+    "cummax": lambda lib, out: lib.cummax(t(lib), 1, out=(out, lib.empty(0, dtype=lib.int64))),
+    "cummin": lambda lib, out: lib.cummin(t(lib), 1, out=(out, lib.empty(0, dtype=lib.int64))),
+    "aminmax": lambda lib, out: lib.aminmax(t(lib), dim=1, out=(out, lib.empty(0, dtype=lib.float64))),  # noqa: E501
+}
+
+# (shape, dtype name, requires_grad) of the out given
+OUTS = {"wrong_shape": ((4,), "float64", False), "float32": ((4,), "float32", False),
+        "int32": ((4,), "int32", False),
+        "float32_empty": ((0,), "float32", False), "int64": ((4,), "int64", False),
+        "bool": ((4,), "bool", False), "requires_grad": ((4,), "float64", True)}
+
+# known differences, kept visible: each must still fail (strict)
+KNOWN_DIFFERENCES = {
+    ("mean", "int64"): "torch names Float as mean's result type and warns first",
+    ("mean", "bool"): "torch names Float as mean's result type and warns first",
+    ("nansum", "int64"): "torch has no integer nansum kernel",
+    ("nansum", "bool"): "torch has no integer nansum kernel",
+    ("nanmean", "int64"): "torch has no integer nansum kernel",
+    ("nanmean", "bool"): "torch has no integer nansum kernel",
+    ("cumsum", "bool"): "torch has no bool cumsum kernel",
+    ("mean", "int32"): "torch names Float as mean's result type and warns first",
+    ("nansum", "int32"): "torch has no integer nansum kernel",
+    ("nanmean", "int32"): "torch has no integer nansum kernel",
+    ("kron", "requires_grad"): "torch's kron resizes out before its autograd refusal",
+}
+
+
+def cases():
+    for name in sorted(CALLS):
+        for kind in sorted(OUTS):
+            reason = KNOWN_DIFFERENCES.get((name, kind))
+            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            yield pytest.param(name, kind, marks=marks, id=f"{name}-{kind}")
+
+
+@pytest.mark.parametrize("name, kind", list(cases()))
+def test_added_out_as_torch(name, kind):
+    ours, our_warnings = outcome(hookgrad, CALLS[name], *OUTS[kind])
+    theirs, their_warnings = outcome(torch, CALLS[name], *OUTS[kind])
+    assert our_warnings == their_warnings
+    if isinstance(theirs, tuple):
+        assert ours == theirs
+        return
+    assert not isinstance(ours, tuple), ours
+    assert (tuple(ours.shape), ours.stride()) == (tuple(theirs.shape), theirs.stride())
+    assert_close(ours, theirs, rtol=1e-6, atol=1e-7)
+
+
+def test_the_table_covers_every_added_out():
+    assert set(_out_rules.ADDED_OUT) <= set(CALLS) | {"negative"}
