@@ -11,12 +11,13 @@
    weight whose kept bytes plus the largest recompute transient fit the budget. The weights
    are counts at reference rates, so the plan repeats.
 4. The plan is timed in parts on the model (``_parts``: each saver on the modules the plan
-   gives it, and its recomputes), which scales the chosen options' weights into the
-   estimated seconds. Then measured steps with the chosen policy check the peak against the
-   budget and time the plan against no policy. Both timings pair each policy step with a
-   step without one and take a robust mean of the differences, sampling until its standard
-   error is within 10 % of it or ``time_limit`` passes (``_timing``); the estimate and the
-   check each carry their standard error.
+   gives it, and its recomputes; a plan of several parts also whole, in the same rounds),
+   which scales the chosen options' weights into the estimated seconds. Then measured
+   steps with the chosen policy check the peak against the budget and time the plan
+   against no policy. Both timings pair each policy step with a step without one and take
+   a robust mean of the differences, sampling until its standard error is within 10 % of
+   it or ``time_limit`` passes (``_timing``); the estimate and the check each carry their
+   standard error.
 
 The budget is on saved bytes by default, or on the measured peak of the whole step
 (``budget_on="peak"``); the plan reports both, estimated and measured side by side
@@ -249,8 +250,10 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     process. The plan is then timed in parts on the model, one per saver it uses (its
     policy with the other entries set to None) and one for its recomputes, and the parts
     scale the chosen options' weights into the estimate (``estimated_extra_seconds``, with
-    its standard error ``estimated_extra_error``). Each timing warms the policies up (up to
-    20 steps), then pairs every policy step with a step without policy, in alternating
+    its standard error ``estimated_extra_error``); a plan of several parts is timed whole in
+    the same rounds, and that figure is its estimate (what it differs from the parts' sum
+    by is in ``per_step_seconds``, as "the parts together"). Each timing warms the policies
+    up (up to 20 steps), then pairs every policy step with a step without policy, in alternating
     order, and takes the 20 % trimmed mean of the differences: at least ``rounds`` pairs,
     then more until its standard error is within 10 % of it, or ``time_limit`` seconds
     (default ``_timing.TIME_LIMIT``, 20) have passed. Steps are timed in process CPU time
