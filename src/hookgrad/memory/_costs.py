@@ -12,7 +12,10 @@ no policy, each policy step paired with a step without one, after a warm-up (eac
 to ``WARM_STEPS`` steps: the plan's check finds its savers warm, so the parts are timed warm
 too), as the trimmed mean of the paired differences, sampled until its standard error is
 within 10 % of it or a time limit passes (``_timing.time_contexts``, which the check uses
-too). Each part keeps its standard error, and the estimate carries them (``Plan``).
+too). Each part keeps its standard error, and the estimate carries them (``Plan``). A plan
+of several parts is also timed whole in the same rounds (``TOGETHER``): parts active at once
+share caches, the allocator and offload's writer thread, so they do not simply add up; that
+figure is the plan's estimate, and the parts share it out.
 
 Costs are seconds of process CPU time by default (``clock="cpu"``): on a machine shared with
 other jobs, CPU time swings far less than wall time (``clock="wall"`` measures wall time).

@@ -48,7 +48,7 @@ def extra_error_of(parts: Sequence[tuple], policy: float) -> Optional[float]:
                                for weight, error in parts))
 
 
-def interaction(composed: float, together: float) -> float:
+def together_estimate(composed: float, together: float) -> float:
     """The estimate of a plan of several parts: what the parts measured together, in the
     same rounds as each alone (``composed`` is the parts' sum, the policy's own work counted
     once). The difference is what the parts do to each other when all are active (caches,
@@ -386,7 +386,7 @@ def solve(result, model, led: Ledger, units: list, fixed: int, work: ModuleWork,
     extra += sum(per_step.values())
     error = knapsack.extra_error if costs is not None else None
     if costs is not None and costs.together is not None:
-        together = interaction(extra, costs.together)
+        together = together_estimate(extra, costs.together)
         per_step[TOGETHER] = together - extra
         extra, error = together, costs.errors.get(TOGETHER)
     _record_choices(result, chosen)
