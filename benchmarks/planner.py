@@ -77,7 +77,9 @@ def check(title: str, model, x, loss_fn, clock: str, time_limit: float) -> tuple
           + ", ".join(f"{name} {ms(seconds, costs.errors.get(name))}"
                       for name, seconds in costs.savers.items())
           + ("" if costs.recompute is None
-             else f" recompute() {ms(costs.recompute, costs.errors.get('recompute'))}"))
+             else f" recompute() {ms(costs.recompute, costs.errors.get('recompute'))}")
+          + ("" if getattr(costs, "together", None) is None
+             else f"; all together {ms(costs.together, costs.errors.get(_costs.TOGETHER))}"))
     # measured again, the same way, for up to twice as long
     spread: dict = {}
     again = _timing.time_contexts(

@@ -51,10 +51,15 @@ def _inject(monkeypatch, spread: float, seed: int, nominal: dict = NOMINAL) -> N
         for make in contexts.values():  # the steps run, so policies see the model
             step(make())
         stored = STEP + noisy(nominal["nothing stored"])
-        return {name: STEP if name == "none" else
-                stored if name == "nothing stored" else
-                stored + noisy(nominal.get(name, 2.0 ** -8))  # "plan": its own figure
-                for name in contexts}
+        seconds = {name: STEP if name == "none" else
+                   stored if name == "nothing stored" else
+                   stored + noisy(nominal.get(name, 2.0 ** -8))  # "plan": its own figure
+                   for name in contexts if name != _costs.TOGETHER}
+        if _costs.TOGETHER in contexts:  # the parts' sum, the policy's own work once
+            parts = [name for name in seconds if name != "none"]
+            seconds[_costs.TOGETHER] = (stored + sum(seconds[p] - stored for p in parts)
+                                        + nominal.get(_costs.TOGETHER, 0.0))
+        return seconds
 
     monkeypatch.setattr(planner, "time_contexts", time_contexts)
 
@@ -264,8 +269,8 @@ def test_fresh_processes_choose_the_same_plan_without_a_costs_file():
 
 def test_a_plan_of_several_savers_is_timed_in_parts_and_counts_the_policy_once(monkeypatch):
     # each saver's part is the plan's own policy with the other savers' entries set to None,
-    # timed against no policy; the estimate is the parts' sum less the policy's own work
-    # counted in every part but one
+    # timed against no policy; the parts compose to their sum less the policy's own work
+    # counted in every part but one (the whole plan, timed beside them, corrects that sum)
     model, x = _model(), _input()
     budget = _plan(model, x, 0, verify=False).baseline_peak * 40 // 100
     _inject(monkeypatch, spread=0.0, seed=0)
@@ -279,7 +284,8 @@ def test_a_plan_of_several_savers_is_timed_in_parts_and_counts_the_policy_once(m
     monkeypatch.setattr(planner, "time_contexts", time_contexts)
     found = _plan(model, x, budget, verify=False)
     used = {c[1] for c in found.choices}
-    assert len(used) == 3 and set(seen) == {"none"} | used
+    assert len(used) == 3 and set(seen) == {"none", _costs.TOGETHER} | used
+    assert seen[_costs.TOGETHER].rules == found.policy.rules
     for part in used:
         rules = seen[part].rules
         assert [key for key, _ in rules] == [key for key, _ in found.policy.rules]
@@ -288,7 +294,8 @@ def test_a_plan_of_several_savers_is_timed_in_parts_and_counts_the_policy_once(m
             assert entry is None or entry is planned
     measured = sum(NOMINAL["nothing stored"] + NOMINAL[part] for part in used)
     policy = found.per_step_seconds["policy"]
-    assert found.estimated_extra_seconds == pytest.approx(measured - 2 * policy)
+    composed = found.estimated_extra_seconds - found.per_step_seconds[_costs.TOGETHER]
+    assert composed == pytest.approx(measured - 2 * policy)
     shares = sum(choice[4] for choice in found.choices)  # offload's per-step cost apart
     assert found.estimated_extra_seconds == pytest.approx(
         shares + sum(found.per_step_seconds.values()))
@@ -363,14 +370,14 @@ def test_the_plan_shows_the_standard_errors_of_its_estimate_and_its_check(monkey
                             f"{2.0 ** -11 * 1e3:.1f}", "ms"]
 
 
-def test_the_estimates_error_is_what_its_parts_errors_move_it_by(monkeypatch):
-    # three parts: the estimate moves with each part's measured seconds by some factor (the
-    # policy's own work counted once); its standard error is the parts' errors times those
-    # factors, in quadrature. The factors are found here by moving each part's timing
+def test_a_plan_of_several_parts_is_estimated_by_its_parts_timed_together(monkeypatch):
+    # three parts, and the whole plan timed in the same rounds: the estimate is the whole
+    # plan's figure with its standard error; the parts only share it out, so moving a
+    # part's timing moves the options' shares, not the estimate
     model, x = _model(), _input()
     budget = _plan(model, x, 0, verify=False).baseline_peak * 40 // 100
     errors = {"cast('bfloat16')": 2.0 ** -12, "quantize(8, per='channel')": 2.0 ** -11,
-              "offload()": 2.0 ** -10}
+              "offload()": 2.0 ** -10, _costs.TOGETHER: 2.0 ** -9}
 
     def estimate(nominal):
         _inject(monkeypatch, spread=0.0, seed=0, nominal=nominal)
@@ -378,16 +385,63 @@ def test_the_estimates_error_is_what_its_parts_errors_move_it_by(monkeypatch):
         return _plan(model, x, budget, verify=False)
 
     found = estimate(NOMINAL)
-    used = {c[1] for c in found.choices}
-    assert used == set(errors)
-    step = 2.0 ** -16
-    total = 0.0
-    for part in used:
-        moved = estimate(dict(NOMINAL, **{part: NOMINAL[part] + step}))
-        factor = (moved.estimated_extra_seconds - found.estimated_extra_seconds) / step
-        assert 0 < factor <= 1
-        total += (factor * errors[part]) ** 2
-    assert found.estimated_extra_error == pytest.approx(total ** 0.5)
+    assert {c[1] for c in found.choices} == set(errors) - {_costs.TOGETHER}
+    assert found.estimated_extra_error == errors[_costs.TOGETHER]
+    for part in ("cast('bfloat16')", "offload()"):
+        moved = estimate(dict(NOMINAL, **{part: NOMINAL[part] * 2,
+                                          _costs.TOGETHER: -NOMINAL[part]}))
+        assert moved.estimated_extra_seconds == pytest.approx(found.estimated_extra_seconds)
+        assert [c[4] for c in moved.choices] != [c[4] for c in found.choices]
+
+
+@pytest.mark.parametrize("interaction", [2.0 ** -9, -2.0 ** -11])
+def test_what_the_parts_do_to_each_other_is_measured_and_shown(monkeypatch, interaction):
+    # the parts cost more together than their sum (or less: shared work): the estimate is
+    # what they measured together, and the difference is shown once per step
+    model, x = _model(), _input()
+    budget = _plan(model, x, 0, verify=False).baseline_peak * 40 // 100
+    _inject(monkeypatch, spread=0.0, seed=0)
+    additive = _plan(model, x, budget, verify=False)
+    _inject(monkeypatch, spread=0.0, seed=0, nominal=dict(NOMINAL, **{
+        _costs.TOGETHER: interaction}))
+    found = _plan(model, x, budget, verify=False)
+    assert _choices(found) == _choices(additive)
+    assert found.estimated_extra_seconds == pytest.approx(
+        additive.estimated_extra_seconds + interaction)
+    shown = found.per_step_seconds[_costs.TOGETHER]
+    assert shown == pytest.approx(additive.per_step_seconds[_costs.TOGETHER] + interaction)
+    assert f"{_costs.TOGETHER} {shown * 1e3:.2f} ms" in str(found)
+
+
+def test_parts_together_measured_below_a_quarter_of_their_sum_are_noise(monkeypatch):
+    model, x = _model(), _input()
+    budget = _plan(model, x, 0, verify=False).baseline_peak * 40 // 100
+    _inject(monkeypatch, spread=0.0, seed=0, nominal=dict(NOMINAL, **{
+        _costs.TOGETHER: -1.0}))
+    found = _plan(model, x, budget, verify=False)
+    composed = found.estimated_extra_seconds - found.per_step_seconds[_costs.TOGETHER]
+    assert found.estimated_extra_seconds == pytest.approx(0.25 * composed)
+
+
+def test_a_plan_of_one_part_is_not_timed_twice(monkeypatch):
+    # its one part is the plan itself: its estimate is that part's figure, no correction
+    _inject(monkeypatch, spread=0.0, seed=0)
+    asked = []
+    injected = planner.time_contexts
+
+    def time_contexts(step, contexts, rounds, clock="cpu", **options):
+        asked.append(list(contexts))
+        return injected(step, contexts, rounds, clock, **options)
+
+    monkeypatch.setattr(planner, "time_contexts", time_contexts)
+    model, x = _model(), _input()
+    budget = _plan(model, x, 0, verify=False).baseline_peak // 3
+    asked.clear()
+    found = _plan(model, x, budget, candidates=[memory.offload()], verify=False)
+    assert asked == [["none", "offload()"]]
+    assert _costs.TOGETHER not in found.per_step_seconds
+    assert found.estimated_extra_seconds == pytest.approx(
+        NOMINAL["nothing stored"] + NOMINAL["offload()"])
 
 
 def test_the_parts_and_the_check_are_timed_alike(monkeypatch):
@@ -428,3 +482,21 @@ def test_a_costs_file_keeps_the_parts_standard_errors(monkeypatch, tmp_path, fre
                                  verify=False, costs_file=path))
     assert found[0].estimated_extra_error is not None
     assert found[1].estimated_extra_error == found[0].estimated_extra_error
+
+
+def test_a_costs_file_keeps_what_the_parts_measured_together(monkeypatch, tmp_path,
+                                                            fresh_process):
+    model, x = _model(), _input()
+    path = tmp_path / "costs.json"
+    budget = _plan(model, x, 0, verify=False).baseline_peak * 40 // 100
+    found = []
+    for interaction in (2.0 ** -9, -2.0 ** -11):  # the second process would measure another
+        for name in CALIBRATIONS:
+            getattr(_costs, name).clear()
+        _inject(monkeypatch, spread=0.0, seed=0,
+                nominal=dict(NOMINAL, **{_costs.TOGETHER: interaction}))
+        found.append(memory.plan(model, x, budget, loss_fn=_loss, measure=False,
+                                 verify=False, costs_file=path))
+    assert _costs.TOGETHER in found[0].per_step_seconds
+    assert found[1].per_step_seconds == found[0].per_step_seconds
+    assert found[1].estimated_extra_seconds == found[0].estimated_extra_seconds

@@ -12,7 +12,10 @@ no policy, each policy step paired with a step without one, after a warm-up (eac
 to ``WARM_STEPS`` steps: the plan's check finds its savers warm, so the parts are timed warm
 too), as the trimmed mean of the paired differences, sampled until its standard error is
 within 10 % of it or a time limit passes (``_timing.time_contexts``, which the check uses
-too). Each part keeps its standard error, and the estimate carries them (``Plan``).
+too). Each part keeps its standard error, and the estimate carries them (``Plan``). A plan
+of several parts is also timed whole in the same rounds (``TOGETHER``): parts active at once
+share caches, the allocator and offload's writer thread, so they do not simply add up; that
+figure is the plan's estimate, and the parts share it out.
 
 Costs are seconds of process CPU time by default (``clock="cpu"``): on a machine shared with
 other jobs, CPU time swings far less than wall time (``clock="wall"`` measures wall time).
@@ -45,6 +48,8 @@ from ._timing import CLOCKS, clock_of  # noqa: F401  (where the planner has them
 
 SAVER_RATES: Dict[tuple, tuple] = {}
 MODEL_COSTS: Dict[tuple, "ModelCosts"] = {}
+# the name the whole plan is timed under, beside its parts (no saver's repr reads so)
+TOGETHER = "the parts together"
 GRID = 2 ** 0.5
 
 
@@ -60,17 +65,20 @@ class ModelCosts:
     without a policy; ``savers`` what each part of the plan that stores with one saver adds
     to it (keyed by the saver's repr: the plan's policy with every other entry set to None),
     ``recompute`` what its part of recomputes adds (None when the plan recomputes nothing);
-    ``errors`` the standard error of each part's figure (keyed alike, ``"recompute"`` for
-    the recomputes; empty when they were not known, as in an older costs file).
+    ``together`` what the whole plan adds, timed in the same rounds as its parts (None for
+    a plan of one part: that part is the plan); ``errors`` the standard error of each
+    figure (keyed alike, ``"recompute"`` for the recomputes, ``TOGETHER`` for the whole
+    plan; empty when they were not known).
     Each part includes the policy's own work (its hooks): that part is small, and timed
     alone on a large model it drowns in the noise, so it is shared out by weight instead."""
 
     def __init__(self, baseline: float, savers: Dict[str, float], recompute: Optional[float],
-                 errors: Optional[Dict[str, float]] = None):
+                 errors: Optional[Dict[str, float]] = None, together: Optional[float] = None):
         self.baseline = baseline
         self.savers = savers
         self.recompute = recompute
         self.errors = dict(errors or {})
+        self.together = together
 
 
 def calibrate(saver: Saver, backend: Backend, recalibrate: bool = False) -> tuple:
@@ -125,7 +133,8 @@ def stable_signature(model: Any, inputs: tuple, backend: Backend, savers: list,
     _, _, modules, shapes, given = signature(model, inputs, backend)
     return json.dumps([backend.name, modules, shapes, given, [repr(s) for s in savers],
                        allow_recompute, clock, platform.node(), hookgrad.__version__,
-                       "costs of the plan's parts, warmed up, paired steps"])
+                       "costs of the plan's parts and of the parts together, warmed up, "
+                       "paired steps"])
 
 
 def load_costs(path: Any, key: str) -> Optional[dict]:
@@ -247,7 +256,8 @@ def install_costs(stored: dict, key: tuple, rules_text: str) -> None:
         MODEL_COSTS[key] = ModelCosts(
             float(model_costs["baseline"]),
             {str(k): float(v) for k, v in model_costs["savers"].items()}, rerun,
-            {str(k): float(v) for k, v in model_costs.get("errors", {}).items()})
+            {str(k): float(v) for k, v in model_costs.get("errors", {}).items()},
+            None if model_costs.get("together") is None else float(model_costs["together"]))
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ValueError(f"plan(): the costs file's entry for this model is malformed "
                          f"({error!r}); delete the file to measure again") from None

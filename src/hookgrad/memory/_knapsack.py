@@ -7,7 +7,8 @@ a min-plus convolution. Tables hold decision weights, computed from counts alone
 bytes and tensors per unit, each module's forward work. So the plan is the same on every run
 whatever the timings. Each option also carries its estimated seconds: its weight scaled by
 what its part of the plan (its saver on the modules the plan gives it) measured against the
-weight of that part, which the estimate sums. Ties keep the first option met (no saver
+weight of that part, which the estimate sums (corrected by what the parts measured
+together, for a plan of several). Ties keep the first option met (no saver
 before a saver, savers in the order given, fewer bytes kept), so equal weights always give
 the same plan.
 """
@@ -20,7 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import numpy as np
 
 from ._backend import Backend, dtype_from_name
-from ._costs import ModelCosts, calibrate
+from ._costs import TOGETHER, ModelCosts, calibrate
 from ._work import RECOMPUTE_FIXED, ModuleWork, policy_weight, step_cost
 from .ledger import Ledger, format_bytes
 from .policy import Policy, recompute
@@ -45,6 +46,16 @@ def extra_error_of(parts: Sequence[tuple], policy: float) -> Optional[float]:
         return None
     return math.sqrt(math.fsum(((weight - policy + policy / len(parts)) / weight * error) ** 2
                                for weight, error in parts))
+
+
+def together_estimate(composed: float, together: float) -> float:
+    """The estimate of a plan of several parts: what the parts measured together, in the
+    same rounds as each alone (``composed`` is the parts' sum, the policy's own work counted
+    once). The difference is what the parts do to each other when all are active (caches,
+    the allocator, offload's writer thread beside another saver's work) and what summing
+    gets wrong; ``solve`` shows it beside the per-step costs. At least ``LEAST_SCALE`` of
+    the sum: a lower figure is timing noise."""
+    return max(together, LEAST_SCALE * composed)
 
 
 def _combine(left: np.ndarray, right: np.ndarray) -> tuple:
@@ -332,8 +343,10 @@ def solve(result, model, led: Ledger, units: list, fixed: int, work: ModuleWork,
     in parts on the model, one part per saver used and one for its recomputes (each part
     the plan's rules with the other parts' entries set to ``None``), and the estimate is
     the options' weights scaled by their part's figure, plus what a policy adds before it
-    stores anything (once), plus the per-step cost of each such saver used. Returns what
-    ``measure`` returned."""
+    stores anything (once), plus the per-step cost of each such saver used. A plan of
+    several parts was also timed whole in the same rounds (``ModelCosts.together``): its
+    estimate is that figure, and what it differs from the parts' sum by is shown as a
+    per-step entry (``TOGETHER``). Returns what ``measure`` returned."""
     knapsack = Knapsack(model, units, fixed, work, inputs_of, savers, allow_recompute,
                         backend, recalibrate, tensors=len(led.records))
     once = [s for s in savers if step_cost(s) > 0]
@@ -371,11 +384,16 @@ def solve(result, model, led: Ledger, units: list, fixed: int, work: ModuleWork,
         if step_cost(saver) > 0:
             per_step[repr(saver)] = step_cost(saver) * knapsack.scales[id(saver)]
     extra += sum(per_step.values())
+    error = knapsack.extra_error if costs is not None else None
+    if costs is not None and costs.together is not None:
+        together = together_estimate(extra, costs.together)
+        per_step[TOGETHER] = together - extra
+        extra, error = together, costs.errors.get(TOGETHER)
     _record_choices(result, chosen)
     result.policy = Policy(ordered, model=model, framework=backend.name)
     result.estimated_peak = int(peak)
     result.estimated_extra_seconds = extra
-    result.estimated_extra_error = knapsack.extra_error if costs is not None else None
+    result.estimated_extra_error = error
     result.per_step_seconds = per_step
     result.feasible = peak <= budget
     if not result.feasible:

@@ -11,12 +11,13 @@
    weight whose kept bytes plus the largest recompute transient fit the budget. The weights
    are counts at reference rates, so the plan repeats.
 4. The plan is timed in parts on the model (``_parts``: each saver on the modules the plan
-   gives it, and its recomputes), which scales the chosen options' weights into the
-   estimated seconds. Then measured steps with the chosen policy check the peak against the
-   budget and time the plan against no policy. Both timings pair each policy step with a
-   step without one and take a robust mean of the differences, sampling until its standard
-   error is within 10 % of it or ``time_limit`` passes (``_timing``); the estimate and the
-   check each carry their standard error.
+   gives it, and its recomputes; a plan of several parts also whole, in the same rounds),
+   which scales the chosen options' weights into the estimated seconds. Then measured
+   steps with the chosen policy check the peak against the budget and time the plan
+   against no policy. Both timings pair each policy step with a step without one and take
+   a robust mean of the differences, sampling until its standard error is within 10 % of
+   it or ``time_limit`` passes (``_timing``); the estimate and the check each carry their
+   standard error.
 
 The budget is on saved bytes by default, or on the measured peak of the whole step
 (``budget_on="peak"``); the plan reports both, estimated and measured side by side
@@ -32,8 +33,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from ._backend import Backend, backend_for
 from ._modules import tracker_for
 from . import _timing
-from ._costs import (MODEL_COSTS, SAVER_RATES, ModelCosts, install_costs, install_rates,
-                     load_costs, rate_key, save_costs, signature, stable_signature)
+from ._costs import (MODEL_COSTS, SAVER_RATES, TOGETHER, ModelCosts, install_costs,
+                     install_rates, load_costs, rate_key, save_costs, signature,
+                     stable_signature)
 from ._timing import clock_of, time_contexts
 from ._knapsack import solve
 from .ledger import Ledger, format_bytes
@@ -248,8 +250,10 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     process. The plan is then timed in parts on the model, one per saver it uses (its
     policy with the other entries set to None) and one for its recomputes, and the parts
     scale the chosen options' weights into the estimate (``estimated_extra_seconds``, with
-    its standard error ``estimated_extra_error``). Each timing warms the policies up (up to
-    20 steps), then pairs every policy step with a step without policy, in alternating
+    its standard error ``estimated_extra_error``); a plan of several parts is timed whole in
+    the same rounds, and that figure is its estimate (what it differs from the parts' sum
+    by is in ``per_step_seconds``, as "the parts together"). Each timing warms the policies
+    up (up to 20 steps), then pairs every policy step with a step without policy, in alternating
     order, and takes the 20 % trimmed mean of the differences: at least ``rounds`` pairs,
     then more until its standard error is within 10 % of it, or ``time_limit`` seconds
     (default ``_timing.TIME_LIMIT``, 20) have passed. Steps are timed in process CPU time
@@ -411,27 +415,33 @@ def _model_costs(model, inputs: tuple, loss_fn: Callable, backend: Backend, rule
                  time_limit: float = 0.0) -> ModelCosts:
     """The plan's parts (``_parts``) each timed on the model against no policy (paired steps,
     going on while a part's extra time is not yet known to 10 %, for up to ``time_limit``
-    seconds; kept for the process)."""
+    seconds; kept for the process). A plan of several parts is timed whole too, in the same
+    rounds (``TOGETHER``): what the parts cost together is not their sum (``solve``)."""
     key = _costs_key(model, inputs, backend, rules, clock)
     if key in MODEL_COSTS and not recalibrate:
         return MODEL_COSTS[key]
     name = backend.name
     contexts: Dict[str, Callable[[], Any]] = {"none": lambda: None}
-    for part, part_rules in _parts(rules).items():
+    parts = _parts(rules)
+    for part, part_rules in parts.items():
         # one policy object per part, entered every step, as the plan's is when verified
         part_policy = Policy(part_rules, model=model, framework=name)
         contexts[part] = lambda part_policy=part_policy: part_policy
+    if len(parts) > 1:
+        whole = Policy(rules, model=model, framework=name)
+        contexts[TOGETHER] = lambda: whole
     spread: Dict[str, float] = {}
     seconds = time_contexts(lambda context: _step(model, inputs, loss_fn, context), contexts,
                             rounds, clock, time_limit=time_limit, spread=spread,
                             warm_steps=_timing.WARM_STEPS,
                             warm_seconds=_timing.MEASURE_SECONDS)
     costs = ModelCosts(seconds["none"],
-                       {part: seconds[part] - seconds["none"] for part in contexts
-                        if part not in ("none", "recompute")},
-                       seconds["recompute"] - seconds["none"] if "recompute" in contexts
+                       {part: seconds[part] - seconds["none"] for part in parts
+                        if part != "recompute"},
+                       seconds["recompute"] - seconds["none"] if "recompute" in parts
                        else None,
-                       {part: spread[part] for part in contexts if part in spread})
+                       {part: spread[part] for part in contexts if part in spread},
+                       seconds[TOGETHER] - seconds["none"] if TOGETHER in contexts else None)
     MODEL_COSTS[key] = costs
     return costs
 
