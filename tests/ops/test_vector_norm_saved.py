@@ -89,3 +89,38 @@ def test_numpy_number_ord_is_kept_as_its_python_kind(rng, ord):
         x = lib.tensor(x_array, requires_grad=True)
         kept.append(saved(lib.linalg.vector_norm(x, ord).grad_fn))
     assert kept[0] == kept[1]
+
+
+OTHER_NODES = {
+    "dist": lambda lib, x: lib.dist(x, x.detach() * 2),
+    "dist_p_float": lambda lib, x: lib.dist(x, x.detach() * 2, 3.0),
+    "dist_p_int": lambda lib, x: lib.dist(x, x.detach() * 2, 1),
+    "dist_p_inf": lambda lib, x: lib.dist(x, x.detach() * 2, INF),
+    "renorm": lambda lib, x: lib.renorm(x, 2, 0, 1.0),
+    "renorm_negative_dim": lambda lib, x: lib.renorm(x, 1.5, -1, 1),
+    "renorm_method": lambda lib, x: x.renorm(3, 1, 0.5),
+    "pairwise_distance": lambda lib, x: lib.nn.functional.pairwise_distance(x, x.detach() * 2),
+}
+
+
+@pytest.mark.parametrize("case", list(OTHER_NODES))
+def test_dist_and_renorm_nodes_keep_torchs_numbers(rng, case):
+    """DistBackward0 keeps ``_saved_p``, RenormBackward0 ``_saved_p``/``_saved_dim``/
+    ``_saved_maxnorm``, as given (and NormBackward1 of pairwise distance its own)."""
+    x_array = rng.standard_normal((3, 4))
+    results = []
+    for lib in (hookgrad, torch):
+        x = lib.tensor(x_array, requires_grad=True)
+        out = OTHER_NODES[case](lib, x)
+        node = out.grad_fn
+        kept = {}
+        for name in ("_saved_p", "_saved_dim", "_saved_maxnorm", "_saved_keepdim"):
+            if hasattr(node, name):
+                value = getattr(node, name)
+                kept[name] = (type(value).__name__, value)
+        out.sum().backward()
+        results.append((node.name(), kept, out, x.grad))
+    assert results[0][:2] == results[1][:2]
+    assert results[1][1]  # torch keeps numbers on every node here
+    assert_close(results[0][2], results[1][2], rtol=1e-10, atol=1e-12)
+    assert_close(results[0][3], results[1][3], rtol=1e-9, atol=1e-11)
