@@ -147,7 +147,10 @@ class Function:
     # the tensor inputs are one list (cat, stack): torch's node computes the gradient of every
     # tensor in it once any is wanted, also when only part of the graph runs
     _tensor_list = False
-    _wrapped_scalars: tuple = ()  # positions where torch wraps a Python number as an input
+    # positions that take an edge when no tensor stands there: a Python number torch wraps as
+    # an input (x * 3), or an optional tensor left None (layer norm's weight), whose edge
+    # torch's node lists as (None, 0)
+    _wrapped_scalars: tuple = ()
     node_name: Any = None  # name of the backward node; default "<Class>Backward"
     saved_names: tuple = ()  # torch's names of the saved tensors, in save order
     # torch's names of the non-tensor arguments its node keeps (``grad_fn._saved_alpha``),

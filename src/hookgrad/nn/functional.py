@@ -371,9 +371,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     elif running_mean is None or running_var is None:
         raise RuntimeError("running_mean must be defined in evaluation mode")
     channels = input.shape[1]
-    for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+    for name, stat in (("running_mean", running_mean), ("running_var", running_var),
+                       ("weight", weight), ("bias", bias)):
         if stat is not None and stat.numel() != channels:
             raise RuntimeError(f"{name} should contain {channels} elements not {stat.numel()}")
+    _norm.check_affine_dtypes(input, weight, bias, running_mean, running_var)
     return _norm.NativeBatchNorm.apply(
         input, weight, bias, None if running_mean is None else running_mean._data,
         None if running_var is None else running_var._data, training,

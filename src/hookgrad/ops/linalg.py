@@ -419,14 +419,17 @@ class LinalgVectorNorm(Op):
     saved_names = ("self", "result")
 
     @staticmethod
-    def forward(ctx, self, ord, dims, keepdim, dtype=None):
+    def forward(ctx, self, ord, dims, keepdim, dtype=None, shown=None):
         if self.dtype.kind not in "fcV":
             raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                                f"as input. Got {torch_type_name(self)}")
         if math.isinf(ord) and self.size == 0:
             raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
                                f"tensor because the operation does not have an identity")
-        ctx._saved_ord, ctx._saved_dim, ctx._saved_keepdim = ord, dims, keepdim
+        # ord and dims as computed with; ``shown`` is (ord, dim) as the caller gave them, which
+        # torch's node keeps (``grad_fn._saved_ord`` / ``_saved_dim``)
+        ctx.ord, ctx.dims, ctx._saved_keepdim = ord, dims, keepdim
+        ctx._saved_ord, ctx._saved_dim = (ord, dims) if shown is None else shown
         out_dtype = dtype if dtype is not None else self.dtype
         x = np.abs(self.astype(_accumulator(out_dtype), copy=False))
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
@@ -449,7 +452,7 @@ class LinalgVectorNorm(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return _vector_norm_grad(ctx, grad), None, None, None, None
+        return _vector_norm_grad(ctx, grad), None, None, None, None, None
 
 
 class NormDim(LinalgVectorNorm):
@@ -474,7 +477,7 @@ def norm_dim(input: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor
 def _vector_norm_grad(ctx, grad: Tensor) -> Tensor:
     """torch's case analysis: sign for ord 1, x / norm for 2, shared ties for inf."""
     self, norm = ctx.saved_tensors
-    return norm_grad(grad, self, norm, ctx._saved_ord, ctx._saved_dim, ctx._saved_keepdim)
+    return norm_grad(grad, self, norm, ctx.ord, ctx.dims, ctx._saved_keepdim)
 
 
 def norm_grad(grad: Tensor, self: Tensor, norm: Tensor, ord, dims, keepdim: bool) -> Tensor:
@@ -501,8 +504,28 @@ def norm_grad(grad: Tensor, self: Tensor, norm: Tensor, ord, dims, keepdim: bool
     return scaled * scale
 
 
+def _shown_dim(dim):
+    """``dim`` as torch's node shows it: None when not given, else a tuple of the dims as
+    given (``()`` too), a negative one read back as an unsigned 64-bit number as torch's
+    saved int list reads it (-1 as 2**64 - 1)."""
+    if dim is None:
+        return None
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    return tuple(int(d) % 2 ** 64 for d in dims)
+
+
+def _shown_ord(ord):
+    """``ord`` as torch's node keeps it: the Python number given (2 stays 2, 2.0 stays 2.0,
+    True stays True)."""
+    if type(ord) in (bool, int, float):
+        return ord
+    value = float(ord)  # a NumPy number (np.float64 is a float too) or a 0-dim tensor
+    return int(value) if isinstance(ord, (np.integer, np.bool_)) else value
+
+
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """torch.linalg.vector_norm: (sum |x|^ord)^(1/ord) over ``dim`` (all dims by default)."""
+    shown = (_shown_ord(ord), _shown_dim(dim))
     ord = float(ord)
     dims = reduce_dims(dim, x._data.ndim)
     np_dtype = None if dtype is None else to_numpy_dtype(dtype)
@@ -513,7 +536,7 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
                            f"narrowing to the specified dtype "
                            f"({torch_type_name(np.empty(0, np_dtype))})")
     return LinalgVectorNorm.apply(x, int(ord) if ord.is_integer() else ord, dims, keepdim,
-                                  np_dtype)
+                                  np_dtype, shown)
 
 
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
@@ -526,7 +549,7 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) ->
             raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
                                f"{' '.join(str(d) for d in dim)}")
         p = 2
-    return vector_norm(input, 2 if p is None else p, dim, keepdim, dtype=dtype)
+    return vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype)
 
 
 # torch.linalg: the functions of this module that torch keeps there

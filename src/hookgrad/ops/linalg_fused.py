@@ -17,7 +17,7 @@ from ..tensor import Tensor
 from ._base import Op, promote
 from ._util import broadcast_error
 from .inplace import inplace
-from .linalg import norm_grad, vector_norm
+from .linalg import _shown_dim, _shown_ord, norm_grad, vector_norm
 from .pointwise import where
 
 _RENORM_EPS = 1e-7  # torch divides by (norm + 1e-7) so a norm at the limit stays finite
@@ -193,7 +193,7 @@ class Dist(Op):
     saved_names = ("self", "other", "result")
 
     @staticmethod
-    def forward(ctx, self, other, p, dtype):
+    def forward(ctx, self, other, p, dtype, shown_p=None):
         _check_float(dtype, "norm()")
         try:
             np.broadcast_shapes(self.shape, other.shape)
@@ -201,6 +201,7 @@ class Dist(Op):
             raise broadcast_error("dist", self.shape, other.shape) from None
         difference = self.astype(dtype, copy=False) - other.astype(dtype, copy=False)
         ctx.p = p
+        ctx._saved_p = p if shown_p is None else shown_p  # the number given, as torch keeps it
         result = np.asarray(_norm_of(difference, p, axis=None), dtype=dtype)
         ctx.save_for_backward(other, self, result)  # torch packs other first
         return result
@@ -221,7 +222,7 @@ class Renorm(Op):
     saved_names = ("self",)
 
     @staticmethod
-    def forward(ctx, self, p, dim, maxnorm):
+    def forward(ctx, self, p, dim, maxnorm, shown=None):
         if p <= 0:
             raise RuntimeError("renorm: non-positive-norm not supported")
         if maxnorm < 0:
@@ -231,6 +232,9 @@ class Renorm(Op):
                                f"dimensions")
         _check_float(self.dtype, "renorm")
         ctx.p, ctx.maxnorm = p, maxnorm
+        # p, dim and maxnorm as given, as torch's node keeps them (``_saved_p`` ...)
+        ctx._saved_p, ctx._saved_dim, ctx._saved_maxnorm = (p, dim, maxnorm) if shown is None \
+            else shown
         ctx.dims = tuple(axis for axis in range(self.ndim) if axis != dim)
         ctx.save_for_backward(self)
         norm = _norm_of(self, p, ctx.dims, keepdims=True)
@@ -281,12 +285,13 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """the p-norm of input - other (broadcast), a 0-d tensor"""
-    return Dist.apply(input, other, float(p), promote(input, other))
+    return Dist.apply(input, other, float(p), promote(input, other), _shown_ord(p))
 
 
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float, *, out=None) -> Tensor:
     """input with each slice along ``dim`` scaled down to p-norm ``maxnorm`` if it is above"""
-    return Renorm.apply(input, float(p), _dim(input, dim), float(maxnorm))
+    shown = (_shown_ord(p), _shown_dim(dim)[0], _shown_ord(maxnorm))
+    return Renorm.apply(input, float(p), _dim(input, dim), float(maxnorm), shown)
 
 
 def _dim(input: Tensor, dim: int) -> int:

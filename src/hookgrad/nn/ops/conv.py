@@ -301,6 +301,7 @@ class Convolution(Op):
 
     node_name = "ConvolutionBackward0"
     saved_names = ("input", "weight")
+    _wrapped_scalars = (2,)  # a missing bias keeps its edge, (None, 0), as in torch's node
 
     @staticmethod
     def forward(ctx, input, weight, bias, stride, padding, dilation, transposed, output_padding,

@@ -12,8 +12,12 @@ import hookgrad
 from ...tensor import Tensor
 
 
-def _repeat(tensor: Optional[Tensor], times: int) -> Optional[Tensor]:
-    return None if tensor is None else tensor.repeat(times)
+def _repeat(tensor: Optional[Tensor], times: int, dtype=None) -> Optional[Tensor]:
+    if tensor is None:
+        return None
+    if dtype is not None and tensor.dtype != dtype:
+        tensor = tensor.to(dtype)
+    return tensor.repeat(times)
 
 
 def instance_norm(input: Tensor, running_mean: Optional[Tensor] = None,
@@ -34,8 +38,9 @@ def instance_norm(input: Tensor, running_mean: Optional[Tensor] = None,
         if tensor is not None and tensor.numel() * batch != batch * channels:
             raise RuntimeError(f"{name} should contain {batch * channels} elements not "
                                f"{tensor.numel() * batch}")
-    mean_copies = _repeat(running_mean, batch)
-    var_copies = _repeat(running_var, batch)
+    # the running statistics take part in the input's dtype (whatever theirs), as in torch
+    mean_copies = _repeat(running_mean, batch, input.dtype)
+    var_copies = _repeat(running_var, batch, input.dtype)
     flat = input.contiguous().view((1, batch * channels) + tuple(input.shape[2:]))
     out = hookgrad.batch_norm(flat, _repeat(weight, batch), _repeat(bias, batch), mean_copies,
                               var_copies, use_input_stats, momentum, eps, False)

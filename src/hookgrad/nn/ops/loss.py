@@ -344,12 +344,18 @@ def nll_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, siz
     reduction = _reduction(size_average, reduce, reduction)
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
-    if target._data.dtype not in (np.int64, np.uint8):
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
-                           f"{_type(target)}")
     if input.ndim >= 2 and input.shape[0] != (target.shape[0] if target.ndim else -1):
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
                          f"batch_size ({target.shape[0] if target.ndim else 0}).")
+    if weight is not None and weight.requires_grad and grad_mode.is_grad_enabled():
+        # torch has no derivative for the class weights: its autograd layer refuses them
+        # before the kernel's own checks (the 2d kernel takes inputs of 3 or more dims)
+        kernel = "nll_loss_forward" if input.ndim <= 2 else "nll_loss2d_forward"
+        raise RuntimeError(f"The function '{kernel}' is not differentiable with respect to "
+                           f"argument 'weight'. This input cannot have requires_grad True.")
+    if target._data.dtype not in (np.int64, np.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{_type(target)}")
     classes = input.shape[0] if input.ndim == 1 else input.shape[1]
     if weight is not None and weight.numel() != classes:
         raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or "

@@ -41,10 +41,16 @@ def _normalized_grad(grad_xhat, xhat, rstd, axes: tuple):
                    - xhat * (grad_xhat * xhat).mean(axes, keepdim=True))
 
 
+# weight and bias keep their places among the node's edges when they are None, as torch's
+# nodes list (None, 0) there: the positions that take an edge even when no tensor stands there
+_AFFINE_EDGES = (1, 2)
+
+
 class NativeBatchNorm(Op):
     """y = (x - mean) / sqrt(var + eps) * weight + bias, statistics per channel (dim 1)."""
 
     node_name = "NativeBatchNormBackward0"
+    _wrapped_scalars = _AFFINE_EDGES
     saved_names = ("input", "running_mean", "running_var", "weight", "result1", "result2")
 
     @staticmethod
@@ -114,6 +120,7 @@ class NativeLayerNorm(Op):
     """y = (x - mean) / sqrt(var + eps) * weight + bias over the trailing normalized dims."""
 
     node_name = "NativeLayerNormBackward0"
+    _wrapped_scalars = _AFFINE_EDGES
     saved_names = ("bias", "input", "weight", "result1", "result2")
 
     @staticmethod
@@ -270,6 +277,7 @@ class NativeGroupNorm(Op):
     (N, groups) outputs that backward saves (as torch does)."""
 
     node_name = "NativeGroupNormBackward0"
+    _wrapped_scalars = _AFFINE_EDGES
     saved_names = ("input", "weight", "result1", "result2")
 
     @staticmethod
