@@ -17,7 +17,7 @@ from ..tensor import Tensor
 from ._base import Op, promote
 from ._util import broadcast_error
 from .inplace import inplace
-from .linalg import _shown_dim, _shown_ord, norm_grad, vector_norm
+from .norms import _shown_dim, _shown_ord, norm_grad, vector_norm
 from .pointwise import where
 
 _RENORM_EPS = 1e-7  # torch divides by (norm + 1e-7) so a norm at the limit stays finite

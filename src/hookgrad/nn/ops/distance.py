@@ -9,7 +9,7 @@ from typing import Optional
 
 import hookgrad
 from ...ops.arithmetic_scalar import add_scalar
-from ...ops.linalg import norm_dim
+from ...ops.norms import norm_dim
 from ...tensor import Tensor
 
 _NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
