@@ -84,7 +84,10 @@ def _restore() -> None:
 # thread takes well under a millisecond, less than waking a sleeping BLAS worker costs on a busy
 # machine; and a woken worker then spins for ~0.1 s on the core hookgrad's pool wants next
 # (a CNN's 64x3136x10 linear layer took 15-90 ms a step that way at 2 threads, 0.5 ms at 1).
-SMALL_GEMM = 1 << 23
+# At 8M a batch-16 MLP's 16x784x512 and 16x512x512 products stayed on one thread too; on a
+# quiet machine letting those two threads have them made its step 15-19 % faster (paired, in
+# one process) and left the CNN's step as it was, so the line is at 4M.
+SMALL_GEMM = 1 << 22
 _THREADED_GEMM = 4 * 65536
 
 
