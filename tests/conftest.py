@@ -154,6 +154,16 @@ def graph_names(node, depth: int):
     return [node.name(), [graph_names(child, depth - 1) for child, _ in node.next_functions]]
 
 
+def graph_edges(node, depth: int = 3):
+    """Each node's name with its edges' output numbers (empty edges included), ``depth`` down."""
+    if node is None:
+        return None
+    name = node.name().replace("torch::autograd::", "")
+    if depth == 0:
+        return name
+    return [name, [(graph_edges(child, depth - 1), nr) for child, nr in node.next_functions]]
+
+
 def graph_with_numbers(node, depth: int = 12):
     """``graph_names`` with each node's non-tensor saved numbers (``_saved_other``,
     ``_saved_alpha``, ``_saved_p``) and 0-d saved tensors' values: two graphs compared by the

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import hookgrad
-from conftest import assert_close
+from conftest import assert_close, graph_edges
 
 CALLS = {
     "conv2d": (lambda F, x, w: F.conv2d(x, w), (2, 3, 5, 5), (4, 3, 3, 3)),
@@ -18,15 +18,6 @@ CALLS = {
     "conv3d_groups": (lambda F, x, w: F.conv3d(x, w, groups=2), (1, 4, 3, 3, 3), (2, 2, 2, 2, 2)),
     "conv_transpose2d": (lambda F, x, w: F.conv_transpose2d(x, w), (2, 3, 4, 4), (3, 2, 3, 3)),
 }
-
-
-def edges(node, depth: int = 3):
-    if node is None:
-        return None
-    name = node.name().replace("torch::autograd::", "")
-    if depth == 0:
-        return name
-    return [name, [(edges(child, depth - 1), nr) for child, nr in node.next_functions]]
 
 
 @pytest.mark.parametrize("weight_grad", [True, False])
@@ -45,7 +36,7 @@ def test_convolution_without_bias_keeps_an_empty_bias_edge(rng, name, weight_gra
         seen = []
         node.register_hook(lambda grad_inputs, grad_outputs: seen.append(
             tuple(g is not None for g in grad_inputs)))
-        graph = edges(out.grad_fn)
+        graph = graph_edges(out.grad_fn)
         v = lib.tensor(np.linspace(-1, 1, out.numel()).reshape(out.shape), requires_grad=True)
         grads = lib.autograd.grad((out * v).sum(), [x], create_graph=True)
         second = lib.autograd.grad(grads[0].pow(2).sum(),
@@ -70,5 +61,5 @@ def test_conv_module_without_bias_matches_torch_graph(rng):
     for lib in (hookgrad, torch):
         lib.manual_seed(0)
         conv = lib.nn.Conv2d(3, 2, 3, bias=False, dtype=lib.float64)
-        graphs.append(edges(conv(lib.tensor(x_array, requires_grad=True)).grad_fn))
+        graphs.append(graph_edges(conv(lib.tensor(x_array, requires_grad=True)).grad_fn))
     assert graphs[0] == graphs[1]

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import hookgrad
-from conftest import assert_close, graph_names
+from conftest import assert_close, graph_names, graph_edges
 
 SHAPE = (2, 4, 3)
 
@@ -36,16 +36,6 @@ PARAMS = {
 }
 
 
-def edges(node, depth: int = 3):
-    """Each node's name with its edges' output numbers (empty edges included), ``depth`` down."""
-    if node is None:
-        return None
-    name = node.name().replace("torch::autograd::", "")
-    if depth == 0:
-        return name
-    return [name, [(edges(child, depth - 1), nr) for child, nr in node.next_functions]]
-
-
 def run(lib, call, params, x_array, w_array, b_array, ones_weight=False):
     """Output, gradients of the tensors that need one, and which gradients a hook on the norm's
     node saw. ``ones_weight`` stands a frozen weight of ones in for a missing one."""
@@ -62,7 +52,7 @@ def run(lib, call, params, x_array, w_array, b_array, ones_weight=False):
         node = node.next_functions[0][0]
     node.register_hook(lambda grad_inputs, grad_outputs: seen.append(
         tuple(g is not None for g in grad_inputs)))
-    graph = (graph_names(out.grad_fn, 4), edges(out.grad_fn))
+    graph = (graph_names(out.grad_fn, 4), graph_edges(out.grad_fn))
     (out * lib.tensor(np.linspace(-1, 1, out.numel()).reshape(out.shape))).sum().backward()
     grads = [t.grad for t in (x, w, b) if t is not None and t.requires_grad]
     return out, graph, grads, seen
@@ -86,7 +76,7 @@ def test_missing_affine_parameters_keep_empty_edges(rng, norm, params):
         t_x = torch.tensor(x_array, requires_grad=True)
         t_b = torch.tensor(b_array, requires_grad=True)
         t_out = call(torch, torch.nn.functional, t_x, None, t_b)
-        assert (graph_names(t_out.grad_fn, 4), edges(t_out.grad_fn)) == h_graph
+        assert (graph_names(t_out.grad_fn, 4), graph_edges(t_out.grad_fn)) == h_graph
         assert_close(h_out, t_out, rtol=1e-10, atol=1e-12)
         with pytest.raises(RuntimeError, match="does not have a device"):
             t_out.sum().backward()
@@ -123,7 +113,7 @@ def test_modules_without_affine_match_torch_graphs(rng, build):
         out.pow(2).sum().backward()
         outs.append((out, x.grad))
     (h_out, h_grad), (t_out, t_grad) = outs
-    assert edges(h_out.grad_fn, 4) == edges(t_out.grad_fn, 4)
+    assert graph_edges(h_out.grad_fn, 4) == graph_edges(t_out.grad_fn, 4)
     assert_close(h_out, t_out, rtol=1e-10, atol=1e-12)
     assert_close(h_grad, t_grad, rtol=1e-9, atol=1e-11)
 

@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
-import hookgrad
 from hookgrad.ops import _out_rules
-from conftest import assert_close
-from tests.ops.test_out_resize import outcome
+from tests.ops.test_out_resize import check_out_as_torch, table_cases
 
 V = np.linspace(0.1, 0.9, 6).reshape(2, 3)
 
@@ -88,25 +85,9 @@ KNOWN_DIFFERENCES = {
 }
 
 
-def cases():
-    for name in sorted(CALLS):
-        for kind in sorted(OUTS):
-            reason = KNOWN_DIFFERENCES.get((name, kind))
-            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-            yield pytest.param(name, kind, marks=marks, id=f"{name}-{kind}")
-
-
-@pytest.mark.parametrize("name, kind", list(cases()))
+@pytest.mark.parametrize("name, kind", list(table_cases(CALLS, OUTS, KNOWN_DIFFERENCES)))
 def test_added_out_as_torch(name, kind):
-    ours, our_warnings = outcome(hookgrad, CALLS[name], *OUTS[kind])
-    theirs, their_warnings = outcome(torch, CALLS[name], *OUTS[kind])
-    assert our_warnings == their_warnings
-    if isinstance(theirs, tuple):
-        assert ours == theirs
-        return
-    assert not isinstance(ours, tuple), ours
-    assert (tuple(ours.shape), ours.stride()) == (tuple(theirs.shape), theirs.stride())
-    assert_close(ours, theirs, rtol=1e-6, atol=1e-7)
+    check_out_as_torch(CALLS[name], OUTS[kind], rtol=1e-6, atol=1e-7)
 
 
 def test_the_table_covers_every_added_out():

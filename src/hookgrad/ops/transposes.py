@@ -30,16 +30,22 @@ def numpy_T(input: Tensor) -> Tensor:
     return Permute.apply(input, tuple(range(ndim))[::-1])
 
 
-def matrix_T(input: Tensor) -> Tensor:
-    """``x.mT``: the last two dims swapped (a view); a 0-D tensor is given back as it is."""
+def _last_two_swapped(input: Tensor, name: str, hint: str) -> Tensor:
+    """``x.mT`` / ``x.mH``: the last two dims swapped (a view); a 0-D tensor is given back as it
+    is, with torch's once-only warning naming the property."""
     ndim = input._data.ndim
     if ndim == 0:
-        _deprecated_on_0d("mT", "This function is the identity in these cases.")
+        _deprecated_on_0d(name, hint)
         return input
     if ndim < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
-                           f"{ndim}-D tensor.")
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. "
+                           f"Got {ndim}-D tensor.")
     return Transpose.apply(input, -2, -1)
+
+
+def matrix_T(input: Tensor) -> Tensor:
+    """``x.mT``: the last two dims swapped (a view)."""
+    return _last_two_swapped(input, "mT", "This function is the identity in these cases.")
 
 
 def H(input: Tensor) -> Tensor:
@@ -57,11 +63,4 @@ def H(input: Tensor) -> Tensor:
 
 def mH(input: Tensor) -> Tensor:
     """``x.mH``: the conjugate transpose of the last two dims, here their transpose (a view)."""
-    ndim = input._data.ndim
-    if ndim == 0:
-        _deprecated_on_0d("mH", "Consider using x.conj().")
-        return input
-    if ndim < 2:
-        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got "
-                           f"{ndim}-D tensor.")
-    return Transpose.apply(input, -2, -1)
+    return _last_two_swapped(input, "mH", "Consider using x.conj().")
