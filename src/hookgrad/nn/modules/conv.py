@@ -76,10 +76,31 @@ class _ConvNd(Module):
             text += f", padding_mode={self.padding_mode}"
         return text
 
-    def _check_padding_mode(self) -> None:
+    def _reversed_padding(self) -> list:
+        """F.pad's widths (last dim first) for a non-zeros padding_mode; 'same' puts the odd
+        extra on the right, as torch does."""
+        no_padding = (0,) * len(self.kernel_size)
+        padding = no_padding if self.padding == "valid" else self.padding
+        widths = []
+        for k, d, p in reversed(list(zip(self.kernel_size, self.dilation,
+                                         no_padding if padding == "same" else padding))):
+            if padding == "same":
+                total = d * (k - 1)
+                widths += [total // 2, total - total // 2]
+            else:
+                widths += [p, p]
+        return widths
+
+    def _conv_forward(self, input: Tensor, conv) -> Tensor:
+        """``conv`` (F.conv1d/2d/3d) with this layer's settings; a padding_mode other than
+        'zeros' pads with F.pad in that mode first and convolves without padding, as torch's
+        layers do (its graph: the pad's node under the convolution's)."""
         if self.padding_mode != "zeros":
-            raise NotImplementedError(f"padding_mode='{self.padding_mode}' is not implemented in "
-                                      "hookgrad")
+            padded = F.pad(input, self._reversed_padding(), mode=self.padding_mode)
+            return conv(padded, self.weight, self.bias, self.stride, 0, self.dilation,
+                        self.groups)
+        return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                    self.groups)
 
 
 class Conv1d(_ConvNd):
@@ -94,9 +115,7 @@ class Conv1d(_ConvNd):
                          device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
-        self._check_padding_mode()
-        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                        self.groups)
+        return self._conv_forward(input, F.conv1d)
 
 
 class Conv2d(_ConvNd):
@@ -111,9 +130,7 @@ class Conv2d(_ConvNd):
                          device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
-        self._check_padding_mode()
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                        self.groups)
+        return self._conv_forward(input, F.conv2d)
 
 
 class _ConvTransposeNd(_ConvNd):

@@ -26,27 +26,8 @@ class Conv3d(_ConvNd):
                          _tuple(dilation, 3), False, (0, 0, 0), groups, bias, padding_mode,
                          device, dtype)
 
-    def _reversed_padding(self) -> list:
-        """F.pad's widths (last dim first) for a non-zeros padding_mode; 'same' puts the odd
-        extra on the right, as torch does."""
-        widths = []
-        for k, d, p in reversed(list(zip(self.kernel_size, self.dilation,
-                                         (0, 0, 0) if self.padding == "valid"
-                                         else self.padding))):
-            if self.padding == "same":
-                total = d * (k - 1)
-                widths += [total // 2, total - total // 2]
-            else:
-                widths += [p, p]
-        return widths
-
     def forward(self, input: Tensor) -> Tensor:
-        if self.padding_mode != "zeros":
-            padded = F.pad(input, self._reversed_padding(), mode=self.padding_mode)
-            return F.conv3d(padded, self.weight, self.bias, self.stride, 0, self.dilation,
-                            self.groups)
-        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                        self.groups)
+        return self._conv_forward(input, F.conv3d)
 
 
 class ConvTranspose3d(_ConvTransposeNd):
