@@ -20,10 +20,16 @@ from . import _tensor_methods  # noqa: F401  (binds Tensor methods)
 from . import autograd
 from . import nn, utils  # noqa: E402  (nn subclasses Tensor: after it is built)
 from . import optim
-from .nn.ops.aten import (addmm, baddbmm, batch_norm,  # noqa: E402
-                          binary_cross_entropy_with_logits, conv1d, conv2d, conv3d,
-                          conv_transpose1d, conv_transpose2d, convolution, dropout, embedding,
-                          group_norm, layer_norm, max_pool2d)
+from .nn.ops.aten import (adaptive_avg_pool1d, adaptive_max_pool1d, addmm,  # noqa: E402
+                          avg_pool1d, baddbmm, batch_norm, bilinear,
+                          binary_cross_entropy_with_logits, channel_shuffle, constant_pad_nd,
+                          conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
+                          conv_transpose3d, convolution, cosine_embedding_loss, dropout,
+                          embedding, group_norm, hinge_embedding_loss, instance_norm, kl_div,
+                          layer_norm, margin_ranking_loss, max_pool1d, max_pool1d_with_indices,
+                          max_pool2d, max_pool3d, native_channel_shuffle, pixel_shuffle,
+                          pixel_unshuffle, poisson_nll_loss, prelu, rms_norm,
+                          triplet_margin_loss)
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
 from .ops.creation import (arange, as_tensor, asarray, empty, empty_like, empty_strided, eye,
@@ -39,10 +45,11 @@ from . import backends, cuda, random, special
 from .ops.indexing import index_put
 from .ops.linalg import bmm, dot, einsum, matmul, mm, mv, norm
 from .ops.linalg import namespace as linalg
-from .ops.comparison import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, equal,
-                             ge, greater, greater_equal, gt, isclose, isfinite, isinf, isnan, le,
-                             less, less_equal, logical_and, logical_not, logical_or, logical_xor,
-                             lt, ne, not_equal)
+from .ops.comparison import (allclose, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
+                            bitwise_right_shift, bitwise_xor, eq, equal, ge, greater,
+                            greater_equal, gt, isclose, isfinite, isinf, isnan, le, less,
+                            less_equal, logical_and, logical_not, logical_or, logical_xor, lt, ne,
+                            not_equal)
 from .ops.pointwise import (abs, absolute, add, ceil, clamp, clamp_max, clamp_min, clip, cos, div,
                             divide, erf, exp, floor, floor_divide, fmax, fmin, log, log1p,
                             masked_fill, maximum, minimum, mul, multiply, neg, negative, pow,
@@ -53,7 +60,13 @@ from .ops.reduce import (all, amax, amin, any, argmax, argmin, cumsum,  # noqa: 
                          std, sum, var)
 from .ops.gather_scatter import (gather, index_add, index_select, scatter, scatter_add,
                                  take_along_dim)
-from .ops.join import (cat, chunk, concat, concatenate, hstack, split, stack, unbind, vstack)
+from .ops.join import (cat, chunk, concat, concatenate, hstack, split, split_with_sizes, stack,
+                       unbind, unsafe_chunk, unsafe_split, unsafe_split_with_sizes, vstack)
+from .ops.clone import fill
+from .ops.real_only import (adjoint, angle, conj, conj_physical, conj_physical_, imag, is_conj,
+                            is_neg, isreal, real, resolve_conj, resolve_neg, scalar_tensor)
+from .ops.windows import (bartlett_window, blackman_window, hamming_window, hann_window,
+                          kaiser_window)
 from .ops.shape import flip, roll
 from .ops.views import (flatten, moveaxis, movedim, narrow, permute, reshape, select, squeeze,
                         swapaxes, swapdims, t, transpose, unflatten, unsqueeze)
@@ -130,6 +143,16 @@ def clone(input: Tensor, *, memory_format=preserve_format) -> Tensor:  # noqa: F
 def is_complex(input: Tensor) -> "bool":
     """False: hookgrad has no complex dtypes."""
     return False
+
+
+def is_same_size(input: Tensor, other: Tensor) -> "bool":
+    """True when ``other`` has ``input``'s shape."""
+    return input.is_same_size(other)
+
+
+def is_signed(input: Tensor) -> "bool":
+    """True when ``input``'s dtype holds negative values."""
+    return input.is_signed()
 
 
 def is_nonzero(input: Tensor) -> "bool":

@@ -102,6 +102,21 @@ ROWS: List[Row] = [
         "erfc keeps full relative accuracy in the tail (a continued fraction beyond 2); the "
         "gamma family in NumPy alone (recurrence, Stirling series, reflection); every "
         "function's out= is honoured (a copy into out, resized as torch resizes it)"),
+    Row("nn ops under torch.*", ("prelu", "pixel_shuffle", "kl_div", "instance_norm", "rms_norm",
+                                 "max_pool1d", "adaptive_max_pool1d", "constant_pad_nd",
+                                 "triplet_margin_loss", "native_channel_shuffle"), True,
+        "ATen's positional argument order; the reduction as its enum (1 mean, 2 sum, anything "
+        "else none, and none by default, as torch's bindings behave)"),
+    Row("Complex API on real tensors", ("conj", "resolve_conj", "resolve_neg", "is_conj", "real",
+                                        "angle", "adjoint", "isreal", "Tensor.imag"), True,
+        "the input itself, a view or a constant, as torch gives for real dtypes; imag raises"),
+    Row("Windows, shifts, splits", ("hann_window", "hamming_window", "blackman_window",
+                                    "bartlett_window", "kaiser_window", "bitwise_left_shift",
+                                    "bitwise_right_shift", "Tensor.__lshift__",
+                                    "split_with_sizes", "unsafe_split", "unsafe_chunk", "fill",
+                                    "scalar_tensor", "Tensor.new"), True,
+        "shift counts outside the type's width give torch's results; float16/bfloat16 windows "
+        "are computed in float32 and rounded once"),
     Row("Shape and indexing", ("fliplr", "flipud", "hsplit", "vsplit", "dsplit", "tril_indices",
                                "triu_indices", "unravel_index", "vander", "select_scatter",
                                "slice_scatter", "diagonal_scatter", "index_copy",

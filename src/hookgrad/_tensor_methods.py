@@ -23,7 +23,7 @@ from .ops import strided
 from .ops import pointwise_unary as X
 from .ops import inplace as I
 from .ops import inplace_extra as IX
-from .ops import bessel_erfinv, linalg_det, linalg_fused, transposes, unfold
+from .ops import bessel_erfinv, linalg_det, linalg_fused, real_only, transposes, unfold
 from .ops import (pointwise_more, products, scatter_more, scatter_reduce, shape_more, special,
                   statistics)
 from .ops import masked as K
@@ -240,9 +240,6 @@ METHODS = {
     "moveaxis": views.moveaxis, "expand": views.expand, "t": views.t,
     "flatten": views.flatten, "unflatten": views.unflatten, "narrow": views.narrow,
     "select": views.select, "split": join.split, "chunk": join.chunk, "unbind": join.unbind,
-    "split_with_sizes": _doc("``split`` with a list of sizes (which must sum to the size).",
-                             lambda self, split_sizes, dim=0: join.split(self, list(split_sizes),
-                                                                         dim)),
     "unsafe_view": views.UnsafeView.apply, "view_as": views.view_as,
     "as_subclass": alias.as_subclass,
     "reshape_as": views.reshape_as, "expand_as": views.expand_as,
@@ -311,6 +308,7 @@ PROPERTIES = {
     "T": transposes.numpy_T, "mT": transposes.matrix_T, "H": transposes.H, "mH": transposes.mH,
     "real": _doc("The tensor itself: hookgrad has no complex dtypes, so every tensor is real.",
                  lambda self: self),
+    **real_only.PROPERTIES,
 }
 
 
@@ -365,7 +363,16 @@ MORE_METHODS = {
     **pointwise_more.METHODS, **products.METHODS, **scatter_more.METHODS,
     **scatter_reduce.METHODS, **shape_more.METHODS, **statistics.METHODS, **special.METHODS,
     **linalg_fused.METHODS, **bessel_erfinv.METHODS, **unfold.METHODS, **linalg_det.METHODS,
-    **R.METHODS,
+    **R.METHODS, **real_only.METHODS,
+    "split_with_sizes": join.split_with_sizes, "unsafe_split": join.unsafe_split,
+    "unsafe_split_with_sizes": join.unsafe_split_with_sizes, "unsafe_chunk": join.unsafe_chunk,
+    "bitwise_left_shift": cmp.bitwise_left_shift, "bitwise_right_shift": cmp.bitwise_right_shift,
+    "__lshift__": cmp.bitwise_left_shift, "__rlshift__": _reflect(cmp.bitwise_left_shift),
+    "__rshift__": cmp.bitwise_right_shift, "__rrshift__": _reflect(cmp.bitwise_right_shift),
+    "__ilshift__": IX.METHODS["bitwise_left_shift_"],
+    "__irshift__": IX.METHODS["bitwise_right_shift_"],
+    "__iand__": IX.METHODS["bitwise_and_"], "__ior__": IX.METHODS["bitwise_or_"],
+    "__ixor__": IX.METHODS["bitwise_xor_"],
     "atan2_": _inplace_binary(B.Atan2, "atan2_"), "arctan2_": _inplace_binary(B.Atan2, "atan2_"),
     "hypot_": _inplace_binary(B.Hypot, "hypot_"),
 }

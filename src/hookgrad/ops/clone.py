@@ -135,3 +135,40 @@ def fill_(self: Tensor, value) -> Tensor:
 def zero_(self: Tensor) -> Tensor:
     """Sets every element to zero in place."""
     return Zero.apply(self, 0)
+
+
+class FillOutOfPlace(Op):
+    """torch.fill(self, number): a new tensor like self holding the number; self gets zeros"""
+
+    node_name = "FillBackward0"
+
+    @staticmethod
+    def forward(ctx, self, value):
+        result = np.empty_like(self)
+        result[...] = value
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _zeros_like(grad), None
+
+
+class FillOutOfPlaceTensor(FillOutOfPlace):
+    """torch.fill(self, 0-dim tensor): the value gets the sum of grad"""
+
+    node_name = "FillBackward1"
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _zeros_like(grad), grad.sum()
+
+
+def fill(input: Tensor, value) -> Tensor:
+    """A new tensor of ``input``'s shape, dtype and layout with every element ``value`` (a number
+    or a 0-dim tensor, which then receives the gradient's sum)."""
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value._data.ndim} dimensions.")
+        return FillOutOfPlaceTensor.apply(input, value)
+    return FillOutOfPlace.apply(input, value)

@@ -86,6 +86,42 @@ bitwise_or = _bitwise("bitwise_or", np.bitwise_or)
 bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor)
 
 
+def _shifted(a: np.ndarray, b: np.ndarray, left: bool) -> np.ndarray:
+    """``a`` shifted by ``b`` bits as torch defines it for every count: a left shift by a count
+    outside [0, bits) gives 0; a right shift by one gives 0, or -1 for a negative signed value
+    (the sign fills every bit)."""
+    bits = a.dtype.itemsize * 8
+    counts = np.asarray(b).astype(a.dtype, copy=False)
+    outside = (counts < 0) | (counts >= bits)
+    inside = np.where(outside, 0, counts).astype(a.dtype, copy=False)
+    if left:
+        return np.where(outside, 0, np.left_shift(a, inside)).astype(a.dtype, copy=False)
+    if a.dtype.kind == "i":  # the sign fill: a shift by bits - 1
+        return np.right_shift(a, np.where(outside, bits - 1, inside).astype(a.dtype, copy=False))
+    return np.where(outside, 0, np.right_shift(a, inside)).astype(a.dtype, copy=False)
+
+
+def _shift(name: str, kernel: str, left: bool):
+    def op(input, other) -> Tensor:
+        input, other = _first_tensor(input, other, name)
+        other = as_operand(other, name)
+        dtype = promote(input, other)
+        if dtype.kind not in "iu":
+            raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for "
+                                      f"'{_dtype.scalar_type_name(dtype)}'")
+        return _apply_pair(name, lambda a, b: _shifted(a, b, left), input, other, dtype)
+
+    op.__name__ = name
+    op.__doc__ = (f"Elementwise ``input {'<<' if left else '>>'} other`` on integer tensors "
+                  "(floats and bools raise, as torch); counts outside the type's width give 0"
+                  + ("." if left else ", or -1 for negative values."))
+    return op
+
+
+bitwise_left_shift = _shift("bitwise_left_shift", "lshift", True)
+bitwise_right_shift = _shift("bitwise_right_shift", "rshift", False)
+
+
 def logical_not(input: Tensor) -> Tensor:
     """Elementwise logical NOT; the result is a bool tensor."""
     return Tensor._make(_layout.pointwise(np.logical_not(input._data), input._data))

@@ -142,6 +142,8 @@ METHODS.update({
     "bitwise_or_": _bitwise_method("bitwise_or_", cmp.bitwise_or),
     "bitwise_xor_": _bitwise_method("bitwise_xor_", cmp.bitwise_xor),
     "bitwise_not_": bitwise_not_,
+    "bitwise_left_shift_": _bitwise_method("bitwise_left_shift_", cmp.bitwise_left_shift),
+    "bitwise_right_shift_": _bitwise_method("bitwise_right_shift_", cmp.bitwise_right_shift),
 })
 
 

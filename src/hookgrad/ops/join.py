@@ -200,9 +200,25 @@ class Unbind(Split):
     node_name = "UnbindBackward0"
 
 
-def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
-    """Views of consecutive pieces along ``dim``: equal pieces of ``split_size`` or the listed
-    sizes."""
+class UnsafeSplit(Split):
+    """unsafe_split / unsafe_chunk: the pieces share the input's memory but are not tracked as
+    its views (each has its own version counter, in-place on one is allowed), as in torch."""
+
+    node_name = "UnsafeSplitBackward0"
+    _view_of = None
+    _multi_view = False
+
+
+class UnsafeSplitWithSizes(UnsafeSplit):
+    node_name = "UnsafeSplitWithSizesBackward0"
+
+
+def _pieces(cls, input: Tensor, sizes: tuple, dim: int) -> tuple:
+    outputs = cls.apply(input, sizes, dim)
+    return mark_multi_view(cls, outputs, input.requires_grad) if cls._multi_view else outputs
+
+
+def _split(input: Tensor, split_size_or_sections, dim: int, by_size, by_sizes) -> tuple:
     if input._data.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     dim = normalize_dim(dim, input._data.ndim)
@@ -213,8 +229,7 @@ def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
                                f"(input tensor's size at dimension {dim}), but got split_sizes="
                                f"{list(sizes)}")
-        return mark_multi_view(SplitWithSizes, SplitWithSizes.apply(input, sizes, dim),
-                                input.requires_grad)
+        return _pieces(by_sizes, input, sizes, dim)
     step = operator.index(split_size_or_sections)
     if step < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
@@ -222,7 +237,35 @@ def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
                            f"size of {size}")
     sizes = tuple(min(step, size - start) for start in range(0, size, step)) if size else (0,)
-    return mark_multi_view(Split, Split.apply(input, sizes, dim), input.requires_grad)
+    return _pieces(by_size, input, sizes, dim)
+
+
+def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    """Views of consecutive pieces along ``dim``: equal pieces of ``split_size`` or the listed
+    sizes."""
+    return _split(input, split_size_or_sections, dim, Split, SplitWithSizes)
+
+
+def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
+    """Views of consecutive pieces along ``dim`` of the listed sizes."""
+    if not isinstance(split_sizes, (list, tuple)):
+        raise TypeError(f"split_with_sizes(): argument 'split_sizes' must be tuple of ints, "
+                        f"not {type(split_sizes).__name__}")
+    return _split(input, split_sizes, dim, Split, SplitWithSizes)
+
+
+def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> tuple:
+    """``split`` into equal pieces that share memory with ``input`` without being its views
+    (torch's "unsafe": nothing stops in-place changes to them)."""
+    if isinstance(split_size, (list, tuple)):
+        raise TypeError(f"unsafe_split(): argument 'split_size' (position 2) must be int, not "
+                        f"{type(split_size).__name__}")
+    return _split(input, split_size, dim, UnsafeSplit, UnsafeSplitWithSizes)
+
+
+def unsafe_split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
+    """``unsafe_split`` with the listed sizes."""
+    return _split(input, list(split_sizes), dim, UnsafeSplitWithSizes, UnsafeSplitWithSizes)
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
@@ -235,9 +278,22 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     dim = normalize_dim(dim, input._data.ndim)
     size = input._data.shape[dim]
     if size == 0:
-        return mark_multi_view(SplitWithSizes, SplitWithSizes.apply(input, (0,) * chunks, dim),
-                                input.requires_grad)
+        return _pieces(SplitWithSizes, input, (0,) * chunks, dim)
     return split(input, -(-size // chunks), dim)
+
+
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """``chunk`` whose pieces share memory with ``input`` without being its views."""
+    if input._data.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    chunks = operator.index(chunks)
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    dim = normalize_dim(dim, input._data.ndim)
+    size = input._data.shape[dim]
+    if size == 0:
+        return _pieces(UnsafeSplitWithSizes, input, (0,) * chunks, dim)
+    return unsafe_split(input, -(-size // chunks), dim)
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:

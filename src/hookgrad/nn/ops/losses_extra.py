@@ -49,6 +49,13 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
     batchmean = reduction == "batchmean"
     if not batchmean:
         _reduction(None, None, reduction)
+    return kl_div_pointwise_reduced(input, target, reduction, log_target)
+
+
+def kl_div_pointwise_reduced(input: Tensor, target: Tensor, reduction: str,
+                             log_target: bool) -> Tensor:
+    """``kl_div``'s computation for a checked reduction (torch's top-level form, no warning)."""
+    batchmean = reduction == "batchmean"
     if log_target:
         loss = target.exp() * (target - input)
     else:

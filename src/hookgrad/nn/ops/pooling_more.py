@@ -163,8 +163,29 @@ class ChannelShuffle(Op):
         return ChannelShuffle.apply(grad, grad.shape[1] // ctx.groups), None
 
 
+class NativeChannelShuffle(ChannelShuffle):
+    """torch's ``native_channel_shuffle`` has no derivative: its node refuses backward"""
+
+    node_name = "torch::autograd::NotImplemented"
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("derivative for aten::native_channel_shuffle is not implemented")
+
+
+def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """``channel_shuffle`` without a derivative (torch's kernel-level op)."""
+    _check_shuffle(input, groups)
+    return NativeChannelShuffle.apply(input, groups)
+
+
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """Splits the channels (dim 1) into ``groups`` and interleaves them."""
+    _check_shuffle(input, groups)
+    return ChannelShuffle.apply(input, groups)
+
+
+def _check_shuffle(input: Tensor, groups: int) -> None:
     if input.ndim <= 2:
         raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
                            f"sizes {list(input.shape)}")
@@ -174,7 +195,6 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     if input.shape[1] % groups:
         raise RuntimeError(f"Number of channels must be divisible by groups. Got "
                            f"{input.shape[1]} channels and {groups} groups.")
-    return ChannelShuffle.apply(input, groups)
 
 
 __all__ = ["max_unpool1d", "max_unpool2d", "max_unpool3d", "channel_shuffle"]
