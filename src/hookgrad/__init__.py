@@ -63,6 +63,8 @@ from .ops.gather_scatter import (gather, index_add, index_select, scatter, scatt
 from .ops.join import (cat, chunk, concat, concatenate, hstack, split, split_with_sizes, stack,
                        unbind, unsafe_chunk, unsafe_split, unsafe_split_with_sizes, vstack)
 from .ops.clone import fill
+from .ops.put import put
+from .ops.histogram import histogram
 from .ops.real_only import (adjoint, angle, conj, conj_physical, conj_physical_, imag, is_conj,
                             is_neg, isreal, real, resolve_conj, resolve_neg, scalar_tensor)
 from .ops.windows import (bartlett_window, blackman_window, hamming_window, hann_window,
@@ -90,7 +92,8 @@ from .ops.searching import (argwhere, bincount, bucketize, count_nonzero, isin, 
                             searchsorted, unique, unique_consecutive)
 from .ops.sorting import argsort, kthvalue, median, mode, msort, nanmedian, sort, topk
 from .ops.structure import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes,
-                            broadcast_tensors, broadcast_to, cartesian_prod, column_stack, cross,
+                            broadcast_tensors, broadcast_to, cartesian_prod, column_stack, combinations,
+                            cross,
                             dstack, ger, kron, linalg_cross, meshgrid, outer, ravel,
                             repeat_interleave, rot90, row_stack, take, tensor_split, tile)
 from .ops.pointwise_more import (erfc, float_power, frexp, gcd, heaviside, isneginf, isposinf,

@@ -114,7 +114,8 @@ ROWS: List[Row] = [
                                     "bartlett_window", "kaiser_window", "bitwise_left_shift",
                                     "bitwise_right_shift", "Tensor.__lshift__",
                                     "split_with_sizes", "unsafe_split", "unsafe_chunk", "fill",
-                                    "scalar_tensor", "Tensor.new"), True,
+                                    "scalar_tensor", "Tensor.new", "put", "Tensor.put_",
+                                    "histogram", "combinations"), True,
         "shift counts outside the type's width give torch's results; float16/bfloat16 windows "
         "are computed in float32 and rounded once"),
     Row("Shape and indexing", ("fliplr", "flipud", "hsplit", "vsplit", "dsplit", "tril_indices",

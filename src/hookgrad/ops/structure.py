@@ -5,6 +5,7 @@ ravel; and the few with their own node: cross, rot90, block_diag, take.
 from __future__ import annotations
 
 import operator
+from itertools import pairwise
 
 import numpy as np
 
@@ -149,6 +150,25 @@ def cartesian_prod(*tensors) -> Tensor:
         return tensors[0]
     grids = meshgrid(*tensors, indexing="ij")
     return stack([grid.flatten() for grid in grids], 1)
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """The length-``r`` combinations of a 1-D tensor's elements, one per row, in order (with
+    repeated elements too when ``with_replacement``); built as torch builds it, from a grid of
+    ``r`` copies masked to increasing positions, so its graph is torch's."""
+    if input.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return Tensor._make(np.empty(0, input._data.dtype))
+    positions = np.meshgrid(*[np.arange(input.shape[0])] * r, indexing="ij")
+    keep = np.ones(positions[0].shape, bool)
+    for lower, upper in pairwise(positions):
+        keep &= (lower <= upper) if with_replacement else (lower < upper)
+    mask = Tensor._make(keep)
+    grids = meshgrid(*[input] * r, indexing="ij")
+    return stack([grid.masked_select(mask) for grid in grids], 1)
 
 
 class BlockDiag(Op):
