@@ -92,9 +92,9 @@ from .ops.searching import (argwhere, bincount, bucketize, count_nonzero, isin, 
                             searchsorted, unique, unique_consecutive)
 from .ops.sorting import argsort, kthvalue, median, mode, msort, nanmedian, sort, topk
 from .ops.structure import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes,
-                            broadcast_tensors, broadcast_to, cartesian_prod, column_stack, combinations,
-                            cross,
-                            dstack, ger, kron, linalg_cross, meshgrid, outer, ravel,
+                            broadcast_tensors, broadcast_to, cartesian_prod, column_stack,
+                            combinations, cross, dstack, ger, kron, linalg_cross, meshgrid, outer,
+                            ravel,
                             repeat_interleave, rot90, row_stack, take, tensor_split, tile)
 from .ops.pointwise_more import (erfc, float_power, frexp, gcd, heaviside, isneginf, isposinf,
                                  lcm, ldexp, logaddexp2, nextafter, signbit)
