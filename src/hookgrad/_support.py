@@ -115,7 +115,7 @@ ROWS: List[Row] = [
                                     "bitwise_right_shift", "Tensor.__lshift__",
                                     "split_with_sizes", "unsafe_split", "unsafe_chunk", "fill",
                                     "scalar_tensor", "Tensor.new", "put", "Tensor.put_",
-                                    "histogram", "combinations"), True,
+                                    "histogram", "combinations", "gradient"), True,
         "shift counts outside the type's width give torch's results; float16/bfloat16 windows "
         "are computed in float32 and rounded once"),
     Row("Shape and indexing", ("fliplr", "flipud", "hsplit", "vsplit", "dsplit", "tril_indices",
