@@ -117,6 +117,7 @@ globals().update({_name: _method_function(_name) for _name in _TOP_LEVEL_METHODS
                   if _name not in globals()})
 
 linalg.cross = linalg_cross
+_tensor_methods.install({"prelu": prelu})  # nn's op, bound once nn is built
 linalg.det, linalg.slogdet, linalg.inv = det, slogdet, inverse
 from .ops.linalg_det import LinAlgError as _LinAlgError  # noqa: E402
 linalg.LinAlgError = _LinAlgError

@@ -111,3 +111,8 @@ def test_native_channel_shuffle_has_no_derivative():
             y.sum().backward()
         outcomes.append(str(info.value))
     assert outcomes[0] == outcomes[1]
+
+
+def test_tensor_prelu_method():
+    hg, th = compare(lambda lib, x, w: x.prelu(w), _data(2, 3, 4), _data(3))
+    assert grad_fn_chain(hg[0]) == grad_fn_chain(th[0])
