@@ -11,7 +11,7 @@ from .modules import (ELU, GELU, AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, Batc
 from .modules import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d
 from .modules import (CELU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LogSigmoid, Mish,
                       ReLU6, Softshrink, Softsign, Tanhshrink)
-from .parameter import Buffer, Parameter, UninitializedParameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
 # recurrent layers and the transformer decoder
 from .modules import (GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell,  # noqa: E402
@@ -34,7 +34,10 @@ from .modules import (AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,  
                       ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d,
                       ReplicationPad2d, ReplicationPad3d, RMSNorm, Softmin, SoftMarginLoss,
                       Threshold, TripletMarginLoss, ZeroPad1d, ZeroPad2d, ZeroPad3d)
-from .modules import LazyLinear  # noqa: E402
+from .modules import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d,  # noqa: E402
+                      LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,
+                      LazyConvTranspose2d, LazyConvTranspose3d, LazyInstanceNorm1d,
+                      LazyInstanceNorm2d, LazyInstanceNorm3d, LazyLinear, LazyModuleMixin)
 from .modules import (ChannelShuffle, LPPool1d, LPPool2d, LPPool3d, MaxUnpool1d,  # noqa: E402
                       MaxUnpool2d, MaxUnpool3d, MultiLabelMarginLoss, Softmax2d,
                       TripletMarginWithDistanceLoss)

@@ -49,6 +49,17 @@ class Parameter(Tensor):
         return result
 
 
+_NO_SHAPE_YET = ("Can't access the shape of an uninitialized parameter or buffer. This error "
+                 "usually happens in `load_state_dict` when trying to load an uninitialized "
+                 "parameter into an initialized one. Call `forward` to initialize the "
+                 "parameters before accessing their attributes.")
+
+
+def _no_shape_yet(self):
+    """An uninitialised parameter or buffer has no shape yet: asking for one raises."""
+    raise RuntimeError(_NO_SHAPE_YET)
+
+
 class UninitializedParameter(Parameter):
     """A parameter whose shape is not known yet: a lazy module gives it one (``materialize``)
     when it first sees an input, and it becomes a plain Parameter."""
@@ -59,6 +70,8 @@ class UninitializedParameter(Parameter):
         dtype = (dtype or _dtype.get_default_dtype()).numpy
         super().__init__(Tensor._make(np.zeros(0, dtype)), requires_grad)
 
+    shape = property(_no_shape_yet)
+
     def __repr__(self) -> str:
         return "<UninitializedParameter>"
 
@@ -67,6 +80,36 @@ class UninitializedParameter(Parameter):
         dtype = self._data.dtype if dtype is None else dtype.numpy
         self._data = np.empty(tuple(shape), dtype)
         self.__class__ = Parameter
+
+
+class UninitializedBuffer(Tensor):
+    """A buffer whose shape is not known yet (a lazy batch norm's running statistics): the
+    module gives it one (``materialize``) from its first input, and it becomes a plain
+    Tensor."""
+
+    __slots__ = ()
+
+    def __init__(self, requires_grad: bool = False, device=None, dtype=None,
+                 persistent: bool = True) -> None:
+        self._init(np.zeros(0, (dtype or _dtype.get_default_dtype()).numpy))
+        self._requires_grad = bool(requires_grad)
+        self._extras().buffer_persistent = persistent
+
+    shape = property(_no_shape_yet)
+
+    def __repr__(self) -> str:
+        return "<UninitializedBuffer>"
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Gives this buffer ``shape`` (uninitialised values) and makes it a plain Tensor."""
+        dtype = self._data.dtype if dtype is None else dtype.numpy
+        self._data = np.empty(tuple(shape), dtype)
+        self.__class__ = Tensor
+
+
+def is_lazy(value: object) -> bool:
+    """Whether ``value`` is a parameter or buffer still waiting for its shape."""
+    return isinstance(value, (UninitializedParameter, UninitializedBuffer))
 
 
 def _rebuild_parameter(array: np.ndarray, requires_grad: bool) -> Parameter:

@@ -13,7 +13,7 @@ from ...autograd import grad_mode
 from ...serialization._interop import from_torch
 from ...tensor import Tensor
 from ...utils.hooks import RemovableHandle, add_hook
-from ..parameter import Parameter
+from ..parameter import Parameter, is_lazy
 from ._backward_hook import WrappedHook
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
@@ -139,6 +139,8 @@ class StateDictMixin:
                 error_msgs.append(f'While copying the parameter named "{key}", expected '
                                   "torch.Tensor or Tensor-like object from checkpoint but "
                                   f"received {type(value)}")
+                continue
+            if is_lazy(param):  # its shape comes from the checkpoint (a lazy module's hook)
                 continue
             if param.ndim == 0 and value.ndim == 1 and value.shape[0] == 1:
                 value = value[0]
