@@ -38,6 +38,10 @@ STEPS = [
     "lib.ones(2, 3).H, lib.ones(4, 2, 3).mH, lib.ones(4, 2, 3).mT",
     "lib.ones(1).var()",
     "lib.ones(1).var()",
+    "int(lib.tensor(2.0, requires_grad=True)), lib.tensor(2.0, requires_grad=True).item()",
+    "float(lib.tensor(2.0))",
+    "float(lib.tensor([2.0], requires_grad=True) * 2)",
+    "float(lib.tensor(2.0, requires_grad=True))",
 ]
 
 SCRIPT = textwrap.dedent("""\

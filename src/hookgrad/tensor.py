@@ -11,10 +11,13 @@ from typing import Optional
 
 import numpy as np
 
-from ._warnings import warn
+from ._warnings import warn, warn_once
 from . import _dtype
 from . import _memory_format
 from ._tensor_str import tensor_repr
+
+_SCALAR_OF_GRAD = ("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                   "behavior.\nConsider using tensor.detach() first.")
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -401,6 +404,8 @@ class Tensor:
         return self.__bool__()
 
     def __float__(self) -> float:
+        if self.requires_grad:  # torch 2.13 warns once per process here (not for int or item)
+            warn_once(_SCALAR_OF_GRAD)
         return float(self.item())
 
     def __int__(self) -> int:
