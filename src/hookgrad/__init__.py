@@ -66,6 +66,7 @@ from .ops.clone import fill
 from .ops.put import put
 from .ops.histogram import histogram
 from .ops.numeric_gradient import gradient
+from .ops.storage_methods import nonzero_static
 from .ops.real_only import (adjoint, angle, conj, conj_physical, conj_physical_, imag, is_conj,
                             is_neg, isreal, real, resolve_conj, resolve_neg, scalar_tensor)
 from .ops.windows import (bartlett_window, blackman_window, hamming_window, hann_window,

@@ -24,7 +24,7 @@ from .ops import pointwise_unary as X
 from .ops import inplace as I
 from .ops import inplace_extra as IX
 from .ops import (bessel_erfinv, histogram, linalg_det, linalg_fused, put, real_only,
-                  transposes, unfold)
+                  storage_methods, transposes, unfold)
 from .ops import (pointwise_more, products, scatter_more, scatter_reduce, shape_more, special,
                   statistics)
 from .ops import masked as K
@@ -365,6 +365,7 @@ MORE_METHODS = {
     **scatter_reduce.METHODS, **shape_more.METHODS, **statistics.METHODS, **special.METHODS,
     **linalg_fused.METHODS, **bessel_erfinv.METHODS, **unfold.METHODS, **linalg_det.METHODS,
     **R.METHODS, **real_only.METHODS, **put.METHODS, **histogram.METHODS,
+    **storage_methods.METHODS,
     "split_with_sizes": join.split_with_sizes, "unsafe_split": join.unsafe_split,
     "unsafe_split_with_sizes": join.unsafe_split_with_sizes, "unsafe_chunk": join.unsafe_chunk,
     "bitwise_left_shift": cmp.bitwise_left_shift, "bitwise_right_shift": cmp.bitwise_right_shift,

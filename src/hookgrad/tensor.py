@@ -96,7 +96,7 @@ class TensorExtra:
     """
 
     __slots__ = ("retains_grad", "grad_accumulator", "post_accumulate_hooks", "view_error",
-                 "buffer_persistent")
+                 "buffer_persistent", "shared")
 
     def __init__(self) -> None:
         self.retains_grad = False
@@ -105,6 +105,7 @@ class TensorExtra:
         self.post_accumulate_hooks = None
         self.view_error: Optional[str] = None  # why an in-place op on this view is refused
         self.buffer_persistent: Optional[bool] = None  # set by nn.Buffer
+        self.shared = False  # set by share_memory_
 
 
 class Tensor:
