@@ -12,9 +12,13 @@ _IN_PLACE_WITH_SELF = [
 _IN_PLACE_UNARY = ["logical_not_", "acosh_", "arccosh_", "asinh_", "arcsinh_", "atanh_",
                    "arctanh_", "erfc_", "lgamma_", "digamma_"]
 _UNARY = ["erfc", "isposinf", "isneginf", "signbit", "fliplr", "flipud", "cov", "corrcoef",
-          "histc", "lgamma", "digamma", "short", "t_", "byte", "char"]
+          "histc", "lgamma", "digamma", "short", "t_", "byte", "char", "isreal", "angle",
+          "adjoint", "conj", "conj_physical", "resolve_conj", "resolve_neg"]
 _INTEGER = ["bitwise_and", "bitwise_or", "bitwise_xor", "gcd", "lcm", "bitwise_and_",
-            "bitwise_or_", "bitwise_xor_", "gcd_", "lcm_"]
+            "bitwise_or_", "bitwise_xor_", "gcd_", "lcm_", "bitwise_left_shift",
+            "bitwise_right_shift", "bitwise_left_shift_", "bitwise_right_shift_", "__lshift__",
+            "__rlshift__", "__rshift__", "__rrshift__", "__ilshift__", "__irshift__", "__iand__",
+            "__ior__", "__ixor__"]
 
 
 def _ints(t):
@@ -67,9 +71,24 @@ MORE_CALLS = {
     "det": lambda L, t: t[:, :3].det(), "logdet": lambda L, t: t[:, :3].logdet(),
     "slogdet": lambda L, t: t[:, :3].slogdet(),
     "inverse": lambda L, t: (t[:, :3] + L.eye(3) * 3).inverse(),
+    "conj_physical_": lambda L, t: (t * 1).conj_physical_(),
+    "new": lambda L, t: t.new([[1.0, 2.0]]),
+    "unsafe_split": lambda L, t: t.unsafe_split(2, 1),
+    "unsafe_chunk": lambda L, t: t.unsafe_chunk(2),
+    "unsafe_split_with_sizes": lambda L, t: t.unsafe_split_with_sizes([1, 2]),
+    "put": lambda L, t: t.put(L.tensor([0, 5]), L.tensor([1.0, 2.0])),
+    "put_": lambda L, t: (t * 1).put_(L.tensor([0, 5]), L.tensor([1.0, 2.0]), accumulate=True),
+    "histogram": lambda L, t: t.histogram(3),
+    "nonzero_static": lambda L, t: t.nonzero_static(size=5),
 }
 
 MORE_NOT_SWEPT = {"as_strided_": "the strides are its arguments: tests/ops/test_inplace_extra.py",
                   "is_complex": "a predicate: no tensor out", "is_signed": "a predicate",
                   "is_same_size": "a predicate", "split_with_sizes": "split's views: "
-                  "tests/ops/test_creation_more.py"}
+                  "tests/ops/test_creation_more.py", "is_conj": "a predicate",
+                  "is_neg": "a predicate", "is_pinned": "a predicate", "is_shared": "a predicate",
+                  "dim_order": "a tuple", "pin_memory": "raises on a CPU-only torch",
+                  "share_memory_": "returns self", "resize_": "contiguous by definition: "
+                  "tests/ops/test_storage_methods.py", "resize_as_": "as resize_",
+                  "apply_": "in place, element by element", "map_": "as apply_",
+                  "new_empty_strided": "the strides are its arguments"}
