@@ -5,6 +5,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from .._blas import axpy
 from ..tensor import Tensor
 from .optimizer import (Optimizer, ParamsT, _bump, _check_nonnegative, _check_tensor_lr,
                         _reject_differentiable, _value)
@@ -64,8 +65,8 @@ def _sgd_update(param: Tensor, state: dict, lr: float, momentum: float, dampenin
             state["momentum_buffer"] = buffer
         else:
             buffer._data *= kind(momentum)
-            buffer._data += kind(1 - dampening) * grad
+            axpy(1 - dampening, grad, buffer._data)
             _bump(buffer, buffer)
         grad = grad + kind(momentum) * buffer._data if nesterov else buffer._data
-    p += kind(-lr) * grad
+    axpy(-lr, grad, p)  # torch's p.add_(grad, alpha=-lr), rounded as torch rounds it
     _bump(param)
