@@ -94,3 +94,29 @@ def test_sgd_on_large_parameters_matches_torch(options, dtype):
                                    params["torch"].detach().numpy(), rtol=TOL[dtype],
                                    atol=TOL[dtype])
     assert params["hookgrad"]._version == params["torch"]._version
+
+
+def test_long_axpy_with_blas_threaded_runs_lowered_and_gives_the_count_back():
+    if not _blas._axpy_table() or not _blas.available():
+        pytest.skip("no OpenBLAS axpy found, or its thread count cannot be set here")
+    controller = _blas._blas_controllers()[0]
+    before = controller.get_num_threads()
+    seen = []
+    function = _blas._axpy_functions[np.dtype(np.float32)]
+
+    def spy(*args):
+        seen.append(controller.get_num_threads())
+        function(*args)
+
+    x, y = _pair((200, 100), np.float32)
+    expected = _torch_axpy(-0.5, x, y)
+    controller.set_num_threads(2)
+    _blas._axpy_functions[np.dtype(np.float32)] = spy
+    try:
+        _blas.axpy(-0.5, x, y)
+        assert controller.get_num_threads() == 2
+    finally:
+        _blas._axpy_functions[np.dtype(np.float32)] = function
+        controller.set_num_threads(before)
+    assert seen == [1]
+    np.testing.assert_allclose(y, expected, rtol=TOL[np.float32], atol=TOL[np.float32])

@@ -179,6 +179,10 @@ def vecmat(vector, matrix):
 # OpenBLAS, where NumPy's differed in the last bit in 2 % of the elements). Below this size
 # the ctypes call costs more than the second pass saves.
 _AXPY_MIN_SIZE = 2048
+# OpenBLAS splits an axpy over its threads above this many elements; a pass limited by memory
+# gains little from that, and on a loaded machine the caller would wait for a worker (as with
+# ``matvec`` below), so longer ones run with BLAS lowered to one thread, as mid-size products
+_AXPY_THREADED = 10000
 _axpy_functions: dict | None = None
 
 
@@ -222,6 +226,13 @@ def axpy(alpha: float, x, y) -> None:
         function = (_axpy_functions if _axpy_functions is not None else _axpy_table()).get(
             y.dtype)
         if function is not None:
-            function(y.size, alpha, x.ctypes.data, 1, y.ctypes.data, 1)
+            if y.size > _AXPY_THREADED and _threaded() and available():
+                _lower()
+                try:
+                    function(y.size, alpha, x.ctypes.data, 1, y.ctypes.data, 1)
+                finally:
+                    _restore()
+            else:
+                function(y.size, alpha, x.ctypes.data, 1, y.ctypes.data, 1)
             return
     y += y.dtype.type(alpha) * x
