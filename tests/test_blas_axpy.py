@@ -76,7 +76,9 @@ def test_zero_alpha_keeps_torchs_nan_from_inf():
     np.testing.assert_array_equal(np.isnan(y), np.isnan(expected))
 
 
-@pytest.mark.parametrize("options", [dict(), dict(momentum=0.9, dampening=0.3)], ids=str)
+@pytest.mark.parametrize("options", [dict(), dict(momentum=0.9, dampening=0.3),
+                                     dict(momentum=0.8, nesterov=True, weight_decay=0.01),
+                                     dict(weight_decay=0.1, maximize=True)], ids=str)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_sgd_on_large_parameters_matches_torch(options, dtype):
     start, _ = _pair((96, 64), dtype, seed=1)
