@@ -5,6 +5,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from .._blas import axpy
 from ..tensor import Tensor
 from .optimizer import (Optimizer, ParamsT, _bump, _check_nonnegative, _check_tensor_lr,
                         _reject_differentiable, _value)
@@ -54,8 +55,9 @@ def _sgd_update(param: Tensor, state: dict, lr: float, momentum: float, dampenin
     grad = param.grad._data
     if maximize:
         grad = -grad
-    if weight_decay != 0:
-        grad = grad + kind(weight_decay) * p
+    if weight_decay != 0:  # torch's grad.add(p, alpha=weight_decay), rounded as torch's
+        grad = np.array(grad, copy=True)
+        axpy(weight_decay, p, grad)
     if momentum != 0:
         buffer = state.get("momentum_buffer")
         if buffer is None:
@@ -64,8 +66,12 @@ def _sgd_update(param: Tensor, state: dict, lr: float, momentum: float, dampenin
             state["momentum_buffer"] = buffer
         else:
             buffer._data *= kind(momentum)
-            buffer._data += kind(1 - dampening) * grad
+            axpy(1 - dampening, grad, buffer._data)
             _bump(buffer, buffer)
-        grad = grad + kind(momentum) * buffer._data if nesterov else buffer._data
-    p += kind(-lr) * grad
+        if nesterov:  # grad.add(buffer, alpha=momentum)
+            grad = np.array(grad, copy=True)
+            axpy(momentum, buffer._data, grad)
+        else:
+            grad = buffer._data
+    axpy(-lr, grad, p)  # torch's p.add_(grad, alpha=-lr), rounded as torch rounds it
     _bump(param)
