@@ -59,8 +59,8 @@ def logsumexp(input: Tensor, dim=_UNSET, keepdim: bool = False) -> Tensor:
 
 
 def _softmax_input(ctx, self: np.ndarray, dim: int, op: str, shown) -> tuple:
-    """Checks a softmax input and records ``dim`` (and shows it as given); returns the input in its accumulation dtype
-    and the axis to normalise over (None for a 0-d input)."""
+    """Checks a softmax input and records ``dim`` (shown as given); returns the input in its
+    accumulation dtype and the axis to normalise over (None for a 0-d input)."""
     if self.dtype.kind not in "fV":
         kernel = f"{op}_lastdim_kernel_impl" if dim == self.ndim - 1 or self.ndim == 0 \
             else f"{op}_kernel_impl"
