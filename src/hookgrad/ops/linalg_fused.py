@@ -191,7 +191,7 @@ class Dist(Op):
     """||self - other||_p;  d self = norm's gradient at the difference, d other its negative"""
 
     node_name = "DistBackward0"
-    saved_names = ("self", "other", "result")
+    saved_names = ("other", "self", "result")  # in save order: torch packs other first
 
     @staticmethod
     def forward(ctx, self, other, p, dtype, shown_p=None):
