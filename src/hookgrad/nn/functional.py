@@ -104,8 +104,9 @@ def tanh(input: Tensor) -> Tensor:
 
 
 @_tensor_input
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    """``log(1 + exp(beta * x)) / beta``, linear above ``threshold``."""
+def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, linear above ``threshold`` (the defaults are the
+    integers torch's node shows: ``grad_fn._saved_beta`` is 1)."""
     return _activation.softplus(input, beta, threshold)
 
 

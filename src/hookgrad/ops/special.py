@@ -169,6 +169,7 @@ class Polygamma(Op):
 
     node_name = "PolygammaBackward0"
     saved_names = ("self",)
+    saved_values = {"n": "n"}
 
     @staticmethod
     def forward(ctx, self, n):
