@@ -434,7 +434,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None,
         padding_idx = padding_idx % num
     if max_norm is not None:
         _renorm_rows(weight, input._data, max_norm, norm_type)
-    return Embedding.apply(weight, input._data, padding_idx, scale_grad_by_freq)
+    return Embedding.apply(weight, input._data, padding_idx, scale_grad_by_freq,
+                           sparse=bool(sparse))
 
 
 def _renorm_rows(weight: Tensor, indices: np.ndarray, max_norm: float, norm_type: float) -> None:
