@@ -57,8 +57,11 @@ class BackwardCFunction(Node, FunctionCtx):
             if key in forward_cls.saved_names:
                 return self._slot_value(forward_cls, key, raw)
             if not raw and key in forward_cls.saved_values:
-                # a non-tensor argument torch keeps on the node (alpha, exponent, min ...)
-                return self.__dict__.get(forward_cls.saved_values[key])
+                # a non-tensor argument torch keeps on the node (alpha, exponent, min ...):
+                # the ctx attribute that holds it, or a function of the node that works it
+                # out when asked (so forward keeps only what is cheap to keep)
+                source = forward_cls.saved_values[key]
+                return source(self) if callable(source) else self.__dict__.get(source)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __dir__(self):
@@ -164,7 +167,7 @@ class Function:
     node_name: Any = None  # name of the backward node; default "<Class>Backward"
     saved_names: tuple = ()  # torch's names of the saved tensors, in save order
     # torch's names of the non-tensor arguments its node keeps (``grad_fn._saved_alpha``),
-    # each mapped to the ctx attribute that holds it
+    # each mapped to the ctx attribute that holds it, or to a function of the node
     saved_values: dict = {}
 
     def __init_subclass__(cls, **kwargs):
