@@ -56,6 +56,13 @@ def shown_dim(dim):
     return None if dim is None else int(dim) % 2 ** 64
 
 
+def show_as_given(ctx, shown: dict) -> None:
+    """Puts each ``name: value`` of ``shown`` on the node as ``_saved_<name>``: the arguments
+    as the caller gave them, which torch's node shows (formulas read their own names)."""
+    for name, value in shown.items():
+        setattr(ctx, "_saved_" + name, value)
+
+
 def _kept_shape(shape: tuple, dims: tuple) -> tuple:
     return tuple(1 if i in dims else s for i, s in enumerate(shape))
 
