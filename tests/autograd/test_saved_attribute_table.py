@@ -278,6 +278,14 @@ CASES = {
                                            mode="reflect"),
     "interpolate": lambda lib: _f(lib).interpolate(lib.tensor(IMAGE, requires_grad=True),
                                                    scale_factor=2, mode="bilinear"),
+    "interpolate_nearest": lambda lib: _f(lib).interpolate(lib.tensor(IMAGE, requires_grad=True),
+                                                           size=7),
+    "interpolate_bicubic": lambda lib: _f(lib).interpolate(
+        lib.tensor(IMAGE, requires_grad=True), scale_factor=(2, 3), mode="bicubic",
+        align_corners=True),
+    "interpolate_linear": lambda lib: _f(lib).interpolate(
+        lib.tensor(SEQUENCE, requires_grad=True), scale_factor=1.5, mode="linear",
+        recompute_scale_factor=True),
     # -- normalization
     "layer_norm": lambda lib: _f(lib).layer_norm(_x(lib), (4,), _x(lib)[0], _x(lib)[1]),
     "group_norm": lambda lib: _f(lib).group_norm(lib.tensor(IMAGE, requires_grad=True), 3),
@@ -307,7 +315,6 @@ DIFFERENT = {
                 "MvlgammaBackward0 node",
     "einsum": "hookgrad records einsum as one EinsumBackward0 node; torch decomposes it into "
               "permutes, views and bmm, so its last node is a ViewBackward0",
-    "interpolate": "upsampling nodes do not yet show output_size, scales and align_corners",
 }
 
 
