@@ -55,11 +55,25 @@ class BackwardCFunction(Node, FunctionCtx):
                 continue
             key = name[len(prefix):]
             if key in forward_cls.saved_names:
-                return self._saved_slot(forward_cls, key, raw)
+                return self._slot_value(forward_cls, key, raw)
             if not raw and key in forward_cls.saved_values:
-                # a non-tensor argument torch keeps on the node (alpha, exponent, min ...)
-                return self.__dict__.get(forward_cls.saved_values[key])
+                # a non-tensor argument torch keeps on the node (alpha, exponent, min ...):
+                # the ctx attribute that holds it, or a function of the node that works it
+                # out when asked (so forward keeps only what is cheap to keep)
+                source = forward_cls.saved_values[key]
+                return source(self) if callable(source) else self.__dict__.get(source)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __dir__(self):
+        # torch lists every saved attribute of a node class, so ``dir(grad_fn)`` finds the
+        # ones answered by ``__getattr__`` too (saved tensors and kept non-tensor arguments)
+        forward_cls = type(self)._forward_cls
+        names = set(super().__dir__())
+        names.discard("_saved")  # the node's own slot list, not a saved attribute
+        for key in forward_cls.saved_names:
+            names.update(("_saved_" + key, "_raw_saved_" + key))
+        names.update("_saved_" + key for key in forward_cls.saved_values)
+        return sorted(names)
 
     def release_variables(self) -> None:
         for saved in self._saved:  # Node.release_variables, inline: once per node run
@@ -75,7 +89,7 @@ class BackwardCFunction(Node, FunctionCtx):
             raise RuntimeError(ERR_FREED)
         return self.__dict__.get("number")
 
-    def _saved_slot(self, forward_cls, key: str, raw: bool):
+    def _slot_value(self, forward_cls, key: str, raw: bool):
         index = forward_cls.saved_names.index(key)
         saved = self._saved
         if saved is not None and index < len(saved):
@@ -154,7 +168,7 @@ class Function:
     node_name: Any = None  # name of the backward node; default "<Class>Backward"
     saved_names: tuple = ()  # torch's names of the saved tensors, in save order
     # torch's names of the non-tensor arguments its node keeps (``grad_fn._saved_alpha``),
-    # each mapped to the ctx attribute that holds it
+    # each mapped to the ctx attribute that holds it, or to a function of the node
     saved_values: dict = {}
 
     def __init_subclass__(cls, **kwargs):

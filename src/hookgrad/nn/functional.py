@@ -104,8 +104,9 @@ def tanh(input: Tensor) -> Tensor:
 
 
 @_tensor_input
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    """``log(1 + exp(beta * x)) / beta``, linear above ``threshold``."""
+def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, linear above ``threshold`` (the defaults are the
+    integers torch's node shows: ``grad_fn._saved_beta`` is 1)."""
     return _activation.softplus(input, beta, threshold)
 
 
@@ -250,6 +251,14 @@ def _pool_args(nd, kernel_size, stride, padding, dilation=1):
     return kernel, stride, _ntuple(padding, nd, "padding"), _ntuple(dilation, nd, "dilation")
 
 
+def _pool_shown(nd: int, **given) -> dict:
+    """Pooling arguments as torch's node shows them: an int stands for ``nd`` copies, a
+    sequence stays as given, and no stride is ``()``."""
+    return {name: () if value is None else (int(value),) * nd
+            if isinstance(value, (int, np.integer)) else tuple(value)
+            for name, value in given.items()}
+
+
 def _check_pool(input, nd, kernel, stride, padding, dilation, ceil_mode):
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for "
@@ -277,9 +286,12 @@ def _check_pool(input, nd, kernel, stride, padding, dilation, ceil_mode):
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=True):
     """``max_pool2d`` returning ``(values, indices)``."""
+    shown = _pool_shown(2, kernel_size=kernel_size, stride=stride, padding=padding,
+                        dilation=dilation)
     kernel, stride, padding, dilation = _pool_args(2, kernel_size, stride, padding, dilation)
     _check_pool(input, 2, kernel, stride, padding, dilation, ceil_mode)
-    return _pool.MaxPoolWithIndices.apply(input, kernel, stride, padding, dilation, ceil_mode)
+    return _pool.MaxPoolWithIndices.apply(input, kernel, stride, padding, dilation, ceil_mode,
+                                          shown=shown)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -294,12 +306,13 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None) -> Tensor:
     """Average over sliding windows of an image."""
+    shown = _pool_shown(2, kernel_size=kernel_size, stride=stride, padding=padding)
     kernel, stride, padding, _ = _pool_args(2, kernel_size, stride, padding)
     _check_pool(input, 2, kernel, stride, padding, (1, 1), ceil_mode)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     return _pool.AvgPool.apply(input, kernel, stride, padding, ceil_mode, count_include_pad,
-                               divisor_override)
+                               divisor_override, shown=shown)
 
 
 def adaptive_avg_pool2d(input, output_size) -> Tensor:
@@ -433,7 +446,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None,
         padding_idx = padding_idx % num
     if max_norm is not None:
         _renorm_rows(weight, input._data, max_norm, norm_type)
-    return Embedding.apply(weight, input._data, padding_idx, scale_grad_by_freq)
+    return Embedding.apply(weight, input._data, padding_idx, scale_grad_by_freq,
+                           sparse=bool(sparse))
 
 
 def _renorm_rows(weight: Tensor, indices: np.ndarray, max_norm: float, norm_type: float) -> None:

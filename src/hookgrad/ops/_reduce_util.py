@@ -39,6 +39,30 @@ def reduce_dims(dim, ndim: int) -> tuple:
     return tuple(sorted(wrapped)) if ndim else ()
 
 
+def shown_dims(dim):
+    """An int-list ``dim`` as torch's node shows it (``grad_fn._saved_dim``): None when not
+    given, else a tuple of the dims as given (``()`` too), each negative one read back as an
+    unsigned 64-bit number as torch's saved ints read (-1 as 2**64 - 1). Formulas never read
+    it: they keep the normalized dims under their own names."""
+    if dim is None:
+        return None
+    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    return tuple(int(d) % 2 ** 64 for d in dims)
+
+
+def shown_dim(dim):
+    """A single int argument (a dim, a diagonal offset) as torch's node shows it: as given,
+    a negative one read back unsigned (-1 as 2**64 - 1)."""
+    return None if dim is None else int(dim) % 2 ** 64
+
+
+def show_as_given(ctx, shown: dict) -> None:
+    """Puts each ``name: value`` of ``shown`` on the node as ``_saved_<name>``: the arguments
+    as the caller gave them, which torch's node shows (formulas read their own names)."""
+    for name, value in shown.items():
+        setattr(ctx, "_saved_" + name, value)
+
+
 def _kept_shape(shape: tuple, dims: tuple) -> tuple:
     return tuple(1 if i in dims else s for i, s in enumerate(shape))
 

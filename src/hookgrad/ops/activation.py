@@ -177,6 +177,7 @@ class Gelu(Op):
 
     node_name = "GeluBackward0"
     saved_names = ("self",)
+    saved_values = {"approximate": "approximate"}
 
     @staticmethod
     def forward(ctx, self, approximate="none"):
@@ -223,6 +224,7 @@ class Softplus(Op):
 
     node_name = "SoftplusBackward0"
     saved_names = ("self",)
+    saved_values = {"beta": "beta", "threshold": "threshold"}
 
     @staticmethod
     def forward(ctx, self, beta=1.0, threshold=20.0):
@@ -304,11 +306,13 @@ class Elu(Op):
 
     node_name = "EluBackward0"
     saved_names = ("self",)
+    saved_values = {"alpha": "alpha"}
 
     @staticmethod
     def forward(ctx, self, alpha=1.0):
         _not_for_integers(self, "elu_cpu")
         ctx.alpha = alpha
+        ctx._saved_scale = ctx._saved_input_scale = 1  # F.elu's: torch shows its integer 1
         ctx.save_for_backward(self)
         return _apply_float(lambda x: _elu(x, alpha), self)
 
@@ -327,6 +331,7 @@ class EluInplace(Op):
 
     node_name = "EluBackward1"
     saved_names = ("result",)
+    saved_values = {"alpha": "alpha"}
     _inplace = True
 
     @staticmethod
@@ -338,6 +343,7 @@ class EluInplace(Op):
                                "forward function with a negative slope, please call out-of-place "
                                "version instead.")
         ctx.alpha = alpha
+        ctx._saved_scale = ctx._saved_input_scale = 1
         np.copyto(self, _apply_float(lambda x: _elu(x, alpha), self))
         ctx.save_for_backward(self)
         return self
@@ -375,7 +381,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return Silu.apply(input)
 
 
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
     """log(1 + exp(beta * input)) / beta, linear above threshold"""
     return Softplus.apply(input, beta, threshold)
 

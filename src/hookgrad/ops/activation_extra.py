@@ -18,6 +18,7 @@ from . import inplace as _inplace
 from ._activation_backward import EluBackward, HardswishBackward, LogSigmoidBackward
 from ._base import (HALF_TYPES, HardshrinkBackwardBackward, HardtanhBackwardBackward, Op,
                     SoftshrinkBackwardBackward, masked_where)
+from ._reduce_util import _UNSET, shown_dim
 from ._util import quiet_errors
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -171,30 +172,38 @@ class Elu(Op):
     saved_names = ("self",)
 
     @staticmethod
-    def forward(ctx, self, alpha, scale, input_scale):
+    def forward(ctx, self, alpha, scale, input_scale, celu=False):
         _not_for_integers(self, "elu_cpu")
-        ctx._saved_alpha, ctx._saved_scale = alpha, scale
-        ctx._saved_input_scale = ctx._backward_scale = input_scale
+        _show_elu(ctx, alpha, scale, input_scale, celu)
         ctx.save_for_backward(self)
         return _apply_float(lambda x: _elu(x, alpha, scale, input_scale), self)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        alpha, scale, input_scale = ctx._saved_alpha, ctx._saved_scale, ctx._backward_scale
+        alpha, scale, input_scale = ctx.alpha, ctx.scale, ctx.backward_scale
         return EluBackward.apply(grad, x, alpha, scale, input_scale, False), None, None, None
 
 
+def _show_elu(ctx, alpha, scale, input_scale, celu: bool = False) -> None:
+    """Keeps elu's settings for the formula and shows them as torch's node does: celu's
+    node shows only alpha."""
+    ctx.alpha, ctx.scale, ctx.backward_scale = alpha, scale, input_scale
+    ctx._saved_alpha = alpha
+    if celu:  # its backward divides by alpha rounded to float32, as torch's formula does
+        ctx.backward_scale = 1.0 / float(np.float32(alpha))
+    else:
+        ctx._saved_scale, ctx._saved_input_scale = scale, input_scale
+
+
 class Celu(Elu):
-    """celu's backward divides by alpha rounded to float32, as torch's formula does"""
+    """celu(x, alpha) = elu(x, alpha, 1, 1 / alpha)"""
 
     node_name = "CeluBackward0"
 
     @staticmethod
     def forward(ctx, self, alpha, scale, input_scale):
-        result = Elu.forward(ctx, self, alpha, scale, input_scale)
-        ctx._backward_scale = 1.0 / float(np.float32(alpha))
-        return result
+        return Elu.forward(ctx, self, alpha, scale, input_scale, celu=True)
 
 
 class EluResult(Op):
@@ -205,10 +214,9 @@ class EluResult(Op):
     _inplace = True
 
     @staticmethod
-    def forward(ctx, self, alpha, scale, input_scale):
+    def forward(ctx, self, alpha, scale, input_scale, celu=False):
         _not_for_integers(self, "elu_cpu")
-        ctx._saved_alpha, ctx._saved_scale = alpha, scale
-        ctx._saved_input_scale = ctx._backward_scale = input_scale
+        _show_elu(ctx, alpha, scale, input_scale, celu)
         np.copyto(self, _apply_float(lambda x: _elu(x, alpha, scale, input_scale), self))
         ctx.save_for_backward(self)
         return self
@@ -216,7 +224,7 @@ class EluResult(Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        alpha, scale, input_scale = ctx._saved_alpha, ctx._saved_scale, ctx._backward_scale
+        alpha, scale, input_scale = ctx.alpha, ctx.scale, ctx.backward_scale
         return EluBackward.apply(grad, result, alpha, scale, input_scale, True), None, None, None
 
 
@@ -227,9 +235,7 @@ class CeluResult(EluResult):
 
     @staticmethod
     def forward(ctx, self, alpha, scale, input_scale):
-        result = EluResult.forward(ctx, self, alpha, scale, input_scale)
-        ctx._backward_scale = 1.0 / float(np.float32(alpha))
-        return result
+        return EluResult.forward(ctx, self, alpha, scale, input_scale, celu=True)
 
 
 class Softshrink(Op):
@@ -290,9 +296,9 @@ class Glu(Op):
     saved_names = ("self",)
 
     @staticmethod
-    def forward(ctx, self, dim):
+    def forward(ctx, self, dim, shown=_UNSET):
         _not_for_integers(self, "glu")
-        ctx.dim = dim
+        ctx.dim, ctx._saved_dim = dim, dim if shown is _UNSET else shown
         ctx.save_for_backward(self)
         halves = np.split(self, 2, axis=dim)
         first, second = (h.astype(np.float32) if self.dtype in HALF_TYPES else h for h in halves)
@@ -450,4 +456,4 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     if input.shape[axis] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {axis} is size "
                            f"{input.shape[axis]}")
-    return Glu.apply(input, axis)
+    return Glu.apply(input, axis, shown=shown_dim(dim))

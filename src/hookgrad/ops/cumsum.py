@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from ._reduce_util import _accumulator, _numpy_dtype
+from ._reduce_util import _UNSET, _accumulator, _numpy_dtype, shown_dim
 from ._util import normalize_dim
 from ._base import Op
 
@@ -15,8 +15,8 @@ class Cumsum(Op):
     node_name = "CumsumBackward0"
 
     @staticmethod
-    def forward(ctx, self, dim, dtype=None):
-        ctx._saved_dim = dim
+    def forward(ctx, self, dim, dtype=None, shown=_UNSET):
+        ctx.dim, ctx._saved_dim = dim, dim if shown is _UNSET else shown
         if dtype is None:
             dtype = np.dtype(np.int64) if self.dtype.kind in "biu" else self.dtype
         if self.ndim == 0:
@@ -26,9 +26,9 @@ class Cumsum(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        if grad.ndim == 0 or grad.shape[ctx._saved_dim] == 1:
+        if grad.ndim == 0 or grad.shape[ctx.dim] == 1:
             return grad, None, None  # nothing to sum: torch hands grad on as it is
-        return ReversedCumsum.apply(grad, ctx._saved_dim), None, None
+        return ReversedCumsum.apply(grad, ctx.dim), None, None
 
 
 class ReversedCumsum(Op):
@@ -48,4 +48,5 @@ class ReversedCumsum(Op):
 
 def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """Running sum along ``dim``."""
-    return Cumsum.apply(input, normalize_dim(dim, input._data.ndim), _numpy_dtype(dtype))
+    return Cumsum.apply(input, normalize_dim(dim, input._data.ndim), _numpy_dtype(dtype),
+                        shown=shown_dim(dim))

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from . import strided
+from ._reduce_util import shown_dim
 from ._util import normalize_dim
 from .reduce import _const
 from ._base import is_number, Op
@@ -35,14 +36,14 @@ class Tril(Op):
     @classmethod
     def forward(cls, ctx, self, diagonal):
         _check_matrix(self, "tril" if cls._lower else "triu")
-        ctx._saved_diagonal = diagonal
+        ctx.diagonal, ctx._saved_diagonal = diagonal, shown_dim(diagonal)  # shown as given
         keep = _triangle_mask(self.shape, diagonal, cls._lower)
         return np.where(keep, self, np.zeros((), self.dtype))
 
     @classmethod
     def backward(cls, ctx, grad):
         op = Tril if cls._lower else Triu
-        return op.apply(grad, ctx._saved_diagonal), None
+        return op.apply(grad, ctx.diagonal), None
 
 
 class Triu(Tril):
@@ -57,7 +58,7 @@ class TrilInplace(Tril):
     @classmethod
     def forward(cls, ctx, self, diagonal):
         _check_matrix(self, "tril" if cls._lower else "triu")
-        ctx._saved_diagonal = diagonal
+        ctx.diagonal, ctx._saved_diagonal = diagonal, shown_dim(diagonal)  # shown as given
         keep = _triangle_mask(self.shape, diagonal, cls._lower)
         np.copyto(self, np.zeros((), self.dtype), where=~keep)
         return self
@@ -118,15 +119,15 @@ class Diagonal(Op):
     _view_of = 0
 
     @staticmethod
-    def forward(ctx, self, offset, dim1, dim2):
+    def forward(ctx, self, offset, dim1, dim2, shown=None):
+        _show_diagonal(ctx, offset, dim1, dim2, shown)
         ctx._saved_self_sym_sizes = self.shape
-        ctx._saved_offset, ctx._saved_dim1, ctx._saved_dim2 = offset, dim1, dim2
         return _diagonal_view(self, offset, dim1, dim2)
 
     @staticmethod
     def backward(ctx, grad):
-        return DiagonalBackward.apply(grad, ctx._saved_self_sym_sizes, ctx._saved_offset,
-                                      ctx._saved_dim1, ctx._saved_dim2), None, None, None
+        return DiagonalBackward.apply(grad, ctx._saved_self_sym_sizes, *ctx.args), \
+            None, None, None
 
 
 class DiagonalCopy(Diagonal):
@@ -136,8 +137,8 @@ class DiagonalCopy(Diagonal):
     _view_of = None
 
     @staticmethod
-    def forward(ctx, self, offset, dim1, dim2):
-        return Diagonal.forward(ctx, self, offset, dim1, dim2).copy()
+    def forward(ctx, self, offset, dim1, dim2, shown=None):
+        return Diagonal.forward(ctx, self, offset, dim1, dim2, shown).copy()
 
 
 class DiagonalBackward(Op):
@@ -157,6 +158,15 @@ class DiagonalBackward(Op):
         return Diagonal.apply(grad, *ctx.args), None, None, None, None
 
 
+def _show_diagonal(ctx, offset, dim1, dim2, shown) -> None:
+    """Keeps (offset, dim1, dim2) for the formula and shows them as the caller gave them
+    (``shown``: the dims before normalizing), a negative one read back unsigned."""
+    ctx.args = (offset, dim1, dim2)
+    dim1, dim2 = (dim1, dim2) if shown is None else shown
+    ctx._saved_offset, ctx._saved_dim1, ctx._saved_dim2 = (shown_dim(offset), shown_dim(dim1),
+                                                           shown_dim(dim2))
+
+
 def _diagonal_dims(ndim: int, dim1: int, dim2: int) -> tuple:
     dim1, dim2 = normalize_dim(dim1, ndim), normalize_dim(dim2, ndim)
     if dim1 == dim2:
@@ -166,8 +176,9 @@ def _diagonal_dims(ndim: int, dim1: int, dim2: int) -> tuple:
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """a view of the diagonal (removes dim1 and dim2, appends the diagonal as the last dim)"""
+    shown = (dim1, dim2)
     dim1, dim2 = _diagonal_dims(input._data.ndim, dim1, dim2)
-    return Diagonal.apply(input, int(offset), dim1, dim2)
+    return Diagonal.apply(input, int(offset), dim1, dim2, shown)
 
 
 class DiagEmbed(Op):
@@ -176,8 +187,8 @@ class DiagEmbed(Op):
     node_name = "DiagEmbedBackward0"
 
     @staticmethod
-    def forward(ctx, self, offset, dim1, dim2):
-        ctx._saved_offset, ctx._saved_dim1, ctx._saved_dim2 = offset, dim1, dim2
+    def forward(ctx, self, offset, dim1, dim2, shown=None):
+        _show_diagonal(ctx, offset, dim1, dim2, shown)
         size = self.shape[-1] + abs(offset) if self.ndim else 1 + abs(offset)
         lead = list(self.shape[:-1])
         ndim = len(lead) + 2
@@ -190,22 +201,22 @@ class DiagEmbed(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return (Diagonal.apply(grad, ctx._saved_offset, ctx._saved_dim1, ctx._saved_dim2),
-                None, None, None)
+        return Diagonal.apply(grad, *ctx.args), None, None, None
 
 
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """Tensors whose last-two-dimension diagonals (at ``offset``) hold the last dimension of
     ``input``."""
+    shown = (dim1, dim2)
     dim1, dim2 = _diagonal_dims(input._data.ndim + 1, dim1, dim2)
-    return DiagEmbed.apply(input, int(offset), dim1, dim2)
+    return DiagEmbed.apply(input, int(offset), dim1, dim2, shown)
 
 
 def diag(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
     """a vector on the diagonal of a square matrix, or the diagonal of a matrix"""
     ndim = input._data.ndim
     if ndim == 1:
-        return DiagEmbed.apply(input, int(diagonal), 0, 1)
+        return DiagEmbed.apply(input, int(diagonal), 0, 1, (-2, -1))  # torch's diag_embed
     if ndim == 2:
         return DiagonalCopy.apply(input, int(diagonal), 0, 1)
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {ndim}D")
@@ -213,7 +224,7 @@ def diag(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
 
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     """A square matrix with the flattened input on diagonal ``offset``."""
-    return DiagEmbed.apply(input.reshape(-1), int(offset), 0, 1)
+    return DiagEmbed.apply(input.reshape(-1), int(offset), 0, 1, (-2, -1))
 
 
 class Trace(Op):

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._out import write_out
+from ._reduce_util import _UNSET, shown_dim
 from ._util import normalize_dim
 
 from .views import expand
@@ -60,9 +61,12 @@ class Gather(Op):
 
     node_name = "GatherBackward0"
     saved_names = ("index", "self")
+    saved_values = {"sparse_grad": "sparse_grad"}
 
     @staticmethod
-    def forward(ctx, self, dim, index):
+    def forward(ctx, self, dim, index, shown=_UNSET, sparse_grad=False):
+        ctx.sparse_grad = sparse_grad  # accepted; the gradient stays dense
+        ctx._saved_dim = dim if shown is _UNSET else shown  # dim as given
         _check_index(self.shape, index, dim)
         ctx.dim = dim
         ctx.save_for_backward(index, self)
@@ -82,9 +86,10 @@ class Gather(Op):
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
            out=None) -> Tensor:
     """Picks, along ``dim``, the element named by ``index`` for every position of ``index``."""
-    dim = normalize_dim(dim, input._data.ndim)
-    return write_out(out, Gather.apply(input, dim, _index_data(index, "gather")), "gather",
-                     same_dtype=True)
+    result = Gather.apply(input, normalize_dim(dim, input._data.ndim),
+                          _index_data(index, "gather"), shown=shown_dim(dim),
+                          sparse_grad=bool(sparse_grad))
+    return write_out(out, result, "gather", same_dtype=True)
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
@@ -108,7 +113,8 @@ class ScatterAdd(Op):
     saved_names = ("index",)
 
     @staticmethod
-    def forward(ctx, self, dim, index, src):
+    def forward(ctx, self, dim, index, src, shown=_UNSET):
+        ctx._saved_dim = dim if shown is _UNSET else shown  # dim as given
         return _scatter_forward(ctx, self, dim, index, src, np.add.at, inplace=False)
 
     @staticmethod
@@ -122,7 +128,8 @@ class ScatterAddInplace(ScatterAdd):
     _inplace = True
 
     @staticmethod
-    def forward(ctx, self, dim, index, src):
+    def forward(ctx, self, dim, index, src, shown=_UNSET):
+        ctx._saved_dim = dim if shown is _UNSET else shown  # dim as given
         return _scatter_forward(ctx, self, dim, index, src, np.add.at, inplace=True)
 
 
@@ -168,14 +175,15 @@ def _assign(out, key, src) -> None:
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy with ``src`` added at ``index`` along ``dim`` (repeats accumulate)."""
-    dim = normalize_dim(dim, input._data.ndim)
-    return ScatterAdd.apply(input, dim, _index_data(index, "scatter_add", False), src)
+    return ScatterAdd.apply(input, normalize_dim(dim, input._data.ndim),
+                            _index_data(index, "scatter_add", False), src, shown=shown_dim(dim))
 
 
 def scatter_add_(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """In place ``scatter_add``."""
-    dim = normalize_dim(dim, input._data.ndim)
-    return ScatterAddInplace.apply(input, dim, _index_data(index, "scatter_add_", False), src)
+    return ScatterAddInplace.apply(input, normalize_dim(dim, input._data.ndim),
+                                   _index_data(index, "scatter_add_", False), src,
+                                   shown=shown_dim(dim))
 
 
 class Scatter(Op):
@@ -186,7 +194,8 @@ class Scatter(Op):
     saved_names = ("index",)
 
     @staticmethod
-    def forward(ctx, self, dim, index, src):
+    def forward(ctx, self, dim, index, src, shown=_UNSET):
+        ctx._saved_dim = dim if shown is _UNSET else shown  # dim as given
         return _scatter_forward(ctx, self, dim, index, src, _assign, inplace=False)
 
     @staticmethod
@@ -204,7 +213,8 @@ class ScatterValue(Op):
     saved_names = ("index",)
 
     @staticmethod
-    def forward(ctx, self, dim, index, value):
+    def forward(ctx, self, dim, index, value, shown=_UNSET):
+        ctx._saved_dim = dim if shown is _UNSET else shown  # dim as given
         return _scatter_forward(ctx, self, dim, index, value, _assign, inplace=False)
 
     @staticmethod
@@ -219,7 +229,8 @@ class ScatterInplace(Scatter):
     _inplace = True
 
     @staticmethod
-    def forward(ctx, self, dim, index, src):
+    def forward(ctx, self, dim, index, src, shown=_UNSET):
+        ctx._saved_dim = dim if shown is _UNSET else shown  # dim as given
         return _scatter_forward(ctx, self, dim, index, src, _assign, inplace=True)
 
 
@@ -228,7 +239,8 @@ class ScatterValueInplace(ScatterValue):
     _inplace = True
 
     @staticmethod
-    def forward(ctx, self, dim, index, value):
+    def forward(ctx, self, dim, index, value, shown=_UNSET):
+        ctx._saved_dim = dim if shown is _UNSET else shown  # dim as given
         return _scatter_forward(ctx, self, dim, index, value, _assign, inplace=True)
 
 
@@ -247,12 +259,12 @@ def scatter_(input: Tensor, dim: int, index: Tensor, src=None, *, value=None) ->
 def _scatter(op: str, tensor_op, value_op, input: Tensor, dim: int, index: Tensor, src,
              value) -> Tensor:
     """scatter(src=Tensor) or scatter(value=number) (also a number passed as src)."""
-    dim = normalize_dim(dim, input._data.ndim)
+    shown, dim = shown_dim(dim), normalize_dim(dim, input._data.ndim)
     index = _index_data(index, op, False)
     if isinstance(src, Tensor):
-        return tensor_op.apply(input, dim, index, src)
+        return tensor_op.apply(input, dim, index, src, shown=shown)
     fill = np.asarray(value if src is None else src).astype(input._data.dtype)
-    return value_op.apply(input, dim, index, fill)
+    return value_op.apply(input, dim, index, fill, shown=shown)
 
 
 class IndexSelect(Op):
@@ -260,9 +272,11 @@ class IndexSelect(Op):
 
     node_name = "IndexSelectBackward0"
     saved_names = ("index",)
+    saved_values = {"self_sym_sizes": "self_shape"}
 
     @staticmethod
-    def forward(ctx, self, dim, index):
+    def forward(ctx, self, dim, index, shown=_UNSET):
+        ctx._saved_dim = dim if shown is _UNSET else shown  # dim as given
         size = self.shape[dim] if self.ndim else 1
         if not size and index.size and self.ndim > 1:  # torch's check before the bounds one
             raise RuntimeError("index_select(): self indexing axis dim should be positive")
@@ -288,7 +302,7 @@ class IndexSelect(Op):
 
 def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     """The slices at ``index`` along ``dim`` (a copy)."""
-    dim = normalize_dim(dim, input._data.ndim)
+    shown, dim = shown_dim(dim), normalize_dim(dim, input._data.ndim)
     if not isinstance(index, Tensor):
         raise TypeError(f"index_select(): argument 'index' must be Tensor, not "
                         f"{type(index).__name__}")
@@ -296,7 +310,8 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if index._data.dtype not in (np.int64, np.int32):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
-    return write_out(out, IndexSelect.apply(input, dim, index._data), "index_select",
+    return write_out(out, IndexSelect.apply(input, dim, index._data, shown=shown),
+                     "index_select",
                      same_dtype="index_select(): self and result must have the same scalar "
                                 "type")
 
@@ -307,9 +322,11 @@ class IndexAdd(Op):
 
     node_name = "IndexAddBackward0"
     saved_names = ("index", "source")
+    saved_values = {"alpha": "alpha", "source_dim": "source_dim"}
 
     @staticmethod
-    def forward(ctx, self, dim, index, source, alpha):
+    def forward(ctx, self, dim, index, source, alpha, shown=_UNSET):
+        ctx._saved_dim = dim if shown is _UNSET else shown  # dim as given
         return _index_add_forward(ctx, self, dim, index, source, alpha, inplace=False)
 
     @staticmethod
@@ -329,7 +346,8 @@ class IndexAddInplace(IndexAdd):
     _inplace = True
 
     @staticmethod
-    def forward(ctx, self, dim, index, source, alpha):
+    def forward(ctx, self, dim, index, source, alpha, shown=_UNSET):
+        ctx._saved_dim = dim if shown is _UNSET else shown  # dim as given
         return _index_add_forward(ctx, self, dim, index, source, alpha, inplace=True)
 
 
@@ -337,7 +355,7 @@ def _index_add_forward(ctx, self: np.ndarray, dim: int, index: np.ndarray, sourc
                        alpha, inplace: bool) -> np.ndarray:
     if inplace:
         _check_writable(self)
-    ctx.dim, ctx.alpha = dim, alpha
+    ctx.dim, ctx.alpha, ctx.source_dim = dim, alpha, source.ndim
     ctx.save_for_backward(index, source)
     out = self if inplace else np.array(self, copy=True, order="C")  # torch's is row-major
     _index_add_into(out, dim, index, source, alpha)
@@ -360,11 +378,12 @@ def _index_add_into(out: np.ndarray, dim: int, index: np.ndarray, source: np.nda
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """A copy with ``alpha * source`` rows added at ``index`` along ``dim`` (repeats accumulate)."""
-    dim = normalize_dim(dim, input._data.ndim)
-    return IndexAdd.apply(input, dim, _index_data(index, "index_add"), source, alpha)
+    return IndexAdd.apply(input, normalize_dim(dim, input._data.ndim),
+                          _index_data(index, "index_add"), source, alpha, shown=shown_dim(dim))
 
 
 def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """In place ``index_add``."""
-    dim = normalize_dim(dim, input._data.ndim)
-    return IndexAddInplace.apply(input, dim, _index_data(index, "index_add_"), source, alpha)
+    return IndexAddInplace.apply(input, normalize_dim(dim, input._data.ndim),
+                                 _index_data(index, "index_add_"), source, alpha,
+                                 shown=shown_dim(dim))

@@ -9,6 +9,8 @@ it when the key has advanced parts (an in-place op on a view, so the base gets C
 from __future__ import annotations
 
 
+import operator
+
 import numpy as np
 
 from .._warnings import warn
@@ -139,13 +141,24 @@ def _apply_basic(tensor: Tensor, items: tuple, lone_slice: bool = False):
                 raise ValueError("step must be greater than zero")
             stop = max(start, stop)
             if lone_slice or (start, stop, step) != (0, size, 1):
-                result = Slice.apply(result, dim, start, stop, step)
+                result = Slice.apply(result, dim, start, stop, step, _slice_shown(item))
             dim += 1
         else:
             advanced.append((dim, item))
             dim += _consumed(item)
     return result, advanced
 
+
+
+_INT64_MAX = 2 ** 63 - 1
+
+
+def _slice_shown(item: slice) -> tuple:
+    """An indexing slice's bounds as torch's SliceBackward0 shows them: as written, an open
+    start 0 and an open end the largest int64, a negative bound read back unsigned."""
+    start = 0 if item.start is None else operator.index(item.start)
+    end = _INT64_MAX if item.stop is None else operator.index(item.stop)
+    return start % 2 ** 64, end % 2 ** 64
 
 def _advanced_key(shape: tuple, advanced: list):
     """The NumPy key for the advanced items (masks as their nonzero indices, which NumPy and

@@ -28,6 +28,7 @@ from .arithmetic import DivMode, FloorDivide, FloorDivideScalar, Remainder, Rema
 from .cumsum import Cumsum
 from .inplace import inplace
 from .scans import Cumprod
+from ._reduce_util import shown_dim
 from ._util import normalize_dim
 
 
@@ -229,13 +230,15 @@ def _check_scan_dtype(self: Tensor, dtype) -> None:
 def cumsum_(self: Tensor, dim: int, *, dtype=None) -> Tensor:
     """In place ``cumsum`` along ``dim`` (the dtype stays self's)."""
     _check_scan_dtype(self, dtype)
-    return inplace(Cumsum, self, normalize_dim(dim, self._data.ndim), self._data.dtype)
+    return inplace(Cumsum, self, normalize_dim(dim, self._data.ndim), self._data.dtype,
+                   shown_dim(dim))
 
 
 def cumprod_(self: Tensor, dim: int, *, dtype=None) -> Tensor:
     """In place ``cumprod`` along ``dim`` (the dtype stays self's)."""
     _check_scan_dtype(self, dtype)
-    return inplace(Cumprod, self, normalize_dim(dim, self._data.ndim), self._data.dtype)
+    return inplace(Cumprod, self, normalize_dim(dim, self._data.ndim), self._data.dtype,
+                   shown_dim(dim))
 
 
 def _no_derivative_forward(ctx, cls, self: np.ndarray, name: str) -> np.ndarray:

@@ -17,6 +17,7 @@ from ..autograd.views import mark_multi_view
 from ..tensor import Tensor
 from ._out import resize_out, write_out
 from ._base import Op
+from ._reduce_util import shown_dim
 from ._util import normalize_dim
 from .views import Slice
 
@@ -50,6 +51,7 @@ class Cat(Op):
             if t.ndim == 0:
                 raise RuntimeError(f"zero-dimensional tensor (at position {position}) cannot be "
                                    "concatenated")
+        ctx._saved_dim = shown_dim(dim)  # as given, a negative one read back unsigned
         kept = [(i, t) for i, t in enumerate(tensors) if t.shape != _SKIPPED]
         ctx.shapes = [t.shape for t in tensors]
         if not kept:
@@ -115,6 +117,7 @@ class Stack(Op):
             if t.shape != shape:
                 raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                    f"{list(shape)} at entry 0 and {list(t.shape)} at entry {i}")
+        ctx._saved_dim = shown_dim(dim)
         ctx.dim = normalize_dim(dim, len(shape) + 1)
         stacked = np.stack(tensors, axis=ctx.dim, dtype=dtype)
         return np.require(stacked, requirements="C")
@@ -177,8 +180,11 @@ class Split(Op):
     _multi_view = True
 
     @staticmethod
-    def forward(ctx, self, sizes, dim, squeeze=False):
+    def forward(ctx, self, sizes, dim, squeeze=False, shown=None):
         ctx.dim, ctx.squeeze = dim, squeeze
+        if shown is not None:  # torch's arguments as given: {"dim": ..., "split_size": ...}
+            for name, value in shown.items():
+                setattr(ctx, "_saved_" + name, value)
         offsets = np.cumsum((0,) + tuple(sizes))
         lead = (slice(None),) * dim
         if squeeze:
@@ -213,15 +219,15 @@ class UnsafeSplitWithSizes(UnsafeSplit):
     node_name = "UnsafeSplitWithSizesBackward0"
 
 
-def _pieces(cls, input: Tensor, sizes: tuple, dim: int) -> tuple:
-    outputs = cls.apply(input, sizes, dim)
+def _pieces(cls, input: Tensor, sizes: tuple, dim: int, shown: dict) -> tuple:
+    outputs = cls.apply(input, sizes, dim, False, shown)
     return mark_multi_view(cls, outputs, input.requires_grad) if cls._multi_view else outputs
 
 
 def _split(input: Tensor, split_size_or_sections, dim: int, by_size, by_sizes) -> tuple:
     if input._data.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
-    dim = normalize_dim(dim, input._data.ndim)
+    given, dim = dim, normalize_dim(dim, input._data.ndim)
     size = input._data.shape[dim]
     if isinstance(split_size_or_sections, (list, tuple)):
         sizes = tuple(operator.index(s) for s in split_size_or_sections)
@@ -229,7 +235,9 @@ def _split(input: Tensor, split_size_or_sections, dim: int, by_size, by_sizes) -
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
                                f"(input tensor's size at dimension {dim}), but got split_sizes="
                                f"{list(sizes)}")
-        return _pieces(by_sizes, input, sizes, dim)
+        shown = {"dim": shown_dim(given), "self_sym_sizes": input._data.shape,
+                 "split_sizes": sizes}
+        return _pieces(by_sizes, input, sizes, dim, shown)
     step = operator.index(split_size_or_sections)
     if step < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
@@ -237,7 +245,8 @@ def _split(input: Tensor, split_size_or_sections, dim: int, by_size, by_sizes) -
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
                            f"size of {size}")
     sizes = tuple(min(step, size - start) for start in range(0, size, step)) if size else (0,)
-    return _pieces(by_size, input, sizes, dim)
+    shown = {"dim": shown_dim(given), "self_sym_sizes": input._data.shape, "split_size": step}
+    return _pieces(by_size, input, sizes, dim, shown)
 
 
 def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
@@ -275,10 +284,9 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     chunks = operator.index(chunks)
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    dim = normalize_dim(dim, input._data.ndim)
-    size = input._data.shape[dim]
+    size = input._data.shape[normalize_dim(dim, input._data.ndim)]
     if size == 0:
-        return _pieces(SplitWithSizes, input, (0,) * chunks, dim)
+        return split(input, [0] * chunks, dim)
     return split(input, -(-size // chunks), dim)
 
 
@@ -289,10 +297,9 @@ def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     chunks = operator.index(chunks)
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    dim = normalize_dim(dim, input._data.ndim)
-    size = input._data.shape[dim]
+    size = input._data.shape[normalize_dim(dim, input._data.ndim)]
     if size == 0:
-        return _pieces(UnsafeSplitWithSizes, input, (0,) * chunks, dim)
+        return unsafe_split_with_sizes(input, [0] * chunks, dim)
     return unsafe_split(input, -(-size // chunks), dim)
 
 
@@ -300,6 +307,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     """The views along ``dim``, one per index, with that dimension removed."""
     if input._data.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    dim = normalize_dim(dim, input._data.ndim)
-    outputs = Unbind.apply(input, (1,) * input._data.shape[dim], dim, True)
+    given, dim = dim, normalize_dim(dim, input._data.ndim)
+    outputs = Unbind.apply(input, (1,) * input._data.shape[dim], dim, True,
+                           {"dim": shown_dim(given)})
     return mark_multi_view(Unbind, outputs, input.requires_grad)

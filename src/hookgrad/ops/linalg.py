@@ -63,6 +63,23 @@ def _transposed(a: np.ndarray) -> bool:
     return a.ndim == 2 and a.strides[0] == a.itemsize and a.strides[1] == a.shape[0] * a.itemsize
 
 
+def operand_geometry(first: np.ndarray, second: np.ndarray) -> tuple:
+    """The two factors' shapes and byte strides, which a product's node keeps to show them
+    as torch's does (``_saved_self_sym_sizes``, ``_saved_mat2_sym_strides``, ...)."""
+    return first.shape, first.strides, second.shape, second.strides, first.itemsize
+
+
+def shown_geometry(first: str, second: str) -> dict:
+    """``saved_values`` entries for the factors' sizes and strides (in elements), worked out
+    from ``ctx.geometry`` only when asked."""
+    def strides(position: int):
+        return lambda node: tuple(abs(s) // node.geometry[4] for s in node.geometry[position])
+    return {f"{first}_sym_sizes": lambda node: node.geometry[0],
+            f"{first}_sym_strides": strides(1),
+            f"{second}_sym_sizes": lambda node: node.geometry[2],
+            f"{second}_sym_strides": strides(3)}
+
+
 def mm_grads(grad: Tensor, mat1, mat2, mat1_transposed: bool, mat2_transposed: bool):
     """``grad mat2^T`` and ``mat1^T grad`` (None where the saved factor is None), each produced
     in the layout of the input it belongs to, as torch does: for a transposed input (a Linear
@@ -116,6 +133,7 @@ class Mm(Op):
 
     node_name = "MmBackward0"
     saved_names = ("mat2", "self")
+    saved_values = shown_geometry("self", "mat2")
 
     @staticmethod
     def forward(ctx, self, mat2):
@@ -130,6 +148,7 @@ class Mm(Op):
             raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                                f"{_CPP_NAME[self.dtype.name]} != {_CPP_NAME[mat2.dtype.name]}")
         ctx.layouts = (_transposed(self), _transposed(mat2))
+        ctx.geometry = operand_geometry(self, mat2)
         return _product_forward(ctx, self, mat2, "addmm_impl_cpu_", self_first=False)
 
     @staticmethod

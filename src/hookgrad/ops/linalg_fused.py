@@ -17,7 +17,8 @@ from ..tensor import Tensor
 from ._base import Op, promote
 from ._util import broadcast_error
 from .inplace import inplace
-from .norms import _shown_dim, _shown_ord, norm_grad, vector_norm
+from ._reduce_util import shown_dim
+from .norms import _shown_ord, norm_grad, vector_norm
 from .pointwise import where
 
 _RENORM_EPS = 1e-7  # torch divides by (norm + 1e-7) so a norm at the limit stays finite
@@ -190,7 +191,7 @@ class Dist(Op):
     """||self - other||_p;  d self = norm's gradient at the difference, d other its negative"""
 
     node_name = "DistBackward0"
-    saved_names = ("self", "other", "result")
+    saved_names = ("other", "self", "result")  # in save order: torch packs other first
 
     @staticmethod
     def forward(ctx, self, other, p, dtype, shown_p=None):
@@ -290,7 +291,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
 
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float, *, out=None) -> Tensor:
     """input with each slice along ``dim`` scaled down to p-norm ``maxnorm`` if it is above"""
-    shown = (_shown_ord(p), _shown_dim(dim)[0], _shown_ord(maxnorm))
+    shown = (_shown_ord(p), shown_dim(dim), _shown_ord(maxnorm))
     return Renorm.apply(input, float(p), _dim(input, dim), float(maxnorm), shown)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from ..tensor import Tensor
 from . import _layout
 from .join import cat
+from ._reduce_util import _UNSET, shown_dim
 from ._util import broadcast_error, normalize_dim
 from .._dtype import scalar_type_name
 from ._base import cast, _check_inplace_shape, is_number, Op, python_number
@@ -146,8 +147,8 @@ class IndexFill(Op):
     saved_names = ("index",)
 
     @staticmethod
-    def forward(ctx, self, dim, index, value):
-        ctx._saved_dim = dim
+    def forward(ctx, self, dim, index, value, shown=_UNSET):
+        ctx.dim, ctx._saved_dim = dim, dim if shown is _UNSET else shown  # shown as given
         ctx.save_for_backward(index)
         out = _layout.preserve(self.copy(), self)  # torch fills a clone of self
         IndexFill._fill(out, dim, index, value)
@@ -165,7 +166,7 @@ class IndexFill(Op):
     @staticmethod
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
-        return IndexFill.apply(grad, ctx._saved_dim, index._data, 0.0), None, None, None
+        return IndexFill.apply(grad, ctx.dim, index._data, 0.0), None, None, None
 
 
 class IndexFillTensor(IndexFill):
@@ -174,13 +175,13 @@ class IndexFillTensor(IndexFill):
     node_name = "IndexFillBackward1"
 
     @staticmethod
-    def forward(ctx, self, dim, index, value):
-        return IndexFill.forward(ctx, self, dim, index, value)
+    def forward(ctx, self, dim, index, value, shown=_UNSET):
+        return IndexFill.forward(ctx, self, dim, index, value, shown)
 
     @staticmethod
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
-        dim = ctx._saved_dim
+        dim = ctx.dim
         grad_self = IndexFill.apply(grad, dim, index._data, 0.0)
         grad_value = None
         if ctx.needs_input_grad[3]:
@@ -194,8 +195,8 @@ class IndexFillInplace(IndexFill):
     _inplace = True
 
     @staticmethod
-    def forward(ctx, self, dim, index, value):
-        ctx._saved_dim = dim
+    def forward(ctx, self, dim, index, value, shown=_UNSET):
+        ctx.dim, ctx._saved_dim = dim, dim if shown is _UNSET else shown
         ctx.save_for_backward(index)
         IndexFill._fill(self, dim, index, value)
         return self
@@ -206,13 +207,13 @@ class IndexFillTensorInplace(IndexFillTensor):
     _inplace = True
 
     @staticmethod
-    def forward(ctx, self, dim, index, value):
-        return IndexFillInplace.forward(ctx, self, dim, index, value)
+    def forward(ctx, self, dim, index, value, shown=_UNSET):
+        return IndexFillInplace.forward(ctx, self, dim, index, value, shown)
 
 
 def _index_fill(input: Tensor, dim: int, index: Tensor, value, inplace: bool) -> Tensor:
     data = input._data
-    dim = normalize_dim(dim, data.ndim)
+    shown, dim = shown_dim(dim), normalize_dim(dim, data.ndim)
     if not isinstance(index, Tensor) or index._data.dtype != np.int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
     positions = index._data
@@ -229,12 +230,12 @@ def _index_fill(input: Tensor, dim: int, index: Tensor, value, inplace: bool) ->
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
         cls = IndexFillTensorInplace if inplace else IndexFillTensor
-        return cls.apply(input, dim, positions, value)
+        return cls.apply(input, dim, positions, value, shown=shown)
     if not is_number(value):
         raise TypeError(f"index_fill(): argument 'value' must be Number, not "
                         f"{type(value).__name__}")
     cls = IndexFillInplace if inplace else IndexFill
-    return cls.apply(input, dim, positions, python_number(value))
+    return cls.apply(input, dim, positions, python_number(value), shown=shown)
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:

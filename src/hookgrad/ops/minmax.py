@@ -9,7 +9,8 @@ import numpy as np
 from ..tensor import Tensor
 from . import _layout
 from . import pointwise as _math
-from ._reduce_util import _check_nonempty, _const, _restore, reduce_dims
+from ._reduce_util import (_UNSET, _check_nonempty, _const, _restore, reduce_dims, shown_dim,
+                           shown_dims)
 from ._util import normalize_dim
 from ._base import Op
 
@@ -56,8 +57,9 @@ class _Extreme(Op):
     saved_names = ("indices",)
 
     @staticmethod
-    def forward(ctx, self, dim, keepdim, op):
-        ctx._saved_self_sym_sizes, ctx._saved_dim, ctx._saved_keepdim = self.shape, dim, keepdim
+    def forward(ctx, self, dim, keepdim, op, shown=_UNSET):
+        ctx._saved_self_sym_sizes, ctx.dim, ctx._saved_keepdim = self.shape, dim, keepdim
+        ctx._saved_dim = dim if shown is _UNSET else shown  # as given (-1 read back unsigned)
         if self.ndim == 0:
             indices = np.zeros((), np.int64)
             ctx.save_for_backward(indices)
@@ -76,7 +78,7 @@ class _Extreme(Op):
     @staticmethod
     def backward(ctx, grad, grad_indices=None):
         (indices,) = ctx.saved_tensors
-        shape, dim = ctx._saved_self_sym_sizes, ctx._saved_dim
+        shape, dim = ctx._saved_self_sym_sizes, ctx.dim
         if not shape:
             return grad, None, None, None
         positions = indices._data if ctx._saved_keepdim else np.expand_dims(indices._data, dim)
@@ -136,8 +138,8 @@ def _extreme(op: str, input: Tensor, dim, keepdim, other):
         raise TypeError(f"{op}() received an invalid combination of arguments - got "
                         f"({type(dim).__name__}), but expected one of:\n * ()\n"
                         f" * (Tensor other)\n * (int dim, bool keepdim = False)")
-    dim = normalize_dim(int(dim), input._data.ndim)
-    values, indices = (MaxDim if op == "max" else MinDim).apply(input, dim, keepdim, op)
+    values, indices = (MaxDim if op == "max" else MinDim).apply(
+        input, normalize_dim(int(dim), input._data.ndim), keepdim, op, shown=shown_dim(dim))
     return (MaxResult if op == "max" else MinResult)(values, indices)
 
 
@@ -158,9 +160,10 @@ class _Amax(Op):
     saved_names = ("self", "result")
 
     @staticmethod
-    def forward(ctx, self, dims, keepdim, op, all_dims):
+    def forward(ctx, self, dims, keepdim, op, all_dims, shown=_UNSET):
         _check_nonempty(self, dims, op, all_dims)
-        ctx.dims, ctx._saved_dim, ctx._saved_keepdim = dims, () if all_dims else dims, keepdim
+        ctx.dims, ctx._saved_keepdim = dims, keepdim
+        ctx._saved_dim = (() if all_dims else dims) if shown is _UNSET else shown
         reduce = np.max if op == "amax" else np.min
         result = _layout.contiguous(np.asarray(reduce(self, axis=dims, keepdims=keepdim)))
         ctx.save_for_backward(self, result)
@@ -187,7 +190,7 @@ class Amin(_Amax):
 def _amax(cls, op: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     all_dims = dim is None or (not isinstance(dim, (int, np.integer)) and len(dim) == 0)
     dims = reduce_dims(dim, input._data.ndim)
-    return cls.apply(input, dims, keepdim, op, all_dims)
+    return cls.apply(input, dims, keepdim, op, all_dims, shown=shown_dims(dim) or ())
 
 
 def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:

@@ -10,7 +10,8 @@ import numpy as np
 from ..tensor import Tensor
 from .._dtype import to_numpy_dtype
 from . import _layout
-from ._reduce_util import _accumulator, _const, _restore, reduce_dims, torch_type_name
+from ._reduce_util import (_accumulator, _const, _restore, reduce_dims, shown_dims,
+                           torch_type_name)
 from ._base import Op
 
 
@@ -107,16 +108,6 @@ def norm_grad(grad: Tensor, self: Tensor, norm: Tensor, ord, dims, keepdim: bool
     return scaled * scale
 
 
-def _shown_dim(dim):
-    """``dim`` as torch's node shows it: None when not given, else a tuple of the dims as
-    given (``()`` too), a negative one read back as an unsigned 64-bit number as torch's
-    saved int list reads it (-1 as 2**64 - 1)."""
-    if dim is None:
-        return None
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    return tuple(int(d) % 2 ** 64 for d in dims)
-
-
 def _shown_ord(ord):
     """``ord`` as torch's node keeps it: the Python number given (2 stays 2, 2.0 stays 2.0,
     True stays True)."""
@@ -128,7 +119,7 @@ def _shown_ord(ord):
 
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """torch.linalg.vector_norm: (sum |x|^ord)^(1/ord) over ``dim`` (all dims by default)."""
-    shown = (_shown_ord(ord), _shown_dim(dim))
+    shown = (_shown_ord(ord), shown_dims(dim))
     ord = float(ord)
     dims = reduce_dims(dim, x._data.ndim)
     np_dtype = None if dtype is None else to_numpy_dtype(dtype)

@@ -24,6 +24,7 @@ class ConstantPadNd(Op):
     @staticmethod
     def forward(ctx, self, pad, value):
         ctx.pad = pad
+        ctx._saved_pad = tuple(int(p) % 2 ** 64 for p in pad)  # a negative one read unsigned
         ndim = self.ndim
         crop = [slice(None)] * ndim
         widths = [(0, 0)] * ndim
@@ -88,10 +89,12 @@ class _IndexPad(Op):
     """gradient: grad added back onto the positions each output element was read from"""
 
     saved_names = ("self",)  # torch keeps the input (for its shape)
+    saved_values = {"padding": "padding"}
 
     @staticmethod
     def forward(ctx, self, pad, mode):
         ctx.pad, ctx.mode, ctx.self_shape = pad, mode, self.shape
+        ctx.padding = tuple(pad)
         ctx.save_for_backward(self)
         for dim, index in _reads(self.shape, pad, mode):
             self = np.take(self, index, axis=dim)

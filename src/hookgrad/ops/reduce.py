@@ -17,7 +17,7 @@ from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import _layout
 from ._reduce_util import (_UNSET, _accumulator, _check_float, _const, _kept_shape, _numpy_dtype,
-                           _restore, as_dtype, reduce_dims)
+                           _restore, as_dtype, reduce_dims, shown_dim, shown_dims)
 from ._reduce_util import torch_type_name  # noqa: F401  (its old import path)
 from ._util import normalize_dim, quiet, quiet_errors
 from ._base import Op
@@ -30,20 +30,33 @@ class Sum(Op):
     node_name = "SumBackward1"
 
     @staticmethod
-    def forward(ctx, self, dims, keepdim, dtype=None):
-        ctx._saved_self_sym_sizes, ctx._saved_dim, ctx._saved_keepdim = self.shape, dims, keepdim
-        if dtype is None:
-            dtype = np.dtype(np.int64) if self.dtype.kind in "biu" else self.dtype
-        total = quiet(_sum, self, dims, keepdim, _accumulator(dtype))
-        return np.asarray(total).astype(dtype, copy=False)
+    def forward(ctx, self, dims, keepdim, dtype=None, shown=_UNSET):
+        # the formula reads ``dims`` (normalized); the node shows ``dim`` as the caller gave it
+        ctx._saved_dim = dims if shown is _UNSET else shown
+        ctx._saved_keepdim = keepdim
+        return _sum_forward(ctx, self, dims, keepdim, dtype)
 
     @staticmethod
     def backward(ctx, grad):
         return _expand_back(ctx, grad)
 
 
+def _sum_forward(ctx, self, dims, keepdim, dtype):
+    ctx._saved_self_sym_sizes, ctx.dims, ctx.keepdim = self.shape, dims, keepdim
+    if dtype is None:
+        dtype = np.dtype(np.int64) if self.dtype.kind in "biu" else self.dtype
+    total = quiet(_sum, self, dims, keepdim, _accumulator(dtype))
+    return np.asarray(total).astype(dtype, copy=False)
+
+
 class SumAll(Sum):
+    """``x.sum()``: torch's node keeps only the input's sizes"""
+
     node_name = "SumBackward0"
+
+    @staticmethod
+    def forward(ctx, self, dims, keepdim, dtype=None):
+        return _sum_forward(ctx, self, dims, keepdim, dtype)
 
 
 def sum(input: Tensor, dim=_UNSET, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -57,24 +70,36 @@ class Mean(Op):
     node_name = "MeanBackward1"
 
     @staticmethod
-    def forward(ctx, self, dims, keepdim, dtype=None):
-        if dtype is None:
-            _check_float(self, "mean")
-            dtype = self.dtype
-        ctx._saved_self_sym_sizes, ctx._saved_dim, ctx._saved_keepdim = self.shape, dims, keepdim
-        ctx._saved_self_sym_numel = self.size
-        ctx.count = int(np.prod([self.shape[d] for d in dims], dtype=np.int64))
-        total = quiet(_sum, self, dims, keepdim, _accumulator(dtype))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.asarray(total / total.dtype.type(ctx.count)).astype(dtype, copy=False)
+    def forward(ctx, self, dims, keepdim, dtype=None, shown=_UNSET):
+        ctx._saved_dim = dims if shown is _UNSET else shown
+        ctx._saved_keepdim = keepdim
+        return _mean_forward(ctx, self, dims, keepdim, dtype)
 
     @staticmethod
     def backward(ctx, grad):
         return _expand_back(ctx, grad) / ctx.count
 
 
+def _mean_forward(ctx, self, dims, keepdim, dtype):
+    if dtype is None:
+        _check_float(self, "mean")
+        dtype = self.dtype
+    ctx._saved_self_sym_sizes, ctx.dims, ctx.keepdim = self.shape, dims, keepdim
+    ctx._saved_self_sym_numel = self.size
+    ctx.count = int(np.prod([self.shape[d] for d in dims], dtype=np.int64))
+    total = quiet(_sum, self, dims, keepdim, _accumulator(dtype))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(total / total.dtype.type(ctx.count)).astype(dtype, copy=False)
+
+
 class MeanAll(Mean):
+    """``x.mean()``: torch's node keeps only the input's sizes and element count"""
+
     node_name = "MeanBackward0"
+
+    @staticmethod
+    def forward(ctx, self, dims, keepdim, dtype=None):
+        return _mean_forward(ctx, self, dims, keepdim, dtype)
 
 
 def mean(input: Tensor, dim=_UNSET, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -86,14 +111,15 @@ def _sum_or_mean(op, op_all, input: Tensor, dim, keepdim: bool, dtype) -> Tensor
     """``x.sum()`` (no dim given) is its own overload in torch, with its own node name."""
     if dim is _UNSET and not keepdim:
         return op_all.apply(input, tuple(range(input._data.ndim)), False, _numpy_dtype(dtype))
-    dims = reduce_dims(None if dim is _UNSET else dim, input._data.ndim)
-    return op.apply(input, dims, keepdim, _numpy_dtype(dtype))
+    dim = None if dim is _UNSET else dim
+    return op.apply(input, reduce_dims(dim, input._data.ndim), keepdim, _numpy_dtype(dtype),
+                    shown=shown_dims(dim))
 
 
 def _expand_back(ctx, grad: Tensor) -> Tensor:
     """grad broadcast over the reduced dims again: the gradient of a sum."""
     shape = ctx._saved_self_sym_sizes
-    return _restore(grad, shape, ctx._saved_dim, ctx._saved_keepdim).expand(shape)
+    return _restore(grad, shape, ctx.dims, ctx.keepdim).expand(shape)
 
 
 def _summed_dims(from_shape: tuple, shape: tuple) -> tuple:
@@ -171,18 +197,21 @@ def _var_backward(ctx, grad: Tensor, self: Tensor) -> Tensor:
             at_mean = (self == self.mean())._data
             return grad * _const(np.where(at_mean, np.nan, np.inf).astype(self._data.dtype))
         return (2.0 / dof) * grad * (self - self.mean())
-    grad = _restore(grad, self._data.shape, dims, ctx._saved_keepdim)
+    grad = _restore(grad, self._data.shape, dims, ctx.keepdim)
     count = int(np.prod([self._data.shape[d] for d in dims], dtype=np.int64))
     with np.errstate(divide="ignore"):
         scale = float(np.float64(2.0) / np.float64(count - correction))
     return scale * grad * (self - self.mean(dims, keepdim=True))
 
 
-def _var_context(ctx, self, dims, correction, keepdim, all_dims, saved_correction) -> None:
+def _var_context(ctx, self, dims, correction, keepdim, all_dims, saved_correction,
+                 shown) -> None:
     if self.dtype.kind not in "fcV":
         raise RuntimeError("std and var only support floating point and complex dtypes")
-    ctx.dims, ctx.correction, ctx.all_dims = dims, correction, all_dims
-    ctx._saved_dim = None if all_dims else dims
+    ctx.dims, ctx.correction, ctx.all_dims, ctx.keepdim = dims, correction, all_dims, keepdim
+    # torch's node shows ``dim`` as given: None for none (and for ``()``, which its
+    # overloads read as no dim), negative dims read back unsigned
+    ctx._saved_dim = (None if all_dims else dims) if shown is _UNSET else shown
     ctx._saved_keepdim, ctx._saved_correction = keepdim, saved_correction
 
 
@@ -193,8 +222,9 @@ class Var(Op):
     saved_names = ("self",)
 
     @staticmethod
-    def forward(ctx, self, dims, correction, keepdim, all_dims, saved_correction=None):
-        _var_context(ctx, self, dims, correction, keepdim, all_dims, saved_correction)
+    def forward(ctx, self, dims, correction, keepdim, all_dims, saved_correction=None,
+                shown=_UNSET):
+        _var_context(ctx, self, dims, correction, keepdim, all_dims, saved_correction, shown)
         ctx.save_for_backward(self)
         return _variance(self, dims, correction, keepdim)
 
@@ -211,8 +241,9 @@ class Std(Op):
     saved_names = ("self", "result")
 
     @staticmethod
-    def forward(ctx, self, dims, correction, keepdim, all_dims, saved_correction=None):
-        _var_context(ctx, self, dims, correction, keepdim, all_dims, saved_correction)
+    def forward(ctx, self, dims, correction, keepdim, all_dims, saved_correction=None,
+                shown=_UNSET):
+        _var_context(ctx, self, dims, correction, keepdim, all_dims, saved_correction, shown)
         result = np.asarray(np.sqrt(_variance(self, dims, correction, keepdim)))
         ctx.save_for_backward(self, result)
         return result
@@ -243,16 +274,25 @@ def _var_args(op: str, input: Tensor, dim, unbiased, keepdim, correction):
     return reduce_dims(dim, input._data.ndim), correction, keepdim, all_dims, saved
 
 
+def _var_shown(dim):
+    """``dim`` as var's node shows it (its overloads read a bool or ``()`` as no dim)."""
+    if dim is _UNSET or dim is None or isinstance(dim, bool):
+        return None
+    return shown_dims(dim)
+
+
 def var(input: Tensor, dim=_UNSET, unbiased: bool | None = None, keepdim: bool = False, *,
         correction=None) -> Tensor:
     """torch.var: sum((x - mean)^2) / (N - correction); ``unbiased=False`` is correction 0."""
-    return Var.apply(input, *_var_args("var", input, dim, unbiased, keepdim, correction))
+    return Var.apply(input, *_var_args("var", input, dim, unbiased, keepdim, correction),
+                     shown=_var_shown(dim))
 
 
 def std(input: Tensor, dim=_UNSET, unbiased: bool | None = None, keepdim: bool = False, *,
         correction=None) -> Tensor:
     """Standard deviation over ``dim`` with ``correction`` (1, Bessel's, by default)."""
-    return Std.apply(input, *_var_args("std", input, dim, unbiased, keepdim, correction))
+    return Std.apply(input, *_var_args("std", input, dim, unbiased, keepdim, correction),
+                     shown=_var_shown(dim))
 
 
 # -- prod -----------------------------------------------------------------------------------------
@@ -303,16 +343,10 @@ class Prod(Op):
     saved_names = ("self", "result")
 
     @staticmethod
-    def forward(ctx, self, dim, keepdim, dtype=None):
-        ctx._saved_dim, ctx._saved_keepdim = dim, keepdim
-        if dtype is None:
-            dtype = np.dtype(np.int64) if self.dtype.kind in "biu" else self.dtype
-        axis = None if dim is None or self.ndim == 0 else dim
-        result = np.prod(self, axis=axis, keepdims=keepdim and axis is not None,
-                         dtype=_accumulator(dtype))
-        result = _layout.contiguous(np.asarray(result).astype(dtype, copy=False))
-        ctx.save_for_backward(self, result)
-        return result
+    def forward(ctx, self, dim, keepdim, dtype=None, shown=_UNSET):
+        ctx._saved_dim = dim if shown is _UNSET else shown
+        ctx._saved_keepdim = keepdim
+        return _prod_forward(ctx, self, dim, keepdim, dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -320,16 +354,34 @@ class Prod(Op):
         if self.ndim == 0:
             return grad, None, None, None
         self = as_dtype(self, result._data.dtype)  # torch differentiates in ``dtype``
-        dim = ctx._saved_dim
+        dim = ctx.dim
         if dim is not None:
             shape = self._data.shape
-            grad = _restore(grad, shape, (dim,), ctx._saved_keepdim)
-            result = _restore(result, shape, (dim,), ctx._saved_keepdim)
+            grad = _restore(grad, shape, (dim,), ctx.keepdim)
+            result = _restore(result, shape, (dim,), ctx.keepdim)
         return _prod_backward(grad, self, result, dim), None, None, None
 
 
+def _prod_forward(ctx, self, dim, keepdim, dtype):
+    ctx.dim, ctx.keepdim = dim, keepdim
+    if dtype is None:
+        dtype = np.dtype(np.int64) if self.dtype.kind in "biu" else self.dtype
+    axis = None if dim is None or self.ndim == 0 else dim
+    result = np.prod(self, axis=axis, keepdims=keepdim and axis is not None,
+                     dtype=_accumulator(dtype))
+    result = _layout.contiguous(np.asarray(result).astype(dtype, copy=False))
+    ctx.save_for_backward(self, result)
+    return result
+
+
 class ProdAll(Prod):
+    """``x.prod()``: torch's node keeps no dim"""
+
     node_name = "ProdBackward0"
+
+    @staticmethod
+    def forward(ctx, self, dim, keepdim, dtype=None):
+        return _prod_forward(ctx, self, dim, keepdim, dtype)
 
 
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
@@ -340,7 +392,7 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
         raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
     return Prod.apply(input, normalize_dim(int(dim), input._data.ndim), keepdim,
-                      _numpy_dtype(dtype))
+                      _numpy_dtype(dtype), shown=shown_dim(dim))
 
 
 # -- any / all --------------------------------------------------------------------------------

@@ -14,10 +14,10 @@ from ..tensor import Tensor
 from . import _layout
 from .join import cat
 from ._reduce_util import (_UNSET, _accumulator, _const, _numpy_dtype, _restore,
-                           reduce_dims)
+                           reduce_dims, shown_dim, shown_dims)
 from ._util import normalize_dim
 from .minmax import _ValuesIndices, return_types
-from .reduce import _var_args, _var_backward, _var_context, _variance
+from .reduce import _var_args, _var_backward, _var_context, _var_shown, _variance
 from .sorting import _result_type
 from ._base import not_implemented, Op
 
@@ -33,8 +33,8 @@ class Cumprod(Op):
     saved_names = ("self", "result")
 
     @staticmethod
-    def forward(ctx, self, dim, dtype):
-        ctx._saved_dim = dim
+    def forward(ctx, self, dim, dtype, shown=_UNSET):
+        ctx.dim, ctx._saved_dim = dim, dim if shown is _UNSET else shown
         if dtype is None:
             dtype = np.dtype(np.int64) if self.dtype.kind in "biu" else self.dtype
         if self.ndim == 0:
@@ -48,7 +48,7 @@ class Cumprod(Op):
     @staticmethod
     def backward(ctx, grad):
         self, result = ctx.saved_tensors
-        dim = ctx._saved_dim
+        dim = ctx.dim
         if self.ndim == 0 or self._data.size <= 1 or self._data.shape[dim] == 1:
             return grad, None, None  # the product is the input itself: torch hands grad on
         if not np.any(self._data == 0):
@@ -66,7 +66,8 @@ class Cumprod(Op):
 
 def cumprod(input: Tensor, dim: int, *, dtype=None, out=None) -> Tensor:
     """Running product along ``dim``."""
-    return Cumprod.apply(input, normalize_dim(dim, input._data.ndim), _numpy_dtype(dtype))
+    return Cumprod.apply(input, normalize_dim(dim, input._data.ndim), _numpy_dtype(dtype),
+                         shown=shown_dim(dim))
 
 
 CummaxResult = _result_type("cummax")
@@ -81,8 +82,8 @@ class Cummax(Op):
     _accumulate = np.maximum
 
     @classmethod
-    def forward(cls, ctx, self, dim):
-        ctx._saved_dim = dim
+    def forward(cls, ctx, self, dim, shown=_UNSET):
+        ctx.dim, ctx._saved_dim = dim, dim if shown is _UNSET else shown
         if self.ndim == 0:
             indices = np.zeros((), np.int64)
             ctx.save_for_backward(self, indices)
@@ -103,7 +104,7 @@ class Cummax(Op):
         if self.ndim == 0:
             return grad, None
         zeros = Tensor._make(np.zeros(self._data.shape, grad._data.dtype))
-        return zeros.scatter_add(ctx._saved_dim, indices, grad), None
+        return zeros.scatter_add(ctx.dim, indices, grad), None
 
 
 class Cummin(Cummax):
@@ -113,12 +114,14 @@ class Cummin(Cummax):
 
 def cummax(input: Tensor, dim: int) -> CummaxResult:
     """Running maximum along ``dim`` and the index where each was reached."""
-    return CummaxResult(*Cummax.apply(input, normalize_dim(dim, input._data.ndim)))
+    return CummaxResult(*Cummax.apply(input, normalize_dim(dim, input._data.ndim),
+                                      shown=shown_dim(dim)))
 
 
 def cummin(input: Tensor, dim: int) -> CumminResult:
     """Running minimum along ``dim`` and the index where each was reached."""
-    return CumminResult(*Cummin.apply(input, normalize_dim(dim, input._data.ndim)))
+    return CumminResult(*Cummin.apply(input, normalize_dim(dim, input._data.ndim),
+                                      shown=shown_dim(dim)))
 
 
 class Logcumsumexp(Op):
@@ -129,8 +132,8 @@ class Logcumsumexp(Op):
     saved_names = ("self", "result")
 
     @staticmethod
-    def forward(ctx, self, dim):
-        ctx._saved_dim = dim
+    def forward(ctx, self, dim, shown=_UNSET):
+        ctx.dim, ctx._saved_dim = dim, dim if shown is _UNSET else shown
         if self.dtype.kind not in "fV":
             raise not_implemented("logcumsumexp_out_cpu", self.dtype)
         result = self.copy() if self.ndim == 0 else _layout.contiguous(
@@ -143,7 +146,7 @@ class Logcumsumexp(Op):
         self, result = ctx.saved_tensors
         if self.ndim == 0:
             return grad, None
-        dim = ctx._saved_dim
+        dim = ctx.dim
         g = grad._data
         parts = []
         for sign in (1.0, -1.0):
@@ -156,7 +159,7 @@ class Logcumsumexp(Op):
 
 def logcumsumexp(input: Tensor, dim: int, *, out=None) -> Tensor:
     """Running ``log(sum(exp(x)))`` along ``dim``, computed stably."""
-    return Logcumsumexp.apply(input, normalize_dim(dim, input._data.ndim))
+    return Logcumsumexp.apply(input, normalize_dim(dim, input._data.ndim), shown=shown_dim(dim))
 
 
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
@@ -204,8 +207,9 @@ class VarMean(Op):
     saved_names = ("self",)
 
     @staticmethod
-    def forward(ctx, self, dims, correction, keepdim, all_dims, saved_correction=None):
-        _var_context(ctx, self, dims, correction, keepdim, all_dims, saved_correction)
+    def forward(ctx, self, dims, correction, keepdim, all_dims, saved_correction=None,
+                shown=_UNSET):
+        _var_context(ctx, self, dims, correction, keepdim, all_dims, saved_correction, shown)
         ctx.save_for_backward(self)
         return _variance(self, dims, correction, keepdim), _mean(self, dims, keepdim)
 
@@ -220,8 +224,9 @@ class StdMean(Op):
     saved_names = ("self", "result0")
 
     @staticmethod
-    def forward(ctx, self, dims, correction, keepdim, all_dims, saved_correction=None):
-        _var_context(ctx, self, dims, correction, keepdim, all_dims, saved_correction)
+    def forward(ctx, self, dims, correction, keepdim, all_dims, saved_correction=None,
+                shown=_UNSET):
+        _var_context(ctx, self, dims, correction, keepdim, all_dims, saved_correction, shown)
         std = np.asarray(np.sqrt(_variance(self, dims, correction, keepdim)))
         ctx.save_for_backward(self, std)
         return std, _mean(self, dims, keepdim)
@@ -236,13 +241,15 @@ class StdMean(Op):
 def var_mean(input: Tensor, dim=_UNSET, unbiased=None, keepdim: bool = False, *,
              correction=None) -> tuple:
     """(var, mean) in one pass"""
-    return VarMean.apply(input, *_var_args("var_mean", input, dim, unbiased, keepdim, correction))
+    return VarMean.apply(input, *_var_args("var_mean", input, dim, unbiased, keepdim, correction),
+                         shown=_var_shown(dim))
 
 
 def std_mean(input: Tensor, dim=_UNSET, unbiased=None, keepdim: bool = False, *,
              correction=None) -> tuple:
     """``(std, mean)`` over ``dim`` in one call (``correction`` as in ``std``)."""
-    return StdMean.apply(input, *_var_args("std_mean", input, dim, unbiased, keepdim, correction))
+    return StdMean.apply(input, *_var_args("std_mean", input, dim, unbiased, keepdim, correction),
+                         shown=_var_shown(dim))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -304,10 +311,9 @@ class Aminmax(Op):
 
 def aminmax(input: Tensor, *, dim=None, keepdim: bool = False) -> AminmaxResult:
     """(min, max) over all elements or one dim"""
-    if dim is not None:
-        dim = normalize_dim(int(dim), input._data.ndim)
-    dims = reduce_dims(dim, input._data.ndim)
-    return AminmaxResult(*Aminmax.apply(input, dims, keepdim, dim))
+    dims = reduce_dims(None if dim is None else normalize_dim(int(dim), input._data.ndim),
+                       input._data.ndim)
+    return AminmaxResult(*Aminmax.apply(input, dims, keepdim, shown_dim(dim)))
 
 
 class Nansum(Op):
@@ -334,9 +340,8 @@ class Nansum(Op):
 
 
 def _dims_of(input: Tensor, dim):
-    saved = None if dim is None or (not isinstance(dim, (int, np.integer)) and not dim) else (
-        reduce_dims(dim, input._data.ndim))
-    return reduce_dims(dim, input._data.ndim), saved
+    """The dims to reduce, and ``dim`` as torch's node shows it (as given)."""
+    return reduce_dims(dim, input._data.ndim), shown_dims(dim)
 
 
 def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:

@@ -9,6 +9,7 @@ from .. import _dtype
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from ._base import Op
+from ._reduce_util import shown_dim
 from ._util import normalize_dim
 from .creation import zeros_like
 from .inplace import inplace
@@ -155,7 +156,9 @@ class IndexCopy(Op):
 
     @staticmethod
     def forward(ctx, self, dim, index, source):
-        ctx.dim = dim
+        # ``dim`` as the caller gave it, which torch's node shows (negative read back unsigned)
+        ctx._saved_dim, ctx._saved_source_dim = shown_dim(dim), source.ndim
+        ctx.dim = dim = normalize_dim(dim, self.ndim)
         ctx.save_for_backward(index)
         result = self.copy()
         result[(slice(None),) * dim + (index.reshape(-1),)] = source.reshape(
@@ -204,13 +207,13 @@ def _check_index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) ->
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` whose slices ``index`` along ``dim`` are ``source``'s slices."""
-    dim = _check_index_copy(input, dim, index, source)
+    _check_index_copy(input, dim, index, source)
     return IndexCopy.apply(input, dim, index._data, source)
 
 
 def index_copy_(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """In place ``index_copy``."""
-    dim = _check_index_copy(input, dim, index, source)
+    _check_index_copy(input, dim, index, source)
     return inplace(IndexCopy, input, dim, index._data, source)
 
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._base import Op
+from ._reduce_util import shown_dim
 from ._util import normalize_dim
 from .creation import ones_like, zeros_like
 from .gather_scatter import _along, _check_scatter, _index_data
@@ -52,9 +53,12 @@ def _reduce_into(self: np.ndarray, dim: int, index: np.ndarray, src: np.ndarray,
 class ScatterReduce(Op):
     node_name = "ScatterReduceBackward0"
     saved_names = ("self", "index", "src", "result")
+    saved_values = {"reduce": "reduce", "include_self": "include_self"}
 
     @staticmethod
     def forward(ctx, self, dim, index, src, reduce, include_self):
+        # ``dim`` as the caller gave it, which torch's node shows (negative read back unsigned)
+        ctx._saved_dim, dim = shown_dim(dim), normalize_dim(dim, self.ndim)
         _check_scatter(self, dim, index, src)
         ctx.dim, ctx.reduce, ctx.include_self = dim, reduce, include_self
         ctx.src_shape = src.shape
@@ -128,14 +132,14 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     """A copy of ``input`` with ``src`` reduced in at ``index`` along ``dim`` by ``reduce``
     (sum, prod, mean, amax, amin); ``include_self=False`` leaves input's own values out where
     something is scattered."""
-    dim, index, reduce = _arguments(input, dim, index, reduce, "scatter_reduce")
+    _, index, reduce = _arguments(input, dim, index, reduce, "scatter_reduce")
     return ScatterReduce.apply(input, dim, index, src, reduce, include_self)
 
 
 def scatter_reduce_(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                     include_self: bool = True) -> Tensor:
     """In place ``scatter_reduce``."""
-    dim, index, reduce = _arguments(input, dim, index, reduce, "scatter_reduce_")
+    _, index, reduce = _arguments(input, dim, index, reduce, "scatter_reduce_")
     return inplace(ScatterReduce, input, dim, index, src, reduce, include_self)
 
 

@@ -8,6 +8,7 @@ from ..tensor import Tensor
 from ._args import _shape_args
 from . import _layout
 from ._base import Op
+from ._reduce_util import shown_dims
 from ._util import normalize_dim
 
 
@@ -18,6 +19,7 @@ class Repeat(Op):
     """gradient: grad split into (repeat, size) pairs per dim, summed over the repeats"""
 
     node_name = "RepeatBackward0"
+    saved_values = {"repeats": "repeats", "self_sym_sizes": "self_shape"}
 
     @staticmethod
     def forward(ctx, self, repeats):
@@ -29,7 +31,7 @@ class Repeat(Op):
         if any(r < 0 for r in repeats):
             raise RuntimeError(f"Trying to create tensor with negative dimension "
                                f"{min(target)}: {target}")
-        ctx.self_shape, ctx.shape, ctx.repeats = self.shape, shape, repeats
+        ctx.self_shape, ctx.shape, ctx.repeats = self.shape, shape, tuple(repeats)
         return _layout.contiguous(np.tile(self.reshape(shape), repeats))  # empty ones too
 
     @staticmethod
@@ -61,8 +63,8 @@ class Flip(Op):
     node_name = "FlipBackward0"
 
     @staticmethod
-    def forward(ctx, self, dims):
-        ctx.dims = dims
+    def forward(ctx, self, dims, shown=None):
+        ctx.dims, ctx._saved_dims = dims, shown_dims(dims if shown is None else shown)
         return flipped(self, dims)
 
     @staticmethod
@@ -77,7 +79,7 @@ def flip(input: Tensor, *dims) -> Tensor:
     for d in normalized:
         if normalized.count(d) > 1:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-    return Flip.apply(input, normalized if input._data.ndim else ())
+    return Flip.apply(input, normalized if input._data.ndim else (), shown=dims)
 
 
 class Roll(Op):
@@ -86,8 +88,11 @@ class Roll(Op):
     node_name = "RollBackward0"
 
     @staticmethod
-    def forward(ctx, self, shifts, dims):
+    def forward(ctx, self, shifts, dims, shown=None):
         ctx.shifts, ctx.dims = shifts, dims
+        # shifts and dims as given, negative ones read back unsigned as torch's node shows them
+        ctx._saved_shifts = shown_dims(shifts)
+        ctx._saved_dims = shown_dims(dims if shown is None else shown)
         if not self.size and (dims or self.ndim == 1):
             # torch clones an empty input (flattened first when no dim is given), strides kept
             return _layout.preserve(self.copy(), self)
@@ -111,5 +116,5 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
     if dims and len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
-    dims = tuple(normalize_dim(d, input._data.ndim) for d in dims)
-    return Roll.apply(input, tuple(int(s) for s in shifts), dims)
+    normalized = tuple(normalize_dim(d, input._data.ndim) for d in dims)
+    return Roll.apply(input, tuple(int(s) for s in shifts), normalized, shown=dims)

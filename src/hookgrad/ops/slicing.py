@@ -10,6 +10,7 @@ import numpy as np
 from ..tensor import Tensor
 from . import _layout
 from ._base import Op
+from ._reduce_util import shown_dim
 from ._util import normalize_dim
 
 
@@ -21,6 +22,7 @@ class Select(Op):
 
     @staticmethod
     def forward(ctx, self, dim, index):
+        shown_as = dim
         if self.ndim == 0:
             raise IndexError("select() cannot be applied to a 0-dim tensor.")
         dim = normalize_dim(dim, self.ndim)
@@ -29,6 +31,9 @@ class Select(Op):
             raise IndexError(f"select(): index {index} out of range for tensor of size "
                              f"{list(self.shape)} at dimension {dim}")
         ctx.self_shape, ctx.dim, ctx.index = self.shape, dim, index % size
+        # torch's node shows dim and index as given (a negative one read back unsigned)
+        ctx._saved_self_sym_sizes = self.shape
+        ctx._saved_dim, ctx._saved_index = shown_dim(shown_as), shown_dim(index)
         return self[(slice(None),) * dim + (index % size, Ellipsis)]  # ... keeps a 0-d view
 
     @staticmethod
@@ -58,9 +63,15 @@ class Slice(Op):
     _view_of = 0
 
     @staticmethod
-    def forward(ctx, self, dim, start, end, step):
+    def forward(ctx, self, dim, start, end, step, shown=None):
         if step <= 0:
             raise ValueError("step must be greater than zero")
+        # torch's node shows dim, start and end as the caller gave them (``shown``: an
+        # indexing slice's own bounds), a negative one read back unsigned
+        ctx._saved_dim, ctx._saved_step = shown_dim(dim), step
+        ctx._saved_self_sym_sizes = self.shape
+        ctx._saved_start, ctx._saved_end = (shown_dim(start), shown_dim(end)) if shown is None \
+            else shown
         dim = normalize_dim(dim, self.ndim)
         ctx.self_shape, ctx.dim = self.shape, dim
         ctx.start, ctx.end, ctx.step = start, end, step
@@ -116,7 +127,7 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     """A view of ``length`` elements from ``start`` along ``dim``."""
     if input._data.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
-    dim = normalize_dim(dim, input._data.ndim)
+    shown_as, dim = dim, normalize_dim(dim, input._data.ndim)
     start, length = operator.index(start), operator.index(length)
     size = input._data.shape[dim]
     if length < 0:
@@ -129,4 +140,4 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
                            f"({size}).")
-    return Slice.apply(input, dim, start, start + length, 1)
+    return Slice.apply(input, shown_as, start, start + length, 1)

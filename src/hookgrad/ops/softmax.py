@@ -9,8 +9,8 @@ from .. import _dtype
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import _layout
-from ._reduce_util import (_UNSET, _accumulator, _kept_shape, _restore, reduce_dims,
-                           torch_type_name)
+from ._reduce_util import (_UNSET, _accumulator, _kept_shape, _restore, reduce_dims, shown_dim,
+                           shown_dims, torch_type_name)
 from ._util import normalize_dim, quiet_errors
 from ._base import Op
 
@@ -22,8 +22,9 @@ class Logsumexp(Op):
     saved_names = ("self", "result")
 
     @staticmethod
-    def forward(ctx, self, dims, keepdim):
-        ctx._saved_dim, ctx._saved_keepdim = dims, keepdim
+    def forward(ctx, self, dims, keepdim, shown=_UNSET):
+        ctx.dims, ctx._saved_keepdim = dims, keepdim
+        ctx._saved_dim = dims if shown is _UNSET else shown
         work = self.astype(_accumulator(self.dtype), copy=False)
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             if self.size:
@@ -42,7 +43,7 @@ class Logsumexp(Op):
     @staticmethod
     def backward(ctx, grad):
         self, result = ctx.saved_tensors
-        shape, dims, keepdim = self._data.shape, ctx._saved_dim, ctx._saved_keepdim
+        shape, dims, keepdim = self._data.shape, ctx.dims, ctx._saved_keepdim
         grad = _restore(grad, shape, dims, keepdim)
         return grad * (self - _restore(result, shape, dims, keepdim)).exp(), None, None
 
@@ -53,17 +54,18 @@ def logsumexp(input: Tensor, dim=_UNSET, keepdim: bool = False) -> Tensor:
         raise TypeError("logsumexp() missing 1 required positional arguments: \"dim\"")
     if input._data.dtype.kind not in "fcV":
         input = input.to(_dtype.get_default_dtype())
-    return Logsumexp.apply(input, reduce_dims(dim, input._data.ndim), keepdim)
+    return Logsumexp.apply(input, reduce_dims(dim, input._data.ndim), keepdim,
+                           shown=shown_dims(dim))
 
 
-def _softmax_input(ctx, self: np.ndarray, dim: int, op: str) -> tuple:
-    """Checks a softmax input and records ``dim``; returns the input in its accumulation dtype
-    and the axis to normalise over (None for a 0-d input)."""
+def _softmax_input(ctx, self: np.ndarray, dim: int, op: str, shown) -> tuple:
+    """Checks a softmax input and records ``dim`` (shown as given); returns the input in its
+    accumulation dtype and the axis to normalise over (None for a 0-d input)."""
     if self.dtype.kind not in "fV":
         kernel = f"{op}_lastdim_kernel_impl" if dim == self.ndim - 1 or self.ndim == 0 \
             else f"{op}_kernel_impl"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{torch_type_name(self)}'")
-    ctx._saved_dim = dim
+    ctx.dim, ctx._saved_dim = dim, dim if shown is _UNSET else shown
     return self.astype(_accumulator(self.dtype), copy=False), dim if self.ndim else None
 
 
@@ -98,8 +100,8 @@ class Softmax(Op):
     saved_names = ("result",)
 
     @staticmethod
-    def forward(ctx, self, dim):
-        work, axis = _softmax_input(ctx, self, dim, "softmax")
+    def forward(ctx, self, dim, shown=_UNSET):
+        work, axis = _softmax_input(ctx, self, dim, "softmax", shown)
         with np.errstate(invalid="ignore", over="ignore"):
             if self.ndim and self.size:  # the ufuncs' reduce: np.max/np.sum less their wrapper
                 result = _unshifted_softmax(work, axis)
@@ -119,7 +121,7 @@ class Softmax(Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        dim = ctx._saved_dim if result.ndim else ()
+        dim = ctx.dim if result.ndim else ()
         if _plain(grad, result):  # the same formula on arrays, one buffer reused
             g, r = grad._data, result._data
             with quiet_errors():
@@ -168,8 +170,8 @@ class LogSoftmax(Op):
     saved_names = ("result",)
 
     @staticmethod
-    def forward(ctx, self, dim):
-        work, axis = _softmax_input(ctx, self, dim, "log_softmax")
+    def forward(ctx, self, dim, shown=_UNSET):
+        work, axis = _softmax_input(ctx, self, dim, "log_softmax", shown)
         with quiet_errors():
             if self.ndim and self.size:  # in place on the fresh temporaries
                 shifted = work - np.maximum.reduce(work, axis=axis, keepdims=True)
@@ -186,7 +188,7 @@ class LogSoftmax(Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        dim = ctx._saved_dim if result.ndim else ()
+        dim = ctx.dim if result.ndim else ()
         if _plain(grad, result):  # the same formula on arrays, one buffer reused
             g = grad._data
             with quiet_errors():
@@ -256,7 +258,7 @@ def _softmax(cls, input: Tensor, dim, dtype) -> Tensor:
                         "\"dim\"")
     if dtype is not None and _dtype.to_numpy_dtype(dtype) != input._data.dtype:
         input = input.to(dtype)
-    return cls.apply(input, normalize_dim(dim, input._data.ndim))
+    return cls.apply(input, normalize_dim(dim, input._data.ndim), shown=shown_dim(dim))
 
 
 def softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from . import _layout
+from ._reduce_util import _UNSET, shown_dim
 from ._util import normalize_dim
 from .minmax import _ValuesIndices, return_types
 from ._base import not_implemented, Op
@@ -59,8 +60,10 @@ class _Selecting(Op):
     _keepdim = True  # sort and topk keep the dim; the reductions have a keepdim argument
 
     @staticmethod
-    def _save(ctx, self, indices, dim, keepdim=None) -> None:
-        ctx._saved_self_sym_sizes, ctx._saved_dim = self.shape, dim
+    def _save(ctx, self, indices, dim, keepdim=None, shown=_UNSET) -> None:
+        # the formula reads ``dim`` (normalized); the node shows it as the caller gave it
+        ctx._saved_self_sym_sizes, ctx.dim = self.shape, dim
+        ctx._saved_dim = dim if shown is _UNSET else shown
         if keepdim is not None:
             ctx._saved_keepdim = keepdim
         ctx.save_for_backward(indices)
@@ -69,7 +72,7 @@ class _Selecting(Op):
     def backward(cls, ctx, grad, grad_indices=None):
         (indices,) = ctx.saved_tensors
         keepdim = getattr(ctx, "_saved_keepdim", True)
-        return selected_backward(grad, indices, ctx._saved_dim, ctx._saved_self_sym_sizes,
+        return selected_backward(grad, indices, ctx.dim, ctx._saved_self_sym_sizes,
                                  keepdim), None, None, None, None
 
 
@@ -77,13 +80,13 @@ class Sort(_Selecting):
     node_name = "SortBackward0"
 
     @staticmethod
-    def forward(ctx, self, dim, descending):
+    def forward(ctx, self, dim, descending, shown=_UNSET):
         if self.ndim == 0:
             indices = np.zeros((), np.int64)
-            Sort._save(ctx, self, indices, dim)
+            Sort._save(ctx, self, indices, dim, shown=shown)
             return self.copy(), indices
         indices = stable_argsort(self, dim, descending).astype(np.int64, copy=False)
-        Sort._save(ctx, self, indices, dim)
+        Sort._save(ctx, self, indices, dim, shown=shown)
         # torch sorts into empty_like(self): a dense input's layout, else row-major
         return (_layout.preserve(np.take_along_axis(self, indices, dim), self),
                 _layout.preserve(indices, self))
@@ -101,7 +104,8 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool | 
          out=None) -> SortResult:
     """(values, indices) along ``dim``; stable always (so ``stable=`` changes only the node)."""
     cls = Sort if stable is None else SortStable
-    return SortResult(*cls.apply(input, _dim(input, dim), bool(descending)))
+    return SortResult(*cls.apply(input, _dim(input, dim), bool(descending),
+                                 shown=shown_dim(dim)))
 
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False,
@@ -123,7 +127,7 @@ class Topk(_Selecting):
     node_name = "TopkBackward0"
 
     @staticmethod
-    def forward(ctx, self, k, dim, largest, sorted_):
+    def forward(ctx, self, k, dim, largest, sorted_, shown=_UNSET):
         if self.dtype == np.bool_:
             raise RuntimeError("topk does not support bool dtypes on CPU")
         size = self.shape[dim] if self.ndim else 1
@@ -131,18 +135,19 @@ class Topk(_Selecting):
             raise RuntimeError("selected index k out of range")
         if self.ndim == 0:
             indices = np.zeros((), np.int64)
-            Topk._save(ctx, self, indices, dim)
+            Topk._save(ctx, self, indices, dim, shown=shown)
             return self.copy(), indices
         order = stable_argsort(self, dim, descending=largest)
         indices = np.take(order, np.arange(k), axis=dim).astype(np.int64, copy=False)
-        Topk._save(ctx, self, indices, dim)
+        Topk._save(ctx, self, indices, dim, shown=shown)
         return np.take_along_axis(self, indices, dim), indices
 
 
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *,
          out=None) -> TopkResult:
     """the k largest (or smallest) along ``dim``, in order (``sorted=False`` keeps that order)"""
-    return TopkResult(*Topk.apply(input, int(k), _dim(input, dim), bool(largest), sorted))
+    return TopkResult(*Topk.apply(input, int(k), _dim(input, dim), bool(largest), sorted,
+                                  shown=shown_dim(dim)))
 
 
 def _pick(self: np.ndarray, dim: int, keepdim: bool, position: np.ndarray):
@@ -163,7 +168,7 @@ class Kthvalue(_Selecting):
     node_name = "KthvalueBackward0"
 
     @staticmethod
-    def forward(ctx, self, k, dim, keepdim):
+    def forward(ctx, self, k, dim, keepdim, shown=_UNSET):
         size = self.shape[dim] if self.ndim else 1
         if not size:
             raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
@@ -173,18 +178,19 @@ class Kthvalue(_Selecting):
             raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
         if self.ndim == 0:
             indices = np.zeros((), np.int64)
-            Kthvalue._save(ctx, self, indices, dim, keepdim)
+            Kthvalue._save(ctx, self, indices, dim, keepdim, shown)
             return self.copy(), indices
         position = np.full(_reduced_shape(self, dim), k - 1)
         values, indices = _pick(self, dim, keepdim, position)
-        Kthvalue._save(ctx, self, indices, dim, keepdim)
+        Kthvalue._save(ctx, self, indices, dim, keepdim, shown)
         return values, indices
 
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *,
              out=None) -> KthvalueResult:
     """the k-th smallest along ``dim`` (k from 1)"""
-    return KthvalueResult(*Kthvalue.apply(input, int(k), _dim(input, dim), bool(keepdim)))
+    return KthvalueResult(*Kthvalue.apply(input, int(k), _dim(input, dim), bool(keepdim),
+                                          shown=shown_dim(dim)))
 
 
 def _median_position(self: np.ndarray, dim: int, skip_nan: bool) -> np.ndarray:
@@ -204,17 +210,17 @@ class MedianDim(_Selecting):
     _op = "median"
 
     @classmethod
-    def forward(cls, ctx, self, dim, keepdim):
+    def forward(cls, ctx, self, dim, keepdim, shown=_UNSET):
         if self.dtype == np.bool_:
             raise not_implemented("median_out", self.dtype)
         if self.ndim == 0:
             indices = np.zeros((), np.int64)
-            cls._save(ctx, self, indices, dim, keepdim)
+            cls._save(ctx, self, indices, dim, keepdim, shown)
             return self.copy(), indices
         if self.shape[dim] == 0:
             raise IndexError(f"{cls._op}(): Expected reduction dim {dim} to have non-zero size.")
         values, indices = _pick(self, dim, keepdim, _median_position(self, dim, cls._skip_nan))
-        cls._save(ctx, self, indices, dim, keepdim)
+        cls._save(ctx, self, indices, dim, keepdim, shown)
         return values, indices
 
 
@@ -262,14 +268,16 @@ def median(input: Tensor, dim=None, keepdim: bool = False, *, out=None):
     """median(): the lower median; median(dim) -> (values, indices)"""
     if dim is None:
         return Median.apply(input)
-    return MedianResult(*MedianDim.apply(input, _dim(input, dim), bool(keepdim)))
+    return MedianResult(*MedianDim.apply(input, _dim(input, dim), bool(keepdim),
+                                         shown=shown_dim(dim)))
 
 
 def nanmedian(input: Tensor, dim=None, keepdim: bool = False, *, out=None):
     """median ignoring NaN (NaN only where a slice is all NaN)"""
     if dim is None:
         return Nanmedian.apply(input)
-    return NanmedianResult(*NanmedianDim.apply(input, _dim(input, dim), bool(keepdim)))
+    return NanmedianResult(*NanmedianDim.apply(input, _dim(input, dim), bool(keepdim),
+                                               shown=shown_dim(dim)))
 
 
 def _runs(sorted_rows: np.ndarray):
@@ -292,10 +300,10 @@ class Mode(_Selecting):
     node_name = "ModeBackward0"
 
     @staticmethod
-    def forward(ctx, self, dim, keepdim):
+    def forward(ctx, self, dim, keepdim, shown=_UNSET):
         if self.ndim == 0:
             indices = np.zeros((), np.int64)
-            Mode._save(ctx, self, indices, dim, keepdim)
+            Mode._save(ctx, self, indices, dim, keepdim, shown)
             return self.copy(), indices
         if self.shape[dim] == 0:
             raise IndexError(f"mode(): Expected reduction dim {dim} to have non-zero size.")
@@ -310,10 +318,11 @@ class Mode(_Selecting):
         values = np.take_along_axis(self, indices, dim)
         if not keepdim:
             values, indices = np.squeeze(values, dim), np.squeeze(indices, dim)
-        Mode._save(ctx, self, indices, dim, keepdim)
+        Mode._save(ctx, self, indices, dim, keepdim, shown)
         return values, indices
 
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out=None) -> ModeResult:
     """The most frequent value along ``dim`` and an index where it occurs."""
-    return ModeResult(*Mode.apply(input, _dim(input, dim), bool(keepdim)))
+    return ModeResult(*Mode.apply(input, _dim(input, dim), bool(keepdim),
+                                  shown=shown_dim(dim)))

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ..tensor import Tensor
+from . import _layout
 from ._base import Op
 from ._util import quiet_errors
 from .inplace import inplace
@@ -169,6 +170,7 @@ class Polygamma(Op):
 
     node_name = "PolygammaBackward0"
     saved_names = ("self",)
+    saved_values = {"n": "n"}
 
     @staticmethod
     def forward(ctx, self, n):
@@ -203,13 +205,35 @@ def polygamma(n: int, input: Tensor, *, out=None) -> Tensor:
     return Digamma.apply(input) if n == 0 else Polygamma.apply(input, n)
 
 
+class Mvlgamma(Op):
+    """sum_i lgamma(x - i/2) + p (p - 1) / 4 log(pi);  d = grad sum_i digamma(x - i/2)"""
+
+    node_name = "MvlgammaBackward0"
+    saved_names = ("self",)
+    saved_values = {"p": "p"}
+
+    @staticmethod
+    def forward(ctx, self, p):
+        ctx.p = p
+        ctx.save_for_backward(self)
+        steps = -np.arange(p, dtype=np.float64) / 2
+        constant = p * (p - 1) / 4 * math.log(math.pi)
+        result = _float(lambda a: _lgamma(a[..., None] + steps).sum(-1) + constant, self)
+        return _layout.contiguous(result)  # row-major whatever self's layout, as torch's
+
+    @staticmethod
+    def backward(ctx, grad):
+        (self,) = ctx.saved_tensors
+        steps = Tensor._make(-np.arange(ctx.p, dtype=self._data.dtype) / 2)
+        return grad * digamma(self.unsqueeze(-1) + steps).sum(-1), None
+
+
 def mvlgamma(input: Tensor, p: int, *, out=None) -> Tensor:
     """The multivariate log-gamma of dimension ``p``: ``sum_i lgamma(x - i/2)`` plus
     ``p (p - 1) / 4 log(pi)`` (defined for elements above ``(p - 1) / 2``)."""
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
-    steps = Tensor._make(-np.arange(p, dtype=input._data.dtype) / 2)
-    return lgamma(input.unsqueeze(-1) + steps).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+    return Mvlgamma.apply(input, p)
 
 
 METHODS = {"lgamma": lgamma, "digamma": digamma,
@@ -235,7 +259,9 @@ def polygamma_(self: Tensor, n: int) -> Tensor:
 
 def mvlgamma_(self: Tensor, p: int) -> Tensor:
     """In place ``mvlgamma``."""
-    return self.copy_(mvlgamma(self, p))
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    return inplace(Mvlgamma, self, p)
 
 
 METHODS.update({"lgamma_": _in_place(Lgamma, "lgamma_"),

@@ -11,6 +11,7 @@ import numpy as np
 from ..autograd import views as _views
 from ..tensor import Tensor, root_array
 from ._base import Op
+from ._reduce_util import _UNSET
 
 
 def _storage(array: np.ndarray) -> tuple:
@@ -42,7 +43,10 @@ class AsStrided(Op):
     _view_of = 0
 
     @staticmethod
-    def forward(ctx, self, size, stride, storage_offset):
+    def forward(ctx, self, size, stride, storage_offset, given_offset=_UNSET):
+        # torch's node shows the arguments as given: storage_offset None when not given
+        ctx._saved_size, ctx._saved_stride = tuple(size), tuple(stride)
+        ctx._saved_storage_offset = storage_offset if given_offset is _UNSET else given_offset
         root, start = _storage(self)
         ctx.input_geometry = (self.shape, tuple(s // self.itemsize for s in self.strides), start)
         ctx.geometry = (size, stride, storage_offset)
@@ -95,7 +99,8 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
     offset = input.storage_offset() if storage_offset is None else int(storage_offset)
     if offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {offset}")
-    return AsStrided.apply(input, size, stride, offset)
+    return AsStrided.apply(input, size, stride, offset,
+                           None if storage_offset is None else int(storage_offset))
 
 
 def _rebuild(base: Tensor, view: Tensor) -> Tensor:

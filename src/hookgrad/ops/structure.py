@@ -12,6 +12,7 @@ import numpy as np
 from .._warnings import warn_once
 from .. import _dtype
 from ..tensor import Size, Tensor
+from ._reduce_util import _UNSET, shown_dim, shown_dims
 from ._util import broadcast_error, normalize_dim
 from .join import _promoted, cat, stack, vstack
 from .shape import flipped, repeat
@@ -59,8 +60,8 @@ class Cross(Op):
     saved_names = ("other", "self")
 
     @staticmethod
-    def forward(ctx, self, other, dim, dtype):
-        ctx._saved_dim = dim
+    def forward(ctx, self, other, dim, dtype, shown=_UNSET):
+        ctx.dim, ctx._saved_dim = dim, shown_dim(dim) if shown is _UNSET else shown
         ctx.save_for_backward(other if ctx.needs_input_grad[0] else None,
                               self if ctx.needs_input_grad[1] else None)
         return np.cross(self.astype(dtype, copy=False), other.astype(dtype, copy=False),
@@ -69,7 +70,7 @@ class Cross(Op):
     @staticmethod
     def backward(ctx, grad):
         other, self = ctx.saved_tensors
-        dim = ctx._saved_dim
+        dim = ctx.dim
         grad_self = None if other is None else _cross(other, grad, dim)
         grad_other = None if self is None else _cross(grad, self, dim)
         return grad_self, grad_other, None, None
@@ -91,7 +92,7 @@ def _cross_args(input: Tensor, other: Tensor, dim: int):
     except ValueError:
         raise broadcast_error("linalg.cross", a.shape, b.shape) from None
     return Cross.apply(input, other, normalize_dim(dim, a.ndim) - a.ndim,
-                       _dtype.result_type(input, other).numpy)
+                       _dtype.result_type(input, other).numpy, shown=shown_dim(dim))
 
 
 def cross(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor:
@@ -380,8 +381,10 @@ class Rot90(Op):
     node_name = "Rot90Backward0"
 
     @staticmethod
-    def forward(ctx, self, k, dims):
-        ctx._saved_k, ctx._saved_dims = k, dims
+    def forward(ctx, self, k, dims, shown=None):
+        ctx.k, ctx.dims = k, dims
+        # k and dims as given, negative ones read back unsigned as torch's node shows them
+        ctx._saved_k, ctx._saved_dims = shown_dim(k), shown_dims(dims if shown is None else shown)
         turns = k % 4
         if turns == 0:
             return np.array(self, order="C")
@@ -393,7 +396,7 @@ class Rot90(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return Rot90.apply(grad, -ctx._saved_k, ctx._saved_dims), None, None
+        return Rot90.apply(grad, -ctx.k, ctx.dims), None, None
 
 
 def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
@@ -407,8 +410,8 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
     if dims[0] == dims[1] or abs(dims[0] - dims[1]) == ndim:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} "
                            f"and dim1 = {dims[1]}")
-    dims = tuple(normalize_dim(d, ndim) for d in dims)
-    return Rot90.apply(input, int(k), dims)
+    normalized = tuple(normalize_dim(d, ndim) for d in dims)
+    return Rot90.apply(input, int(k), normalized, shown=dims)
 
 
 def ravel(input: Tensor) -> Tensor:

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._base import Op
+from ._reduce_util import shown_dim
 from ._util import normalize_dim
 
 
@@ -32,14 +33,15 @@ class Unfold(Op):
     _view_of = 0
 
     @staticmethod
-    def forward(ctx, self, dimension, size, step):
-        ctx._saved_self_sym_sizes = self.shape
-        ctx._saved_dimension, ctx._saved_size, ctx._saved_step = dimension, size, step
+    def forward(ctx, self, dimension, size, step, shown=None):
+        ctx._saved_self_sym_sizes, ctx.dimension = self.shape, dimension
+        ctx._saved_dimension = shown_dim(dimension if shown is None else shown)  # as given
+        ctx._saved_size, ctx._saved_step = size, step
         return _windows(self, dimension, size, step)
 
     @staticmethod
     def backward(ctx, grad):
-        return UnfoldBackward.apply(grad, ctx._saved_self_sym_sizes, ctx._saved_dimension,
+        return UnfoldBackward.apply(grad, ctx._saved_self_sym_sizes, ctx.dimension,
                                     ctx._saved_size, ctx._saved_step), None, None, None
 
 
@@ -71,7 +73,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """Every slice of ``size`` elements along ``dimension``, ``step`` apart, as a view with the
     window in a new last dimension."""
     ndim = input.ndim
-    dimension = normalize_dim(dimension, max(ndim, 1))
+    shown, dimension = dimension, normalize_dim(dimension, max(ndim, 1))
     length = input.shape[dimension] if ndim else 1
     if size < 0:
         raise RuntimeError(f"size is {size} but must be >= 0")
@@ -80,7 +82,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
                            f"size is {size}")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    return Unfold.apply(input, dimension, int(size), int(step))
+    return Unfold.apply(input, dimension, int(size), int(step), shown)
 
 
 METHODS = {"unfold": unfold}

@@ -21,6 +21,7 @@ from .. import _memory_format as _mf
 from .._dtype import to_numpy_dtype
 from . import _layout
 from ._args import _shape_args, infer_shape
+from ._reduce_util import shown_dim, shown_dims
 from ._util import normalize_dim
 from .clone import Clone
 from .slicing import (Select, SelectBackward, Slice, SliceBackward,  # noqa: F401
@@ -228,6 +229,7 @@ class Expand(_View):
     """grad summed over the broadcast dims"""
 
     node_name = "ExpandBackward0"
+    saved_values = {"self_sym_sizes": "self_shape"}
 
     @staticmethod
     def forward(ctx, self, shape):
@@ -316,6 +318,7 @@ class Permute(_View):
                                "does not match the length of the desired ordering of dimensions "
                                f"i.e. input.dim() = {self.ndim} is not equal to len(dims) = "
                                f"{len(dims)}")
+        ctx._saved_dims = shown_dims(dims)  # as given, a negative one read back unsigned
         dims = tuple(normalize_dim(d, self.ndim) for d in dims)
         if len(set(dims)) != len(dims):
             raise RuntimeError("permute(): duplicate dims are not allowed.")
@@ -364,6 +367,7 @@ class Transpose(_View):
 
     @staticmethod
     def forward(ctx, self, dim0, dim1):
+        ctx._saved_dim0, ctx._saved_dim1 = shown_dim(dim0), shown_dim(dim1)  # as given
         ctx.dims = (normalize_dim(dim0, self.ndim), normalize_dim(dim1, self.ndim))
         if self.ndim == 0:
             return self.view()
@@ -411,10 +415,13 @@ class Squeeze(_View):
     ``unsqueeze_to``, so a graph of the gradient shows ``UnsqueezeBackward0`` nodes)"""
 
     node_name = "SqueezeBackward0"
+    saved_values = {"self_sym_sizes": "self_shape"}
 
     @staticmethod
-    def forward(ctx, self, dims=None):
+    def forward(ctx, self, dims=None, shown=None):
         ctx.self_shape = self.shape
+        if shown is not None:  # squeeze(dim): torch's node shows the dim(s) as given
+            ctx._saved_dim = shown
         if dims is None:
             ctx.removed = tuple(d for d, size in enumerate(self.shape) if size == 1)
             return self.squeeze()  # (the methods: no Python wrapper around them)
@@ -445,8 +452,9 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
     if dim is None:
         return Squeeze.apply(input)
     if isinstance(dim, (tuple, list)):
-        return SqueezeDims.apply(input, tuple(operator.index(d) for d in dim))
-    return SqueezeDim.apply(input, (operator.index(dim),))
+        dims = tuple(operator.index(d) for d in dim)
+        return SqueezeDims.apply(input, dims, shown_dims(dims))
+    return SqueezeDim.apply(input, (operator.index(dim),), shown_dim(operator.index(dim)))
 
 
 class Unsqueeze(_View):
@@ -456,6 +464,7 @@ class Unsqueeze(_View):
 
     @staticmethod
     def forward(ctx, self, dim):
+        ctx._saved_dim = shown_dim(dim)  # as given, a negative one read back unsigned
         ctx.dim = dim = normalize_dim(dim, self.ndim + 1)
         result = self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])  # expand_dims's
         # torch's stride for the new dim: 1 at the end, else what the next dim spans
@@ -471,7 +480,7 @@ class Unsqueeze(_View):
 
     @staticmethod
     def backward(ctx, grad):
-        return SqueezeDim.apply(grad, (ctx.dim,)), None
+        return SqueezeDim.apply(grad, (ctx.dim,), ctx.dim), None
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:

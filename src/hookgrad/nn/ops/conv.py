@@ -301,6 +301,10 @@ class Convolution(Op):
 
     node_name = "ConvolutionBackward0"
     saved_names = ("input", "weight")
+    # the settings torch's node keeps; bias_sym_sizes_opt is (0,) without a bias
+    saved_values = {"stride": "stride", "padding": "padding", "dilation": "dilation",
+                    "transposed": "transposed", "output_padding": "output_padding",
+                    "groups": "groups", "bias_sym_sizes_opt": "bias_sizes"}
     _wrapped_scalars = (2,)  # a missing bias keeps its edge, (None, 0), as in torch's node
 
     @staticmethod
@@ -308,6 +312,8 @@ class Convolution(Op):
                 groups):
         ctx.stride, ctx.padding, ctx.dilation = stride, padding, dilation
         ctx.transposed, ctx.groups = transposed, groups
+        ctx.output_padding = output_padding
+        ctx.bias_sizes = (0,) if bias is None else bias.shape
         ctx.input_size = input.shape[2:]
         ctx.save_for_backward(input, weight)
         if transposed:

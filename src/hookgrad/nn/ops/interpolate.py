@@ -169,6 +169,21 @@ def _half_safe(kernel, x: np.ndarray, plan: tuple) -> np.ndarray:
     return kernel(x, plan)
 
 
+_SCALE_NAMES = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_h",
+                                                                   "scales_w")}
+
+
+def _show_plan(ctx, shape: tuple, plan: tuple) -> None:
+    """What torch's upsampling node shows: the input's sizes, the output size, the scale per
+    axis (None where a size was given) and, for the interpolating modes, align_corners."""
+    ctx._saved_self_sym_sizes = shape
+    ctx._saved_output_size = tuple(output for _size, output, *_ in plan)
+    for name, (*_, scale) in zip(_SCALE_NAMES[len(plan)], plan):
+        setattr(ctx, "_saved_" + name, scale)
+    if not plan[0][2].startswith("nearest"):
+        ctx._saved_align_corners = plan[0][3]
+
+
 class Resample(Op):
     """out = (T_1 x ... x T_d) x: one sparse tap matrix per spatial axis (linear in x)"""
 
@@ -177,6 +192,7 @@ class Resample(Op):
     @staticmethod
     def forward(ctx, input, plan):
         ctx.plan = plan
+        _show_plan(ctx, input.shape, plan)
         return _layout.suggested(_half_safe(_resample, input, plan), input)
 
     @staticmethod

@@ -7,8 +7,8 @@ from typing import Optional
 import numpy as np
 
 from ... import _blas, _dtype
-from ...ops.linalg import (_transposed, matmul, mm_grads, mm_grads_on_arrays,
-                           plain_product_grads)
+from ...ops.linalg import (_transposed, matmul, mm_grads, mm_grads_on_arrays, operand_geometry,
+                           plain_product_grads, shown_geometry)
 from ...ops.reduce import sum_array_to
 from ...tensor import Tensor
 from ...ops._base import Op
@@ -54,12 +54,14 @@ class Addmm(Op):
 
     node_name = "AddmmBackward0"
     saved_names = ("mat1", "mat2")
+    saved_values = {"alpha": "alpha", "beta": "beta", **shown_geometry("mat1", "mat2")}
 
     @staticmethod
     def forward(ctx, self, mat1, mat2, beta=1, alpha=1):
         _check(self, mat1, mat2)
         ctx.beta, ctx.alpha = beta, alpha
         ctx.layouts = (_transposed(mat1), _transposed(mat2))
+        ctx.geometry = operand_geometry(mat1, mat2)
         _need_self, need_mat1, need_mat2 = ctx.needs_input_grad[:3]
         ctx.save_for_backward(mat1 if need_mat2 else None, mat2 if need_mat1 else None)
         out_dtype = mat1.dtype

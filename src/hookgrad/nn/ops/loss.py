@@ -21,7 +21,7 @@ from ...ops.arithmetic_scalar import add_scalar, div_scalar, mul_scalar
 from ...autograd import grad_mode
 from .loss_nll import NllLoss, NllLoss2d
 from ._loss_backward import (BinaryCrossEntropyBackward, HuberLossBackward, MseLossBackward,
-                             SmoothL1LossBackward)
+                             SmoothL1LossBackward, _start)
 
 REDUCTIONS = ("none", "mean", "sum")
 _EPSILON = float(np.float32(1e-12))  # torch's BCE floor is a float constant
@@ -69,10 +69,11 @@ class MseLoss(Op):
 
     node_name = "MseLossBackward0"
     saved_names = ("self", "target")
+    saved_values = {"reduction": "reduction_enum"}
 
     @staticmethod
     def forward(ctx, self, target, reduction):
-        ctx.reduction = reduction
+        _start(ctx, reduction)
         ctx.save_for_backward(self, target)
         diff = self - target
         return reduce_array(diff * diff, reduction)
@@ -91,10 +92,11 @@ class SmoothL1Loss(Op):
 
     node_name = "SmoothL1LossBackward0"
     saved_names = ("self", "target")
+    saved_values = {"reduction": "reduction_enum", "beta": "beta"}
 
     @staticmethod
     def forward(ctx, self, target, reduction, beta):
-        ctx.reduction, ctx.beta = reduction, beta
+        _start(ctx, reduction, beta=beta)
         ctx.save_for_backward(self, target)
         z = np.abs(self - target)
         beta = z.dtype.type(beta)
@@ -117,10 +119,11 @@ class HuberLoss(Op):
 
     node_name = "HuberLossBackward0"
     saved_names = ("self", "target")
+    saved_values = {"reduction": "reduction_enum", "delta": "delta"}
 
     @staticmethod
     def forward(ctx, self, target, reduction, delta):
-        ctx.reduction, ctx.delta = reduction, delta
+        _start(ctx, reduction, delta=delta)
         ctx.save_for_backward(self, target)
         z = np.abs(self - target)
         delta = self.dtype.type(delta)
@@ -142,12 +145,13 @@ class BinaryCrossEntropy(Op):
 
     node_name = "BinaryCrossEntropyBackward0"
     saved_names = ("self", "target", "weight")
+    saved_values = {"reduction": "reduction_enum"}
 
     @staticmethod
     def forward(ctx, self, target, weight, reduction):
         if self.size and (np.any(self < 0) or np.any(self > 1) or np.any(np.isnan(self))):
             raise RuntimeError("all elements of input should be between 0 and 1")
-        ctx.reduction = reduction
+        _start(ctx, reduction)
         if weight is not None:
             weight = np.broadcast_to(weight, self.shape)
         ctx.save_for_backward(self, target, weight)
@@ -185,10 +189,11 @@ class BinaryCrossEntropyWithLogits(Op):
 
     node_name = "BinaryCrossEntropyWithLogitsBackward0"
     saved_names = ("pos_weight", "self", "target", "weight")
+    saved_values = {"reduction": "reduction_enum"}
 
     @staticmethod
     def forward(ctx, self, target, weight, pos_weight, reduction):
-        ctx.reduction = reduction
+        _start(ctx, reduction)
         ctx.save_for_backward(pos_weight, self, target, weight)
         softplus = np.log1p(np.exp(-np.abs(self))) + np.maximum(-self, 0)
         if pos_weight is not None:

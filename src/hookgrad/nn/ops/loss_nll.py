@@ -8,7 +8,9 @@ import numpy as np
 
 from ...autograd import grad_mode
 from ...ops._base import Op
+from ...ops._reduce_util import shown_dim
 from ...ops._util import quiet_errors
+from ._loss_backward import _start
 from ...tensor import Tensor
 
 
@@ -77,10 +79,12 @@ class NllLoss(Op):
 
     node_name = "NllLossBackward0"
     saved_names = ("self", "target", "weight", "total_weight")
+    saved_values = {"reduction": "reduction_enum"}
 
     @staticmethod
     def forward(ctx, self, target, weight, reduction, ignore_index):
-        ctx.reduction, ctx.ignore_index = reduction, ignore_index
+        _start(ctx, reduction, ignore_index=ignore_index)
+        ctx._saved_ignore_index = shown_dim(ignore_index)  # as torch's int: -100 unsigned
         safe, sample = _class_weights(self, target, weight, ignore_index)
         ctx.unweighted = sample is None
         if sample is None:  # every weight 1: the total is the count, the loss the picked values
@@ -120,10 +124,12 @@ class NllLossGrad(Op):
 
     node_name = "NllLossBackwardBackward0"
     saved_names = ("target", "weight")
+    saved_values = {"reduction": "reduction_enum"}
 
     @staticmethod
     def forward(ctx, grad, self, target, weight, reduction, ignore_index):
-        ctx.reduction, ctx.ignore_index = reduction, ignore_index
+        _start(ctx, reduction, ignore_index=ignore_index)
+        ctx._saved_ignore_index = shown_dim(ignore_index)  # as torch's int: -100 unsigned
         ctx.self_meta = (self.shape, self.dtype)
         ctx.save_for_backward(target, weight)
         return _nll_grad(grad, target, weight, reduction, ignore_index, self.shape)

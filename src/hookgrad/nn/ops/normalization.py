@@ -52,6 +52,7 @@ class NativeBatchNorm(Op):
     node_name = "NativeBatchNormBackward0"
     _wrapped_scalars = _AFFINE_EDGES
     saved_names = ("input", "running_mean", "running_var", "weight", "result1", "result2")
+    saved_values = {"training": "training", "eps": "eps"}
 
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, training, momentum, eps):
@@ -122,11 +123,13 @@ class NativeLayerNorm(Op):
     node_name = "NativeLayerNormBackward0"
     _wrapped_scalars = _AFFINE_EDGES
     saved_names = ("bias", "input", "weight", "result1", "result2")
+    saved_values = {"normalized_shape": "normalized_shape"}
 
     @staticmethod
     def forward(ctx, input, weight, bias, normalized_ndim, eps):
         axes = tuple(range(input.ndim - normalized_ndim, input.ndim))
         ctx.axes, ctx.eps = axes, eps
+        ctx.normalized_shape = input.shape[input.ndim - normalized_ndim:]
         if _rows_apply(input, weight, bias):
             mean, centered, rstd = _row_moments(input, normalized_ndim, eps)
             result = np.multiply(centered, rstd.reshape(-1, 1), out=centered)
@@ -279,11 +282,15 @@ class NativeGroupNorm(Op):
     node_name = "NativeGroupNormBackward0"
     _wrapped_scalars = _AFFINE_EDGES
     saved_names = ("input", "weight", "result1", "result2")
+    saved_values = {"N": "batch", "C": "channels", "HxW": "spatial", "group": "groups",
+                    "eps": "eps"}
 
     @staticmethod
     def forward(ctx, input, weight, bias, groups, eps):
         n = input.shape[0]
         ctx.groups, ctx.eps = groups, eps
+        ctx.batch, ctx.channels = n, input.shape[1]
+        ctx.spatial = int(np.prod(input.shape[2:], dtype=np.int64))
         grouped = input.reshape(n, groups, -1)
         mean, centered, _var, rstd = _moments(grouped, (2,), eps)
         shape = (1, -1) + (1,) * (input.ndim - 2)

@@ -16,6 +16,7 @@ from .pool_tiles import (_copy_where, _pays, _planes_view, _split_planes,  # noq
                          _tile_max, _tile_max_planes, _tile_origins, _tile_slices, _tiles)
 from ...ops import _layout
 from ...ops._base import Op, through_saved
+from ...ops._reduce_util import show_as_given
 from ...tensor import Tensor
 
 Ints = tuple
@@ -79,7 +80,10 @@ class MaxPoolWithIndices(Op):
     saved_names = ("self", "result1")
 
     @staticmethod
-    def forward(ctx, self, kernel, stride, padding, dilation, ceil_mode):
+    def forward(ctx, self, kernel, stride, padding, dilation, ceil_mode, shown=None):
+        show_as_given(ctx, shown or {"kernel_size": kernel, "stride": stride,
+                                     "padding": padding, "dilation": dilation})
+        ctx._saved_ceil_mode = ceil_mode
         nd = len(kernel)
         size = self.shape[-nd:]
         out = pooled_size(size, kernel, stride, padding, dilation, ceil_mode)
@@ -316,7 +320,11 @@ class AvgPool(Op):
 
     @staticmethod
     def forward(ctx, self, kernel, stride, padding, ceil_mode, count_include_pad,
-                divisor_override):
+                divisor_override, shown=None):
+        show_as_given(ctx, shown or {"kernel_size": kernel, "stride": stride,
+                                     "padding": padding})
+        ctx._saved_ceil_mode, ctx._saved_count_include_pad = ceil_mode, count_include_pad
+        ctx._saved_divisor_override = divisor_override
         nd = len(kernel)
         size = self.shape[-nd:]
         out = pooled_size(size, kernel, stride, padding, (1,) * nd, ceil_mode)

@@ -26,9 +26,11 @@ class Embedding(Op):
 
     node_name = "EmbeddingBackward0"
     saved_names = ("indices",)
+    saved_values = {"weight_sym_argsize_0": "num_weights", "scale_grad_by_freq":
+                    "scale_grad_by_freq", "sparse": "sparse"}
 
     @staticmethod
-    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
+    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq, sparse=False):
         if indices.dtype.kind not in "iu" or indices.dtype.itemsize < 4:
             raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                                "following scalar types: Long, Int; but got "
@@ -38,6 +40,9 @@ class Embedding(Op):
             raise IndexError("index out of range in self")
         ctx.num_weights = weight.shape[0]
         ctx.padding_idx, ctx.scale_grad_by_freq = padding_idx, scale_grad_by_freq
+        ctx.sparse = sparse  # accepted; the gradient stays dense
+        # torch keeps "no padding row" as -1, read back unsigned as its ints are
+        ctx._saved_padding_idx = (-1 if padding_idx is None else padding_idx) % 2 ** 64
         ctx.save_for_backward(indices)
         return weight[indices]
 
