@@ -10,13 +10,14 @@ Why writes stay on the calling thread (unless ``non_blocking=True``): a hand-off
 thread makes offload's cost depend on where the operating system runs that thread, which
 neither offload nor the planner can see. On the benchmark CNN of ``benchmarks/memory.py``
 (14 MiB written a step, tensors of 0.5 to 8 MiB), with the main thread on one core, writes on
-a writer thread added 13 to 17 ms of CPU time per step with that thread on the same core and
-50 to 63 ms with it on the other, busy core: the arrays cross between the cores' caches and
-the main thread waits (``max_pending_bytes``, reads) for a thread that is not running. Written
-on the calling thread the step added 15 to 18 ms wherever the reader ran. Handing only small
-tensors to the calling thread does not help: the cost follows the large ones (with the bound
-at 4 MiB, +40 ms on the other core). Nor does pinning the thread to its creator's CPU set:
-on Linux a new thread inherits that set already, and an unpinned process's set is every core
+a worker thread added 15 to 18 ms of CPU time per step with that thread on the same core and
+27 to 66 ms with it on the other, busy core: the arrays cross between the cores' caches and
+the main thread waits (``max_pending_bytes``, then reads) for a thread that is not running.
+Written on the calling thread: 13 to 18 ms and 15 to 24 ms (what remains is the reads ahead;
+``prefetch=0``, no worker at all, 13 to 20 ms). Handing only small tensors to the calling
+thread does not help: any write left to the worker makes the step wait for it (with the bound
+at 4 MiB, +40 ms on the other core). Nor does pinning the worker to its creator's CPU set: on
+Linux a new thread inherits that set already, and an unpinned process's set is every core
 (``benchmarks/offload_placement.py``; docs/memory.md, "What moves offload's cost").
 
 What was read back is kept only while backward uses it (a weak reference): a buffer two nodes
@@ -342,26 +343,26 @@ def _slots(obj: Any) -> list:
 
 class offload(Saver):
     """Keep saved activations in files in a private temporary directory (under ``directory``,
-    default the system's temp dir) instead of memory; they are written by a background thread
-    and read back ahead of need during backward (``prefetch`` tensors ahead; each one read
-    ahead is resident until its node runs, so the default is one). Gradients are
-    exact::
+    default the system's temp dir) instead of memory; they are read back ahead of need during
+    backward by a background thread (``prefetch`` tensors ahead; each one read ahead is
+    resident until its node runs, so the default is one). Gradients are exact::
 
         with memory.offload():
             loss = model(x).sum()
         loss.backward()
 
     Each tensor is written as it is saved, on the thread that saves it: forward waits for the
-    copy into the file (about 0.5 ms per MiB on a CPU), but the cost is the same wherever the
-    operating system runs offload's thread. ``non_blocking=True`` hands writes to the
+    copy into the file (about 0.5 ms per MiB on a CPU), but that cost hardly depends on where
+    the operating system runs offload's thread. ``non_blocking=True`` hands writes to the
     background thread instead, as ``Tensor.to(..., non_blocking=True)`` does a copy: forward
     goes on while it writes, which saves time when a core is free for it (and lets a GPU
     tensor's copy to host memory run without the Python thread waiting for it), and costs
-    more when not: on a 2-core machine with the other core busy, three times the extra time
-    per step (module docstring). ``max_pending_bytes`` then bounds how much memory waits for
-    that thread: past it, saving waits for older writes, so the queue never keeps many
-    activations alive that forward would already have dropped (the default, 4 MiB, keeps
-    about one layer's output in flight). Without ``non_blocking`` nothing waits unwritten.
+    more when not: with the thread on a busy second core the benchmark CNN's step took 33 to
+    57 ms longer, against 15 to 24 ms with writes on the saving thread (module docstring).
+    ``max_pending_bytes`` then bounds how much memory waits for that thread: past it, saving
+    waits for older writes, so the queue never keeps many activations alive that forward
+    would already have dropped (the default, 4 MiB, keeps about one layer's output in
+    flight). Without ``non_blocking`` nothing waits unwritten.
     """
 
     def __init__(self, directory: Optional[str] = None, prefetch: int = 1,
