@@ -1,7 +1,7 @@
 """Does the planner's time estimate hold, and do its plans repeat? (run by hand)
 
     .venv/bin/python benchmarks/planner.py [--quick] [--clock cpu|wall] [--repeats N]
-        [--time-limit SECONDS]
+        [--time-limit SECONDS] [--models demo,mlp,cnn]
 
 For the demo's digits CNN (its training loss, a batch of 64) and the deep MLP and small CNN of
 benchmarks/memory.py, with a budget of a quarter of the saved bytes: the plan's estimated
@@ -14,7 +14,8 @@ without policy and sample until the standard error is 10 % of the extra time or 
 passes: ``--time-limit`` (default 60 s) for the parts and the check, twice that for the
 second measurement (memory._timing).
 Then the demo's plan is made in ``--repeats`` fresh processes (different hash seeds) and their
-choices compared (aim: all the same). One BLAS thread; on a machine shared with other jobs the
+choices compared (aim: all the same). ``--models`` runs only some of the three (the repeats
+need the demo). One BLAS thread; on a machine shared with other jobs the
 figures are indicative, a quiet machine confirms them.
 """
 from __future__ import annotations
@@ -132,19 +133,28 @@ def main() -> None:
                         help="seconds each timing may sample while its standard error is "
                              "above 10 %% of the extra time (default 60; the second "
                              "measurement gets twice this)")
+    parser.add_argument("--models", default="demo,mlp,cnn",
+                        help="which models, comma-separated (default demo,mlp,cnn)")
     args = parser.parse_args()
+    models = set(args.models.split(","))
+    if not models <= {"demo", "mlp", "cnn"}:
+        parser.error(f"--models takes demo, mlp and cnn, got {args.models!r}")
     hookgrad.manual_seed(0)
     depth, width, batch = (4, 128, 32) if args.quick else (16, 1024, 256)
     rows = []
-    model, x, loss_fn = demo_model()
     limit = args.time_limit
-    row, demo_budget = check("demo digits CNN, batch 64", model, x, loss_fn, args.clock, limit)
-    rows.append(row)
-    rows.append(check(f"MLP {depth} x {width}, batch {batch}", benchmark.mlp(depth, width),
-                      hookgrad.randn(batch, width), benchmark.loss_of, args.clock, limit)[0])
-    rows.append(check("CNN 3 conv blocks", benchmark.cnn(),
-                      hookgrad.randn(16 if args.quick else 64, 3, 32, 32), benchmark.loss_of,
-                      args.clock, limit)[0])
+    if "demo" in models:
+        model, x, loss_fn = demo_model()
+        row, demo_budget = check("demo digits CNN, batch 64", model, x, loss_fn, args.clock,
+                                 limit)
+        rows.append(row)
+    if "mlp" in models:
+        rows.append(check(f"MLP {depth} x {width}, batch {batch}", benchmark.mlp(depth, width),
+                          hookgrad.randn(batch, width), benchmark.loss_of, args.clock, limit)[0])
+    if "cnn" in models:
+        rows.append(check("CNN 3 conv blocks", benchmark.cnn(),
+                          hookgrad.randn(16 if args.quick else 64, 3, 32, 32),
+                          benchmark.loss_of, args.clock, limit)[0])
     unit = "CPU time" if args.clock == "cpu" else "wall time"
     print(f"\nextra {unit} per step under the plan (budget: a quarter of the saved bytes)")
     print("(each figure ± its standard error; time limit per timing "
@@ -161,6 +171,8 @@ def main() -> None:
               f"{error(estimate, estimate_error, measured, measured_error)} | "
               f"{ms(again, again_error)} | "
               f"{error(estimate, estimate_error, again, again_error)} |")
+    if "demo" not in models:
+        return
     code = DEMO_PLAN.format(budget=demo_budget, clock=args.clock)
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env=dict(os.environ, PYTHONHASHSEED=str(seed)), check=True).stdout

@@ -14,7 +14,7 @@ import torch
 
 import hookgrad
 from hookgrad import memory
-from hookgrad.memory.savers.offload import PREFIX
+from hookgrad.memory.savers._directories import PREFIX
 
 
 def _files(root) -> list:
@@ -47,8 +47,9 @@ def x(rng):
     return hookgrad.tensor(rng.standard_normal((32, 16)).astype(np.float32), requires_grad=True)
 
 
-def test_files_are_written_then_removed_as_backward_reads_them(tmp_path, x):
-    saver = memory.offload(tmp_path)
+@pytest.mark.parametrize("non_blocking", [False, True])
+def test_files_are_written_then_removed_as_backward_reads_them(tmp_path, x, non_blocking):
+    saver = memory.offload(tmp_path, non_blocking=non_blocking)
     with saver:
         loss = _chain(x)
     _wait_written(saver)
@@ -57,8 +58,9 @@ def test_files_are_written_then_removed_as_backward_reads_them(tmp_path, x):
     assert _files(tmp_path) == []
 
 
-def test_a_graph_freed_without_backward_removes_its_files(tmp_path, x):
-    saver = memory.offload(tmp_path)
+@pytest.mark.parametrize("non_blocking", [False, True])
+def test_a_graph_freed_without_backward_removes_its_files(tmp_path, x, non_blocking):
+    saver = memory.offload(tmp_path, non_blocking=non_blocking)
     with saver:
         loss = _chain(x)
     _wait_written(saver)
@@ -68,9 +70,10 @@ def test_a_graph_freed_without_backward_removes_its_files(tmp_path, x):
     assert _files(tmp_path) == []
 
 
+@pytest.mark.parametrize("non_blocking", [False, True])
 @pytest.mark.parametrize("error", [ValueError, KeyboardInterrupt])
-def test_an_error_raised_inside_backward_leaves_no_files(tmp_path, x, error):
-    saver = memory.offload(tmp_path)
+def test_an_error_raised_inside_backward_leaves_no_files(tmp_path, x, error, non_blocking):
+    saver = memory.offload(tmp_path, non_blocking=non_blocking)
     with saver:
         h = (x * 0.5).exp()
         h.register_hook(lambda grad: (_ for _ in ()).throw(error("stop")))
@@ -83,9 +86,10 @@ def test_an_error_raised_inside_backward_leaves_no_files(tmp_path, x, error):
     assert _files(tmp_path) == []
 
 
+@pytest.mark.parametrize("non_blocking", [False, True])
 @pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
-def test_an_error_leaving_the_block_removes_its_files_at_once(tmp_path, x, error):
-    saver = memory.offload(tmp_path)
+def test_an_error_leaving_the_block_removes_its_files_at_once(tmp_path, x, error, non_blocking):
+    saver = memory.offload(tmp_path, non_blocking=non_blocking)
     kept = []
     with pytest.raises(error):
         with saver:
@@ -160,7 +164,7 @@ def test_an_inplace_change_after_the_write_keeps_the_saved_values(tmp_path, x):
 
 
 def test_an_inplace_change_before_the_write_is_an_error(tmp_path, x):
-    saver = memory.offload(tmp_path)
+    saver = memory.offload(tmp_path, non_blocking=True)
     gate = threading.Event()
     saver._disk().pool.submit(gate.wait)  # hold the writer back
     with saver:
@@ -183,7 +187,7 @@ _CHILD = textwrap.dedent("""
     with saver:
         loss = (x.exp() * 2).exp().sum()
     for ref in saver._store_obj.items:
-        ref().write.result()
+        assert ref().write is None  # written as saved, on this thread
     print(saver.path, flush=True)
     if sys.argv[2] == "kill":
         os._exit(0)  # no cleanup at all, as if killed
@@ -224,7 +228,7 @@ def test_a_directory_removed_under_a_live_graph_is_reported_as_such(tmp_path, x)
 
 
 def test_stale_clean_up_trusts_the_lock_not_the_pid(tmp_path, monkeypatch):
-    module = importlib.import_module("hookgrad.memory.savers.offload")
+    module = importlib.import_module("hookgrad.memory.savers._directories")
 
     # a directory whose owner died, its PID since reused by a live process: lock free, old
     reused = tmp_path / f"{PREFIX}{os.getppid()}-abc"
@@ -254,7 +258,7 @@ def test_stale_clean_up_trusts_the_lock_not_the_pid(tmp_path, monkeypatch):
 
 
 def test_a_fresh_unlocked_directory_of_a_live_process_is_kept(tmp_path):
-    module = importlib.import_module("hookgrad.memory.savers.offload")
+    module = importlib.import_module("hookgrad.memory.savers._directories")
 
     fresh = tmp_path / f"{PREFIX}{os.getppid()}-new"  # made a moment ago, lock not yet taken
     fresh.mkdir()
@@ -303,3 +307,114 @@ def test_integers_go_to_disk_in_the_narrowest_type(tmp_path, rng):
     reference = torch.tensor(x.detach().numpy(), requires_grad=True)
     torch.nn.functional.max_pool2d(reference, 2).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), reference.grad.numpy())
+
+
+# Where the work runs: writes on the saving thread unless non_blocking=True, reads ahead on
+# the worker, a read ahead the worker has not started made by backward itself.
+
+def _conv_net_grads(lib, values, weights, context=None):
+    """Gradients of a conv-relu-pool-linear step in ``lib`` (hookgrad or torch)."""
+    functional = lib.nn.functional
+    x = lib.tensor(values, requires_grad=True)
+    params = [lib.tensor(w, requires_grad=True) for w in weights]
+
+    def step():
+        h = functional.max_pool2d(functional.conv2d(x, params[0], params[1], padding=1).relu(), 2)
+        return functional.linear(h.flatten(1), params[2]).tanh().pow(2).sum()
+
+    if context is None:
+        loss = step()
+    else:
+        with context:
+            loss = step()
+    loss.backward()
+    return [t.grad.detach().numpy().copy() for t in [x] + params]
+
+
+@pytest.mark.parametrize("non_blocking", [False, True])
+def test_both_ways_of_writing_give_the_gradients_of_no_policy_and_of_torch(tmp_path, rng,
+                                                                           non_blocking):
+    values = rng.standard_normal((4, 3, 8, 8))
+    weights = [rng.standard_normal((5, 3, 3, 3)) / 4, rng.standard_normal(5),
+               rng.standard_normal((2, 5 * 4 * 4)) / 8]
+    exact = _conv_net_grads(hookgrad, values, weights)
+    saver = memory.offload(tmp_path, non_blocking=non_blocking)
+    offloaded = _conv_net_grads(hookgrad, values, weights, saver)
+    reference = _conv_net_grads(torch, values, weights)
+    for ours, plain, theirs in zip(offloaded, exact, reference):
+        np.testing.assert_array_equal(ours, plain)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+    gc.collect()
+    _drain(saver)
+    assert _files(tmp_path) == []
+
+
+def test_by_default_each_tensor_is_in_its_file_as_soon_as_it_is_saved(tmp_path, x):
+    saver = memory.offload(tmp_path, prefetch=0)
+    with saver:
+        loss = _chain(x)
+        items = [ref() for ref in saver._store_obj.items]
+        # written here and now: no write queued, no array held unwritten, no worker started
+        assert [(item.write, item.arrays) for item in items] == [(None, None)] * 6
+        assert sorted(_files(tmp_path)) == sorted(item.path for item in items)
+    assert not saver._store_obj.pool._threads
+    del items
+    loss.backward()
+    assert _files(tmp_path) == []
+    assert repr(saver) == f"offload(directory={str(tmp_path)!r})"
+
+
+def test_non_blocking_writes_on_the_worker_within_max_pending_bytes(tmp_path, x, monkeypatch):
+    module = importlib.import_module("hookgrad.memory.savers.offload")
+    slow_write = module._DiskStored.write_file
+
+    def write_slowly(item):  # a slow disk: the queue fills up unless saving waits
+        threading.Event().wait(0.005)
+        slow_write(item)
+
+    monkeypatch.setattr(module._DiskStored, "write_file", write_slowly)
+    one = x.numel() * x.element_size()
+    saver = memory.offload(tmp_path, non_blocking=True, max_pending_bytes=2 * one)
+    store = saver._disk()
+    unwritten = []
+    original_add = store.add
+
+    def add(*args):
+        item = original_add(*args)
+        unwritten.append(sum(i().size for i in store.items if i() is not None and i().arrays))
+        return item
+
+    monkeypatch.setattr(store, "add", add)
+    with saver:
+        loss = _chain(x, length=8)
+    assert len(unwritten) == 8 and max(unwritten) <= 2 * one
+    assert any(item() is not None and item().write is not None for item in store.items)
+    assert repr(saver) == f"offload(directory={str(tmp_path)!r}, non_blocking=True)"
+    loss.backward()
+    _drain(saver)
+    assert _files(tmp_path) == []
+
+
+def test_backward_reads_a_file_itself_rather_than_wait_for_a_stalled_worker(tmp_path, rng):
+    values = rng.standard_normal((32, 16)) / 10
+    x = hookgrad.tensor(values, requires_grad=True)
+    saver = memory.offload(tmp_path, prefetch=2)
+    with saver:
+        loss = _chain(x)
+    gate = threading.Event()
+    stalled = saver._store_obj.pool.submit(gate.wait, 60)  # the worker gets no core
+    loss.backward()  # every read ahead it was given is still queued behind the stall
+    gate.set()
+    assert stalled.result() is True  # released by us, not by its timeout: nothing waited on it
+    np.testing.assert_allclose(x.grad.numpy(), _chain_grad(values), rtol=1e-10)
+    _drain(saver)
+    assert _files(tmp_path) == []
+
+
+def _chain_grad(values, length=6):
+    reference = torch.tensor(values, requires_grad=True)
+    h = reference
+    for _ in range(length):
+        h = (h * 0.5).exp()
+    h.sum().backward()
+    return reference.grad.numpy()

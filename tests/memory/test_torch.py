@@ -1,6 +1,8 @@
 """What only torch has: savers computing with torch ops where the tensor lives, the ledger's
 view of torch's modules and storages, the measured peak of allocated memory, and the CUDA
 staging (run only where a GPU is present)."""
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -62,10 +64,11 @@ def test_cast_matches_torch_own_conversion(x, dtype):
     assert torch.equal(packed.unpack(), out.detach().to(target).to(out.dtype))
 
 
+@pytest.mark.parametrize("non_blocking", [False, True])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
-def test_offload_round_trips_every_float_dtype_bit_exactly(tmp_path, dtype):
+def test_offload_round_trips_every_float_dtype_bit_exactly(tmp_path, dtype, non_blocking):
     x = torch.randn(16, 8, dtype=dtype, requires_grad=True)
-    saver = memory.offload(tmp_path)
+    saver = memory.offload(tmp_path, non_blocking=non_blocking)
     packed, out = _saved(saver, x)
     back = packed.unpack()
     assert back.dtype == dtype and torch.equal(back, out.detach())
@@ -134,7 +137,8 @@ def test_the_measured_peak_follows_the_activations():
     assert "measured peak" in led.table() and '"measured_peak"' in led.to_json()
 
 
-def test_training_a_conv_net_under_offload_is_bit_exact(tmp_path):
+@pytest.mark.parametrize("non_blocking", [False, True])
+def test_training_a_conv_net_under_offload_is_bit_exact(tmp_path, non_blocking):
     def run(context):
         torch.manual_seed(0)
         model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1),
@@ -152,9 +156,11 @@ def test_training_a_conv_net_under_offload_is_bit_exact(tmp_path):
         return [p.detach().clone() for p in model.parameters()]
 
     exact = run(lambda: memory.policy({}, framework="torch"))
-    saver = memory.offload(tmp_path)
+    saver = memory.offload(tmp_path, non_blocking=non_blocking)
     offloaded = run(lambda: memory.policy({"*": saver}, framework="torch"))
     assert all(torch.equal(a, b) for a, b in zip(offloaded, exact))
+    saver._store_obj.pool.submit(lambda: None).result()  # reads cancelled ahead let go
+    assert [f for _, _, files in os.walk(saver.path) for f in files] == []
     saver.close()
 
 

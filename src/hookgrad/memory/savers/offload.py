@@ -1,8 +1,24 @@
 """offload(): keep saved activations in files until backward needs them.
 
-A background thread writes each saved tensor to a file in a private directory while forward goes
-on, and reads files back ahead of need during backward: backward visits saved tensors in about
-the reverse of the order they were saved, so each read schedules the next few older ones.
+Each saved tensor is written to a file in a private directory as it is saved, on the thread
+that saves it, and read back ahead of need during backward by a background thread: backward
+visits saved tensors in about the reverse of the order they were saved, so each read schedules
+the next few older ones. A read that thread has not started when backward needs it is made on
+the calling thread instead of waited for.
+
+Why writes stay on the calling thread (unless ``non_blocking=True``): a hand-off to another
+thread makes offload's cost depend on where the operating system runs that thread, which
+neither offload nor the planner can see. On the benchmark CNN of ``benchmarks/memory.py``
+(14 MiB written a step, tensors of 0.5 to 8 MiB), with the main thread on one core, writes on
+a worker thread added 15 to 18 ms of CPU time per step with that thread on the same core and
+27 to 66 ms with it on the other, busy core: the arrays cross between the cores' caches and
+the main thread waits (``max_pending_bytes``, then reads) for a thread that is not running.
+Written on the calling thread: 13 to 18 ms and 15 to 24 ms (what remains is the reads ahead;
+``prefetch=0``, no worker at all, 13 to 20 ms). Handing only small tensors to the calling
+thread does not help: any write left to the worker makes the step wait for it (with the bound
+at 4 MiB, +40 ms on the other core). Nor does pinning the worker to its creator's CPU set: on
+Linux a new thread inherits that set already, and an unpinned process's set is every core
+(``benchmarks/offload_placement.py``; docs/memory.md, "What moves offload's cost").
 
 What was read back is kept only while backward uses it (a weak reference): a buffer two nodes
 saved (a ReLU's output that max pooling saves again) is not held from the first node's turn to
@@ -35,7 +51,6 @@ import os
 import shutil
 import tempfile
 import threading
-import time
 import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Optional
@@ -43,98 +58,8 @@ from typing import Any, Optional
 import numpy as np
 
 from .._backend import Backend
+from ._directories import PREFIX, _hold_lock, clean_stale
 from .base import Saver, Stored, View, narrow
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: fall back to asking whether the PID lives
-    fcntl = None
-
-PREFIX = "hookgrad-offload-"
-SETTLED_SECONDS = 10.0  # an unlocked directory older than this is stale even if its PID lives
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, owned by someone else
-        return True
-    except OSError:
-        return False
-    return True
-
-
-def _hold_lock(directory: str) -> Optional[int]:
-    """Exclusively lock ``directory`` for this process's lifetime; returns the open descriptor
-    (closing it releases the lock), or None where locks are unavailable."""
-    if fcntl is None:  # pragma: no cover
-        return None
-    try:
-        descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover
-        return None
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:  # pragma: no cover - a file system without locks
-        os.close(descriptor)
-        return None
-    return descriptor
-
-
-def _lock_free(path: str) -> Optional[bool]:
-    """Whether nobody holds ``path``'s lock (None: cannot tell)."""
-    if fcntl is None:  # pragma: no cover
-        return None
-    try:
-        descriptor = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False  # its owner still holds it: alive
-    finally:
-        os.close(descriptor)  # releases the lock we may have taken
-    return True
-
-
-def _owner_gone(path: str, pid: int) -> bool:
-    """Whether the process that made offload directory ``path`` is gone."""
-    if pid == os.getpid():
-        return False
-    free = _lock_free(path)
-    if free is None:
-        return not pid_alive(pid)
-    if not free:
-        return False
-    try:
-        age = time.time() - os.stat(path).st_mtime
-    except OSError:
-        return False
-    return not pid_alive(pid) or age > SETTLED_SECONDS
-
-
-def clean_stale(base: str) -> list:
-    """Remove offload directories in ``base`` whose process is gone; returns what was removed."""
-    removed = []
-    try:
-        names = os.listdir(base)
-    except OSError:
-        return removed
-    for name in names:
-        if not name.startswith(PREFIX):
-            continue
-        pid_text = name[len(PREFIX):].split("-", 1)[0]
-        if not pid_text.isdigit():
-            continue
-        path = os.path.join(base, name)
-        if _owner_gone(path, int(pid_text)):
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(path)
-    return removed
-
 
 def _remove_file(path: str) -> None:
     try:
@@ -153,9 +78,11 @@ def _close_store(path: str, pool: ThreadPoolExecutor, lock: Any) -> None:
 
 
 class _Store:
-    """One private directory and one worker thread (writes and reads, in submission order)."""
+    """One private directory and one worker thread (reads ahead, and writes when
+    ``non_blocking``, in submission order)."""
 
-    def __init__(self, base: Optional[str], prefetch: int, max_pending_bytes: int):
+    def __init__(self, base: Optional[str], prefetch: int, max_pending_bytes: int,
+                 non_blocking: bool = False):
         base = base if base is not None else tempfile.gettempdir()
         os.makedirs(base, exist_ok=True)
         clean_stale(base)
@@ -164,6 +91,7 @@ class _Store:
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="hookgrad-offload")
         self.prefetch = prefetch
         self.max_pending_bytes = max_pending_bytes
+        self.non_blocking = non_blocking
         self.items: list = []  # weakrefs to _DiskStored, in pack order (index = position)
         self.live = 0
         self.pending: list = []  # (future, nbytes) of writes not yet done, oldest first
@@ -174,7 +102,8 @@ class _Store:
     def add(self, arrays: dict, template: Optional[Stored], tensor: Any,
             backend: Backend) -> "_DiskStored":
         size = sum(a.nbytes for a in arrays.values())
-        self._bound_pending(size)
+        if self.non_blocking:
+            self._bound_pending(size)
         path = os.path.join(self.path, f"{next(self.names)}.bin")
         with self.lock:  # counted live first, so the order cannot be reset under us
             index = len(self.items)
@@ -183,6 +112,9 @@ class _Store:
         item = _DiskStored(self, index, path, arrays, template, tensor, backend)
         self.items[index] = weakref.ref(item)
         weakref.finalize(item, self._forget, path)
+        if not self.non_blocking:
+            item.write_file()  # here and now: no thread to wait for, nothing held unwritten
+            return item
         item.write = self.pool.submit(item.write_file)
         self.pending.append((item.write, size))
         return item
@@ -221,7 +153,7 @@ class _Store:
             item = ref() if ref is not None else None
             if item is not None and not item.discarded:
                 if item.read is None and not item.consumed:
-                    item.read = self.pool.submit(item.read_file)
+                    item.read = self.pool.submit(_read_ahead, weakref.ref(item))
                 window -= 1
             position -= 1
             scanned += 1
@@ -232,6 +164,14 @@ class _Store:
             item = ref() if ref is not None else None
             if item is not None:
                 item.discard()
+
+
+def _read_ahead(ref: "weakref.ref") -> Optional[dict]:
+    # a weak reference: a read ahead that backward cancelled (it read the file itself) waits in
+    # the worker's queue until the worker runs, and must not keep its saved tensor, and with it
+    # the file, alive until then
+    item = ref()
+    return None if item is None else item.read_file()
 
 
 class _DiskStored(Stored):
@@ -303,7 +243,7 @@ class _DiskStored(Stored):
         if self.discarded:  # discarded while we were writing
             _remove_file(self.path)
 
-    def read_file(self) -> dict:  # on the worker thread, or inline when not prefetched
+    def read_file(self) -> dict:  # on the worker thread, or inline when not read ahead
         if self.discarded:
             raise RuntimeError("an offloaded saved tensor was discarded (its step was abandoned "
                                "by an exception); run forward again")
@@ -337,7 +277,9 @@ class _DiskStored(Stored):
         if self.discarded:
             self.read_file()  # raises
         written = True
-        if self.read is not None:
+        # a read ahead the worker has not started is cancelled and made below: the worker may
+        # not be running at all (its core busy), and waiting for it costs more than reading here
+        if self.read is not None and not self.read.cancel():
             data = self.read.result()
         elif self.write is not None and self.write.cancel():
             data = self.arrays  # never written: the arrays are still here
@@ -401,29 +343,38 @@ def _slots(obj: Any) -> list:
 
 class offload(Saver):
     """Keep saved activations in files in a private temporary directory (under ``directory``,
-    default the system's temp dir) instead of memory; they are written by a background thread
-    and read back ahead of need during backward (``prefetch`` tensors ahead; each one read
-    ahead is resident until its node runs, so the default is one). Gradients are
-    exact::
+    default the system's temp dir) instead of memory; they are read back ahead of need during
+    backward by a background thread (``prefetch`` tensors ahead; each one read ahead is
+    resident until its node runs, so the default is one). Gradients are exact::
 
         with memory.offload():
             loss = model(x).sum()
         loss.backward()
 
-    ``max_pending_bytes`` bounds how much memory waits for the writer thread: past it, saving
-    waits for older writes, so the queue never keeps many activations alive that forward would
-    already have dropped (the default, 4 MiB, keeps about one layer's output in flight).
+    Each tensor is written as it is saved, on the thread that saves it: forward waits for the
+    copy into the file (about 0.5 ms per MiB on a CPU), but that cost hardly depends on where
+    the operating system runs offload's thread. ``non_blocking=True`` hands writes to the
+    background thread instead, as ``Tensor.to(..., non_blocking=True)`` does a copy: forward
+    goes on while it writes, which saves time when a core is free for it (and lets a GPU
+    tensor's copy to host memory run without the Python thread waiting for it), and costs
+    more when not: with the thread on a busy second core the benchmark CNN's step took 33 to
+    57 ms longer, against 15 to 24 ms with writes on the saving thread (module docstring).
+    ``max_pending_bytes`` then bounds how much memory waits for that thread: past it, saving
+    waits for older writes, so the queue never keeps many activations alive that forward
+    would already have dropped (the default, 4 MiB, keeps about one layer's output in
+    flight). Without ``non_blocking`` nothing waits unwritten.
     """
 
     def __init__(self, directory: Optional[str] = None, prefetch: int = 1,
                  max_pending_bytes: int = 4 << 20, min_bytes: int = 0,
-                 framework: Optional[str] = None):
+                 framework: Optional[str] = None, non_blocking: bool = False):
         super().__init__(min_bytes, framework)
         if prefetch < 0:
             raise ValueError(f"prefetch must be >= 0, got {prefetch}")
         self.directory = None if directory is None else os.fspath(directory)
         self.prefetch = prefetch
         self.max_pending_bytes = max_pending_bytes
+        self.non_blocking = non_blocking
         self._store_obj: Optional[_Store] = None
         self._marks: list = []
 
@@ -434,7 +385,8 @@ class offload(Saver):
 
     def _disk(self) -> _Store:
         if self._store_obj is None:
-            self._store_obj = _Store(self.directory, self.prefetch, self.max_pending_bytes)
+            self._store_obj = _Store(self.directory, self.prefetch, self.max_pending_bytes,
+                                     self.non_blocking)
         return self._store_obj
 
     def _store(self, array: Any, tensor: Any, backend: Backend) -> Stored:
@@ -491,5 +443,7 @@ class offload(Saver):
 
     def _describe(self) -> str:
         parts = [] if self.directory is None else [f"directory={self.directory!r}"]
+        if self.non_blocking:
+            parts.append("non_blocking=True")
         extra = super()._describe()
         return ", ".join(parts + ([extra] if extra else []))
