@@ -1,5 +1,7 @@
 """Savers: round trips (exact for offload, bounded for cast/quantize), what they leave alone,
 storing one buffer once, composition, and gradients against the exact run."""
+import contextlib
+
 import numpy as np
 import pytest
 import torch
@@ -243,11 +245,8 @@ def _mlp_grads(rng, context=None, dtype=np.float64):
             h = (h @ w).tanh()
         return (h * h).sum()
 
-    if context is None:
+    with context or contextlib.nullcontext():
         loss = step()
-    else:
-        with context:
-            loss = step()
     loss.backward()
     return [w.grad.numpy() for w in weights]
 

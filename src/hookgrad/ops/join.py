@@ -277,8 +277,7 @@ def unsafe_split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
     return _split(input, list(split_sizes), dim, UnsafeSplitWithSizes, UnsafeSplitWithSizes)
 
 
-def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
-    """torch's rule: pieces of ceil(size / chunks), so there may be fewer than ``chunks``."""
+def _chunked(input: Tensor, chunks: int, dim, splitter, by_sizes) -> tuple:
     if input._data.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     chunks = operator.index(chunks)
@@ -286,21 +285,18 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     size = input._data.shape[normalize_dim(dim, input._data.ndim)]
     if size == 0:
-        return split(input, [0] * chunks, dim)
-    return split(input, -(-size // chunks), dim)
+        return by_sizes(input, [0] * chunks, dim)
+    return splitter(input, -(-size // chunks), dim)
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """torch's rule: pieces of ceil(size / chunks), so there may be fewer than ``chunks``."""
+    return _chunked(input, chunks, dim, split, split)
 
 
 def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """``chunk`` whose pieces share memory with ``input`` without being its views."""
-    if input._data.ndim == 0:
-        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
-    chunks = operator.index(chunks)
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    size = input._data.shape[normalize_dim(dim, input._data.ndim)]
-    if size == 0:
-        return unsafe_split_with_sizes(input, [0] * chunks, dim)
-    return unsafe_split(input, -(-size // chunks), dim)
+    return _chunked(input, chunks, dim, unsafe_split, unsafe_split_with_sizes)
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:
