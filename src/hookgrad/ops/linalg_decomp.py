@@ -118,10 +118,13 @@ def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
 def svd_old(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
     """torch.svd: (U, S, V) with V (not V^H); ``some=False`` gives square factors; without
     ``compute_uv`` U and V are zeros."""
+    if not compute_uv:  # torch: square zero U and V, the values differentiable
+        S = svdvals(input)
+        batch, (m, n) = input._data.shape[:-2], input._data.shape[-2:]
+        dtype = input._data.dtype
+        return OldSvdResult(Tensor._make(np.zeros(batch + (m, m), dtype)), S,
+                            Tensor._make(np.zeros(batch + (n, n), dtype)))
     U, S, Vh = LinalgSvd.apply(input, not some, "linalg.svd")
-    if not compute_uv:
-        return OldSvdResult(Tensor._make(np.zeros_like(U._data)), S,
-                            Tensor._make(np.zeros_like(Vh._data.swapaxes(-1, -2))))
     return OldSvdResult(U, S, Vh.mT)
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from ..tensor import Tensor
 from ._base import Op
 from ._out import write_out
-from ._linalg_common import (check_matrix, check_square, column_major, named_result,
+from ._linalg_common import (check_square, column_major, named_result,
                              same_dtype)
 from .diagonal import tril, triu
 from .linalg_det import LinAlgError, LinalgInvEx, lu_factor
