@@ -17,6 +17,7 @@ from ._out import write_out
 from ._linalg_common import (check_square, column_major, named_result,
                              same_dtype)
 from .diagonal import tril, triu
+from .linalg import _broadcast_batch
 from .linalg_det import LinAlgError, LinalgInvEx, lu_factor
 
 SolveExResult = named_result("linalg_solve_ex", ("result", "info"))
@@ -99,8 +100,8 @@ def cholesky_arrays(A: np.ndarray) -> tuple:
             info[failed] = j + 1
             root = np.sqrt(pivot)
             L[:, j, j] = root
-            L[:, j + 1:, j] = (L[:, j + 1:, j] - L[:, j + 1:, :j] @ L[:, j, :j, None][..., 0]
-                               ) / root[:, None]
+            done = np.einsum("bik,bk->bi", L[:, j + 1:, :j], L[:, j, :j])
+            L[:, j + 1:, j] = (L[:, j + 1:, j] - done) / root[:, None]
     return L.reshape(A.shape), info.reshape(A.shape[:-2])
 
 
@@ -125,7 +126,7 @@ def _check_system(A: np.ndarray, B: np.ndarray, op: str, left: bool) -> None:
         equation = "AX = B" if left else "XA = B"
         raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation {equation} "
                            f"({A.shape[-2]}x{n} and {B.shape[-2]}x{B.shape[-1]})")
-    np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    _broadcast_batch(B.shape[:-2], A.shape[:-2])  # torch's message for batches that differ
 
 
 def _triangle(grad: Tensor, upper: bool, unit: bool) -> Tensor:
@@ -212,6 +213,8 @@ class LinalgSolveEx(Op):
 
     @staticmethod
     def forward(ctx, A, B, left, check_errors, op):
+        raised_by = op  # torch names the op differently when it refuses a singular A
+        op = "linalg.solve" if op == "torch.linalg.solve" else op
         check_square(A, op)
         same_dtype(A, B, op)
         vector = _vector_rhs(A, B)
@@ -225,7 +228,7 @@ class LinalgSolveEx(Op):
         lu, pivots, _ = lu_factor(np.ascontiguousarray(system))
         info = first_zero_pivot(lu)
         if check_errors:
-            raise_info(info, f"{op}: {{where}}The solver failed because the input matrix is "
+            raise_info(info, f"{raised_by}: {{where}}The solver failed because the input matrix is "
                              f"singular.")
         if not np.any(info) and system.size and rhs.size:
             batch = np.broadcast_shapes(system.shape[:-2], rhs.shape[:-2])
@@ -258,7 +261,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     """(X, info) with A X = B (``left``) or X A = B; info is the 1-based index of the first
     zero pivot of A's LU (0: solved), an error only when ``check_errors``."""
     result, info = LinalgSolveEx.apply(A, B, bool(left), bool(check_errors), "linalg.solve_ex")
-    return SolveExResult(result, Tensor._make(info))
+    return SolveExResult(result, info)
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
@@ -317,7 +320,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, o
     triangle, or upper with ``upper``); info the order of the first minor that is not
     positive-definite (0: none)."""
     L, info = LinalgCholeskyEx.apply(A, bool(upper), bool(check_errors), "linalg.cholesky_ex")
-    return CholeskyExResult(L, Tensor._make(info))
+    return CholeskyExResult(L, info)
 
 
 def cholesky(A: Tensor, upper: bool = False, *, out=None) -> Tensor:
@@ -325,6 +328,18 @@ def cholesky(A: Tensor, upper: bool = False, *, out=None) -> Tensor:
     ``torch.linalg.LinAlgError`` when A is not positive-definite."""
     result = LinalgCholeskyEx.apply(A, bool(upper), True, "linalg.cholesky")[0]
     return write_out(out, result, "linalg_cholesky") if out is not None else result
+
+
+class Cholesky(LinalgCholeskyEx):
+    """torch.cholesky's node: linalg.cholesky's formula under its older name"""
+
+    node_name = "CholeskyBackward0"
+
+
+def cholesky_old(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
+    """torch.cholesky and Tensor.cholesky (deprecated in torch for torch.linalg.cholesky)."""
+    result = Cholesky.apply(input, bool(upper), True, "linalg.cholesky")[0]
+    return write_out(out, result, "cholesky") if out is not None else result
 
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Tensor:
@@ -388,5 +403,5 @@ class CholeskyInverse(Op):
         return ((L @ common) if ctx._saved_upper else (common @ L)), None
 
 
-METHODS = {"cholesky": cholesky, "cholesky_solve": cholesky_solve,
+METHODS = {"cholesky": cholesky_old, "cholesky_solve": cholesky_solve,
            "cholesky_inverse": cholesky_inverse, "triangular_solve": triangular_solve}
