@@ -37,7 +37,7 @@ from .ops.random import (bernoulli, multinomial, normal, poisson, rand, rand_lik
                          randint_like, randn, randn_like, randperm)
 from . import backends, cuda, random, special
 from .ops.indexing import index_put
-from .ops.linalg import bmm, dot, einsum, matmul, mm, mv, norm
+from .ops.linalg import bmm, dot, einsum, matmul, mm, mv
 from .ops.linalg import namespace as linalg
 from .ops.comparison import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, equal,
                              ge, greater, greater_equal, gt, isclose, isfinite, isinf, isnan, le,
@@ -112,7 +112,8 @@ for _module, _names in ((_norms, "matrix_norm norm vecdot multi_dot matrix_power
                         (_lu, "lu_factor lu_factor_ex lu lu_solve"),
                         (_pinv, "pinv lstsq matrix_exp")):
     for _name in _names.split():
-        setattr(linalg, _name, getattr(_module, _name))
+        setattr(linalg, _name, _out.accept_out(getattr(_module, _name), f"linalg_{_name}"))
+from .ops.linalg_norms import torch_norm as norm  # noqa: E402
 from .ops.linalg_norms import (chain_matmul, frobenius_norm, matrix_power,  # noqa: E402
                                nuclear_norm)
 from .ops.linalg_solve import (cholesky_inverse, cholesky_solve, triangular_solve,  # noqa: E402

@@ -229,7 +229,7 @@ METHODS = {
     "min": reduce.min, "amax": reduce.amax, "amin": reduce.amin, "argmax": reduce.argmax,
     "argmin": reduce.argmin, "logsumexp": reduce.logsumexp, "softmax": reduce.softmax,
     "log_softmax": reduce.log_softmax, "cumsum": reduce.cumsum, "any": reduce.any,
-    "all": reduce.all, "norm": linalg.norm,
+    "all": reduce.all, "norm": linalg_norms.torch_norm,
     # linear algebra
     "matmul": linalg.matmul, "mm": linalg.mm, "bmm": linalg.bmm, "mv": linalg.mv,
     "dot": linalg.dot, "addmm": _addmm, "addmm_": _addmm_, "baddbmm": _baddbmm,

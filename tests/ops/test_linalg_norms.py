@@ -167,3 +167,63 @@ def test_chain_order_gives_the_same_product():
     arrays = [RNG.standard_normal(shape) for shape in shapes]
     ours = hookgrad.linalg.multi_dot([hookgrad.tensor(a) for a in arrays])
     assert_close(ours, torch.linalg.multi_dot([torch.tensor(a) for a in arrays]))
+
+
+def test_torch_norm_and_tensor_norm_take_nuc():
+    compare(lambda lib, a: lib.norm(a, "nuc"), SQUARE)
+    compare(lambda lib, a: a.norm("nuc", dim=(0, 2), keepdim=True), WIDE)
+    compare(lambda lib, a: lib.norm(a, 2, dim=(0, 1)), SQUARE)
+    assert_same_error(lambda lib: lib.norm(lib.ones(2, 2, 2), "nuc"))
+
+
+def test_out_tensors_are_written():
+    a = hookgrad.tensor(SQUARE)
+    out = hookgrad.empty(0, dtype=hookgrad.float64)
+    assert hookgrad.linalg.matrix_norm(a, "nuc", out=out) is out
+    assert_close(out, torch.linalg.matrix_norm(torch.tensor(SQUARE), "nuc"))
+    q, r = hookgrad.empty(0, dtype=hookgrad.float64), hookgrad.empty(0, dtype=hookgrad.float64)
+    result = hookgrad.linalg.qr(a, out=(q, r))
+    assert result.Q is q and result.R is r
+    assert_close(q @ r, torch.tensor(SQUARE))
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        hookgrad.linalg.svdvals(hookgrad.tensor(SQUARE, requires_grad=True), out=out)
+
+
+DEPRECATED = {  # name: call, each run on SQUARE
+    "qr": "lib.qr(a)", "cholesky": "lib.cholesky(a @ a.mT + lib.eye(4))",
+    "triangular_solve": "lib.triangular_solve(a, a)", "lu": "lib.lu(a)",
+    "lu_solve": "lib.lu_solve(a, *lib.linalg.lu_factor(a))",
+    "chain_matmul": "lib.chain_matmul(a, a)", "nuclear_norm": "lib.nuclear_norm(a)",
+    "frobenius_norm": "lib.frobenius_norm(a, (0, 1))",
+}
+_WARNINGS_SCRIPT = """
+import json, sys, warnings
+import numpy as np
+import {lib} as lib
+a = lib.tensor(np.array(json.loads(sys.argv[1])))
+seen = {{}}
+for name, call in json.loads(sys.argv[2]).items():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        eval(call)
+    seen[name] = [str(w.message).split(" (Triggered internally")[0] for w in caught]
+print(json.dumps(seen))
+"""
+
+
+def test_deprecated_functions_warn_as_torch():
+    """torch warns once per process, so each library runs the calls in a fresh process."""
+    import json
+    import os
+    import subprocess
+    import sys
+    seen = []
+    for lib in ("torch", "hookgrad"):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+        completed = subprocess.run(
+            [sys.executable, "-c", _WARNINGS_SCRIPT.format(lib=lib),
+             json.dumps(SQUARE.tolist()), json.dumps(DEPRECATED)],
+            capture_output=True, text=True, check=True, env=env)
+        seen.append(json.loads(completed.stdout))
+    assert all(seen[0][name] for name in DEPRECATED)
+    assert seen[1] == seen[0]

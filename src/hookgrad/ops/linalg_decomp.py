@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._warnings import warn_once
 from ..tensor import Tensor
 from ._base import Op
 from ._linalg_common import check_matrix, check_square, column_major, eye_like, named_result
@@ -256,6 +257,10 @@ def qr(A: Tensor, mode: str = "reduced", *, out=None):
 
 def qr_old(input: Tensor, some: bool = True, *, out=None):
     """torch.qr: ``some`` for the reduced factors, else complete ones."""
+    warn_once("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a "
+              "future PyTorch release.\nThe boolean parameter 'some' has been replaced with a "
+              "string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\n"
+              "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
     return OldQrResult(*LinalgQr.apply(input, "reduced" if some else "complete"))
 
 

@@ -159,7 +159,11 @@ def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
 def lu_old(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
     """torch.lu (deprecated in torch): (LU, pivots[, infos])."""
     warn_once("torch.lu is deprecated in favor of torch.linalg.lu_factor / "
-              "torch.linalg.lu_factor_ex and will be removed in a future PyTorch release.")
+              "torch.linalg.lu_factor_ex and will be removed in a future PyTorch release.\n"
+              "LU, pivots = torch.lu(A, compute_pivots)\nshould be replaced with\n"
+              "LU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\n"
+              "LU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\nshould be "
+              "replaced with\nLU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)")
     LU, pivots, info = LinalgLuFactorEx.apply(A, bool(pivot), not get_infos, "torch.lu")
     if get_infos:
         return LU, pivots, info
@@ -311,6 +315,10 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
 
 def lu_solve_old(b: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tensor:
     """torch.lu_solve (deprecated in torch): lu_solve(LU, pivots, b)."""
+    warn_once("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be "
+              "removed in a future PyTorch release.\nNote that torch.linalg.lu_solve has its "
+              "arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be replaced "
+              "with\nX = torch.linalg.lu_solve(LU, pivots, B)")
     return lu_solve(LU_data, LU_pivots, b)
 
 

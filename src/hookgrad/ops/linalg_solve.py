@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._warnings import warn_once
 from ..tensor import Tensor
 from ._base import Op
 from ._out import write_out
@@ -178,6 +179,11 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
                      unitriangular: bool = False, *, out=None):
     """torch.triangular_solve (deprecated in torch): (A^-1 b, a copy of A), A read as ``upper``
     or lower triangular, transposed first when ``transpose``."""
+    warn_once("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangular"
+              "and will be removed in a future PyTorch release.\ntorch.linalg.solve_triangular "
+              "has its arguments reversed and does not return a copy of one of the inputs.\n"
+              "X = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
+              "X = torch.linalg.solve_triangular(A, B).")
     matrix = A.mT if transpose else A
     solution = TriangularSolve.apply(b, matrix, bool(upper) != bool(transpose), unitriangular)
     return TriangularSolveResult(solution, A.clone())
@@ -338,6 +344,11 @@ class Cholesky(LinalgCholeskyEx):
 
 def cholesky_old(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """torch.cholesky and Tensor.cholesky (deprecated in torch for torch.linalg.cholesky)."""
+    warn_once("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be "
+              "removed in a future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced "
+              "with\nL = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\n"
+              "should be replaced with\nU = torch.linalg.cholesky(A).mH\nThis transform will "
+              "produce equivalent results for all valid (symmetric positive definite) inputs.")
     result = Cholesky.apply(input, bool(upper), True, "linalg.cholesky")[0]
     return write_out(out, result, "cholesky") if out is not None else result
 
