@@ -104,13 +104,15 @@ linalg.det, linalg.slogdet, linalg.inv = det, slogdet, inverse
 from .ops.linalg_det import LinAlgError as _LinAlgError  # noqa: E402
 linalg.LinAlgError = _LinAlgError
 from .ops import linalg_decomp as _decomp, linalg_norms as _norms  # noqa: E402
+from .ops import linalg_householder as _householder  # noqa: E402
 from .ops import linalg_lu as _lu, linalg_pinv as _pinv, linalg_solve as _solve  # noqa: E402
 for _module, _names in ((_norms, "matrix_norm norm vecdot multi_dot matrix_power diagonal cond "
                                  "matrix_rank tensorinv tensorsolve vander"),
                         (_solve, "solve solve_ex solve_triangular inv_ex cholesky cholesky_ex"),
                         (_decomp, "svd svdvals eigh eigvalsh qr"),
                         (_lu, "lu_factor lu_factor_ex lu lu_solve"),
-                        (_pinv, "pinv lstsq matrix_exp")):
+                        (_pinv, "pinv lstsq matrix_exp"),
+                        (_householder, "householder_product")):
     for _name in _names.split():
         setattr(linalg, _name, _out.accept_out(getattr(_module, _name), f"linalg_{_name}"))
 from .ops.linalg_norms import torch_norm as norm  # noqa: E402
@@ -121,6 +123,7 @@ from .ops.linalg_solve import (cholesky_inverse, cholesky_solve, triangular_solv
 from .ops.linalg_decomp import qr_old as qr, svd_old as svd  # noqa: E402
 from .ops.linalg_lu import lu_old as lu, lu_solve_old as lu_solve, lu_unpack  # noqa: E402
 from .ops.linalg_pinv import matrix_exp, pinverse  # noqa: E402
+from .ops.linalg_householder import geqrf, orgqr  # noqa: E402
 _install_axis_alias(globals())  # x.sum(axis=1), torch.cat(ts, axis=0): numpy's name for dim
 _allocator.keep_freed_memory()  # a step's freed arrays stay mapped for the next step
 

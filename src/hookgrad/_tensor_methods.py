@@ -25,6 +25,7 @@ from .ops import inplace as I
 from .ops import inplace_extra as IX
 from .ops import bessel_erfinv, linalg_det, linalg_fused, transposes, unfold
 from .ops import linalg_decomp, linalg_lu, linalg_norms, linalg_pinv, linalg_solve
+from .ops import linalg_householder
 from .ops import (pointwise_more, products, scatter_more, scatter_reduce, shape_more, special,
                   statistics)
 from .ops import masked as K
@@ -367,7 +368,7 @@ MORE_METHODS = {
     **scatter_reduce.METHODS, **shape_more.METHODS, **statistics.METHODS, **special.METHODS,
     **linalg_fused.METHODS, **bessel_erfinv.METHODS, **unfold.METHODS, **linalg_det.METHODS,
     **linalg_decomp.METHODS, **linalg_norms.METHODS, **linalg_solve.METHODS,
-    **linalg_lu.METHODS, **linalg_pinv.METHODS,
+    **linalg_lu.METHODS, **linalg_pinv.METHODS, **linalg_householder.METHODS,
     **R.METHODS,
     "atan2_": _inplace_binary(B.Atan2, "atan2_"), "arctan2_": _inplace_binary(B.Atan2, "atan2_"),
     "hypot_": _inplace_binary(B.Hypot, "hypot_"),
