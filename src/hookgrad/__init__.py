@@ -123,7 +123,7 @@ from .ops.linalg_solve import (cholesky_inverse, cholesky_solve, triangular_solv
 from .ops.linalg_decomp import qr_old as qr, svd_old as svd  # noqa: E402
 from .ops.linalg_lu import lu_old as lu, lu_solve_old as lu_solve, lu_unpack  # noqa: E402
 from .ops.linalg_pinv import matrix_exp, pinverse  # noqa: E402
-from .ops.linalg_householder import geqrf, orgqr  # noqa: E402
+from .ops.linalg_householder import geqrf, orgqr, ormqr  # noqa: E402
 _install_axis_alias(globals())  # x.sum(axis=1), torch.cat(ts, axis=0): numpy's name for dim
 _allocator.keep_freed_memory()  # a step's freed arrays stay mapped for the next step
 

@@ -60,3 +60,40 @@ def test_householder_product_node_and_gradcheck():
 ], ids=lambda fn: "")
 def test_errors_match_torch(fn):
     assert_same_error(fn)
+
+
+ORMQR = [(left, transpose) for left in (True, False) for transpose in (False, True)]
+
+
+@pytest.mark.parametrize("left,transpose", ORMQR)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_ormqr_values_and_gradients(left, transpose, dtype):
+    a, tau = _reflectors(dtype)
+    other = RNG.standard_normal((2, 5, 4) if left else (2, 4, 5)).astype(dtype)
+    tolerance = {"rtol": 1e-9, "atol": 1e-10} if dtype == np.float64 else \
+        {"rtol": 1e-4, "atol": 1e-4}
+    compare(lambda lib, x, t, c: lib.ormqr(x, t, c, left, transpose), a, tau, other,
+            **tolerance)
+
+
+def test_ormqr_node_gradcheck_and_method():
+    a, tau = _reflectors()
+    other = RNG.standard_normal((2, 5, 2))
+    for lib in (torch, hookgrad):
+        result = lib.tensor(a, requires_grad=True).ormqr(lib.tensor(tau), lib.tensor(other))
+        assert result.grad_fn.name() == "OrmqrBackward0"
+    inputs = [hookgrad.tensor(x, requires_grad=True) for x in (a, tau, other)]
+    assert hookgrad.autograd.gradcheck(lambda x, t, c: hookgrad.ormqr(x, t, c, False, True),
+                                       (inputs[0], inputs[1], inputs[2].mT.contiguous()))
+    assert hookgrad.autograd.gradcheck(hookgrad.ormqr, inputs)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.ormqr(*lib.geqrf(lib.ones(5, 3, dtype=lib.float64)),
+                          lib.ones(4, 2, dtype=lib.float64)),
+    lambda lib: lib.ormqr(*lib.geqrf(lib.ones(5, 3, dtype=lib.float64)),
+                          lib.ones(2, 5, dtype=lib.float64), left=True),
+    lambda lib: lib.ormqr(lib.ones(5, 2), lib.ones(3), lib.ones(5, 2)),
+], ids=lambda fn: "")
+def test_ormqr_errors_match_torch(fn):
+    assert_same_error(fn)
