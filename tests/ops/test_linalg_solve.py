@@ -221,3 +221,34 @@ def test_errors_match_torch(fn):
 def test_singular_triangular_solve_gives_non_finite_values_as_torch():
     compare(lambda lib, a, b: lib.linalg.solve_triangular(a, b, upper=True),
             np.triu(np.ones((3, 3))) - np.diag([0.0, 1.0, 0.0]), np.ones((3, 1)), grad=False)
+
+
+SAVED = {  # what pack hooks see, in torch's order
+    "solve": lambda lib, a: lib.linalg.solve(a, a),
+    "solve_triangular": lambda lib, a: lib.linalg.solve_triangular(a, a, upper=True),
+    "triangular_solve": lambda lib, a: lib.triangular_solve(a, a)[0],
+    "cholesky": lambda lib, a: lib.linalg.cholesky(a @ a.mT),
+    "cholesky_solve": lambda lib, a: lib.cholesky_solve(a, a),
+    "cholesky_inverse": lambda lib, a: lib.cholesky_inverse(a),
+    "lu_factor": lambda lib, a: lib.linalg.lu_factor(a)[0],
+    "lu": lambda lib, a: lib.linalg.lu(a)[1],
+    "lu_solve": lambda lib, a: lib.linalg.lu_solve(*lib.linalg.lu_factor(a.detach()), a),
+    "lu_unpack": lambda lib, a: lib.lu_unpack(*lib.linalg.lu_factor(a))[1],
+    "svd": lambda lib, a: lib.linalg.svd(a)[0],
+    "eigh": lambda lib, a: lib.linalg.eigh(a @ a.mT)[0],
+    "qr": lambda lib, a: lib.linalg.qr(a)[0],
+    "pinv": lambda lib, a: lib.linalg.pinv(a),
+    "lstsq": lambda lib, a: lib.linalg.lstsq(a, a)[0],
+    "matrix_exp": lambda lib, a: lib.linalg.matrix_exp(a),
+}
+
+
+@pytest.mark.parametrize("name", list(SAVED))
+def test_saved_tensors_match_torch(name):
+    from tests.conftest import saved_log
+    fn = SAVED[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        logs = [saved_log(lib, lambda t: fn(lib, t), lib.tensor(A[0], requires_grad=True))
+                for lib in (torch, hookgrad)]
+    assert logs[1] == logs[0]

@@ -52,7 +52,7 @@ class LinalgSvd(Op):
     of U and rows of Vh when ``full_matrices``)"""
 
     node_name = "LinalgSvdBackward0"
-    saved_names = ("U", "S", "Vh")
+    saved_names = ("S", "U", "Vh")
 
     @staticmethod
     def forward(ctx, A, full_matrices, op):
@@ -60,12 +60,12 @@ class LinalgSvd(Op):
         ctx._saved_full_matrices = full_matrices
         ctx._saved_S_sym_argsize_minus_1 = min(A.shape[-2:])
         U, S, Vh = _svd_arrays(A, full_matrices)
-        ctx.save_for_backward(U, S, Vh)
+        ctx.save_for_backward(S, U, Vh)  # torch's order
         return U, S, Vh
 
     @staticmethod
     def backward(ctx, grad_U, grad_S, grad_Vh):
-        U, S, Vh = ctx.saved_tensors
+        S, U, Vh = ctx.saved_tensors
         k = S.shape[-1]
         if ctx._saved_full_matrices:
             U, Vh = U[..., :k], Vh[..., :k, :]

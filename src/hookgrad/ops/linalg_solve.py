@@ -193,15 +193,23 @@ class TriangularSolve(LinalgSolveTriangular):
     """triangular_solve's node: the same formula under torch's older name"""
 
     node_name = "TriangularSolveBackward0"
+    saved_names = ("self", "A", "solution")
 
     @staticmethod
     def forward(ctx, b, A, upper, unitriangular):
-        return LinalgSolveTriangular.forward(ctx, A, b, upper, True, unitriangular)
+        _check_system(A, b, "linalg.solve_triangular", True)
+        ctx._saved_upper, ctx._saved_unitriangular = upper, unitriangular
+        result = triangular(A, b, upper, unitriangular).astype(A.dtype, copy=False)
+        ctx.save_for_backward(b, A, result)
+        return result
 
     @staticmethod
     def backward(ctx, grad):
-        grad_A, grad_B = LinalgSolveTriangular.backward(ctx, grad)[:2]
-        return grad_B, grad_A, None, None
+        _b, A, result = ctx.saved_tensors
+        upper, unit = ctx._saved_upper, ctx._saved_unitriangular
+        grad_b = solve_triangular(A.mT, grad, upper=not upper, unitriangular=unit)
+        grad_A = _triangle(-(grad_b @ result.mT), upper, unit)
+        return grad_b, grad_A, None, None
 
 
 # -- solve --------------------------------------------------------------------------------------
