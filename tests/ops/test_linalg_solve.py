@@ -252,3 +252,34 @@ def test_saved_tensors_match_torch(name):
         logs = [saved_log(lib, lambda t: fn(lib, t), lib.tensor(A[0], requires_grad=True))
                 for lib in (torch, hookgrad)]
     assert logs[1] == logs[0]
+
+
+T_RHS = RNG.standard_normal((2, 5, 3))
+STRIDES = {  # torch's result layouts: LAPACK's column-major matrices, B's buffer for lstsq
+    "solve": lambda lib: lib.linalg.solve(lib.tensor(A), lib.tensor(B)),
+    "solve_vectors": lambda lib: lib.linalg.solve(lib.tensor(A), lib.tensor(B[..., 0])),
+    "solve_vector_batches": lambda lib: lib.linalg.solve(
+        lib.tensor(np.stack([A] * 4)), lib.tensor(np.stack([B[..., 0]] * 4))),
+    "solve_right": lambda lib: lib.linalg.solve(lib.tensor(A), lib.tensor(B).mT, left=False),
+    "solve_triangular": lambda lib: lib.linalg.solve_triangular(lib.tensor(A), lib.tensor(B),
+                                                                upper=True),
+    "cholesky_upper": lambda lib: lib.linalg.cholesky(lib.tensor(SPD), upper=True),
+    "lstsq": lambda lib: tuple(lib.linalg.lstsq(lib.tensor(T_RHS), lib.tensor(T_RHS))),
+    "lstsq_vectors": lambda lib: tuple(lib.linalg.lstsq(lib.tensor(T_RHS),
+                                                        lib.tensor(T_RHS[..., 0]))),
+    "lu_factor": lambda lib: tuple(lib.linalg.lu_factor_ex(lib.tensor(TALL))),
+    "lu": lambda lib: tuple(lib.linalg.lu(lib.tensor(TALL))),
+    "lu_solve": lambda lib: lib.linalg.lu_solve(*lib.linalg.lu_factor(lib.tensor(A)),
+                                                lib.tensor(B)),
+    "svd": lambda lib: tuple(lib.linalg.svd(lib.tensor(TALL))),
+    "qr": lambda lib: tuple(lib.linalg.qr(lib.tensor(TALL), "complete")),
+    "pinv": lambda lib: lib.linalg.pinv(lib.tensor(TALL)),
+    "matrix_exp": lambda lib: lib.linalg.matrix_exp(lib.tensor(A)),
+}
+
+
+@pytest.mark.parametrize("name", list(STRIDES))
+def test_result_strides_match_torch(name):
+    results = [STRIDES[name](lib) for lib in (torch, hookgrad)]
+    strides = [[t.stride() for t in (r if isinstance(r, tuple) else (r,))] for r in results]
+    assert strides[1] == strides[0]

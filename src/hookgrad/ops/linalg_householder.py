@@ -187,7 +187,7 @@ class Ormqr(Op):
         square[..., :columns] = A[..., :columns]
         Q = _product_arrays(square, tau)
         Q = Q.swapaxes(-1, -2) if transpose else Q
-        result = np.ascontiguousarray(Q @ C if left else C @ Q)
+        result = column_major(Q @ C if left else C @ Q)
         ctx.save_for_backward(A, tau, C, result)
         return result
 

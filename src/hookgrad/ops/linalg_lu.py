@@ -272,7 +272,7 @@ class LinalgLuSolve(Op):
         rhs = B if left else B.swapaxes(-1, -2)
         result = _solve_arrays(LU, pivots, rhs, adjoint != (not left))
         result = result if left else result.swapaxes(-1, -2)
-        result = np.ascontiguousarray(result.astype(B.dtype, copy=False))
+        result = column_major(result.astype(B.dtype, copy=False))
         ctx.save_for_backward(LU, pivots, result)
         return result
 

@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor
 from ._base import Op
-from ._linalg_common import check_square, named_result
+from ._linalg_common import check_square, column_major, named_result
 from .join import cat
 from .linalg_norms import _threshold
 
@@ -131,7 +131,7 @@ class LinalgLstsq(Op):
         else:
             rank = np.broadcast_to(rank, batch).copy()
         values = S.astype(A.dtype) if driver in ("gelsd", "gelss") else np.zeros((0,), A.dtype)
-        solution = np.ascontiguousarray(solution[..., 0] if vector else solution)
+        solution = _in_lapack_buffer(solution[..., 0] if vector else solution, max(m, n), vector)
         ctx.vector, ctx.has_residuals = vector, residuals.ndim > 1 or residuals.size > 0
         ctx.save_for_backward(A, B, solution)
         return solution, residuals, rank, values
@@ -156,6 +156,20 @@ class LinalgLstsq(Op):
         if grad_B is not None and ctx.vector:
             grad_B = grad_B.squeeze(-1)
         return grad_A, grad_B, None, None
+
+
+def _in_lapack_buffer(solution: np.ndarray, rows: int, vector: bool) -> np.ndarray:
+    """The solution as torch returns it: the first n rows of a buffer of max(m, n) rows (B's
+    rows), each matrix column by column, as LAPACK's drivers overwrite B."""
+    n = solution.shape[-1] if vector else solution.shape[-2]
+    if vector:
+        buffer = np.zeros(solution.shape[:-1] + (rows,), solution.dtype)
+        buffer[..., :n] = solution
+        return buffer[..., :n]
+    buffer = column_major(np.zeros(solution.shape[:-2] + (rows, solution.shape[-1]),
+                                   solution.dtype))
+    buffer[..., :n, :] = solution
+    return buffer[..., :n, :]
 
 
 def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):

@@ -147,6 +147,7 @@ class LinalgSolveTriangular(Op):
         ctx._saved_upper, ctx._saved_left = upper, left
         ctx._saved_unitriangular = unitriangular
         result = triangular(A, B, upper, unitriangular, left).astype(A.dtype, copy=False)
+        result = column_major(result)
         ctx.save_for_backward(A if ctx.needs_input_grad[1] else None,
                               result if ctx.needs_input_grad[0] else None)
         return result
@@ -186,7 +187,7 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
               "X = torch.linalg.solve_triangular(A, B).")
     matrix = A.mT if transpose else A
     solution = TriangularSolve.apply(b, matrix, bool(upper) != bool(transpose), unitriangular)
-    return TriangularSolveResult(solution, A.clone())
+    return TriangularSolveResult(solution, Tensor._make(column_major(A._data)))
 
 
 class TriangularSolve(LinalgSolveTriangular):
@@ -199,7 +200,7 @@ class TriangularSolve(LinalgSolveTriangular):
     def forward(ctx, b, A, upper, unitriangular):
         _check_system(A, b, "linalg.solve_triangular", True)
         ctx._saved_upper, ctx._saved_unitriangular = upper, unitriangular
-        result = triangular(A, b, upper, unitriangular).astype(A.dtype, copy=False)
+        result = column_major(triangular(A, b, upper, unitriangular).astype(A.dtype, copy=False))
         ctx.save_for_backward(b, A, result)
         return result
 
@@ -232,9 +233,7 @@ class LinalgSolveEx(Op):
         check_square(A, op)
         same_dtype(A, B, op)
         vector = _vector_rhs(A, B)
-        matrix = B[..., None] if vector else B
-        if not left and vector:
-            matrix = B[..., None, :]
+        matrix = B[..., None] if vector else B  # a column even for XA = B, as torch's check
         _check_system(A, matrix, op, left)
         ctx._saved_left, ctx.vector = left, vector
         system = A if left else A.swapaxes(-1, -2)
@@ -252,7 +251,12 @@ class LinalgSolveEx(Op):
             result = lu_solve_arrays(lu, pivots, rhs)
         result = (result if left else result.swapaxes(-1, -2)).astype(A.dtype, copy=False)
         result = result[..., 0] if vector and left else result[..., 0, :] if vector else result
-        result = np.ascontiguousarray(result)
+        # LAPACK's layout for AX = B: each matrix column by column (a batch of vectors as
+        # one matrix); XA = B is solved transposed, so its result is row-major
+        if left and result.ndim >= 2:
+            result = column_major(result)
+        else:
+            result = np.ascontiguousarray(result)
         ctx.save_for_backward(A, lu, pivots, result)
         return result, info
 
@@ -313,7 +317,7 @@ class LinalgCholeskyEx(Op):
                              f"the input is not positive-definite (the leading minor of order "
                              f"{{info}} is not positive-definite).")
         L = L.astype(A.dtype, copy=False)
-        L = np.ascontiguousarray(L.swapaxes(-1, -2)) if upper else column_major(L)
+        L = column_major(L.swapaxes(-1, -2) if upper else L)
         ctx.save_for_backward(L)
         return L, info
 
@@ -379,6 +383,7 @@ class CholeskySolve(Op):
         lower = L.swapaxes(-1, -2) if upper else L
         Y = triangular(lower, B, upper=False)
         result = triangular(lower.swapaxes(-1, -2), Y, upper=True).astype(B.dtype, copy=False)
+        result = column_major(result)
         ctx.save_for_backward(B, L, result)
         return result
 
@@ -412,6 +417,7 @@ class CholeskyInverse(Op):
         identity = np.broadcast_to(np.eye(L.shape[-1], dtype=L.dtype), L.shape)
         inverse_lower = triangular(lower, identity, upper=False)
         result = (inverse_lower.swapaxes(-1, -2) @ inverse_lower).astype(L.dtype, copy=False)
+        result = column_major(result)
         ctx.save_for_backward(L, result)
         return result
 
