@@ -43,7 +43,7 @@ from .ops.random import (bernoulli, multinomial, normal, poisson, rand, rand_lik
                          randint_like, randn, randn_like, randperm)
 from . import backends, cuda, random, special
 from .ops.indexing import index_put
-from .ops.linalg import bmm, dot, einsum, matmul, mm, mv, norm
+from .ops.linalg import bmm, dot, einsum, matmul, mm, mv
 from .ops.linalg import namespace as linalg
 from .ops.comparison import (allclose, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
                             bitwise_right_shift, bitwise_xor, eq, equal, ge, greater,
@@ -122,6 +122,27 @@ _tensor_methods.install({"prelu": prelu})  # nn's op, bound once nn is built
 linalg.det, linalg.slogdet, linalg.inv = det, slogdet, inverse
 from .ops.linalg_det import LinAlgError as _LinAlgError  # noqa: E402
 linalg.LinAlgError = _LinAlgError
+from .ops import linalg_decomp as _decomp, linalg_norms as _norms  # noqa: E402
+from .ops import linalg_householder as _householder  # noqa: E402
+from .ops import linalg_lu as _lu, linalg_pinv as _pinv, linalg_solve as _solve  # noqa: E402
+for _module, _names in ((_norms, "matrix_norm norm vecdot multi_dot matrix_power diagonal cond "
+                                 "matrix_rank tensorinv tensorsolve vander"),
+                        (_solve, "solve solve_ex solve_triangular inv_ex cholesky cholesky_ex"),
+                        (_decomp, "svd svdvals eigh eigvalsh qr"),
+                        (_lu, "lu_factor lu_factor_ex lu lu_solve"),
+                        (_pinv, "pinv lstsq matrix_exp"),
+                        (_householder, "householder_product")):
+    for _name in _names.split():
+        setattr(linalg, _name, _out.accept_out(getattr(_module, _name), f"linalg_{_name}"))
+from .ops.linalg_norms import torch_norm as norm  # noqa: E402
+from .ops.linalg_norms import (chain_matmul, frobenius_norm, matrix_power,  # noqa: E402
+                               nuclear_norm)
+from .ops.linalg_solve import (cholesky_inverse, cholesky_solve, triangular_solve,  # noqa: E402
+                               cholesky_old as cholesky)
+from .ops.linalg_decomp import qr_old as qr, svd_old as svd  # noqa: E402
+from .ops.linalg_lu import lu_old as lu, lu_solve_old as lu_solve, lu_unpack  # noqa: E402
+from .ops.linalg_pinv import matrix_exp, pinverse  # noqa: E402
+from .ops.linalg_householder import geqrf, orgqr, ormqr  # noqa: E402
 _install_axis_alias(globals())  # x.sum(axis=1), torch.cat(ts, axis=0): numpy's name for dim
 _allocator.keep_freed_memory()  # a step's freed arrays stay mapped for the next step
 

@@ -146,6 +146,34 @@ ROWS: List[Row] = [
                          "linalg.inv", "linalg.LinAlgError", "Tensor.det", "Tensor.inverse"),
         True, "an LU with partial pivoting on NumPy, so the nodes save torch's A, LU, pivots and "
         "result; a singular matrix's det gradient is the adjugate (first order only)"),
+    Row("Matrix norms and products", (
+        "linalg.norm", "linalg.matrix_norm", "linalg.vecdot", "linalg.multi_dot",
+        "linalg.matrix_power", "linalg.diagonal", "linalg.cond", "linalg.matrix_rank",
+        "linalg.vander", "linalg.tensorinv", "linalg.tensorsolve", "norm", "nuclear_norm",
+        "frobenius_norm", "chain_matmul", "matrix_power", "Tensor.matrix_power"), True,
+        "composed as torch composes them, so the graphs carry torch's nodes (a nuclear norm is a "
+        "sum over LinalgSvdBackward0; norm takes 'nuc'); multi_dot multiplies in the cheapest "
+        "order"),
+    Row("Linear systems", (
+        "linalg.solve", "linalg.solve_ex", "linalg.solve_triangular", "linalg.inv_ex",
+        "linalg.cholesky", "linalg.cholesky_ex", "linalg.lu_factor", "linalg.lu_factor_ex",
+        "linalg.lu", "linalg.lu_solve", "cholesky", "cholesky_solve", "cholesky_inverse",
+        "triangular_solve", "lu", "lu_unpack", "lu_solve", "Tensor.cholesky",
+        "Tensor.cholesky_solve", "Tensor.triangular_solve", "Tensor.lu", "Tensor.lu_solve"), True,
+        "LAPACK through NumPy where it succeeds; singular or non-positive-definite input is "
+        "refactored on NumPy for torch's info codes and linalg.LinAlgError messages; LU of any "
+        "m x n matrix with LAPACK's pivots; results laid out column-major as torch's"),
+    Row("Decompositions", (
+        "linalg.svd", "linalg.svdvals", "linalg.eigh", "linalg.eigvalsh", "linalg.qr",
+        "linalg.pinv", "linalg.lstsq", "linalg.matrix_exp", "linalg.householder_product", "svd",
+        "qr", "pinverse", "matrix_exp", "geqrf", "orgqr", "ormqr", "Tensor.svd", "Tensor.qr",
+        "Tensor.pinverse", "Tensor.matrix_exp"), True,
+        "torch's gradient formulas (inf/NaN for repeated singular values or eigenvalues, as "
+        "torch's); singular vectors' signs may differ from torch's LAPACK build, gauge-invariant "
+        "results agree; lstsq fills residuals, rank and singular values per CPU driver as torch"),
+    Row("Decompositions", ("linalg.eig", "linalg.eigvals", "linalg.ldl_factor",
+                           "linalg.ldl_factor_ex", "linalg.ldl_solve"), False,
+        "eig and eigvals give complex results (no complex dtypes yet); no LDL factorisation"),
     Row("Statistics", ("cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "histc",
                        "quantile", "nanquantile"), True, "every quantile interpolation mode"),
     Row("Recurrent layers", ("nn.RNN", "nn.LSTM", "nn.GRU", "nn.RNNCell", "nn.LSTMCell",

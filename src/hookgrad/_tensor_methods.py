@@ -25,6 +25,8 @@ from .ops import inplace as I
 from .ops import inplace_extra as IX
 from .ops import (bessel_erfinv, histogram, linalg_det, linalg_fused, put, real_only,
                   storage_methods, transposes, unfold)
+from .ops import linalg_decomp, linalg_lu, linalg_norms, linalg_pinv, linalg_solve
+from .ops import linalg_householder
 from .ops import (pointwise_more, products, scatter_more, scatter_reduce, shape_more, special,
                   statistics)
 from .ops import masked as K
@@ -229,7 +231,7 @@ METHODS = {
     "min": reduce.min, "amax": reduce.amax, "amin": reduce.amin, "argmax": reduce.argmax,
     "argmin": reduce.argmin, "logsumexp": reduce.logsumexp, "softmax": reduce.softmax,
     "log_softmax": reduce.log_softmax, "cumsum": reduce.cumsum, "any": reduce.any,
-    "all": reduce.all, "norm": linalg.norm,
+    "all": reduce.all, "norm": linalg_norms.torch_norm,
     # linear algebra
     "matmul": linalg.matmul, "mm": linalg.mm, "bmm": linalg.bmm, "mv": linalg.mv,
     "dot": linalg.dot, "addmm": _addmm, "addmm_": _addmm_, "baddbmm": _baddbmm,
@@ -364,6 +366,8 @@ MORE_METHODS = {
     **pointwise_more.METHODS, **products.METHODS, **scatter_more.METHODS,
     **scatter_reduce.METHODS, **shape_more.METHODS, **statistics.METHODS, **special.METHODS,
     **linalg_fused.METHODS, **bessel_erfinv.METHODS, **unfold.METHODS, **linalg_det.METHODS,
+    **linalg_decomp.METHODS, **linalg_norms.METHODS, **linalg_solve.METHODS,
+    **linalg_lu.METHODS, **linalg_pinv.METHODS, **linalg_householder.METHODS,
     **R.METHODS, **real_only.METHODS, **put.METHODS, **histogram.METHODS,
     **storage_methods.METHODS,
     "split_with_sizes": join.split_with_sizes, "unsafe_split": join.unsafe_split,

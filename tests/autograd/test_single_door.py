@@ -240,6 +240,25 @@ TABLE = [
         lambda x, y: F.binary_cross_entropy(x, y, hookgrad.tensor(INPUTS["p"])), u, v), "u u"),
     ("embedding", lambda m: F.embedding(INDEX, m), "m"),
     ("sdpa", lambda q, k, v: F.scaled_dot_product_attention(q, k, v), "seq seq seq"),
+    # linear algebra
+    ("linalg_solve", lambda q, m: hookgrad.linalg.solve(q, m), "q m"),
+    ("solve_triangular", lambda q, m: hookgrad.linalg.solve_triangular(q, m, upper=True), "q m"),
+    ("triangular_solve", lambda q, m: hookgrad.triangular_solve(m, q)[0], "q m"),
+    ("cholesky", lambda q: hookgrad.linalg.cholesky(q @ q.mT), "q"),
+    ("cholesky_old", lambda q: hookgrad.cholesky(q @ q.mT), "q"),
+    ("cholesky_solve", lambda q, m: hookgrad.cholesky_solve(m, q.tril()), "q m"),
+    ("cholesky_inverse", lambda q: hookgrad.cholesky_inverse(q.tril()), "q"),
+    ("svd", lambda m: hookgrad.linalg.svd(m, full_matrices=False)[0].abs(), "m"),
+    ("eigh", lambda q: hookgrad.linalg.eigh(q + q.mT)[0], "q"),
+    ("qr", lambda m: hookgrad.linalg.qr(m).R, "m"),
+    ("lu_factor", lambda q: hookgrad.linalg.lu_factor(q).LU, "q"),
+    ("lu", lambda m: hookgrad.linalg.lu(m).U, "m"),
+    ("lu_unpack", lambda q: hookgrad.lu_unpack(*hookgrad.linalg.lu_factor(q))[1], "q"),
+    ("lu_solve", lambda q, m: hookgrad.linalg.lu_solve(*hookgrad.linalg.lu_factor(q), m),
+     "q m"),
+    ("pinv", lambda m: hookgrad.linalg.pinv(m), "m"),
+    ("lstsq", lambda m, q: hookgrad.linalg.lstsq(q, m).solution, "m q"),
+    ("matrix_exp", lambda q: hookgrad.linalg.matrix_exp(q / 4), "q"),
 ]
 IDS = [name for name, _, _ in TABLE]
 

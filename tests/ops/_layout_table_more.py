@@ -80,6 +80,19 @@ MORE_CALLS = {
     "put_": lambda L, t: (t * 1).put_(L.tensor([0, 5]), L.tensor([1.0, 2.0]), accumulate=True),
     "histogram": lambda L, t: t.histogram(3),
     "nonzero_static": lambda L, t: t.nonzero_static(size=5),
+    # factorisations and solves: LAPACK leaves torch's results column by column
+    "cholesky": lambda L, t: (t @ t.mT + L.eye(3)).cholesky(),
+    "cholesky_solve": lambda L, t: t.cholesky_solve(t[:, :3].tril() + L.eye(3)),
+    "cholesky_inverse": lambda L, t: (t[:, :3].tril() + L.eye(3)).cholesky_inverse(),
+    "triangular_solve": lambda L, t: t.triangular_solve(t[:, :3].triu() + L.eye(3)),
+    "lu": lambda L, t: t.lu(get_infos=True),
+    "lu_solve": lambda L, t: t.lu_solve(*L.linalg.lu_factor(t[:, :3] + L.eye(3) * 3)),
+    "matrix_power": lambda L, t: t[:, :3].matrix_power(3),
+    "matrix_exp": lambda L, t: t[:, :3].matrix_exp(),
+    "pinverse": lambda L, t: t.pinverse(), "svd": lambda L, t: t.svd(),
+    "qr": lambda L, t: t.qr(), "geqrf": lambda L, t: t.mT.geqrf(),
+    "orgqr": lambda L, t: (lambda a, tau: a.orgqr(tau))(*t.mT.geqrf()),
+    "ormqr": lambda L, t: (lambda a, tau: a.ormqr(tau, t.mT))(*t.mT.geqrf()),
 }
 
 MORE_NOT_SWEPT = {"as_strided_": "the strides are its arguments: tests/ops/test_inplace_extra.py",
