@@ -49,3 +49,14 @@ def warn_once(message: str, category: Type[Warning] = UserWarning) -> None:
 def forget_warned_once() -> None:
     """Let every ``warn_once`` message fire again, as in a fresh process (for tests)."""
     _warned_once.clear()
+
+
+# torch's texts for two warnings ``Tensor`` gives
+NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. "
+    "See github.com/pytorch/pytorch/pull/30531 for more information.")
+SCALAR_OF_GRAD = ("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                  "behavior.\nConsider using tensor.detach() first.")

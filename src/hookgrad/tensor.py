@@ -11,21 +11,10 @@ from typing import Optional
 
 import numpy as np
 
-from ._warnings import warn, warn_once
+from ._warnings import NON_LEAF_GRAD, SCALAR_OF_GRAD, warn, warn_once
 from . import _dtype
 from . import _memory_format
 from ._tensor_str import tensor_repr
-
-_SCALAR_OF_GRAD = ("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
-                   "behavior.\nConsider using tensor.detach() first.")
-
-_NON_LEAF_GRAD_WARNING = (
-    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
-    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
-    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
-    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. "
-    "See github.com/pytorch/pytorch/pull/30531 for more information.")
-
 
 class Size(tuple):
     """torch.Size: a tuple that prints as ``torch.Size([2, 3])``."""
@@ -202,7 +191,7 @@ class Tensor:
         """The accumulated gradient (None until a backward pass reaches this leaf, or one that
         retains its grad)."""
         if self._grad_fn is not None and not self.retains_grad:
-            warn(_NON_LEAF_GRAD_WARNING, UserWarning)
+            warn(NON_LEAF_GRAD, UserWarning)
         return self._grad
 
     @grad.setter
@@ -406,7 +395,7 @@ class Tensor:
 
     def __float__(self) -> float:
         if self.requires_grad:  # torch 2.13 warns once per process here (not for int or item)
-            warn_once(_SCALAR_OF_GRAD)
+            warn_once(SCALAR_OF_GRAD)
         return float(self.item())
 
     def __int__(self) -> int:

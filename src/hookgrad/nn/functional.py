@@ -18,6 +18,7 @@ from ..autograd import grad_mode
 from ..ops import activation as _activation
 from ..ops import pointwise as _pointwise
 from ..ops import reduce as _reduce
+from ..ops._reduce_util import shown_window
 from ..ops.padding import pad
 from ..tensor import Tensor
 from .ops import conv as _conv
@@ -251,14 +252,6 @@ def _pool_args(nd, kernel_size, stride, padding, dilation=1):
     return kernel, stride, _ntuple(padding, nd, "padding"), _ntuple(dilation, nd, "dilation")
 
 
-def _pool_shown(nd: int, **given) -> dict:
-    """Pooling arguments as torch's node shows them: an int stands for ``nd`` copies, a
-    sequence stays as given, and no stride is ``()``."""
-    return {name: () if value is None else (int(value),) * nd
-            if isinstance(value, (int, np.integer)) else tuple(value)
-            for name, value in given.items()}
-
-
 def _check_pool(input, nd, kernel, stride, padding, dilation, ceil_mode):
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for "
@@ -286,7 +279,7 @@ def _check_pool(input, nd, kernel, stride, padding, dilation, ceil_mode):
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=True):
     """``max_pool2d`` returning ``(values, indices)``."""
-    shown = _pool_shown(2, kernel_size=kernel_size, stride=stride, padding=padding,
+    shown = shown_window(2, kernel_size=kernel_size, stride=stride, padding=padding,
                         dilation=dilation)
     kernel, stride, padding, dilation = _pool_args(2, kernel_size, stride, padding, dilation)
     _check_pool(input, 2, kernel, stride, padding, dilation, ceil_mode)
@@ -306,7 +299,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None) -> Tensor:
     """Average over sliding windows of an image."""
-    shown = _pool_shown(2, kernel_size=kernel_size, stride=stride, padding=padding)
+    shown = shown_window(2, kernel_size=kernel_size, stride=stride, padding=padding)
     kernel, stride, padding, _ = _pool_args(2, kernel_size, stride, padding)
     _check_pool(input, 2, kernel, stride, padding, (1, 1), ceil_mode)
     if divisor_override is not None and divisor_override == 0:

@@ -108,3 +108,11 @@ def _check_nonempty(array: np.ndarray, dims: tuple, op: str, all_dims: bool) -> 
     for d in dims:
         if array.shape[d] == 0:
             raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def shown_window(nd: int, **given) -> dict:
+    """A window op's arguments as torch's node shows them: an int stands for ``nd`` copies, a
+    sequence stays as given, and no stride is ``()``."""
+    return {name: () if value is None else (int(value),) * nd
+            if isinstance(value, (int, np.integer)) else tuple(value)
+            for name, value in given.items()}
