@@ -90,6 +90,10 @@ ROWS: List[Row] = [
                    "nn.MultiLabelMarginLoss"), True,
         "soft, multi and multilabel margin losses are composed, so their grad_fn is the last "
         "composing op and the last two have second derivatives (torch's raise)"),
+    Row("CTC loss", ("nn.CTCLoss", "nn.functional.ctc_loss", "ctc_loss"), True,
+        "padded or concatenated targets, unbatched input, every reduction and zero_infinity; "
+        "torch's gradient (the logits' once composed with log_softmax) and CtcLossBackward0 "
+        "node; differentiating the gradient raises, as torch's does"),
     Row("Tensor methods", ("Tensor.addmm", "Tensor.baddbmm_", "Tensor.bitwise_and",
                            "Tensor.greater_equal", "Tensor.eq_", "Tensor.logical_and_",
                            "Tensor.remainder_", "Tensor.cumsum_", "Tensor.t_",

@@ -66,6 +66,8 @@ TABLE = [
         a, b, hookgrad.ones(a.shape), margin=0.1), "a a"),
     ("pairwise_distance_norm_dim", lambda a, b: hookgrad.nn.functional.pairwise_distance(a, b),
      "a a"),
+    ("ctc_loss", lambda a: F.ctc_loss(a.log_softmax(2), hookgrad.tensor([[1], [2], [3]]),
+                                      (2, 2, 1), (1, 1, 1), reduction="none"), "seq"),
     ("rsub", lambda a, b: hookgrad.rsub(a, b, alpha=2), "a r"),
     ("addcmul", lambda a, b, c: hookgrad.addcmul(a, b, c, value=0.5), "a a r"),
     ("addcdiv", lambda a, b, c: hookgrad.addcdiv(a, b, c), "a a p"),

@@ -78,10 +78,11 @@ from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d,  # noqa: E
                    LazyConvTranspose2d, LazyConvTranspose3d, LazyInstanceNorm1d,
                    LazyInstanceNorm2d, LazyInstanceNorm3d, LazyLinear, LazyModuleMixin)
 from .loss_extra import MultiLabelMarginLoss, TripletMarginWithDistanceLoss  # noqa: E402
+from .loss_extra import CTCLoss  # noqa: E402
 from .pooling_more import (ChannelShuffle, LPPool1d, LPPool2d, LPPool3d, MaxUnpool1d,  # noqa: E402
                            MaxUnpool2d, MaxUnpool3d, Softmax2d)
 
-_EXTRAS = ["PReLU", "Softmin", "Threshold", "CosineEmbeddingLoss", "GaussianNLLLoss",
+_EXTRAS = ["CTCLoss", "PReLU", "Softmin", "Threshold", "CosineEmbeddingLoss", "GaussianNLLLoss",
            "HingeEmbeddingLoss", "KLDivLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
            "MultiMarginLoss", "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
            "BatchNorm3d", "LocalResponseNorm", "RMSNorm", "CircularPad1d", "CircularPad2d",
