@@ -88,8 +88,9 @@ ROWS: List[Row] = [
                    "nn.PoissonNLLLoss", "nn.TripletMarginLoss", "nn.MultiLabelSoftMarginLoss",
                    "nn.MultiMarginLoss", "nn.TripletMarginWithDistanceLoss",
                    "nn.MultiLabelMarginLoss"), True,
-        "soft, multi and multilabel margin losses are composed, so their grad_fn is the last "
-        "composing op and the last two have second derivatives (torch's raise)"),
+        "soft, multi and multilabel margin losses record torch's fused nodes "
+        "(`SoftMarginLossBackward0`, ...) with its saved attributes; soft margin's gradient is "
+        "differentiable again, the other two's double backward raises torch's error"),
     Row("Tensor methods", ("Tensor.addmm", "Tensor.baddbmm_", "Tensor.bitwise_and",
                            "Tensor.greater_equal", "Tensor.eq_", "Tensor.logical_and_",
                            "Tensor.remainder_", "Tensor.cumsum_", "Tensor.t_",
