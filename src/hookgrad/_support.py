@@ -88,8 +88,9 @@ ROWS: List[Row] = [
                    "nn.PoissonNLLLoss", "nn.TripletMarginLoss", "nn.MultiLabelSoftMarginLoss",
                    "nn.MultiMarginLoss", "nn.TripletMarginWithDistanceLoss",
                    "nn.MultiLabelMarginLoss"), True,
-        "soft, multi and multilabel margin losses are composed, so their grad_fn is the last "
-        "composing op and the last two have second derivatives (torch's raise)"),
+        "soft, multi and multilabel margin losses record torch's fused nodes "
+        "(`SoftMarginLossBackward0`, ...) with its saved attributes; soft margin's gradient is "
+        "differentiable again, the other two's double backward raises torch's error"),
     Row("CTC loss", ("nn.CTCLoss", "nn.functional.ctc_loss", "ctc_loss"), True,
         "padded or concatenated targets, unbatched input, every reduction and zero_infinity; "
         "torch's gradient (the logits' once composed with log_softmax) and CtcLossBackward0 "

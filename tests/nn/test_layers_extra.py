@@ -27,6 +27,38 @@ def test_bilinear(rng, batch):
         double_backward(lambda lib, x1, x2, w, b: F(lib).bilinear(x1, x2, w, b), x1, x2, w, b)
 
 
+def _graph_with_saved(node, depth: int = 4):
+    """Each node's name and ``_saved_*`` attributes (tensors as their shape and values), with
+    its children's, ``depth`` levels down."""
+    if node is None:
+        return None
+    kept = {}
+    for name in dir(node):
+        if name.startswith("_saved_"):
+            value = getattr(node, name)
+            if hasattr(value, "detach"):
+                value = (tuple(value.shape), value.detach().numpy().tolist())
+            kept[name] = value
+    name = node.name().replace("torch::autograd::", "")
+    if depth == 0:
+        return name, kept
+    return [name, kept, [(_graph_with_saved(child, depth - 1), nr)
+                         for child, nr in node.next_functions]]
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("batch", [(3,), (), (2, 3)])
+def test_bilinear_records_torchs_trilinear_node(rng, batch, bias):
+    x1, x2 = rng.standard_normal(batch + (4,)), rng.standard_normal(batch + (5,))
+    w, b = rng.standard_normal((2, 4, 5)), rng.standard_normal(2)
+    graphs = []
+    for lib in (hookgrad, torch):
+        tensors = [lib.tensor(a, requires_grad=True) for a in (x1, x2, w, b)]
+        out = F(lib).bilinear(*tensors[:3], tensors[3] if bias else None)
+        graphs.append(_graph_with_saved(out.grad_fn))
+    assert graphs[0] == graphs[1]
+
+
 BILINEAR_BAD = [((3, 4), (1, 3, 5), (2, 4, 5), None), ((3, 4), (2, 5), (2, 4, 5), None),
                 ((3, 4), (3, 4), (2, 4, 5), None), ((3, 5), (3, 5), (2, 4, 5), None),
                 ((3, 4), (3, 5), (2, 4, 5), (3,)), ((3, 4), (3, 5), (2, 4, 5), (1, 2))]

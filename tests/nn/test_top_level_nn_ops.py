@@ -66,13 +66,7 @@ def test_top_level_nn_op(name, dtype):
     compare(fn, *[a.astype(dtype) for a in arrays])
 
 
-# F.bilinear is one einsum here, where torch builds views around a trilinear node
-GRAPH_DIFFERENCES = {"bilinear"}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="bilinear's graph differs"))
-    if name in GRAPH_DIFFERENCES else name for name in sorted(CASES)])
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_top_level_nn_op_graph(name):
     fn, arrays = CASES[name]
     hg, th = compare(fn, *arrays, grad=False, requires_grad=[True] * len(arrays))

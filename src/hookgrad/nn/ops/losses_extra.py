@@ -2,10 +2,8 @@
 margin, Gaussian and Poisson NLL, triplet margin, multilabel soft margin), composed of existing
 ops as torch composes most of them, so gradients and double backward come from those ops.
 
-Differs from torch: ``soft_margin_loss`` and ``multi_margin_loss``, fused ops in torch, are
-composed here too, so their ``grad_fn`` is the last composing op rather than torch's fused node,
-and ``multi_margin_loss`` and ``multilabel_margin_loss`` have second derivatives (torch's
-raise).
+``soft_margin_loss``, ``multi_margin_loss`` and ``multilabel_margin_loss``, fused kernels in
+torch, are single nodes as there (``margin_losses.py``).
 """
 from __future__ import annotations
 
@@ -25,6 +23,7 @@ from ...ops.pointwise_binary import xlogy
 from ...tensor import Tensor
 from .distance import pairwise_distance
 from .loss import _reduction
+from .margin_losses import MultilabelMarginLoss, MultiMarginLoss, SoftMarginLoss
 
 _KL_MEAN_WARNING = (
     "reduction: 'mean' divides the total loss by both the batch size and the support size."
@@ -95,10 +94,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
     if target.requires_grad and grad_mode.is_grad_enabled():  # torch's node has no such edge
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
                            "to argument 'target'. This input cannot have requires_grad True.")
-    loss = (-target * input).exp().log1p()
-    if loss.dtype != input.dtype:  # torch's fused loss answers in input's dtype
-        loss = loss.to(input.dtype)
-    return _reduce(loss, reduction)
+    return SoftMarginLoss.apply(input, target._data, reduction)
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
@@ -239,21 +235,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     if target._data.dtype != np.int64:
         raise RuntimeError(f"expected scalar type Long but found "
                            f"{_dtype.scalar_type_name(target._data.dtype)}")
-    rows = input.reshape(1, -1) if input.ndim == 1 else input
-    labels = target._data.reshape(rows.shape)
-    classes = rows.shape[1]
-    valid = np.cumprod(labels != -1, axis=1).astype(bool)  # the targets before the first -1
-    if bool(np.any(valid & ((labels < 0) | (labels >= classes)))):
-        raise RuntimeError("argument #2 'target' is out of range")
-    picked = np.where(valid, labels, 0)
-    is_target = ((labels[:, :, None] == np.arange(classes)) & valid[:, :, None]).any(1)
-    own = rows.gather(1, Tensor._make(picked))  # (N, K): each target class's score
-    hinge = (1 - own.unsqueeze(2) + rows.unsqueeze(1)).clamp_min(0)  # (N, K, C)
-    keep = Tensor._make(valid[:, :, None] & ~is_target[:, None, :])
-    loss = hinge.masked_fill(~keep, 0).sum((1, 2)) / classes
-    if input.ndim == 1:
-        loss = loss.reshape(())
-    return _reduce(loss, reduction)
+    return MultilabelMarginLoss.apply(input, target._data, reduction)
 
 
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
@@ -282,20 +264,15 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     if weight is not None and weight.numel() != classes:
         raise RuntimeError(f"inconsistent weight size, expected {classes} but got "
                            f"{list(weight.shape)}")
-    labels = target.reshape(-1, 1)
-    if bool(np.any((labels._data < 0) | (labels._data >= classes))):
+    for tensor, expected in ((target, np.dtype(np.int64)), (weight, input._data.dtype)):
+        if tensor is not None and tensor._data.dtype != expected:
+            raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(expected)} but "
+                               f"found {_dtype.scalar_type_name(tensor._data.dtype)}")
+    labels = target._data.reshape(-1)
+    if bool(np.any((labels < 0) | (labels >= classes))):
         raise RuntimeError("target out of range")
-    picked = rows.gather(1, labels)
-    hinge = (margin - picked + rows).clamp_min(0)
-    if p == 2:
-        hinge = hinge * hinge
-    if weight is not None:
-        hinge = hinge * weight[labels._data]
-    own = Tensor._make(np.arange(classes) == labels._data)
-    loss = hinge.masked_fill(own, 0).sum(1) / classes
-    if input.ndim < 2 and reduction == "none":
-        loss = loss.reshape(target.shape)
-    return _reduce(loss, reduction)
+    return MultiMarginLoss.apply(input, target._data, p, margin,
+                                 None if weight is None else weight._data, reduction)
 
 
 __all__ = ["kl_div", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
