@@ -135,6 +135,11 @@ ROWS: List[Row] = [
                           "special.erfinv", "special.i0", "special.i1"), True,
         "the functions hookgrad computes; of the Bessel family only i0 and i1, no zeta or "
         "orthogonal polynomials"),
+    Row("Incomplete gamma", ("igamma", "igammac", "special.gammainc", "special.gammaincc",
+                             "Tensor.igamma", "Tensor.igammac", "Tensor.igamma_",
+                             "Tensor.igammac_"), True,
+        "series below x = a + 1, continued fraction above, an asymptotic expansion beyond "
+        "a = 1e7, in float64 with NumPy only; differentiable in x only, as torch"),
     Row("Fused products and norms", ("addmv", "addr", "addbmm", "dist", "renorm", "erfinv", "i0",
                                      "Tensor.addmv_", "Tensor.addr_", "Tensor.addbmm_",
                                      "Tensor.renorm_", "Tensor.erfinv_", "Tensor.i0_",
