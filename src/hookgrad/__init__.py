@@ -102,6 +102,7 @@ from .ops.structure import (atleast_1d, atleast_2d, atleast_3d, block_diag, broa
 from .ops.pointwise_more import (erfc, float_power, frexp, gcd, heaviside, isneginf, isposinf,
                                  lcm, ldexp, logaddexp2, nextafter, signbit)
 from .ops.bessel_erfinv import erfinv, i0, i0_
+from .ops.igamma import igamma, igammac
 from .ops.linalg_det import det, inverse, logdet, slogdet
 from .ops.linalg_fused import addbmm, addmv, addmv_, addr, dist, renorm
 from .ops.products import inner, tensordot, vdot

@@ -137,9 +137,15 @@ ROWS: List[Row] = [
                           "special.ndtr", "special.gammaln", "special.digamma", "special.psi",
                           "special.polygamma", "special.multigammaln", "special.xlogy",
                           "special.log_softmax", "special.softmax", "special.logsumexp",
-                          "special.erfinv", "special.i0", "special.i1"), True,
-        "the functions hookgrad computes; of the Bessel family only i0 and i1, no zeta or "
+                          "special.erfinv", "special.i0", "special.i1",
+                          "special.i0e", "special.i1e"), True,
+        "the functions hookgrad computes; of the Bessel family i0, i1, i0e, i1e, no zeta or "
         "orthogonal polynomials"),
+    Row("Incomplete gamma", ("igamma", "igammac", "special.gammainc", "special.gammaincc",
+                             "Tensor.igamma", "Tensor.igammac", "Tensor.igamma_",
+                             "Tensor.igammac_"), True,
+        "series below x = a + 1, continued fraction above, an asymptotic expansion beyond "
+        "a = 1e7, in float64 with NumPy only; differentiable in x only, as torch"),
     Row("Fused products and norms", ("addmv", "addr", "addbmm", "dist", "renorm", "erfinv", "i0",
                                      "Tensor.addmv_", "Tensor.addr_", "Tensor.addbmm_",
                                      "Tensor.renorm_", "Tensor.erfinv_", "Tensor.i0_",

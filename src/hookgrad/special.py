@@ -11,9 +11,10 @@ from .ops import pointwise as _pointwise
 from .ops import pointwise_unary as _unary
 from .ops.pointwise_binary import xlogy as _xlogy
 from .ops.pointwise_more import erfc as _erfc
-from .ops.bessel_erfinv import erfinv, i0, i1  # noqa: F401  (torch.special's names)
+from .ops.bessel_erfinv import erfinv, i0, i0e, i1, i1e  # noqa: F401  (torch.special's names)
 from .ops.special import digamma as _digamma, lgamma as _lgamma, mvlgamma as _mvlgamma
 from .ops.special import polygamma as _polygamma
+from .ops.igamma import gammainc, gammaincc  # noqa: F401  (torch.special's names)
 from .tensor import Tensor
 
 

@@ -65,7 +65,7 @@ CAST_MESSAGE = {
 # modules of pointwise ops computed by torch's TensorIterator, which casts through a
 # temporary: a resized out of another dtype is resized (and warned about) twice
 POINTWISE_MODULES = {"pointwise_binary", "pointwise_more", "pointwise_unary", "bessel_erfinv",
-                     "special"}
+                     "special", "igamma"}
 POINTWISE_WARN_ONCE = {"logit", "float_power", "mvlgamma"}
 
 

@@ -1,10 +1,12 @@
-"""erfinv and the modified Bessel functions i0, i1, in float64 with NumPy only.
+"""erfinv and the modified Bessel functions i0, i1 and the scaled i0e, i1e, in float64 with NumPy
+only.
 
 erfinv starts from Winitzki's closed-form estimate (about 2e-3 relative) and takes Halley steps on
 ``erf(x) - y`` with hookgrad's float64 erf; each step cubes the error, so three reach float64's
 rounding. i0 is NumPy's; i1 (i0's derivative) sums its power series
 ``sum_k (x/2)^(2k+1) / (k! (k+1)!)``, whose terms are all positive, so it keeps full relative
-accuracy; the number of terms grows like |x| / 2, cheap next to the gradient it serves.
+accuracy; the number of terms grows like |x| / 2, cheap next to the gradient it serves. The
+scaled ``e^-|x| I(x)`` use those below |x| = 30 and the asymptotic series in 1 / x above.
 """
 from __future__ import annotations
 
@@ -64,6 +66,44 @@ def _i1(x: np.ndarray) -> np.ndarray:
     return np.copysign(total, x)
 
 
+_SCALED_SWITCH = 30.0  # from here the asymptotic series of e^-x I_v(x) reaches rounding
+
+
+def _scaled_asymptotic(order: int, size: np.ndarray) -> np.ndarray:
+    """e^-x I_order(x) for x >= 30: ``sum_k (-1)^k prod_j (4 v^2 - (2j - 1)^2) / (k! (8x)^k)``
+    over sqrt(2 pi x); the terms shrink until k ~ 2x, and 25 of them are below rounding."""
+    four_v_square = 4.0 * order * order
+    term = np.ones_like(size)
+    total = term.copy()
+    for k in range(1, 26):
+        term = -term * (four_v_square - (2 * k - 1) ** 2) / (k * 8 * size)
+        total = total + term
+    return total / np.sqrt(2 * math.pi * size)
+
+
+def _scaled(order: int, x: np.ndarray) -> np.ndarray:
+    """e^-|x| I_order(x): the power series below |x| = 30, the asymptotic series above"""
+    x = np.asarray(x, dtype=np.float64)
+    size = np.abs(x)
+    low = size < _SCALED_SWITCH
+    with np.errstate(all="ignore"):
+        small = np.where(low, x, 0.0)
+        direct = np.exp(-np.abs(small)) * (_i0(small) if order == 0 else _i1(small))
+        far = _scaled_asymptotic(order, np.where(low, _SCALED_SWITCH, size))
+        far = np.where(np.isinf(size), 0.0, far)
+        if order == 1:
+            far = np.copysign(far, x)
+    return np.where(low, direct, np.where(np.isnan(x), np.nan, far))
+
+
+def _i0e(x: np.ndarray) -> np.ndarray:
+    return _scaled(0, x)
+
+
+def _i1e(x: np.ndarray) -> np.ndarray:
+    return _scaled(1, x)
+
+
 class Erfinv(Op):
     """d erfinv(y) = sqrt(pi)/2 exp(erfinv(y)^2)"""
 
@@ -117,6 +157,56 @@ class I1(Op):
         safe = self.masked_fill(at_zero, 1.0)
         derivative = (I0.apply(self) - result / safe).masked_fill(at_zero, 0.5)
         return grad * derivative
+
+
+class I0e(Op):
+    """d i0e(x) = i1e(x) - sgn(x) i0e(x)"""
+
+    node_name = "SpecialI0EBackward0"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, self):
+        result = _apply_float(_i0e, self)
+        ctx.save_for_backward(self, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        self, result = ctx.saved_tensors
+        return grad * (I1e.apply(self) - self.sgn() * result)
+
+
+class I1e(Op):
+    """d i1e(x) = i0e(x) - i1e(x) (sgn(x) + 1 / x); 1/2 where |x| > 0 fails (0 and NaN), as
+    torch"""
+
+    node_name = "SpecialI1EBackward0"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, self):
+        result = _apply_float(_i1e, self)
+        ctx.save_for_backward(self, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        self, result = ctx.saved_tensors
+        at_zero = ~(self.abs() > 0)
+        safe = self.masked_fill(at_zero, 1.0)
+        derivative = I0e.apply(self) - result * (self.sgn() + 1 / safe)
+        return grad * derivative.masked_fill(at_zero, 0.5)
+
+
+def i0e(input: Tensor, *, out=None) -> Tensor:
+    """``exp(-|x|) i0(x)``, finite where i0 overflows."""
+    return I0e.apply(input)
+
+
+def i1e(input: Tensor, *, out=None) -> Tensor:
+    """``exp(-|x|) i1(x)``, finite where i1 overflows."""
+    return I1e.apply(input)
 
 
 def erfinv(input: Tensor, *, out=None) -> Tensor:
