@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import hookgrad
-from conftest import assert_same_error, compare
+from conftest import assert_same_error, compare, compare_double_backward
 
 R = np.random.default_rng(41)
 REDUCES = ["prod", "mean", "amax", "amin"]
@@ -117,6 +117,20 @@ def test_gradcheck(reduce, include_self):
     assert hookgrad.autograd.gradcheck(
         lambda a, s: a.index_reduce(0, index, s, reduce, include_self=include_self),
         (x, source))
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", REDUCES)
+def test_double_backward(reduce, include_self):
+    """The backward is built from differentiable ops, result included (saved as the output)."""
+    source = R.standard_normal((3, 5))
+    compare_double_backward(lambda lib, x, s: lib.index_reduce(
+        x, -2, lib.tensor([0, 3, 0]), s, reduce, include_self=include_self), X, source)
+    compare_double_backward(lambda lib, x, s: (x * 1).index_reduce_(
+        1, lib.tensor([4, 4]), s, reduce, include_self=include_self), X, source.T[:4, :2] * 1)
+    compare_double_backward(lambda lib, x, s: lib.index_reduce(
+        x, 0, lib.tensor([0]), s, reduce, include_self=include_self), np.array(2.0),
+        np.array(-3.0))
 
 
 @pytest.mark.parametrize("dim", [0, -2])

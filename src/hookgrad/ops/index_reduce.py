@@ -46,8 +46,9 @@ class IndexReduce(Op):
             flat_source = source.reshape(1)
         spread = _spread(index.reshape(-1), dim, flat_source.shape)
         result = _reduce_into(flat_self, dim, spread, flat_source, reduce, include_self)
-        ctx.save_for_backward(self, index, source, result.reshape(self.shape))
-        return result.reshape(self.shape)
+        result = result.reshape(self.shape)  # the very array returned: saved as the output
+        ctx.save_for_backward(self, index, source, result)
+        return result
 
     @staticmethod
     def backward(ctx, grad):
