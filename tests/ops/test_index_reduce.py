@@ -214,3 +214,22 @@ BAD = {
 @pytest.mark.parametrize("case", BAD, ids=str)
 def test_errors(case):
     assert_same_error(BAD[case])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("reduce", REDUCES)
+def test_half_precision_without_self(reduce, dtype):
+    """Slices that receive values start from the reduction's identity (infinities for
+    amax/amin) in bfloat16 too, for index_reduce and scatter_reduce alike."""
+    x = [[1.0, 2.0], [3.0, 4.0]]
+    source = [[-3.0, -5.0], [-2.0, 2.7], [1.1, 0.3]]
+    results = []
+    for lib in (torch, hookgrad):
+        a, s = (lib.tensor(v, dtype=getattr(lib, dtype)) for v in (x, source))
+        results.append([
+            a.index_reduce(0, lib.tensor([0, 0, 1]), s, reduce, include_self=False),
+            a.scatter_reduce(0, lib.tensor([[0, 0], [0, 0], [1, 1]]), s, reduce,
+                             include_self=False)])
+    for ours, theirs in zip(results[1], results[0]):
+        assert str(ours.dtype) == str(theirs.dtype)
+        assert ours.float().tolist() == theirs.float().tolist()

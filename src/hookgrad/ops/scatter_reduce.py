@@ -24,8 +24,9 @@ def _identity(reduce: str, dtype: np.dtype):
         return 0
     if reduce == "prod":
         return 1
-    big = np.inf if dtype.kind == "f" else np.iinfo(dtype).max if dtype.kind in "iu" else True
-    low = -np.inf if dtype.kind == "f" else np.iinfo(dtype).min if dtype.kind in "iu" else False
+    floating = dtype.kind in "fV"  # "V": bfloat16, which NumPy sees as a user type
+    big = np.inf if floating else np.iinfo(dtype).max if dtype.kind in "iu" else True
+    low = -np.inf if floating else np.iinfo(dtype).min if dtype.kind in "iu" else False
     return low if reduce == "amax" else big
 
 
