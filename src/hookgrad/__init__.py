@@ -108,6 +108,7 @@ from .ops.linalg_fused import addbmm, addmv, addmv_, addr, dist, renorm
 from .ops.products import inner, tensordot, vdot
 from .ops.scatter_more import diagonal_scatter, index_copy, select_scatter, slice_scatter
 from .ops.scatter_reduce import scatter_reduce
+from .ops.index_reduce import index_reduce
 from .ops.special import digamma, lgamma, mvlgamma, polygamma
 from .ops.shape_more import (dsplit, fliplr, flipud, hsplit, tril_indices, triu_indices,
                              unravel_index, vander, vsplit)

@@ -130,7 +130,8 @@ ROWS: List[Row] = [
     Row("Shape and indexing", ("fliplr", "flipud", "hsplit", "vsplit", "dsplit", "tril_indices",
                                "triu_indices", "unravel_index", "vander", "select_scatter",
                                "slice_scatter", "diagonal_scatter", "index_copy",
-                               "scatter_reduce"), True,
+                               "scatter_reduce", "index_reduce", "Tensor.index_reduce_"),
+        True,
         "vander and scatter_reduce with a src larger than the index are differentiable here "
         "(torch's backward raises)"),
     Row("torch.special", ("special.expit", "special.logit", "special.erf", "special.erfc",

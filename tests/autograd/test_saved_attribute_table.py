@@ -191,6 +191,10 @@ CASES = {
     "index_add": lambda lib: _x(lib).index_add(-1, lib.tensor([0, 2]), _x(lib)[:, :2]),
     "scatter_reduce": lambda lib: _x(lib).scatter_reduce(-1, lib.tensor(INDEX), _x(lib) * 2,
                                                          "amax", include_self=False),
+    "index_reduce": lambda lib: _x(lib).index_reduce(-1, lib.tensor([0, 2, 0]), _x(lib)[:, :3],
+                                                     "prod", include_self=False),
+    "index_reduce_inplace": lambda lib: (_x(lib) * 1).index_reduce_(
+        0, lib.tensor([1]), _x(lib)[:1] * 2, "amin"),
     "scatter_value_positive": lambda lib: _x(lib).scatter(1, lib.tensor(INDEX), 0.5),
     "gather_positive": lambda lib: _x(lib).gather(0, lib.tensor(INDEX[:2])),
     "index_add_inplace": lambda lib: (_x(lib) * 1).index_add_(-1, lib.tensor([0]),

@@ -24,8 +24,9 @@ def _identity(reduce: str, dtype: np.dtype):
         return 0
     if reduce == "prod":
         return 1
-    big = np.inf if dtype.kind == "f" else np.iinfo(dtype).max if dtype.kind in "iu" else True
-    low = -np.inf if dtype.kind == "f" else np.iinfo(dtype).min if dtype.kind in "iu" else False
+    floating = dtype.kind in "fV"  # "V": bfloat16, which NumPy sees as a user type
+    big = np.inf if floating else np.iinfo(dtype).max if dtype.kind in "iu" else True
+    low = -np.inf if floating else np.iinfo(dtype).min if dtype.kind in "iu" else False
     return low if reduce == "amax" else big
 
 
@@ -72,27 +73,10 @@ class ScatterReduce(Op):
     @staticmethod
     def backward(ctx, grad):
         self, index, src, result = ctx.saved_tensors
-        dim, reduce, include_self = ctx.dim, ctx.reduce, ctx.include_self
         if src is not None:
             src = src[tuple(slice(0, n) for n in index.shape)]
-        if reduce == "sum":
-            grad_self, grad_src = grad, grad.gather(dim, index)
-        elif reduce == "mean":
-            count = (ones_like(grad) if include_self else zeros_like(grad)).scatter_add(
-                dim, index, ones_like(grad.gather(dim, index)))
-            count = count.masked_fill(count == 0, 1)
-            grad_self, grad_src = grad / count, grad.gather(dim, index) / count.gather(dim, index)
-        elif reduce == "prod":
-            grad_self, grad_src = _prod_grads(grad, self, index, src, result, dim, include_self)
-        else:
-            value = result.gather(dim, index)
-            self_is_result = (self == result).to(grad.dtype)
-            src_is_result = (src == value).to(grad.dtype)
-            share = grad / self_is_result.scatter_add(dim, index, src_is_result)
-            grad_self = self_is_result * share
-            grad_src = src_is_result * share.gather(dim, index)
-        if not include_self:
-            grad_self = grad_self.scatter(dim, index, 0)
+        grad_self, grad_src = reduce_grads(grad, self, index, src, result, ctx.dim, ctx.reduce,
+                                           ctx.include_self)
         if tuple(grad_src.shape) != tuple(ctx.src_shape):  # the part of src the index did not use
             widths = []
             for have, want in zip(reversed(grad_src.shape), reversed(ctx.src_shape)):
@@ -100,6 +84,30 @@ class ScatterReduce(Op):
             grad_src = pad(grad_src, widths)
         return (grad_self if ctx.needs_input_grad[0] else None, None, None,
                 grad_src if ctx.needs_input_grad[3] else None, None, None)
+
+
+def reduce_grads(grad, self, index, src, result, dim: int, reduce: str, include_self: bool):
+    """The gradients for self and src of ``src`` reduced into ``self`` at ``index`` (scatter
+    style, index as large as the part of src it uses); shared with index_reduce."""
+    if reduce == "sum":
+        grad_self, grad_src = grad, grad.gather(dim, index)
+    elif reduce == "mean":
+        count = (ones_like(grad) if include_self else zeros_like(grad)).scatter_add(
+            dim, index, ones_like(grad.gather(dim, index)))
+        count = count.masked_fill(count == 0, 1)
+        grad_self, grad_src = grad / count, grad.gather(dim, index) / count.gather(dim, index)
+    elif reduce == "prod":
+        grad_self, grad_src = _prod_grads(grad, self, index, src, result, dim, include_self)
+    else:
+        value = result.gather(dim, index)
+        self_is_result = (self == result).to(grad.dtype)
+        src_is_result = (src == value).to(grad.dtype)
+        share = grad / self_is_result.scatter_add(dim, index, src_is_result)
+        grad_self = self_is_result * share
+        grad_src = src_is_result * share.gather(dim, index)
+    if not include_self:
+        grad_self = grad_self.scatter(dim, index, 0)
+    return grad_self, grad_src
 
 
 def _prod_grads(grad, self, index, src, result, dim, include_self):
