@@ -82,6 +82,18 @@ ROWS: List[Row] = [
     Row("Layers", ("nn.RReLU", "nn.functional.rrelu", "nn.functional.rrelu_", "rrelu"), True,
         "training slopes are torch's draws from the default generator (equal for equal seeds), "
         "evaluation uses the mean slope"),
+    Row("Layers", ("nn.FractionalMaxPool2d", "nn.FractionalMaxPool3d",
+                   "nn.functional.fractional_max_pool2d",
+                   "nn.functional.fractional_max_pool3d",
+                   "nn.functional.fractional_max_pool2d_with_indices",
+                   "nn.functional.fractional_max_pool3d_with_indices",
+                   "nn.functional.gumbel_softmax"), True,
+        "the samples are torch's draws from the default generator (equal for equal seeds), "
+        "window starts worked in the input's dtype as torch's kernel; gumbel_softmax's noise "
+        "likewise, its result equal to torch's up to the last bit of log and softmax"),
+    Row("Layers", ("nn.AdaptiveLogSoftmaxWithLoss",), True,
+        "torch's submodules and parameter names (state dicts load either way) and its "
+        "initial draws for the same seed; log_prob and predict"),
     Row("Losses", ("nn.MSELoss", "nn.CrossEntropyLoss", "nn.NLLLoss", "nn.BCEWithLogitsLoss",
                    "nn.KLDivLoss", "nn.MarginRankingLoss", "nn.HingeEmbeddingLoss",
                    "nn.SoftMarginLoss", "nn.CosineEmbeddingLoss", "nn.GaussianNLLLoss",

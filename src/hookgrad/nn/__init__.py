@@ -42,3 +42,5 @@ from .modules import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d,  # noqa
 from .modules import (ChannelShuffle, LPPool1d, LPPool2d, LPPool3d, MaxUnpool1d,  # noqa: E402
                       MaxUnpool2d, MaxUnpool3d, MultiLabelMarginLoss, Softmax2d,
                       TripletMarginWithDistanceLoss)
+from .modules import (AdaptiveLogSoftmaxWithLoss, FractionalMaxPool2d,  # noqa: E402
+                      FractionalMaxPool3d)

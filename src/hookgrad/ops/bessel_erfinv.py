@@ -63,7 +63,7 @@ def _i1(x: np.ndarray) -> np.ndarray:
             break
     total = np.where(np.abs(x) >= _I1_OVERFLOW, np.inf, total)
     total[np.isinf(x)] = np.nan  # as torch's i1 answers at +-inf
-    return np.copysign(total, x)
+    return np.where(x < 0, -total, total)  # odd, but +0 at -0 as torch's
 
 
 _SCALED_SWITCH = 30.0  # from here the asymptotic series of e^-x I_v(x) reaches rounding
@@ -92,7 +92,7 @@ def _scaled(order: int, x: np.ndarray) -> np.ndarray:
         far = _scaled_asymptotic(order, np.where(low, _SCALED_SWITCH, size))
         far = np.where(np.isinf(size), 0.0, far)
         if order == 1:
-            far = np.copysign(far, x)
+            far = np.where(x < 0, -far, far)
     return np.where(low, direct, np.where(np.isnan(x), np.nan, far))
 
 
@@ -138,8 +138,17 @@ class I0(Op):
         return grad * I1.apply(self)
 
 
+def _not_tiny(self: Tensor) -> tuple:
+    """torch's guard for the ``1 / x`` of the i1 and i1e gradients: where ``|x| > eps`` fails
+    (|x| at most the dtype's epsilon, and NaN) the derivative is the limit 1/2 at 0; elsewhere
+    ``x`` itself, the rest replaced by eps so no NaN is made there."""
+    eps = float(np.finfo(self._data.dtype).eps)
+    not_tiny = self.abs() > eps
+    return not_tiny, self.masked_fill(~not_tiny, eps)
+
+
 class I1(Op):
-    """d i1(x) = i0(x) - i1(x) / x  (1/2 at x = 0)"""
+    """d i1(x) = i0(x) - i1(x) / x  (1/2 where |x| <= eps or x is NaN, as torch)"""
 
     node_name = "SpecialI1Backward0"
     saved_names = ("self", "result")
@@ -153,10 +162,9 @@ class I1(Op):
     @staticmethod
     def backward(ctx, grad):
         self, result = ctx.saved_tensors
-        at_zero = self == 0
-        safe = self.masked_fill(at_zero, 1.0)
-        derivative = (I0.apply(self) - result / safe).masked_fill(at_zero, 0.5)
-        return grad * derivative
+        not_tiny, safe = _not_tiny(self)
+        derivative = I0.apply(safe) - result * safe.reciprocal()
+        return grad * derivative.masked_fill(~not_tiny, 0.5)
 
 
 class I0e(Op):
@@ -178,8 +186,8 @@ class I0e(Op):
 
 
 class I1e(Op):
-    """d i1e(x) = i0e(x) - i1e(x) (sgn(x) + 1 / x); 1/2 where |x| > 0 fails (0 and NaN), as
-    torch"""
+    """d i1e(x) = i0e(x) - i1e(x) (sgn(x) + 1 / x); 1/2 where |x| > eps fails (tiny and NaN),
+    as torch"""
 
     node_name = "SpecialI1EBackward0"
     saved_names = ("self", "result")
@@ -193,10 +201,9 @@ class I1e(Op):
     @staticmethod
     def backward(ctx, grad):
         self, result = ctx.saved_tensors
-        at_zero = ~(self.abs() > 0)
-        safe = self.masked_fill(at_zero, 1.0)
-        derivative = I0e.apply(self) - result * (self.sgn() + 1 / safe)
-        return grad * derivative.masked_fill(at_zero, 0.5)
+        not_tiny, safe = _not_tiny(self)
+        derivative = I0e.apply(safe) - result * (safe.sgn() + safe.reciprocal())
+        return grad * derivative.masked_fill(~not_tiny, 0.5)
 
 
 def i0e(input: Tensor, *, out=None) -> Tensor:

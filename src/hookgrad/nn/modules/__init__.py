@@ -81,6 +81,8 @@ from .loss_extra import MultiLabelMarginLoss, TripletMarginWithDistanceLoss  # n
 from .loss_extra import CTCLoss  # noqa: E402
 from .pooling_more import (ChannelShuffle, LPPool1d, LPPool2d, LPPool3d, MaxUnpool1d,  # noqa: E402
                            MaxUnpool2d, MaxUnpool3d, Softmax2d)
+from .fractional_pool import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
 
 _EXTRAS = ["CTCLoss", "PReLU", "Softmin", "Threshold", "CosineEmbeddingLoss", "GaussianNLLLoss",
            "HingeEmbeddingLoss", "KLDivLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
@@ -94,5 +96,6 @@ _EXTRAS = ["CTCLoss", "PReLU", "Softmin", "Threshold", "CosineEmbeddingLoss", "G
            "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
            "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyModuleMixin",
            "TripletMarginWithDistanceLoss", "ChannelShuffle", "LPPool1d", "LPPool2d", "LPPool3d",
-           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Softmax2d", "MultiLabelMarginLoss"]
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Softmax2d", "MultiLabelMarginLoss",
+           "FractionalMaxPool2d", "FractionalMaxPool3d", "AdaptiveLogSoftmaxWithLoss"]
 __all__ += _EXTRAS
