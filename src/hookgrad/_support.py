@@ -94,6 +94,15 @@ ROWS: List[Row] = [
     Row("Layers", ("nn.AdaptiveLogSoftmaxWithLoss",), True,
         "torch's submodules and parameter names (state dicts load either way) and its "
         "initial draws for the same seed; log_prob and predict"),
+    Row("Layers", ("nn.LinearCrossEntropyLoss", "nn.functional.linear_cross_entropy",
+                   "nn.SyncBatchNorm", "nn.DataParallel", "nn.parallel.DataParallel",
+                   "nn.Container", "nn.NLLLoss2d"), True,
+        "linear_cross_entropy takes torch's reference path (``options`` is accepted and has no "
+        "effect); SyncBatchNorm and DataParallel behave as torch's do in one CPU process "
+        "(plain batch norm; the wrapped module on the whole batch); Container and NLLLoss2d "
+        "warn as deprecated, as torch's"),
+    Row("Layers", ("nn.CrossMapLRN2d", "nn.LinearCrossEntropyOptions"), False,
+        "not yet"),
     Row("Losses", ("nn.MSELoss", "nn.CrossEntropyLoss", "nn.NLLLoss", "nn.BCEWithLogitsLoss",
                    "nn.KLDivLoss", "nn.MarginRankingLoss", "nn.HingeEmbeddingLoss",
                    "nn.SoftMarginLoss", "nn.CosineEmbeddingLoss", "nn.GaussianNLLLoss",

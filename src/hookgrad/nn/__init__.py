@@ -42,5 +42,7 @@ from .modules import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d,  # noqa
 from .modules import (ChannelShuffle, LPPool1d, LPPool2d, LPPool3d, MaxUnpool1d,  # noqa: E402
                       MaxUnpool2d, MaxUnpool3d, MultiLabelMarginLoss, Softmax2d,
                       TripletMarginWithDistanceLoss)
-from .modules import (AdaptiveLogSoftmaxWithLoss, FractionalMaxPool2d,  # noqa: E402
-                      FractionalMaxPool3d)
+from .modules import (AdaptiveLogSoftmaxWithLoss, Container, FractionalMaxPool2d,  # noqa: E402
+                      FractionalMaxPool3d, LinearCrossEntropyLoss, NLLLoss2d, SyncBatchNorm)
+from . import parallel  # noqa: E402
+from .parallel import DataParallel  # noqa: E402

@@ -83,6 +83,9 @@ from .pooling_more import (ChannelShuffle, LPPool1d, LPPool2d, LPPool3d, MaxUnpo
                            MaxUnpool2d, MaxUnpool3d, Softmax2d)
 from .fractional_pool import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
 from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+from .deprecated import Container, NLLLoss2d  # noqa: E402
+from .sync_batchnorm import SyncBatchNorm  # noqa: E402
+from .linear_cross_entropy import LinearCrossEntropyLoss  # noqa: E402
 
 _EXTRAS = ["CTCLoss", "PReLU", "Softmin", "Threshold", "CosineEmbeddingLoss", "GaussianNLLLoss",
            "HingeEmbeddingLoss", "KLDivLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
@@ -97,5 +100,6 @@ _EXTRAS = ["CTCLoss", "PReLU", "Softmin", "Threshold", "CosineEmbeddingLoss", "G
            "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyModuleMixin",
            "TripletMarginWithDistanceLoss", "ChannelShuffle", "LPPool1d", "LPPool2d", "LPPool3d",
            "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Softmax2d", "MultiLabelMarginLoss",
-           "FractionalMaxPool2d", "FractionalMaxPool3d", "AdaptiveLogSoftmaxWithLoss"]
+           "FractionalMaxPool2d", "FractionalMaxPool3d", "AdaptiveLogSoftmaxWithLoss",
+           "Container", "NLLLoss2d", "SyncBatchNorm", "LinearCrossEntropyLoss"]
 __all__ += _EXTRAS
