@@ -101,6 +101,11 @@ ROWS: List[Row] = [
         "effect); SyncBatchNorm and DataParallel behave as torch's do in one CPU process "
         "(plain batch norm; the wrapped module on the whole batch); Container and NLLLoss2d "
         "warn as deprecated, as torch's"),
+    Row("Layers", ("nn.grad.conv1d_input", "nn.grad.conv2d_input", "nn.grad.conv3d_input",
+                   "nn.grad.conv1d_weight", "nn.grad.conv2d_weight", "nn.grad.conv3d_weight",
+                   "nn.functional.native_channel_shuffle"), True,
+        "the convolution's own backward run on a stand-in, so differentiable again with "
+        "torch's ConvolutionBackwardBackward0 node"),
     Row("Layers", ("nn.CrossMapLRN2d", "nn.LinearCrossEntropyOptions"), False,
         "not yet"),
     Row("Losses", ("nn.MSELoss", "nn.CrossEntropyLoss", "nn.NLLLoss", "nn.BCEWithLogitsLoss",

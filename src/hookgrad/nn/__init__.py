@@ -44,5 +44,5 @@ from .modules import (ChannelShuffle, LPPool1d, LPPool2d, LPPool3d, MaxUnpool1d,
                       TripletMarginWithDistanceLoss)
 from .modules import (AdaptiveLogSoftmaxWithLoss, Container, FractionalMaxPool2d,  # noqa: E402
                       FractionalMaxPool3d, LinearCrossEntropyLoss, NLLLoss2d, SyncBatchNorm)
-from . import parallel  # noqa: E402
+from . import grad, parallel  # noqa: E402
 from .parallel import DataParallel  # noqa: E402

@@ -197,4 +197,5 @@ def _check_shuffle(input: Tensor, groups: int) -> None:
                            f"{input.shape[1]} channels and {groups} groups.")
 
 
-__all__ = ["max_unpool1d", "max_unpool2d", "max_unpool3d", "channel_shuffle"]
+__all__ = ["max_unpool1d", "max_unpool2d", "max_unpool3d", "channel_shuffle",
+           "native_channel_shuffle"]
