@@ -103,9 +103,11 @@ ROWS: List[Row] = [
         "warn as deprecated, as torch's"),
     Row("Layers", ("nn.grad.conv1d_input", "nn.grad.conv2d_input", "nn.grad.conv3d_input",
                    "nn.grad.conv1d_weight", "nn.grad.conv2d_weight", "nn.grad.conv3d_weight",
-                   "nn.functional.native_channel_shuffle"), True,
-        "the convolution's own backward run on a stand-in, so differentiable again with "
-        "torch's ConvolutionBackwardBackward0 node"),
+                   "nn.functional.native_channel_shuffle", "conv_tbc",
+                   "nn.functional.conv_tbc"), True,
+        "nn.grad runs the convolution's own backward on a stand-in, so it is differentiable "
+        "again with torch's ConvolutionBackwardBackward0 node; conv_tbc records "
+        "ConvTbcBackward0 with torch's saved attributes"),
     Row("Layers", ("nn.CrossMapLRN2d", "nn.LinearCrossEntropyOptions"), False,
         "not yet"),
     Row("Losses", ("nn.MSELoss", "nn.CrossEntropyLoss", "nn.NLLLoss", "nn.BCEWithLogitsLoss",

@@ -481,6 +481,7 @@ from .ops.normalization_extra import local_response_norm, rms_norm  # noqa: E402
 from .ops.losses_extra import *  # noqa: E402,F401,F403  (kl_div, margin and NLL losses)
 from .ops.ctc import ctc_loss  # noqa: E402,F401
 from .ops.gumbel import gumbel_softmax  # noqa: E402,F401
+from .ops.conv_tbc import conv_tbc  # noqa: E402,F401
 from .ops.linear_cross_entropy import linear_cross_entropy  # noqa: E402,F401
 from .ops.fractional_max_pool import *  # noqa: E402,F401,F403  (fractional_max_pool2d/3d)
 from .ops.adaptive_max_pool import *  # noqa: E402,F401,F403  (adaptive_max_pool1d/2d/3d)

@@ -10,6 +10,7 @@ from ...ops.inplace import inplace
 from .linear import Addmm, Baddbmm
 from .losses_extra import kl_div_pointwise_reduced
 from .pooling_more import native_channel_shuffle  # noqa: F401  (torch.native_channel_shuffle)
+from .conv_tbc import conv_tbc  # noqa: F401  (torch.conv_tbc)
 
 conv1d = F.conv1d
 conv2d = F.conv2d
