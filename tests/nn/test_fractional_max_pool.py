@@ -239,3 +239,21 @@ def test_a_module_with_fixed_samples_keeps_them_as_a_buffer():
               for lib in (torch, hookgrad)]
     assert list(layers[1].state_dict()) == list(layers[0].state_dict())
     assert_close(layers[1](hookgrad.tensor(x)), layers[0](torch.tensor(x)), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_samples_round_as_torchs(dtype):
+    # the window starts are worked in the half type, rounded after each operation
+    x = RNG.standard_normal((2, 3, 19, 23)).astype(np.float32)
+    for seed in range(4):
+        results = []
+        for lib in (torch, hookgrad):
+            t = lib.tensor(x).to(getattr(lib, dtype)).requires_grad_()
+            lib.manual_seed(seed)
+            out, indices = lib.nn.functional.fractional_max_pool2d(t, 2, output_size=(11, 13),
+                                                                   return_indices=True)
+            out.float().sum().backward()
+            results.append([out.float().detach().numpy(), indices.numpy(),
+                            t.grad.float().numpy()])
+        for ours, theirs in zip(results[1], results[0]):
+            np.testing.assert_array_equal(ours, theirs)

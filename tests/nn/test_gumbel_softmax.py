@@ -75,3 +75,9 @@ def test_a_non_default_eps_warns_as_torch():
             lib.nn.functional.gumbel_softmax(lib.tensor(LOGITS), eps=1e-5)
         caught.append([(w.category, str(w.message)) for w in record])
     assert caught[1] == caught[0] and caught[0]
+
+
+@pytest.mark.parametrize("hard", [False, True])
+def test_non_contiguous_logits_get_noise_in_row_major_order_as_torchs(hard):
+    compare(lambda lib, logits: _gumbel(hard=hard, dim=0)(lib, logits.transpose(0, 2)), LOGITS,
+            rtol=1e-13, atol=1e-15)
