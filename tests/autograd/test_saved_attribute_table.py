@@ -324,14 +324,7 @@ CASES = {
 }
 
 # deliberate differences: case -> why hookgrad does not show torch's attributes there
-_INDEX_LIST = ("torch's node keeps the index tensors as a list slot (_saved_indices is a tuple "
-               "of tensors, with the input's sizes); hookgrad saves the advanced index as one "
-               "tensor through the single door")
 DIFFERENT = {
-    "index_tensor": _INDEX_LIST,
-    "index_put": _INDEX_LIST,
-    "index_copy": "torch's IndexCopyBackward0 also saves source (its formula reads only the "
-                  "shape); hookgrad does not hold that memory for backward",
     "einsum": "hookgrad records einsum as one EinsumBackward0 node; torch decomposes it into "
               "permutes, views and bmm, so its last node is a ViewBackward0",
 }
