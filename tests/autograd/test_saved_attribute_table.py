@@ -324,10 +324,7 @@ CASES = {
 }
 
 # deliberate differences: case -> why hookgrad does not show torch's attributes there
-DIFFERENT = {
-    "einsum": "hookgrad records einsum as one EinsumBackward0 node; torch decomposes it into "
-              "permutes, views and bmm, so its last node is a ViewBackward0",
-}
+DIFFERENT: dict = {}
 
 
 def _shown(value):
