@@ -250,7 +250,7 @@ class Index(Op):
     @staticmethod
     def backward(ctx, grad):
         key, indices = _saved_indices(ctx)
-        return IndexPutImpl.apply(grad, ctx.self_shape, key, indices), None, None
+        return IndexPutImpl.apply(None, grad, ctx.self_shape, key, indices), None, None
 
 
 class IndexPutImpl(Op):
@@ -259,9 +259,10 @@ class IndexPutImpl(Op):
     node_name = "IndexPutImplBackward0"
     saved_lists = {"indices": _index_list}
     saved_values = {"accumulate": lambda node: True}
+    _wrapped_scalars = (0,)  # torch's node has an edge for the zeros it writes into: (None, 0)
 
     @staticmethod
-    def forward(ctx, values, shape, key, indices):
+    def forward(ctx, zeros, values, shape, key, indices):
         _keep_indices(ctx, indices)
         out = np.zeros(shape, values.dtype)
         np.add.at(out, key, values)
@@ -270,7 +271,7 @@ class IndexPutImpl(Op):
     @staticmethod
     def backward(ctx, grad):
         key, indices = _saved_indices(ctx)
-        return Index.apply(grad, key, indices), None, None, None
+        return None, Index.apply(grad, key, indices), None, None, None
 
 
 def getitem(tensor: Tensor, key) -> Tensor:

@@ -159,7 +159,8 @@ class IndexCopy(Op):
     def forward(ctx, self, dim, index, source):
         # ``dim`` as the caller gave it, which torch's node shows (negative read back unsigned)
         ctx._saved_dim, ctx._saved_source_dim = shown_dim(dim), source.ndim
-        ctx.dim = dim = normalize_dim(dim, self.ndim)
+        ctx.given_dim = dim  # torch's formula passes dim on as given
+        dim = normalize_dim(dim, self.ndim)
         ctx.save_for_backward(index, source if ctx.needs_input_grad[3] else None)
         result = self.copy()
         if self.ndim == 0:  # a 0-dim self is one row: source's one value replaces it
@@ -172,13 +173,13 @@ class IndexCopy(Op):
     @staticmethod
     def backward(ctx, grad):
         index, source = ctx.saved_tensors
-        grad_self = grad.index_fill(ctx.dim, index, 0) if ctx.needs_input_grad[0] else None
+        grad_self = grad.index_fill(ctx.given_dim, index, 0) if ctx.needs_input_grad[0] else None
         grad_source = None
         if ctx.needs_input_grad[3]:
             if source.ndim:
-                grad_source = grad.index_select(ctx.dim, index).expand(source.shape)
+                grad_source = grad.index_select(ctx.given_dim, index).expand(source.shape)
             else:  # one row, summed to the 0-dim source's shape by apply
-                grad_source = grad.index_select(ctx.dim, index.squeeze(0))
+                grad_source = grad.index_select(ctx.given_dim, index.squeeze(0))
         return grad_self, None, None, grad_source
 
 
