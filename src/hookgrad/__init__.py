@@ -44,7 +44,8 @@ from .ops.random import (bernoulli, multinomial, normal, poisson, rand, rand_lik
                          randint_like, randn, randn_like, randperm)
 from . import backends, cuda, random, special
 from .ops.indexing import index_put
-from .ops.linalg import bmm, dot, einsum, matmul, mm, mv
+from .ops.einsum import einsum
+from .ops.linalg import bmm, dot, matmul, mm, mv
 from .ops.linalg import namespace as linalg
 from .ops.comparison import (allclose, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
                             bitwise_right_shift, bitwise_xor, eq, equal, ge, greater,

@@ -25,6 +25,13 @@ def _x(lib):
     return lib.tensor(X, requires_grad=True)
 
 
+def _setitem(lib, key):
+    """``y[key] = value`` on a non-leaf: an in-place index_put on y itself."""
+    y = _x(lib) * 1
+    y[key] = lib.tensor(0.5, dtype=lib.float64, requires_grad=True)
+    return y
+
+
 def _f(lib):
     return lib.nn.functional
 
@@ -204,6 +211,31 @@ CASES = {
     "index_fill": lambda lib: _x(lib).index_fill(-1, lib.tensor([0, 2]), 0.5),
     "index_fill_tensor": lambda lib: _x(lib).index_fill(0, lib.tensor([1]), lib.tensor(0.5)),
     "index_copy": lambda lib: _x(lib).index_copy(0, lib.tensor([0, 2]), _x(lib)[:2]),
+    "index_copy_source_without_grad": lambda lib: _x(lib).index_copy(
+        -1, lib.tensor([3, 0]), lib.tensor(X[:, :2])),
+    "index_copy_self_without_grad": lambda lib: lib.tensor(X).index_copy(
+        0, lib.tensor([1]), _x(lib)[1:2]),
+    "index_copy_zero_dim_source": lambda lib: _x(lib)[0].index_copy(
+        0, lib.tensor([2]), lib.tensor(0.5, dtype=lib.float64, requires_grad=True)),
+    "index_copy_inplace": lambda lib: (_x(lib) * 1).index_copy_(1, lib.tensor([1]),
+                                                                _x(lib)[:, :1]),
+    "index_after_slice": lambda lib: _x(lib)[1:, lib.tensor([0, 3])],
+    "index_second_dim": lambda lib: _x(lib)[:, lib.tensor([2, 0])],
+    "index_two_tensors": lambda lib: _x(lib)[lib.tensor([0, 2]), lib.tensor([1, 1])],
+    "index_mask": lambda lib: _x(lib)[lib.tensor(X > 0)],
+    "index_row_mask_and_tensor": lambda lib: _x(lib)[lib.tensor([True, False, True]),
+                                                     lib.tensor([1, 3])],
+    "index_none_ellipsis": lambda lib: _x(lib)[None, ..., lib.tensor([1, 2])],
+    "index_int32": lambda lib: _x(lib)[:, lib.tensor([1, 2], dtype=lib.int32)],
+    "index_list": lambda lib: _x(lib)[[2, 0]],
+    "index_put_accumulate": lambda lib: _x(lib).index_put(
+        (lib.tensor([0, 2]), lib.tensor([1, 1])), _x(lib)[0, :2], accumulate=True),
+    "index_put_mask": lambda lib: _x(lib).index_put((lib.tensor(X > 0),),
+                                                    lib.tensor(0.5, dtype=lib.float64)),
+    "index_put_inplace": lambda lib: (_x(lib) * 1).index_put_(
+        (lib.tensor([1]), lib.tensor([3])), lib.tensor([0.5], dtype=lib.float64)),
+    "setitem_advanced": lambda lib: _setitem(lib, (slice(None), lib.tensor([0, 2]))),
+    "setitem_mask": lambda lib: _setitem(lib, lib.tensor(X > 0)),
     "masked_fill": lambda lib: _x(lib).masked_fill(lib.tensor(X > 0), 0.5),
     "masked_select": lambda lib: _x(lib).masked_select(lib.tensor(X > 0)),
     "where": lambda lib: lib.where(lib.tensor(X > 0), _x(lib), 0.0),
@@ -250,6 +282,17 @@ CASES = {
                                    alpha=2),
     "linear": lambda lib: _f(lib).linear(_x(lib), _x(lib), lib.tensor(X[:, 0])),
     "einsum": lambda lib: lib.einsum("ij,kj->ik", _x(lib), _x(lib)),
+    "einsum_batch": lambda lib: lib.einsum("bij,bjk->bki", lib.tensor(IMAGE[0, :, :2, :3],
+                                                                      requires_grad=True),
+                                           lib.tensor(IMAGE[0, :, :3, :4])),
+    "einsum_outer": lambda lib: lib.einsum("i,j->ij", _x(lib)[0], _x(lib)[1]),
+    "einsum_trace": lambda lib: lib.einsum("ii", _x(lib)[:, :3]),
+    "einsum_diagonal": lambda lib: lib.einsum("ii->i", _x(lib)[:, :3]),
+    "einsum_sum": lambda lib: lib.einsum("ij->", _x(lib)),
+    "einsum_column_sums": lambda lib: lib.einsum("ij->j", _x(lib)),
+    "einsum_ellipsis": lambda lib: lib.einsum("...j,j->...", _x(lib), _x(lib)[0]),
+    "einsum_three": lambda lib: lib.einsum("ij,jk,k->i", _x(lib), _x(lib).t(), _x(lib)[:, 0]),
+    "einsum_lone_label": lambda lib: lib.einsum("ij,k->i", _x(lib), _x(lib)[0]),
     # -- losses
     "mse_loss": lambda lib: _f(lib).mse_loss(_x(lib), lib.tensor(TARGET)),
     "l1_loss": lambda lib: _f(lib).l1_loss(_x(lib), lib.tensor(TARGET), reduction="sum"),
@@ -324,17 +367,7 @@ CASES = {
 }
 
 # deliberate differences: case -> why hookgrad does not show torch's attributes there
-_INDEX_LIST = ("torch's node keeps the index tensors as a list slot (_saved_indices is a tuple "
-               "of tensors, with the input's sizes); hookgrad saves the advanced index as one "
-               "tensor through the single door")
-DIFFERENT = {
-    "index_tensor": _INDEX_LIST,
-    "index_put": _INDEX_LIST,
-    "index_copy": "torch's IndexCopyBackward0 also saves source (its formula reads only the "
-                  "shape); hookgrad does not hold that memory for backward",
-    "einsum": "hookgrad records einsum as one EinsumBackward0 node; torch decomposes it into "
-              "permutes, views and bmm, so its last node is a ViewBackward0",
-}
+DIFFERENT: dict = {}
 
 
 def _shown(value):

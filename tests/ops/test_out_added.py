@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
+import hookgrad
 from hookgrad.ops import _out_rules
 from tests.ops.test_out_resize import check_out_as_torch, table_cases
 
@@ -46,6 +48,9 @@ CALLS = {
     "clamp_min": lambda lib, out: lib.clamp_min(t(lib), 0.5, out=out),
     "clamp_max": lambda lib, out: lib.clamp_max(t(lib), 0.5, out=out),
     "diff": lambda lib, out: lib.diff(t(lib), out=out),
+    "nansum_of_integers": lambda lib, out: lib.nansum(t(lib, (V * 10).astype(np.int64)), 1,
+                                                      out=out),
+    "cumsum_of_bools": lambda lib, out: lib.cumsum(t(lib) > 0.5, 1, out=out),
     "outer": lambda lib, out: lib.outer(t(lib, V[0]), t(lib, V[1]), out=out),
     "norm": lambda lib, out: lib.norm(t(lib), 2, 1, out=out),
     "mm": lambda lib, out: lib.mm(t(lib), t(lib, V.T), out=out),
@@ -70,19 +75,7 @@ OUTS = {"wrong_shape": ((4,), "float64", False), "float32": ((4,), "float32", Fa
         "bool": ((4,), "bool", False), "requires_grad": ((4,), "float64", True)}
 
 # known differences, kept visible: each must still fail (strict)
-KNOWN_DIFFERENCES = {
-    ("mean", "int64"): "torch names Float as mean's result type and warns first",
-    ("mean", "bool"): "torch names Float as mean's result type and warns first",
-    ("nansum", "int64"): "torch has no integer nansum kernel",
-    ("nansum", "bool"): "torch has no integer nansum kernel",
-    ("nanmean", "int64"): "torch has no integer nansum kernel",
-    ("nanmean", "bool"): "torch has no integer nansum kernel",
-    ("cumsum", "bool"): "torch has no bool cumsum kernel",
-    ("mean", "int32"): "torch names Float as mean's result type and warns first",
-    ("nansum", "int32"): "torch has no integer nansum kernel",
-    ("nanmean", "int32"): "torch has no integer nansum kernel",
-    ("kron", "requires_grad"): "torch's kron resizes out before its autograd refusal",
-}
+KNOWN_DIFFERENCES: dict = {}
 
 
 @pytest.mark.parametrize("name, kind", list(table_cases(CALLS, OUTS, KNOWN_DIFFERENCES)))
@@ -92,3 +85,16 @@ def test_added_out_as_torch(name, kind):
 
 def test_the_table_covers_every_added_out():
     assert set(_out_rules.ADDED_OUT) <= set(CALLS) | {"negative"}
+
+
+@pytest.mark.parametrize("kind", ["int64", "bool", "float32"])
+def test_mean_into_an_integer_out_names_the_default_dtype(kind):
+    """mean divides the sum in out in place: the quotient has the default dtype."""
+    for lib in (hookgrad, torch):
+        lib.set_default_dtype(lib.float64)
+    try:
+        check_out_as_torch(lambda lib, out: lib.mean(t(lib), 1, out=out), OUTS[kind],
+                           rtol=1e-6, atol=1e-7)
+    finally:
+        for lib in (hookgrad, torch):
+            lib.set_default_dtype(lib.float32)

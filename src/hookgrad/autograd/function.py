@@ -54,6 +54,8 @@ class BackwardCFunction(Node, FunctionCtx):
             if not name.startswith(prefix):
                 continue
             key = name[len(prefix):]
+            if key in forward_cls.saved_lists:
+                return self._list_value(forward_cls, key, raw)
             if key in forward_cls.saved_names:
                 return self._slot_value(forward_cls, key, raw)
             if not raw and key in forward_cls.saved_values:
@@ -71,6 +73,8 @@ class BackwardCFunction(Node, FunctionCtx):
         names = set(super().__dir__())
         names.discard("_saved")  # the node's own slot list, not a saved attribute
         for key in forward_cls.saved_names:
+            names.update(("_saved_" + key, "_raw_saved_" + key))
+        for key in forward_cls.saved_lists:
             names.update(("_saved_" + key, "_raw_saved_" + key))
         names.update("_saved_" + key for key in forward_cls.saved_values)
         return sorted(names)
@@ -104,6 +108,16 @@ class BackwardCFunction(Node, FunctionCtx):
         if number is None or raw or key not in _wrapped_names(forward_cls):
             return None
         return Tensor._make(np.asarray(self.saved_number()))  # raises once the graph is freed
+
+    def _list_value(self, forward_cls, key: str, raw: bool) -> tuple:
+        """A list slot as torch shows it: a tuple of the saved tensors it holds (unpacked, or
+        raw SavedTensors), with None where torch's list holds no tensor."""
+        saved = self._saved or ()
+        entries = []
+        for position in forward_cls.saved_lists[key](self):
+            one = None if position is None else saved[position]
+            entries.append(one if one is None or raw else one.unpack(self))
+        return tuple(entries)
 
     def _materialized(self, grad_outputs: tuple, builtin: bool = False) -> tuple:
         # a non-tensor output (meta ``None``) has no gradient to make: it stays ``None``
@@ -170,6 +184,10 @@ class Function:
     # torch's names of the non-tensor arguments its node keeps (``grad_fn._saved_alpha``),
     # each mapped to the ctx attribute that holds it, or to a function of the node
     saved_values: dict = {}
+    # torch's list slots (index's ``_saved_indices``): each name mapped to a function of the
+    # node that gives the slot's entries, each the position of a saved tensor (in save order)
+    # or None where torch's list has no tensor
+    saved_lists: dict = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

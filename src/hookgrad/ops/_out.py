@@ -45,7 +45,8 @@ def write_out(out: Optional[Tensor], result: Tensor, op_name: str, *,
               same_dtype: Union[bool, str, Callable] = False,
               cast_message: Optional[Callable] = None, warn_resize: bool = True,
               casts_through_temporary: bool = False, refuse_grad: bool = True,
-              resize_first: bool = False) -> Tensor:
+              resize_first: bool = False, resize_before_refusal: bool = False,
+              kernel_refusal: Optional[Exception] = None) -> Tensor:
     """Write ``result`` into ``out`` as torch's ``out=`` does and return ``out`` (``result``
     when no out is given).
 
@@ -56,16 +57,29 @@ def write_out(out: Optional[Tensor], result: Tensor, op_name: str, *,
     structured-kernel message; a string: the op's own; a callable of the two dtypes: the op's
     message, or None where it accepts the pair). A shape that differs is resized, with torch's
     deprecation warning when out held elements, twice when the op casts through a temporary;
-    ``resize_first``: before the dtype is checked, as a composite that resizes first does."""
+    ``resize_first``: before the dtype is checked, as a composite that resizes first does
+    (``resize_before_refusal``: even before the autograd refusal); ``kernel_refusal``: the
+    error of a kernel that has no implementation for out's dtype, raised once out is resized.
+
+    A composite torch lets through autograd (``rules.COMPOSITES``) still refuses to write into
+    a leaf that requires grad (torch's in-place error), after its own checks."""
     if out is None:
         return result
-    if refuse_grad and grad_mode.is_grad_enabled() and (result.requires_grad or
-                                                        out.requires_grad):
+    grad_enabled = grad_mode.is_grad_enabled()
+    if resize_before_refusal:
+        resize_out(out, result._data.shape, warn_resize)
+    if refuse_grad and grad_enabled and (result.requires_grad or out.requires_grad):
         raise RuntimeError(f"{op_name}(): functions with out=... arguments don't support "
                            "automatic differentiation, but one of the arguments requires grad.")
+    into_leaf = (op_name in rules.COMPOSITES and grad_enabled and out.requires_grad
+                 and out.grad_fn is None)
+    if into_leaf and op_name in rules.GRAD_OUT_SHAPE and out._data.shape != result._data.shape:
+        raise RuntimeError(rules.GRAD_OUT_SHAPE[op_name])
     result_dtype, out_dtype = result._data.dtype, out._data.dtype
     if resize_first:
         resize_out(out, result._data.shape, warn_resize)
+    if kernel_refusal is not None:
+        raise kernel_refusal
     if cast_message is not None and result_dtype != out_dtype and not _dtype.can_cast(
             _dtype.from_numpy_dtype(result_dtype), _dtype.from_numpy_dtype(out_dtype)):
         raise RuntimeError(cast_message(result_dtype, out_dtype))
@@ -79,6 +93,9 @@ def write_out(out: Optional[Tensor], result: Tensor, op_name: str, *,
     check_inplace_cast(result_dtype, out_dtype)
     twice = casts_through_temporary and result_dtype != out_dtype
     resize_out(out, result._data.shape, warn_resize * (2 if twice else 1))
+    if into_leaf:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
     _dtype.copyto(out._data, result._data)
     out._version_counter[0] += 1
     return out
@@ -123,6 +140,7 @@ def accept_out(fn: Callable, public_name: Optional[str] = None) -> Callable:
                    **rules.ADDED_OUT[name]}
     else:
         return fn
+    unsupported = rules.KERNEL_REFUSAL.get(name)
     compares = name in rules.COMPARISONS
     name = rules.AUTOGRAD_NAME.get(name, name)
 
@@ -141,7 +159,8 @@ def accept_out(fn: Callable, public_name: Optional[str] = None) -> Callable:
                 common = _dtype.result_type(*(args + tuple(kwargs.values()))[:2]).numpy
                 return write_out(out, result, name, casts_through_temporary=out._data.dtype not
                                  in (common, np.dtype(np.bool_)), **options)
-            return write_out(out, result, name, **options)
+            refusal = unsupported and unsupported(args[0]._data.dtype, out._data.dtype)
+            return write_out(out, result, name, kernel_refusal=refusal or None, **options)
         result = fn(*args, **kwargs)
         if not isinstance(result, tuple) or len(result) != len(out):
             raise TypeError(f"{fn_name}(): argument 'out' must be a tuple of {len(result)} "

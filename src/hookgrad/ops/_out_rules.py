@@ -23,8 +23,8 @@ AUTOGRAD_NAME = {"float_power": "pow", "det": "_linalg_det", "inverse": "linalg_
 
 # composites torch runs from differentiable pieces, and ops with no derivative: torch writes
 # their out without refusing
-NOT_REFUSED_UNDER_AUTOGRAD = {"inner", "tensordot", "histc", "quantile", "nanquantile",
-                              "argmax", "argmin", "all", "any"}
+COMPOSITES = {"inner", "tensordot", "quantile", "nanquantile"}
+NOT_REFUSED_UNDER_AUTOGRAD = COMPOSITES | {"histc", "argmax", "argmin", "all", "any"}
 
 
 def _names(pattern: str, name_of=_dtype.scalar_type_name) -> Callable:
@@ -39,13 +39,18 @@ def _boolean_only(name: str) -> str:
 # ops whose out must have the result's dtype: True for torch's structured-kernel message
 # ("Expected out tensor to have dtype ..."), else the op's own message or how to make it
 SAME_DTYPE = {
-    "tril": True, "triu": True, "sort": True, "topk": True, "inverse": True, "diag": True,
+    "tril": True, "triu": True, "sort": True, "topk": True, "inverse": True,
     "kthvalue": "output values must be of same type as input",
     "masked_select": "masked_select(): self and result must have the same scalar type",
     "float_power": _names("the output given to float_power has dtype {out} but the operation's "
                           "result requires dtype {result}"),
     "tensordot": _names("tensordot: Expected the output tensor to have dtype {result}, but got "
                         "an output tensor with dtype {out}"),
+    # inner of tensors with dims is torch's tensordot over their last dims
+    "inner": _names("tensordot: Expected the output tensor to have dtype {result}, but got "
+                    "an output tensor with dtype {out}"),
+    **{name: "quantile() out tensor must be same dtype as the input tensor"
+       for name in ("quantile", "nanquantile")},
     "histc": _names("torch.histogram: input tensor and hist tensor should have the same dtype, "
                     "but got input {result} and hist {out}", _dtype.cpp_type_name),
     "frac": _names("Found dtype {out} but expected {result}"),
@@ -56,7 +61,6 @@ SAME_DTYPE = {
 
 # ops that cast to out's dtype where allowed, with their own message where not
 CAST_MESSAGE = {
-    "diag": _names("diag: result type {result} can't be cast to the desired out= type {out}"),
     "ldexp": _names("ldexp can't be cast to the desired output type {out}"),
     "mvlgamma": _names("mvlgamma: result type {result} can't be cast to the desired output "
                        "type {result}"),
@@ -94,13 +98,19 @@ ADDED_OUT = {
     **{name: _STRUCTURED for name in (
         "mm", "bmm", "mv", "addmm", "baddbmm", "take_along_dim", "msort", "argmax", "argmin",
         "max", "min", "aminmax")},
-    "mean": {}, "nanmean": {}, "std": {"resize_first": True}, "var": {"resize_first": True},
-    "kron": {"resize_first": True}, "floor_divide": {}, "outer": _CAST, "diff": _CAST,
+    # mean writes the sum into out, then divides it in place: an integer out holds no quotient
+    "mean": {"resize_first": True, "cast_message": lambda result, out: (
+        f"result type {_dtype.scalar_type_name(_dtype.get_default_dtype())} can't be cast to "
+        f"the desired output type {_dtype.scalar_type_name(out)}")},
+    "nanmean": {"resize_first": True}, "std": {"resize_first": True},
+    "var": {"resize_first": True}, "floor_divide": {}, "outer": _CAST, "diff": _CAST,
+    # kron resizes out itself, then writes a product into it (refused there under autograd)
+    "kron": {"resize_first": True, "resize_before_refusal": True},
     "norm": _STRUCTURED,
     "logsumexp": {"same_dtype": lambda result, out: None if out.kind in "fV" else (
         f"logsumexp(): Expected floating point type for result tensor, but got: "
         f"{_dtype.scalar_type_name(out)}")},
-    "sum": {}, "prod": {}, "cumsum": {}, "nansum": {},
+    "sum": {}, "prod": {}, "cumsum": {"resize_first": True}, "nansum": {"resize_first": True},
     "amax": {"same_dtype": _names("Expected the dtype for input and out to match, but got "
                                   "{result} for input's dtype and {out} for out's dtype.")},
     "amin": {"same_dtype": _names("Expected the dtype for input and out to match, but got "
@@ -122,6 +132,33 @@ NOT_REFUSED_UNDER_AUTOGRAD |= COMPARISONS | {"logical_and", "logical_or", "logic
                                              "logical_not"}
 AUTOGRAD_NAME.update({name: f"aten::{name}" for name in (
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")})
+
+
+def _no_kernel(kernel: str, refused: Callable) -> Callable:
+    """torch's error for a kernel with no implementation for out's dtype, when ``refused``
+    (of the input's and out's dtypes) says it is asked for one."""
+    return lambda given, out: NotImplementedError(
+        f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(out)}\'') if refused(
+        given, out) else None
+
+
+# kernels that run in out's dtype and have none for some: the error comes once out is resized
+# (a floating input's nansum into an integer out; any cumsum into a bool out)
+KERNEL_REFUSAL = {
+    "nansum": _no_kernel("nansum_cpu", lambda given, out: given.kind in "fc"
+                         and out.kind in "biu"),
+    "nanmean": _no_kernel("nansum_cpu", lambda given, out: given.kind in "fc"
+                          and out.kind in "biu"),
+    "cumsum": _no_kernel("cumsum_out_cpu", lambda given, out: out.kind == "b"),
+}
+
+# composites torch lets through autograd that refuse an out requiring grad of another shape
+GRAD_OUT_SHAPE = {
+    name: "tensordot(): the 'out' tensor was specified and requires gradients, and its "
+                 "shape does not match the expected result. Either remove the 'out' argument, "
+                 "ensure it does not require gradients, or make sure its shape matches the "
+                 "expected output." for name in ("tensordot", "inner")
+}
 
 # of those, the ones that compute in out's dtype (torch passes it as their ``dtype``)
 DTYPE_FROM_OUT = {"sum", "prod", "cumsum", "nansum"}

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
+from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import strided
+from ._out import write_out
 from ._reduce_util import shown_dim
 from ._util import normalize_dim
 from .reduce import _const
@@ -213,13 +216,28 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
 
 
 def diag(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
-    """a vector on the diagonal of a square matrix, or the diagonal of a matrix"""
+    """a vector on the diagonal of a square matrix, or the diagonal of a matrix.
+
+    With ``out`` torch runs diag_embed's or diagonal_copy's out kernel, which resizes out
+    before refusing another dtype (diag_embed's first refuses a dtype the result cannot be
+    cast to, in diag's words)."""
     ndim = input._data.ndim
     if ndim == 1:
-        return DiagEmbed.apply(input, int(diagonal), 0, 1, (-2, -1))  # torch's diag_embed
-    if ndim == 2:
-        return DiagonalCopy.apply(input, int(diagonal), 0, 1)
-    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {ndim}D")
+        result = DiagEmbed.apply(input, int(diagonal), 0, 1, (-2, -1))  # torch's diag_embed
+    elif ndim == 2:
+        result = DiagonalCopy.apply(input, int(diagonal), 0, 1)
+    else:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {ndim}D")
+    if out is None:
+        return result
+    name = "aten::diag_embed" if ndim == 1 else "aten::diagonal_copy"
+    result_dtype, out_dtype = result._data.dtype, out._data.dtype
+    if (ndim == 1 and result_dtype != out_dtype and not (grad_mode.is_grad_enabled() and (
+            result.requires_grad or out.requires_grad)) and not _dtype.can_cast(
+            _dtype.from_numpy_dtype(result_dtype), _dtype.from_numpy_dtype(out_dtype))):
+        raise RuntimeError(f"diag: result type {_dtype.scalar_type_name(result_dtype)} can't be "
+                           f"cast to the desired out= type {_dtype.scalar_type_name(out_dtype)}")
+    return write_out(out, result, name, same_dtype=True, resize_first=True)
 
 
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:

@@ -166,10 +166,14 @@ def _advanced_key(shape: tuple, advanced: list):
     messages first, so NumPy never reports an error in its own words."""
     key: list = []
     originals = []
+    positions = []
+    folded = 0  # torch's index list gives a mask one entry, however many dims it covers
     for dim, array in advanced:
         key.extend([slice(None)] * (dim - len(key)))  # dims between advanced items
         originals.append(array)
+        positions.append(dim - folded)
         if _is_mask(array):
+            folded += array.ndim - 1
             for j in range(array.ndim):
                 if array.shape[j] != shape[dim + j]:
                     raise IndexError(f"The shape of the mask {list(array.shape)} at index {j} "
@@ -190,7 +194,7 @@ def _advanced_key(shape: tuple, advanced: list):
     except ValueError:
         raise IndexError("shape mismatch: indexing tensors could not be broadcast together with "
                          "shapes " + ", ".join(str(list(a.shape)) for a in arrays)) from None
-    return tuple(key), (tuple(dim for dim, _ in advanced), tuple(originals))
+    return tuple(key), (tuple(dim for dim, _ in advanced), tuple(originals), tuple(positions))
 
 
 def _key_from(dims: tuple, originals) -> tuple:
@@ -204,9 +208,25 @@ def _key_from(dims: tuple, originals) -> tuple:
 
 
 def _saved_indices(ctx) -> tuple:
-    """(key, dims, originals) of an indexing node, from its saved index tensors."""
+    """The NumPy key and the ``(dims, originals, positions)`` of an indexing node, from its
+    saved index tensors."""
     originals = tuple(saved._data for saved in ctx.saved_tensors)
-    return _key_from(ctx.dims, originals), ctx.dims, originals
+    return _key_from(ctx.dims, originals), (ctx.dims, originals, ctx.positions)
+
+
+def _index_list(node) -> tuple:
+    """torch's index list of an indexing node: the saved index tensors at their positions
+    (a dim's, a mask's first dim's), None at the dims before them left whole."""
+    layout = [None] * (node.positions[-1] + 1 if node.positions else 0)
+    for saved_position, position in enumerate(node.positions):
+        layout[position] = saved_position
+    return tuple(layout)
+
+
+def _keep_indices(ctx, indices) -> None:
+    dims, originals, ctx.positions = indices
+    ctx.dims = dims
+    ctx.save_for_backward(*originals)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -216,42 +236,42 @@ class Index(Op):
     """self[indices] (a copy); gradient: zeros with grad added at the indices"""
 
     node_name = "IndexBackward0"
-    saved_names = ("indices",)
+    saved_lists = {"indices": _index_list}
+    saved_values = {"self_sym_sizes": "self_shape"}
 
     @staticmethod
     def forward(ctx, self, key, indices):
-        dims, originals = indices
-        ctx.dims, ctx.self_shape = dims, self.shape
-        ctx.save_for_backward(*originals)
+        ctx.self_shape = self.shape
+        _keep_indices(ctx, indices)
         # NumPy lays the result out after the input (a transposed result for x[:, [2, 0]]);
         # torch's follows the input's order only for the dimensions not indexed
         return _layout.advanced_index(self[key], self, key)
 
     @staticmethod
     def backward(ctx, grad):
-        key, dims, originals = _saved_indices(ctx)
-        return IndexPutImpl.apply(grad, ctx.self_shape, key, (dims, originals)), None, None
+        key, indices = _saved_indices(ctx)
+        return IndexPutImpl.apply(None, grad, ctx.self_shape, key, indices), None, None
 
 
 class IndexPutImpl(Op):
     """zeros of ``shape`` with ``values`` added at ``key`` (index's backward)"""
 
     node_name = "IndexPutImplBackward0"
-    saved_names = ("indices",)
+    saved_lists = {"indices": _index_list}
+    saved_values = {"accumulate": lambda node: True}
+    _wrapped_scalars = (0,)  # torch's node has an edge for the zeros it writes into: (None, 0)
 
     @staticmethod
-    def forward(ctx, values, shape, key, indices):
-        dims, originals = indices
-        ctx.dims = dims
-        ctx.save_for_backward(*originals)
+    def forward(ctx, zeros, values, shape, key, indices):
+        _keep_indices(ctx, indices)
         out = np.zeros(shape, values.dtype)
         np.add.at(out, key, values)
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        key, dims, originals = _saved_indices(ctx)
-        return Index.apply(grad, key, (dims, originals)), None, None, None
+        key, indices = _saved_indices(ctx)
+        return None, Index.apply(grad, key, indices), None, None, None
 
 
 def getitem(tensor: Tensor, key) -> Tensor:
@@ -273,26 +293,26 @@ class IndexPut(Op):
     values get grad[indices]."""
 
     node_name = "IndexPutBackward0"
-    saved_names = ("indices",)
+    saved_lists = {"indices": _index_list}
+    saved_values = {"accumulate": "accumulate"}
     _inplace = True
 
     @staticmethod
     def forward(ctx, self, values, key, indices, accumulate=False):
         _check_writable(self)
-        dims, originals = indices
-        ctx.dims, ctx.accumulate = dims, accumulate
-        ctx.save_for_backward(*originals)
+        ctx.accumulate = accumulate
+        _keep_indices(ctx, indices)
         _index_put(self, values, key, accumulate)
         return self
 
     @staticmethod
     def backward(ctx, grad):
-        key, dims, originals = _saved_indices(ctx)
-        grad_values = Index.apply(grad, key, (dims, originals))
+        key, indices = _saved_indices(ctx)
+        grad_values = Index.apply(grad, key, indices)
         if ctx.accumulate:
             return grad, grad_values, None, None, None
         zero = Tensor._make(np.zeros((), grad._data.dtype))
-        grad_self = IndexPutCopy.apply(grad, zero, key, (dims, originals), False)
+        grad_self = IndexPutCopy.apply(grad, zero, key, indices, False)
         return grad_self, grad_values, None, None, None
 
 
@@ -304,9 +324,8 @@ class IndexPutCopy(IndexPut):
 
     @staticmethod
     def forward(ctx, self, values, key, indices, accumulate=False):
-        dims, originals = indices
-        ctx.dims, ctx.accumulate = dims, accumulate
-        ctx.save_for_backward(*originals)
+        ctx.accumulate = accumulate
+        _keep_indices(ctx, indices)
         out = _layout.preserve(np.array(self, copy=True), self)  # torch's clone of self
         _index_put(out, values, key, accumulate)
         return out

@@ -1,4 +1,4 @@
-"""Matrix products and vector norms (einsum lives in ``einsum.py``, importable from here).
+"""Matrix products and vector norms (torch.einsum, composed from them, is in ``einsum.py``).
 
 ``matmul`` is composed from dot/mv/mm/bmm and views by the same case analysis torch uses (fold
 the batch of the larger operand into an mm when that avoids copies or a large gradient, else
@@ -16,7 +16,6 @@ from ..autograd import grad_mode
 from ..autograd.grad_mode import is_grad_enabled
 from .._dtype import scalar_type_name
 from ._reduce_util import torch_type_name
-from .einsum import Einsum, einsum  # noqa: F401  (torch.einsum sits with the products)
 from .norms import norm, vector_norm  # noqa: F401  (torch.norm; torch.linalg's)
 from .views import UnsafeView
 from ._base import HALF_TYPES, Op

@@ -160,6 +160,8 @@ def sum_to_size(input: Tensor, *size) -> Tensor:
         # nothing to record (the engine reducing a broadcast gradient, say): Sum's forward
         # without its node, the same arithmetic in the same dtypes
         return Tensor._make(sum_array_to(array, shape))
+    if not shape:  # torch sums everything at once here (SumBackward0)
+        return sum(input)
     result = sum(input, dims, keepdim=True)
     return result.reshape(shape) if result._data.shape != shape else result
 

@@ -149,28 +149,37 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
 # -- index_copy ---------------------------------------------------------------------------------
 class IndexCopy(Op):
     """out[..., index[i], ...] = source[..., i, ...];  d self = grad with those rows zeroed,
-    d source = grad.index_select(dim, index)"""
+    d source = grad.index_select(dim, index), expanded to source's shape"""
 
     node_name = "IndexCopyBackward0"
-    saved_names = ("index",)
+    # torch keeps source when its gradient is wanted: the formula reads its shape
+    saved_names = ("index", "source")
 
     @staticmethod
     def forward(ctx, self, dim, index, source):
         # ``dim`` as the caller gave it, which torch's node shows (negative read back unsigned)
         ctx._saved_dim, ctx._saved_source_dim = shown_dim(dim), source.ndim
-        ctx.dim = dim = normalize_dim(dim, self.ndim)
-        ctx.save_for_backward(index)
+        ctx.given_dim = dim  # torch's formula passes dim on as given
+        dim = normalize_dim(dim, self.ndim)
+        ctx.save_for_backward(index, source if ctx.needs_input_grad[3] else None)
         result = self.copy()
+        if self.ndim == 0:  # a 0-dim self is one row: source's one value replaces it
+            result[()] = source.reshape(())
+            return result
         result[(slice(None),) * dim + (index.reshape(-1),)] = source.reshape(
             source.shape[:dim] + (index.size,) + source.shape[dim + 1:]) if source.ndim else source
         return result
 
     @staticmethod
     def backward(ctx, grad):
-        (index,) = ctx.saved_tensors
-        index = index.reshape(-1)
-        grad_self = grad.index_fill(ctx.dim, index, 0) if ctx.needs_input_grad[0] else None
-        grad_source = grad.index_select(ctx.dim, index) if ctx.needs_input_grad[3] else None
+        index, source = ctx.saved_tensors
+        grad_self = grad.index_fill(ctx.given_dim, index, 0) if ctx.needs_input_grad[0] else None
+        grad_source = None
+        if ctx.needs_input_grad[3]:
+            if source.ndim:
+                grad_source = grad.index_select(ctx.given_dim, index).expand(source.shape)
+            else:  # one row, summed to the 0-dim source's shape by apply
+                grad_source = grad.index_select(ctx.given_dim, index.squeeze(0))
         return grad_self, None, None, grad_source
 
 

@@ -38,22 +38,25 @@ class Select(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return SelectBackward.apply(grad, ctx.self_shape, ctx.dim, ctx.index), None, None
+        return SelectBackward.apply(grad, ctx.self_shape, ctx.dim, ctx.index,
+                                    (ctx._saved_dim, ctx._saved_index)), None, None
 
 
 class SelectBackward(Op):
     node_name = "SelectBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, grad, shape, dim, index):
+    def forward(ctx, grad, shape, dim, index, shown=None):
         ctx.dim, ctx.index = dim, index
+        # torch's node shows the select's dim and index as its forward node does
+        ctx._saved_dim, ctx._saved_index = (dim, index) if shown is None else shown
         out = np.zeros(shape, grad.dtype)
         out[(slice(None),) * dim + (index,)] = grad
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        return Select.apply(grad, ctx.dim, ctx.index), None, None, None
+        return Select.apply(grad, ctx.dim, ctx.index), None, None, None, None
 
 
 class Slice(Op):
@@ -90,23 +93,27 @@ class Slice(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return (SliceBackward.apply(grad, ctx.self_shape, ctx.dim, ctx.start, ctx.end, ctx.step),
-                None, None, None, None)
+        shown = (ctx._saved_dim, ctx._saved_start, ctx._saved_end, ctx._saved_step)
+        return (SliceBackward.apply(grad, ctx.self_shape, ctx.dim, ctx.start, ctx.end, ctx.step,
+                                    shown), None, None, None, None)
 
 
 class SliceBackward(Op):
     node_name = "SliceBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, grad, shape, dim, start, end, step):
+    def forward(ctx, grad, shape, dim, start, end, step, shown=None):
         ctx.args = (dim, start, end, step)
+        # torch's node shows the slice's arguments as its forward node does
+        (ctx._saved_dim, ctx._saved_start, ctx._saved_end,
+         ctx._saved_step) = ctx.args if shown is None else shown
         out = np.zeros(shape, grad.dtype)
         out[(slice(None),) * dim + (slice(start, end, step),)] = grad
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        return Slice.apply(grad, *ctx.args), None, None, None, None, None
+        return Slice.apply(grad, *ctx.args), None, None, None, None, None, None
 
 
 def select(input: Tensor, dim: int, index) -> Tensor:
