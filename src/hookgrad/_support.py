@@ -211,7 +211,7 @@ ROWS: List[Row] = [
         "dict loads into a lazy module without a dummy forward"),
     Row("Optimizers", ("optim.SGD", "optim.Adam", "optim.AdamW", "optim.RMSprop", "optim.Adagrad",
                        "optim.Adadelta", "optim.Adamax", "optim.NAdam", "optim.RAdam",
-                       "optim.LBFGS"), True,
+                       "optim.LBFGS", "optim.ASGD", "optim.Rprop", "optim.Adafactor"), True,
         "torch's single-tensor (for-loop) arithmetic; foreach/fused accepted and ignored"),
     Row("LR schedulers", ("optim.lr_scheduler.StepLR", "optim.lr_scheduler.CosineAnnealingLR",
                           "optim.lr_scheduler.OneCycleLR", "optim.lr_scheduler.CyclicLR",
