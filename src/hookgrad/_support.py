@@ -213,6 +213,12 @@ ROWS: List[Row] = [
                        "optim.Adadelta", "optim.Adamax", "optim.NAdam", "optim.RAdam",
                        "optim.LBFGS", "optim.ASGD", "optim.Rprop", "optim.Adafactor"), True,
         "torch's single-tensor (for-loop) arithmetic; foreach/fused accepted and ignored"),
+    Row("Weight averaging", ("optim.swa_utils.AveragedModel", "optim.swa_utils.SWALR",
+                             "optim.swa_utils.update_bn", "optim.swa_utils.get_ema_multi_avg_fn",
+                             "optim.swa_utils.get_swa_multi_avg_fn",
+                             "optim.swa_utils.get_ema_avg_fn", "optim.swa_utils.get_swa_avg_fn"),
+        True, "SWA and EMA averages as torch computes them on CPU; SWALR's lr curve value for "
+        "value"),
     Row("LR schedulers", ("optim.lr_scheduler.StepLR", "optim.lr_scheduler.CosineAnnealingLR",
                           "optim.lr_scheduler.OneCycleLR", "optim.lr_scheduler.CyclicLR",
                           "optim.lr_scheduler.ReduceLROnPlateau",

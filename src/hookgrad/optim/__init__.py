@@ -1,5 +1,5 @@
 """Optimizers and learning-rate schedules with torch's names, math and state_dict format."""
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adafactor import Adafactor
 from .adagrad import Adadelta, Adagrad
 from .adam import Adam, AdamW
@@ -13,4 +13,5 @@ from .sgd import SGD
 
 __all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS",
            "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler",
+           "swa_utils",
            "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook"]
