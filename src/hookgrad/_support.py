@@ -139,9 +139,9 @@ ROWS: List[Row] = [
                           "special.polygamma", "special.multigammaln", "special.xlogy",
                           "special.log_softmax", "special.softmax", "special.logsumexp",
                           "special.erfinv", "special.i0", "special.i1",
-                          "special.i0e", "special.i1e"), True,
-        "the functions hookgrad computes; of the Bessel family i0, i1, i0e, i1e, no zeta or "
-        "orthogonal polynomials"),
+                          "special.i0e", "special.i1e", "special.entr", "special.erfcx",
+                          "special.log_ndtr", "special.ndtri", "special.xlog1py"), True,
+        "the functions hookgrad computes; of the Bessel family i0, i1, i0e, i1e; no zeta"),
     Row("Incomplete gamma", ("igamma", "igammac", "special.gammainc", "special.gammaincc",
                              "Tensor.igamma", "Tensor.igammac", "Tensor.igamma_",
                              "Tensor.igammac_"), True,

@@ -15,6 +15,7 @@ from .ops.bessel_erfinv import erfinv, i0, i0e, i1, i1e  # noqa: F401  (torch.sp
 from .ops.special import digamma as _digamma, lgamma as _lgamma, mvlgamma as _mvlgamma
 from .ops.special import polygamma as _polygamma
 from .ops.igamma import gammainc, gammaincc  # noqa: F401  (torch.special's names)
+from .ops.special_normal import entr, erfcx, log_ndtr, ndtri, xlog1py  # noqa: F401
 from .tensor import Tensor
 
 
