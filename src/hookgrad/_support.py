@@ -142,6 +142,15 @@ ROWS: List[Row] = [
                           "special.i0e", "special.i1e", "special.entr", "special.erfcx",
                           "special.log_ndtr", "special.ndtri", "special.xlog1py"), True,
         "the functions hookgrad computes; of the Bessel family i0, i1, i0e, i1e; no zeta"),
+    Row("Orthogonal polynomials", tuple("special." + name for name in (
+        "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+        "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+        "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+        "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+        "laguerre_polynomial_l", "legendre_polynomial_p")), True,
+        "three-term recurrences over all elements at once (trigonometric forms for high "
+        "Chebyshev degrees, as torch); no gradient, as torch; NaN at NaN x where torch's "
+        "kernels return an arbitrary value"),
     Row("Incomplete gamma", ("igamma", "igammac", "special.gammainc", "special.gammaincc",
                              "Tensor.igamma", "Tensor.igammac", "Tensor.igamma_",
                              "Tensor.igammac_"), True,

@@ -15,6 +15,11 @@ from .ops.bessel_erfinv import erfinv, i0, i0e, i1, i1e  # noqa: F401  (torch.sp
 from .ops.special import digamma as _digamma, lgamma as _lgamma, mvlgamma as _mvlgamma
 from .ops.special import polygamma as _polygamma
 from .ops.igamma import gammainc, gammaincc  # noqa: F401  (torch.special's names)
+from .ops.orthogonal_polynomials import (  # noqa: F401  (torch.special's names)
+    chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v,
+    chebyshev_polynomial_w, hermite_polynomial_h, hermite_polynomial_he, laguerre_polynomial_l,
+    legendre_polynomial_p, shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u,
+    shifted_chebyshev_polynomial_v, shifted_chebyshev_polynomial_w)
 from .ops.special_normal import entr, erfcx, log_ndtr, ndtri, xlog1py  # noqa: F401
 from .tensor import Tensor
 
