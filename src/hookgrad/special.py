@@ -11,6 +11,9 @@ from .ops import pointwise as _pointwise
 from .ops import pointwise_unary as _unary
 from .ops.pointwise_binary import xlogy as _xlogy
 from .ops.pointwise_more import erfc as _erfc
+from .ops.bessel_k import (  # noqa: F401  (torch.special's names)
+    modified_bessel_i0, modified_bessel_i1, modified_bessel_k0, modified_bessel_k1,
+    scaled_modified_bessel_k0, scaled_modified_bessel_k1, spherical_bessel_j0)
 from .ops.bessel_erfinv import erfinv, i0, i0e, i1, i1e  # noqa: F401  (torch.special's names)
 from .ops.special import digamma as _digamma, lgamma as _lgamma, mvlgamma as _mvlgamma
 from .ops.special import polygamma as _polygamma
