@@ -144,8 +144,8 @@ ROWS: List[Row] = [
                           "special.spherical_bessel_j0", "special.modified_bessel_i0",
                           "special.modified_bessel_i1", "special.modified_bessel_k0",
                           "special.modified_bessel_k1", "special.scaled_modified_bessel_k0",
-                          "special.scaled_modified_bessel_k1"), True,
-        "the functions hookgrad computes; no Bessel J or Y, no airy_ai or zeta"),
+                          "special.scaled_modified_bessel_k1", "special.zeta"), True,
+        "the functions hookgrad computes; no Bessel J or Y, no airy_ai"),
     Row("Orthogonal polynomials", tuple("special." + name for name in (
         "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
         "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",

@@ -24,6 +24,7 @@ from .ops.orthogonal_polynomials import (  # noqa: F401  (torch.special's names)
     legendre_polynomial_p, shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u,
     shifted_chebyshev_polynomial_v, shifted_chebyshev_polynomial_w)
 from .ops.special_normal import entr, erfcx, log_ndtr, ndtri, xlog1py  # noqa: F401
+from .ops.zeta import zeta  # noqa: F401  (torch.special's name)
 from .tensor import Tensor
 
 
