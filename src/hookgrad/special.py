@@ -6,6 +6,8 @@ import math
 from typing import Optional
 
 from . import overrides as _overrides
+from .ops import _out
+from .ops import orthogonal_polynomials as _polynomials
 from .ops import reduce as _reduce
 from .ops import pointwise as _pointwise
 from .ops import pointwise_unary as _unary
@@ -121,5 +123,11 @@ def log_softmax(input: Tensor, dim: int, *, dtype=None) -> Tensor:
 for _name, _value in list(globals().items()):  # every function is visible to a mode
     if _name[0] != "_" and callable(_value) and getattr(_value, "__module__", "") == __name__:
         globals()[_name] = _overrides.wrap(_value)
+# the functions that live with their kernels also honour out=, as torch's special_* do
+for _name in ("entr", "erfcx", "log_ndtr", "ndtri", "xlog1py", "zeta", "spherical_bessel_j0",
+              "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
+              "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+              *_polynomials.POLYNOMIALS):
+    globals()[_name] = _overrides.wrap(_out.accept_out(globals()[_name], "special_" + _name))
 psi = digamma
 del _name, _value
