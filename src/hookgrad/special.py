@@ -6,15 +6,27 @@ import math
 from typing import Optional
 
 from . import overrides as _overrides
+from .ops import _out
+from .ops import orthogonal_polynomials as _polynomials
 from .ops import reduce as _reduce
 from .ops import pointwise as _pointwise
 from .ops import pointwise_unary as _unary
 from .ops.pointwise_binary import xlogy as _xlogy
 from .ops.pointwise_more import erfc as _erfc
+from .ops.bessel_k import (  # noqa: F401  (torch.special's names)
+    modified_bessel_i0, modified_bessel_i1, modified_bessel_k0, modified_bessel_k1,
+    scaled_modified_bessel_k0, scaled_modified_bessel_k1, spherical_bessel_j0)
 from .ops.bessel_erfinv import erfinv, i0, i0e, i1, i1e  # noqa: F401  (torch.special's names)
 from .ops.special import digamma as _digamma, lgamma as _lgamma, mvlgamma as _mvlgamma
 from .ops.special import polygamma as _polygamma
 from .ops.igamma import gammainc, gammaincc  # noqa: F401  (torch.special's names)
+from .ops.orthogonal_polynomials import (  # noqa: F401  (torch.special's names)
+    chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v,
+    chebyshev_polynomial_w, hermite_polynomial_h, hermite_polynomial_he, laguerre_polynomial_l,
+    legendre_polynomial_p, shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u,
+    shifted_chebyshev_polynomial_v, shifted_chebyshev_polynomial_w)
+from .ops.special_normal import entr, erfcx, log_ndtr, ndtri, xlog1py  # noqa: F401
+from .ops.zeta import zeta  # noqa: F401  (torch.special's name)
 from .tensor import Tensor
 
 
@@ -111,5 +123,11 @@ def log_softmax(input: Tensor, dim: int, *, dtype=None) -> Tensor:
 for _name, _value in list(globals().items()):  # every function is visible to a mode
     if _name[0] != "_" and callable(_value) and getattr(_value, "__module__", "") == __name__:
         globals()[_name] = _overrides.wrap(_value)
+# the functions that live with their kernels also honour out=, as torch's special_* do
+for _name in ("entr", "erfcx", "log_ndtr", "ndtri", "xlog1py", "zeta", "spherical_bessel_j0",
+              "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
+              "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+              *_polynomials.POLYNOMIALS):
+    globals()[_name] = _overrides.wrap(_out.accept_out(globals()[_name], "special_" + _name))
 psi = digamma
 del _name, _value

@@ -78,6 +78,15 @@ TABLE = [
     ("copysign", lambda a, b: hookgrad.copysign(a, b), "a a"),
     ("fmod", lambda a, b: hookgrad.fmod(a, b), "a p"),
     ("xlogy", lambda a, b: hookgrad.xlogy(a, b), "a p"),
+    ("xlog1py", lambda a, b: hookgrad.special.xlog1py(a, b), "a p"),
+    ("xlog1py_number_other", lambda a: hookgrad.special.xlog1py(a, 0.5), "a"),
+    ("xlog1py_number_self", lambda a: hookgrad.special.xlog1py(0.5, a), "p"),
+    ("entr", lambda a: hookgrad.special.entr(a), "p"),
+    ("erfcx", lambda a: hookgrad.special.erfcx(a), "a"),
+    ("log_ndtr", lambda a: hookgrad.special.log_ndtr(a), "a"),
+    ("ndtri", lambda a: hookgrad.special.ndtri(a.sigmoid()), "a"),
+    ("zeta_q", lambda a: hookgrad.special.zeta(hookgrad.tensor(3.0), a + 1), "p"),
+    ("zeta_number_x", lambda a: hookgrad.special.zeta(3.0, a + 1), "p"),
     # pointwise
     *[(name, getattr(hookgrad, name), "a") for name in (
         "exp", "sin", "cos", "tanh", "sigmoid", "abs", "erf", "square", "atan", "sinh", "cosh",

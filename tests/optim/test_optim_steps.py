@@ -43,7 +43,16 @@ NADAM_CASES = _grid(lr=[0.05], betas=[(0.9, 0.999), (0.3, 0.8)], weight_decay=[0
                     maximize=[False, True])
 RADAM_CASES = _grid(lr=[0.05], betas=[(0.9, 0.999), (0.3, 0.8)], weight_decay=[0.0, 0.1],
                     decoupled_weight_decay=[False, True], maximize=[False, True])
-NEW_CASES = ([("Adagrad", c) for c in ADAGRAD_CASES] + [("Adadelta", c) for c in ADADELTA_CASES]
+ASGD_CASES = _grid(lr=[0.05], lambd=[1e-4, 0.1], alpha=[0.75, 0.3], t0=[1e6, 4.0],
+                   weight_decay=[0.0, 0.1], maximize=[False, True])
+RPROP_CASES = _grid(lr=[0.05], etas=[(0.5, 1.2), (0.3, 1.7)], step_sizes=[(1e-6, 50), (0.01, 0.2)],
+                    maximize=[False, True])
+ADAFACTOR_CASES = _grid(lr=[0.05, 0.5], beta2_decay=[-0.8, -0.3], eps=[(None, 1e-3), (1e-4, 0.5)],
+                        d=[1.0, 1.5], weight_decay=[0.0, 0.1], maximize=[False, True])
+NEW_CASES = ([("ASGD", c) for c in ASGD_CASES] + [("Rprop", c) for c in RPROP_CASES]
+             + [("Adafactor", c) for c in ADAFACTOR_CASES]
+             + [(name, dict()) for name in ("ASGD", "Rprop", "Adafactor")]
+             + [("Adagrad", c) for c in ADAGRAD_CASES] + [("Adadelta", c) for c in ADADELTA_CASES]
              + [("Adamax", c) for c in ADAMAX_CASES] + [("NAdam", c) for c in NADAM_CASES]
              + [("RAdam", c) for c in RADAM_CASES]
              + [(name, dict()) for name in ("Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam")])
@@ -112,7 +121,8 @@ def test_parameters_follow_torch_step_by_step(case, dtype):
 
 
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
-                                  "Adamax", "NAdam", "RAdam"])
+                                  "Adamax", "NAdam", "RAdam", "ASGD", "Rprop",
+                                  "Adafactor"])
 def test_parameter_groups_use_their_own_options(name):
     options = {"lr": 0.05, "momentum": 0.9} if name in ("SGD", "RMSprop") else {"lr": 0.05}
     values = _start_values(np.float64)
@@ -132,7 +142,10 @@ FULL_STATE = [("SGD", dict(lr=0.05, momentum=0.9)),
               ("Adadelta", dict(weight_decay=0.1)),
               ("Adamax", dict(lr=0.05, weight_decay=0.1)),
               ("NAdam", dict(lr=0.05, decoupled_weight_decay=True, weight_decay=0.1)),
-              ("RAdam", dict(lr=0.05, weight_decay=0.1))]
+              ("RAdam", dict(lr=0.05, weight_decay=0.1)),
+              ("ASGD", dict(lr=0.05, t0=3.0, lambd=0.01, weight_decay=0.1)),
+              ("Rprop", dict(lr=0.05, etas=(0.4, 1.5))),
+              ("Adafactor", dict(lr=0.05, weight_decay=0.1))]
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -69,7 +69,8 @@ CAST_MESSAGE = {
 # modules of pointwise ops computed by torch's TensorIterator, which casts through a
 # temporary: a resized out of another dtype is resized (and warned about) twice
 POINTWISE_MODULES = {"pointwise_binary", "pointwise_more", "pointwise_unary", "bessel_erfinv",
-                     "special", "igamma"}
+                     "special", "igamma", "special_normal", "bessel_k", "zeta",
+                     "orthogonal_polynomials"}
 POINTWISE_WARN_ONCE = {"logit", "float_power", "mvlgamma"}
 
 
