@@ -1,0 +1,96 @@
+"""The distributions the tests build, once per library: ``build(L, dtype)`` returns the
+distribution and the parameter tensors (leaves that require grad); ``value(L, dtype)`` is a
+point inside the support to score."""
+from __future__ import annotations
+
+import numpy as np
+
+RNG = np.random.default_rng(7)
+LOC = RNG.normal(size=(2, 3))
+SCALE = RNG.uniform(0.5, 2.0, size=(2, 3))
+PROBS = RNG.uniform(0.1, 0.9, size=(2, 3))
+SIMPLEX = RNG.uniform(0.1, 1.0, size=(2, 4))
+TRIL = np.tril(RNG.normal(size=(2, 3, 3)) * 0.3) + np.eye(3) * 1.5
+
+
+def leaf(L, array, dtype):
+    return L.tensor(np.asarray(array), dtype=getattr(L, dtype), requires_grad=True)
+
+
+def const(L, array, dtype):
+    return L.tensor(np.asarray(array), dtype=getattr(L, dtype))
+
+
+def _two(cls_name, first, second):
+    def build(L, dtype):
+        a, b = leaf(L, first, dtype), leaf(L, second, dtype)
+        return getattr(L.distributions, cls_name)(a, b), [a, b]
+    return build
+
+
+def _one(cls_name, array, keyword=None):
+    def build(L, dtype):
+        a = leaf(L, array, dtype)
+        cls = getattr(L.distributions, cls_name)
+        return (cls(**{keyword: a}) if keyword else cls(a)), [a]
+    return build
+
+
+def _mvn(keyword):
+    def build(L, dtype):
+        loc, tril = leaf(L, LOC, dtype), leaf(L, TRIL, dtype)
+        matrix = {"scale_tril": tril, "covariance_matrix": tril @ tril.mT,
+                  "precision_matrix": L.linalg.inv(tril @ tril.mT)}[keyword]
+        return L.distributions.MultivariateNormal(loc, **{keyword: matrix}), [loc, tril]
+    return build
+
+
+def _gumbel(L, dtype):
+    a, b = leaf(L, LOC, dtype), leaf(L, SCALE, dtype)
+    return L.distributions.Gumbel(a, b), [a, b]
+
+
+def _independent(L, dtype):
+    a, b = leaf(L, LOC, dtype), leaf(L, SCALE, dtype)
+    return L.distributions.Independent(L.distributions.Normal(a, b), 1), [a, b]
+
+
+def _tanh_normal(L, dtype):
+    a, b = leaf(L, LOC, dtype), leaf(L, SCALE, dtype)
+    T = L.distributions.transforms
+    chain = [T.TanhTransform(), T.AffineTransform(1.0, 2.0), T.SigmoidTransform().inv,
+             T.ExpTransform()]
+    return L.distributions.TransformedDistribution(L.distributions.Normal(a, b), chain), [a, b]
+
+
+POSITIVE = np.abs(LOC) + 0.3
+COUNTS = np.array([[0., 1., 2.], [3., 0., 5.]])
+BINARY = np.array([[0., 1., 1.], [1., 0., 0.]])
+CATEGORY = np.array([0, 3])
+ONE_HOT = np.eye(4)[CATEGORY]
+
+# name -> (build, value to score, what the value is made of)
+CASES = {
+    "Normal": (_two("Normal", LOC, SCALE), LOC + 0.3),
+    "Uniform": (_two("Uniform", LOC, LOC + SCALE), LOC + SCALE / 3),
+    "Exponential": (_one("Exponential", SCALE), POSITIVE),
+    "Laplace": (_two("Laplace", LOC, SCALE), LOC - 0.4),
+    "Cauchy": (_two("Cauchy", LOC, SCALE), LOC + 0.7),
+    "LogNormal": (_two("LogNormal", LOC, SCALE), POSITIVE),
+    "Gumbel": (_gumbel, LOC + 0.2),
+    "HalfNormal": (_one("HalfNormal", SCALE), POSITIVE),
+    "Bernoulli(probs)": (_one("Bernoulli", PROBS, "probs"), BINARY),
+    "Bernoulli(logits)": (_one("Bernoulli", LOC, "logits"), BINARY),
+    "Geometric(probs)": (_one("Geometric", PROBS, "probs"), COUNTS),
+    "Geometric(logits)": (_one("Geometric", LOC, "logits"), COUNTS),
+    "Poisson": (_one("Poisson", SCALE * 3), COUNTS),
+    "Categorical(probs)": (_one("Categorical", SIMPLEX, "probs"), CATEGORY),
+    "Categorical(logits)": (_one("Categorical", LOC[:, :2], "logits"), np.array([1, 0])),
+    "OneHotCategorical": (_one("OneHotCategorical", SIMPLEX, "probs"), ONE_HOT),
+    "MultivariateNormal(scale_tril)": (_mvn("scale_tril"), LOC - 0.2),
+    "MultivariateNormal(covariance)": (_mvn("covariance_matrix"), LOC - 0.2),
+    "MultivariateNormal(precision)": (_mvn("precision_matrix"), LOC - 0.2),
+    "Independent(Normal)": (_independent, LOC + 0.1),
+    "TransformedDistribution": (_tanh_normal, np.log(PROBS * 0.8 + 0.1) * 0 + 0.4),
+}
+INTEGER_VALUES = {"Categorical(probs)", "Categorical(logits)"}
