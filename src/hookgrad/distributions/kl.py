@@ -139,8 +139,10 @@ def _kl_exponential_exponential(p, q):
 def _kl_expfamily_expfamily(p, q):
     # the Bregman divergence of the log normaliser between the natural parameters
     if type(p) is not type(q):
+        # torch's message, with the run of spaces its line continuation leaves in it
         raise NotImplementedError("The cross KL-divergence between different exponential "
-                                  "families cannot be computed using Bregman divergences")
+                                  "families cannot" + " " * 29 + "be computed using Bregman "
+                                  "divergences")
     p_natural = [n.detach().requires_grad_() for n in p._natural_params]
     q_natural = q._natural_params
     log_normalizer = p._log_normalizer(*p_natural)
