@@ -63,6 +63,11 @@ def _tanh_normal(L, dtype):
     return L.distributions.TransformedDistribution(L.distributions.Normal(a, b), chain), [a, b]
 
 
+def _student(L, dtype):
+    df, loc, scale = leaf(L, SCALE * 2, dtype), leaf(L, LOC, dtype), leaf(L, SCALE, dtype)
+    return L.distributions.StudentT(df, loc, scale), [df, loc, scale]
+
+
 POSITIVE = np.abs(LOC) + 0.3
 COUNTS = np.array([[0., 1., 2.], [3., 0., 5.]])
 BINARY = np.array([[0., 1., 1.], [1., 0., 0.]])
@@ -93,4 +98,13 @@ CASES = {
     "Independent(Normal)": (_independent, LOC + 0.1),
     "TransformedDistribution": (_tanh_normal, np.log(PROBS * 0.8 + 0.1) * 0 + 0.4),
 }
+CASES.update({
+    "Gamma": (_two("Gamma", SCALE, SCALE[::-1].copy()), POSITIVE),
+    "Chi2": (_one("Chi2", SCALE * 3), POSITIVE),
+    "Beta": (_two("Beta", SCALE, SCALE[::-1].copy()), PROBS),
+    "Dirichlet": (_one("Dirichlet", SIMPLEX * 3), SIMPLEX / SIMPLEX.sum(-1, keepdims=True)),
+    "StudentT": (lambda L, dtype: _student(L, dtype), LOC * 2),
+})
+# torch draws these with its own gamma sampler, which hookgrad does not have
+NO_SAMPLER = {"Gamma", "Chi2", "Beta", "Dirichlet", "StudentT"}
 INTEGER_VALUES = {"Categorical(probs)", "Categorical(logits)"}

@@ -12,14 +12,17 @@ Example::
 """
 from __future__ import annotations
 
-from . import constraints, transforms
+from . import constraints, kl_gamma_family, transforms
 from .bernoulli import Bernoulli
+from .beta import Beta
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .dirichlet import Dirichlet
 from .constraint_registry import biject_to, transform_to
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .gamma import Chi2, Gamma
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_normal import HalfNormal
@@ -31,6 +34,7 @@ from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .poisson import Poisson
+from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform,
                          IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
@@ -40,13 +44,15 @@ from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTra
 from .uniform import Uniform
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "Bernoulli", "Categorical", "Cauchy", "ComposeTransform",
-    "Distribution", "ExpTransform", "Exponential", "ExponentialFamily", "Geometric", "Gumbel",
-    "HalfNormal", "Independent", "IndependentTransform", "Laplace", "LogNormal",
-    "LowerCholeskyTransform", "MultivariateNormal", "Normal", "OneHotCategorical",
-    "OneHotCategoricalStraightThrough", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
-    "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
-    "StickBreakingTransform", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2",
+    "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential",
+    "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfNormal", "Independent",
+    "IndependentTransform", "Laplace", "LogNormal", "LowerCholeskyTransform",
+    "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+    "Poisson", "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform",
+    "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
+    "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
     "biject_to", "constraints", "identity_transform", "kl_divergence", "register_kl",
     "transform_to", "transforms",
 ]
+del kl_gamma_family  # imported for the pairs it registers
