@@ -195,9 +195,15 @@ ROWS: List[Row] = [
                           "distributions.LogNormal", "distributions.Gumbel",
                           "distributions.HalfNormal", "distributions.Geometric",
                           "distributions.Poisson", "distributions.MultivariateNormal",
-                          "distributions.Independent", "distributions.TransformedDistribution"),
+                          "distributions.Independent", "distributions.TransformedDistribution",
+                          "distributions.RelaxedBernoulli",
+                          "distributions.RelaxedOneHotCategorical"),
         True, "seeded sample/rsample equal to torch's draws (the same primitive calls); "
         "log_prob, cdf, icdf, entropy, moments, expand, validation messages and repr as torch's"),
+    Row("Distributions", ("distributions.Gamma", "distributions.Chi2", "distributions.Beta",
+                          "distributions.Dirichlet", "distributions.StudentT"), True,
+        "log_prob, cdf, entropy, moments and KL as torch's; sample/rsample raise "
+        "NotImplementedError (no sampler matching torch's _standard_gamma)"),
     Row("Distributions", ("distributions.constraints", "distributions.transforms",
                           "distributions.biject_to", "distributions.transform_to",
                           "distributions.kl_divergence", "distributions.register_kl"), True,

@@ -105,6 +105,26 @@ CASES.update({
     "Dirichlet": (_one("Dirichlet", SIMPLEX * 3), SIMPLEX / SIMPLEX.sum(-1, keepdims=True)),
     "StudentT": (lambda L, dtype: _student(L, dtype), LOC * 2),
 })
+def _relaxed(cls_name, keyword, array):
+    def build(L, dtype):
+        temperature, a = leaf(L, 0.7, dtype), leaf(L, array, dtype)
+        module = {"LogitRelaxedBernoulli": L.distributions.relaxed_bernoulli,
+                  "ExpRelaxedCategorical": L.distributions.relaxed_categorical}.get(
+                      cls_name, L.distributions)
+        return getattr(module, cls_name)(temperature, **{keyword: a}), [temperature, a]
+    return build
+
+
+SIMPLEX_POINT = SIMPLEX / SIMPLEX.sum(-1, keepdims=True)
+CASES.update({
+    "RelaxedBernoulli(probs)": (_relaxed("RelaxedBernoulli", "probs", PROBS), PROBS[::-1].copy()),
+    "RelaxedBernoulli(logits)": (_relaxed("RelaxedBernoulli", "logits", LOC), PROBS),
+    "LogitRelaxedBernoulli": (_relaxed("LogitRelaxedBernoulli", "probs", PROBS), LOC),
+    "RelaxedOneHotCategorical": (_relaxed("RelaxedOneHotCategorical", "probs", SIMPLEX),
+                                 SIMPLEX_POINT),
+    "ExpRelaxedCategorical": (_relaxed("ExpRelaxedCategorical", "logits", SIMPLEX),
+                              np.log(SIMPLEX_POINT)),
+})
 # torch draws these with its own gamma sampler, which hookgrad does not have
 NO_SAMPLER = {"Gamma", "Chi2", "Beta", "Dirichlet", "StudentT"}
 INTEGER_VALUES = {"Categorical(probs)", "Categorical(logits)"}

@@ -34,6 +34,8 @@ from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .poisson import Poisson
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform,
@@ -44,6 +46,7 @@ from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTra
 from .uniform import Uniform
 
 __all__ = [
+    "RelaxedBernoulli", "RelaxedOneHotCategorical",
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2",
     "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential",
     "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfNormal", "Independent",
