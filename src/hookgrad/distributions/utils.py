@@ -99,12 +99,13 @@ def tril_matrix_to_vec(mat, diag: int = 0):
 def vec_to_tril_matrix(vec, diag: int = 0):
     """The inverse of ``tril_matrix_to_vec``: fill a lower triangle from a vector."""
     length = vec.shape[-1]
-    # n solves n (n + 1) / 2 + n diag = length
+    # the side of the square, from the triangle's size (torch's formula and its tolerance)
     root = ((1 + 2 * diag) ** 2 + 8 * length + 4 * abs(diag) * (diag + 1)) ** 0.5
-    n = int(round((-(1 + 2 * diag) + root) / 2))
-    if abs(n * (n + 1) / 2 + n * diag - length) > torch.finfo(vec.dtype).eps:
+    n = (-(1 + 2 * diag) + root) / 2
+    if round(n) - n > torch.finfo(vec.dtype).eps:
         raise ValueError(f"The size of last dimension is {length} which cannot be expressed as "
                          "the lower triangular part of a square D x D matrix.")
+    n = round(n)
     mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
     arange = torch.arange(n)
     mask = arange < arange.view(-1, 1) + (diag + 1)
