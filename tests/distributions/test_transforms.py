@@ -32,6 +32,11 @@ def transforms(L):
         "positive_definite": T.PositiveDefiniteTransform(),
         "identity": T.identity_transform,
         "inverse_sigmoid": T.SigmoidTransform().inv,
+        "cat": T.CatTransform([T.ExpTransform(), T.AffineTransform(1.0, -3.0)], 1, [1, 2]),
+        "cat_events": T.CatTransform([T.IndependentTransform(T.ExpTransform(), 1),
+                                      T.SigmoidTransform()], -1, [2, 1]),
+        "stack": T.StackTransform([T.TanhTransform(), T.ExpTransform(),
+                                   T.SigmoidTransform()], -1),
     }
 
 
@@ -112,6 +117,8 @@ CONSTRAINTS = {
     "independent_positive": lambda C, L: C.independent(C.positive, 1),
     "lower_cholesky": lambda C, L: C.lower_cholesky,
     "positive_definite": lambda C, L: C.positive_definite,
+    "cat": lambda C, L: C.cat([C.positive, C.interval(-1.0, 1.0)], -1, [2, 1]),
+    "stack": lambda C, L: C.stack([C.real, C.positive, C.unit_interval], -1),
 }
 VECTOR_SPACE = {"simplex"}
 MATRIX_SPACE = {"lower_cholesky", "positive_definite"}

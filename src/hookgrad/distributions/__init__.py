@@ -38,14 +38,17 @@ from .relaxed_bernoulli import RelaxedBernoulli
 from .relaxed_categorical import RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
-from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform,
+from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,
+                         ExpTransform,
                          IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
                          PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform,
-                         SoftplusTransform, StickBreakingTransform, TanhTransform, Transform,
+                         SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform,
+                         Transform,
                          identity_transform)
 from .uniform import Uniform
 
 __all__ = [
+    "CatTransform", "StackTransform",
     "RelaxedBernoulli", "RelaxedOneHotCategorical",
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2",
     "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from numbers import Number
 
 from . import constraints
+from .transform_join import CatTransform, StackTransform
 from .transform_base import ComposeTransform, IndependentTransform, identity_transform
 from .transform_pointwise import AffineTransform, ExpTransform, SigmoidTransform
 from .transform_vector import (LowerCholeskyTransform, PositiveDefiniteTransform,
@@ -122,3 +123,25 @@ def _transform_to_lower_cholesky(constraint):
 @transform_to.register(constraints.positive_semidefinite)
 def _transform_to_positive_definite(constraint):
     return PositiveDefiniteTransform()
+
+
+@biject_to.register(constraints.cat)
+def _biject_to_cat(constraint):
+    return CatTransform([biject_to(c) for c in constraint.cseq], constraint.dim,
+                        constraint.lengths)
+
+
+@transform_to.register(constraints.cat)
+def _transform_to_cat(constraint):
+    return CatTransform([transform_to(c) for c in constraint.cseq], constraint.dim,
+                        constraint.lengths)
+
+
+@biject_to.register(constraints.stack)
+def _biject_to_stack(constraint):
+    return StackTransform([biject_to(c) for c in constraint.cseq], constraint.dim)
+
+
+@transform_to.register(constraints.stack)
+def _transform_to_stack(constraint):
+    return StackTransform([transform_to(c) for c in constraint.cseq], constraint.dim)
