@@ -197,7 +197,8 @@ ROWS: List[Row] = [
                           "distributions.Poisson", "distributions.MultivariateNormal",
                           "distributions.Independent", "distributions.TransformedDistribution",
                           "distributions.RelaxedBernoulli",
-                          "distributions.RelaxedOneHotCategorical"),
+                          "distributions.RelaxedOneHotCategorical",
+                          "distributions.MixtureSameFamily"),
         True, "seeded sample/rsample equal to torch's draws (the same primitive calls); "
         "log_prob, cdf, icdf, entropy, moments, expand, validation messages and repr as torch's"),
     Row("Distributions", ("distributions.Gamma", "distributions.Chi2", "distributions.Beta",

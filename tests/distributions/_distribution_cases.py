@@ -125,6 +125,23 @@ CASES.update({
     "ExpRelaxedCategorical": (_relaxed("ExpRelaxedCategorical", "logits", SIMPLEX),
                               np.log(SIMPLEX_POINT)),
 })
+def _mixture(L, dtype):
+    weights = leaf(L, SIMPLEX[:, :3], dtype)
+    loc, scale = leaf(L, LOC, dtype), leaf(L, SCALE, dtype)
+    D = L.distributions
+    return D.MixtureSameFamily(D.Categorical(probs=weights), D.Normal(loc, scale)), [
+        weights, loc, scale]
+
+
+def _vector_mixture(L, dtype):
+    logits, loc = leaf(L, LOC[0], dtype), leaf(L, TRIL[0], dtype)
+    D = L.distributions
+    components = D.Independent(D.Normal(loc, 1.5), 1)
+    return D.MixtureSameFamily(D.Categorical(logits=logits), components), [logits, loc]
+
+
+CASES.update({"MixtureSameFamily": (_mixture, LOC[:, 0] + 0.3),
+              "MixtureSameFamily(vector)": (_vector_mixture, LOC[0] * 0.5)})
 # torch draws these with its own gamma sampler, which hookgrad does not have
 NO_SAMPLER = {"Gamma", "Chi2", "Beta", "Dirichlet", "StudentT"}
 INTEGER_VALUES = {"Categorical(probs)", "Categorical(logits)"}

@@ -35,6 +35,12 @@ BAD_ARGUMENTS = {
         L.distributions.Normal(L.zeros(3), 1.0), 2),
     "transforms not a list": lambda L: L.distributions.TransformedDistribution(
         L.distributions.Normal(0.0, 1.0), (L.distributions.ExpTransform(),)),
+    "mixture not categorical": lambda L: L.distributions.MixtureSameFamily(
+        L.distributions.Normal(0.0, 1.0), L.distributions.Normal(L.zeros(2), 1.0)),
+    "mixture component count": lambda L: L.distributions.MixtureSameFamily(
+        L.distributions.Categorical(L.ones(3)), L.distributions.Normal(L.zeros(2), 1.0)),
+    "mixture batch": lambda L: L.distributions.MixtureSameFamily(
+        L.distributions.Categorical(L.ones(4, 2)), L.distributions.Normal(L.zeros(3, 2), 1.0)),
     "scale requires grad": lambda L: L.distributions.LogNormal(
         L.zeros(2), -L.ones(2, requires_grad=True)),
 }

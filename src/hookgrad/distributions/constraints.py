@@ -13,7 +13,8 @@ __all__ = [
     "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
     "greater_than", "greater_than_eq", "independent", "integer_interval", "interval",
     "half_open_interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
-    "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive",
+    "MixtureSameFamilyConstraint", "multinomial",
+    "nonnegative", "nonnegative_integer", "one_hot", "positive",
     "positive_semidefinite", "positive_definite", "positive_integer", "real", "real_vector",
     "simplex", "square", "stack", "symmetric", "unit_interval",
 ]
@@ -120,6 +121,39 @@ class _IndependentConstraint(Constraint):
     def __repr__(self) -> str:
         return (f"{self.__class__.__name__[1:]}({self.base_constraint!r}, "
                 f"{self.reinterpreted_batch_ndims})")
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """A mixture's support: the component's, checked after putting back the component
+    dimension the mixture sums out."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError("base_constraint must be a Constraint, got "
+                                 f"{type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+        super().__init__()
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        """As the component's support."""
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        """As the component's support."""
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        """The component check on ``value`` with a unit component dimension, reduced over it."""
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        kept = value.dim() - self.event_dim
+        return result.reshape(tuple(result.shape[:kept]) + (-1,)).all(-1)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
 
 
 class _Boolean(Constraint):
