@@ -198,13 +198,14 @@ ROWS: List[Row] = [
                           "distributions.Independent", "distributions.TransformedDistribution",
                           "distributions.RelaxedBernoulli",
                           "distributions.RelaxedOneHotCategorical",
-                          "distributions.MixtureSameFamily"),
+                          "distributions.MixtureSameFamily", "distributions.Multinomial"),
         True, "seeded sample/rsample equal to torch's draws (the same primitive calls); "
         "log_prob, cdf, icdf, entropy, moments, expand, validation messages and repr as torch's"),
     Row("Distributions", ("distributions.Gamma", "distributions.Chi2", "distributions.Beta",
-                          "distributions.Dirichlet", "distributions.StudentT"), True,
+                          "distributions.Dirichlet", "distributions.StudentT",
+                          "distributions.Binomial"), True,
         "log_prob, cdf, entropy, moments and KL as torch's; sample/rsample raise "
-        "NotImplementedError (no sampler matching torch's _standard_gamma)"),
+        "NotImplementedError (no sampler matching torch's _standard_gamma or binomial)"),
     Row("Distributions", ("distributions.constraints", "distributions.transforms",
                           "distributions.biject_to", "distributions.transform_to",
                           "distributions.kl_divergence", "distributions.register_kl"), True,

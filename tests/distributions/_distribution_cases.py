@@ -142,6 +142,18 @@ def _vector_mixture(L, dtype):
 
 CASES.update({"MixtureSameFamily": (_mixture, LOC[:, 0] + 0.3),
               "MixtureSameFamily(vector)": (_vector_mixture, LOC[0] * 0.5)})
+def _binomial(L, dtype):
+    probs = leaf(L, PROBS, dtype)
+    return L.distributions.Binomial(5, probs), [probs]
+
+
+def _multinomial(L, dtype):
+    logits = leaf(L, SIMPLEX, dtype)
+    return L.distributions.Multinomial(6, logits=logits), [logits]
+
+
+CASES.update({"Binomial": (_binomial, COUNTS),
+              "Multinomial": (_multinomial, np.array([[1., 2., 0., 3.], [0., 0., 6., 0.]]))})
 # torch draws these with its own gamma sampler, which hookgrad does not have
-NO_SAMPLER = {"Gamma", "Chi2", "Beta", "Dirichlet", "StudentT"}
+NO_SAMPLER = {"Gamma", "Chi2", "Beta", "Dirichlet", "StudentT", "Binomial"}
 INTEGER_VALUES = {"Categorical(probs)", "Categorical(logits)"}

@@ -26,6 +26,8 @@ def make(L, spec, params):
     D = L.distributions
     if name == "Normal2":
         return D.Normal(*tensors)
+    if name == "Binomial":
+        return D.Binomial(tensors[0].detach(), probs=tensors[1])
     if name in ("Bernoulli", "Geometric"):
         return getattr(D, name)(probs=tensors[0])
     if name in ("Categorical", "OneHotCategorical"):
@@ -64,6 +66,8 @@ SPECS = {
     "Beta": [("Beta", SCALE, SCALE2), ("Beta", SCALE2, SCALE)],
     "Dirichlet": [("Dirichlet", SIMPLEX * 2), ("Dirichlet", SIMPLEX2 * 3)],
     "Chi2": [("Chi2", SCALE), ("Chi2", SCALE2)],
+    "Binomial": [("Binomial", np.array([5.0, 7.0, 5.0]), PROBS),
+                 ("Binomial", np.array([5.0, 5.0, 5.0]), PROBS2)],
 }
 PAIRS = [(k, k) for k in SPECS] + [
     ("Bernoulli", "Poisson"), ("Poisson", "Bernoulli"), ("Exponential", "Uniform"),
@@ -77,6 +81,7 @@ PAIRS = [(k, k) for k in SPECS] + [
     ("Gamma", "Exponential"), ("Gamma", "Gumbel"), ("Gamma", "Normal"), ("Gumbel", "Beta"),
     ("Gumbel", "Gamma"), ("Laplace", "Beta"), ("Laplace", "Gamma"), ("Normal", "Beta"),
     ("Normal", "Gamma"), ("Uniform", "Beta"), ("Uniform", "Gamma"), ("Chi2", "Gamma"),
+    ("Poisson", "Binomial"),
 ]
 
 

@@ -41,6 +41,11 @@ BAD_ARGUMENTS = {
         L.distributions.Categorical(L.ones(3)), L.distributions.Normal(L.zeros(2), 1.0)),
     "mixture batch": lambda L: L.distributions.MixtureSameFamily(
         L.distributions.Categorical(L.ones(4, 2)), L.distributions.Normal(L.zeros(3, 2), 1.0)),
+    "multinomial float count": lambda L: L.distributions.Multinomial(2.0, L.ones(3)),
+    "binomial inhomogeneous entropy": lambda L: L.distributions.Binomial(
+        L.tensor([2.0, 3.0]), L.ones(2) / 2).entropy(),
+    "binomial q with more trials": lambda L: L.distributions.kl_divergence(
+        L.distributions.Binomial(2, L.ones(1) / 2), L.distributions.Binomial(3, L.ones(1) / 2)),
     "scale requires grad": lambda L: L.distributions.LogNormal(
         L.zeros(2), -L.ones(2, requires_grad=True)),
 }

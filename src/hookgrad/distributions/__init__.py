@@ -15,6 +15,7 @@ from __future__ import annotations
 from . import constraints, kl_gamma_family, transforms
 from .bernoulli import Bernoulli
 from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
 from .dirichlet import Dirichlet
@@ -31,6 +32,7 @@ from .kl import kl_divergence, register_kl
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
@@ -49,6 +51,7 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
 from .uniform import Uniform
 
 __all__ = [
+    "Binomial", "Multinomial",
     "MixtureSameFamily",
     "CatTransform", "StackTransform",
     "RelaxedBernoulli", "RelaxedOneHotCategorical",

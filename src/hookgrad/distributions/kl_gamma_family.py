@@ -1,4 +1,4 @@
-"""KL divergences involving Gamma, Beta and Dirichlet (with each other and with the other
+"""KL divergences involving Gamma, Beta, Dirichlet and Binomial (with each other and with the other
 families), registered into ``kl``'s table; kept apart so ``kl.py`` stays one screenful of pairs."""
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ import math
 import hookgrad as torch
 
 from .beta import Beta
+from .binomial import Binomial
 from .dirichlet import Dirichlet
 from .exponential import Exponential
 from .gamma import Gamma
 from .gumbel import Gumbel
 from .kl import _infinite_like, register_kl
 from .laplace import Laplace
+from .poisson import Poisson
 from .normal import Normal
 from .uniform import Uniform
 from .utils import euler_constant
@@ -168,3 +170,20 @@ def _kl_uniform_gamma(p, q):
     result = -width.log() + t2 + t3 + t4
     result[p.low < q.support.lower_bound] = math.inf
     return result
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    if (p.total_count < q.total_count).any():
+        raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is "
+                                  "not implemented")
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p()
+                          - (-q.probs).log1p())
+    beyond = p.total_count > q.total_count
+    kl[beyond] = _infinite_like(kl[beyond])
+    return kl
+
+
+@register_kl(Poisson, Binomial)
+def _kl_poisson_infinity(p, q):
+    return _infinite_like(p.rate)
