@@ -15,7 +15,8 @@ import hookgrad
 NAMESPACES = ["hookgrad", "hookgrad.nn", "hookgrad.nn.functional", "hookgrad.nn.init",
               "hookgrad.optim", "hookgrad.optim.lr_scheduler", "hookgrad.autograd",
               "hookgrad.autograd.graph", "hookgrad.autograd.functional", "hookgrad.func",
-              "hookgrad.utils.data", "hookgrad.cuda"]
+              "hookgrad.utils.data", "hookgrad.cuda", "hookgrad.distributions",
+              "hookgrad.distributions.constraints", "hookgrad.distributions.transforms"]
 
 
 def _public_names(module) -> list[str]:

@@ -223,3 +223,4 @@ for _name, _value in list(globals().items()):
 del _name, _value
 
 from . import func  # noqa: E402  (torch.func: transforms over the whole public API above)
+from . import distributions  # noqa: E402  (built on the whole public API above)

@@ -283,3 +283,15 @@ def test_result_strides_match_torch(name):
     results = [STRIDES[name](lib) for lib in (torch, hookgrad)]
     strides = [[t.stride() for t in (r if isinstance(r, tuple) else (r,))] for r in results]
     assert strides[1] == strides[0]
+
+
+@pytest.mark.parametrize("left", [True, False])
+def test_solve_triangular_gradient_reaches_A_when_B_needs_none(left):
+    """A's gradient is built from B's, so it must come out even when B is a constant."""
+    grads = []
+    for lib in (hookgrad, torch):
+        a = lib.tensor(np.tril(A[0]), requires_grad=True)
+        b = lib.tensor(B[0] if left else B[0].T)
+        lib.linalg.solve_triangular(a, b, upper=False, left=left).pow(2).sum().backward()
+        grads.append(np.asarray(a.grad.detach().numpy()))
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)

@@ -148,7 +148,8 @@ class LinalgSolveTriangular(Op):
         ctx._saved_unitriangular = unitriangular
         result = triangular(A, B, upper, unitriangular, left).astype(A.dtype, copy=False)
         result = column_major(result)
-        ctx.save_for_backward(A if ctx.needs_input_grad[1] else None,
+        # A's gradient goes through B's (-A^-T g X^T), so A is kept when either needs one
+        ctx.save_for_backward(A if any(ctx.needs_input_grad[:2]) else None,
                               result if ctx.needs_input_grad[0] else None)
         return result
 
@@ -161,10 +162,10 @@ class LinalgSolveTriangular(Op):
             grad_B = solve_triangular(A.mT, grad, upper=not upper, left=left,
                                       unitriangular=unit)
         if result is not None:
-            if grad_B is None:
-                return None, None, None, None, None  # pragma: no cover (A not needed)
             product = -(grad_B @ result.mT) if left else -(result.mT @ grad_B)
             grad_A = _triangle(product, upper, unit)
+        if not ctx.needs_input_grad[1]:
+            grad_B = None
         return grad_A, grad_B, None, None, None
 
 

@@ -1,0 +1,69 @@
+"""torch's ``distributions`` on hookgrad tensors: parameterised distributions with
+``sample``/``rsample`` (seeded draws equal to torch's), ``log_prob``, ``cdf``/``icdf``,
+``entropy`` and moments; ``constraints``; ``transforms`` with ``TransformedDistribution``,
+``biject_to``/``transform_to``; and ``kl_divergence`` with ``register_kl``.
+
+Example::
+
+    import hookgrad as torch
+    d = torch.distributions.Normal(torch.zeros(3), torch.ones(3))
+    x = d.rsample((10,))        # shape (10, 3), differentiable in loc and scale
+    d.log_prob(x).sum().backward()
+"""
+from __future__ import annotations
+
+from . import constraints, kl_gamma_family, transforms
+from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
+from .categorical import Categorical
+from .cauchy import Cauchy
+from .dirichlet import Dirichlet
+from .constraint_registry import biject_to, transform_to
+from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .gamma import Chi2, Gamma
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_normal import HalfNormal
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
+from .multivariate_normal import MultivariateNormal
+from .normal import Normal
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from .poisson import Poisson
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
+from .studentT import StudentT
+from .transformed_distribution import TransformedDistribution
+from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,
+                         ExpTransform,
+                         IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
+                         PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform,
+                         SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform,
+                         Transform,
+                         identity_transform)
+from .uniform import Uniform
+
+__all__ = [
+    "Binomial", "Multinomial",
+    "MixtureSameFamily",
+    "CatTransform", "StackTransform",
+    "RelaxedBernoulli", "RelaxedOneHotCategorical",
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2",
+    "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential",
+    "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfNormal", "Independent",
+    "IndependentTransform", "Laplace", "LogNormal", "LowerCholeskyTransform",
+    "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+    "Poisson", "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform",
+    "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
+    "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
+    "biject_to", "constraints", "identity_transform", "kl_divergence", "register_kl",
+    "transform_to", "transforms",
+]
+del kl_gamma_family  # imported for the pairs it registers

@@ -1,0 +1,88 @@
+"""The Beta distribution on [0, 1], a two-category Dirichlet."""
+from __future__ import annotations
+
+from numbers import Number
+
+import hookgrad as torch
+
+from . import constraints
+from .dirichlet import Dirichlet
+from .exp_family import ExponentialFamily
+from .utils import broadcast_all
+
+__all__ = ["Beta"]
+
+
+class Beta(ExponentialFamily):
+    """Beta(concentration1, concentration0): the first coordinate of a Dirichlet over
+    (concentration1, concentration0). Drawing raises NotImplementedError (see Dirichlet)."""
+
+    arg_constraints = {"concentration1": constraints.positive,
+                       "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None) -> None:
+        if isinstance(concentration1, Number) and isinstance(concentration0, Number):
+            both = torch.tensor([float(concentration1), float(concentration0)])
+        else:
+            concentration1, concentration0 = broadcast_all(concentration1, concentration0)
+            both = torch.stack([concentration1, concentration0], -1)
+        self._dirichlet = Dirichlet(both, validate_args=validate_args)
+        super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        """Beta with the underlying Dirichlet expanded to ``batch_shape``."""
+        new = self._get_checked_instance(Beta, _instance)
+        batch_shape = torch.Size(batch_shape)
+        new._dirichlet = self._dirichlet.expand(batch_shape)
+        ExponentialFamily.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        """a / (a + b)."""
+        return self.concentration1 / (self.concentration1 + self.concentration0)
+
+    @property
+    def mode(self):
+        """The Dirichlet's mode, first coordinate."""
+        return self._dirichlet.mode[..., 0]
+
+    @property
+    def variance(self):
+        """a b / ((a + b)^2 (a + b + 1))."""
+        total = self.concentration1 + self.concentration0
+        return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
+
+    def rsample(self, sample_shape=()):
+        """The Dirichlet's draw (not available in hookgrad), first coordinate."""
+        return self._dirichlet.rsample(sample_shape).select(-1, 0)
+
+    def log_prob(self, value):
+        """The Dirichlet's log density at (x, 1 - x)."""
+        if self._validate_args:
+            self._validate_sample(value)
+        return self._dirichlet.log_prob(torch.stack([value, 1.0 - value], -1))
+
+    def entropy(self):
+        """The Dirichlet's entropy."""
+        return self._dirichlet.entropy()
+
+    @property
+    def concentration1(self):
+        """The first concentration (of x)."""
+        return self._dirichlet.concentration[..., 0]
+
+    @property
+    def concentration0(self):
+        """The second concentration (of 1 - x)."""
+        return self._dirichlet.concentration[..., 1]
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return torch.lgamma(x) + torch.lgamma(y) - torch.lgamma(x + y)
