@@ -223,4 +223,12 @@ for _name, _value in list(globals().items()):
 del _name, _value
 
 from . import func  # noqa: E402  (torch.func: transforms over the whole public API above)
-from . import distributions  # noqa: E402  (built on the whole public API above)
+
+
+def __getattr__(name: str):
+    """``hookgrad.distributions`` is imported on first use: it is built on the whole public API
+    above and is a third of the import time a training script that never samples would pay."""
+    if name == "distributions":
+        import importlib
+        return importlib.import_module(".distributions", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
