@@ -108,6 +108,11 @@ from .ops.linalg_fused import addbmm, addmv, addmv_, addr, dist, renorm
 from .ops.products import inner, tensordot, vdot
 from .ops.scatter_more import diagonal_scatter, index_copy, select_scatter, slice_scatter
 from .ops.scatter_reduce import scatter_reduce
+from .ops.view_copies import (alias_copy, as_strided_copy, detach_copy, diagonal_copy,
+                              expand_copy, narrow_copy, permute_copy, select_copy, slice_copy,
+                              split_copy, split_with_sizes_copy, squeeze_copy, t_copy,
+                              transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy,
+                              view_copy)
 from .ops.index_reduce import index_reduce
 from .ops.special import digamma, lgamma, mvlgamma, polygamma
 from .ops.shape_more import (dsplit, fliplr, flipud, hsplit, tril_indices, triu_indices,
