@@ -200,6 +200,11 @@ def is_floating_point(input: Tensor) -> "bool":
     return input.is_floating_point()
 
 
+def is_inference(input: "Tensor") -> "bool":
+    """Whether ``input`` is an inference tensor (made inside ``inference_mode``)."""
+    return input.is_inference()
+
+
 def set_num_threads(n: "int") -> None:
     """Threads for hookgrad's intra-op work (erf, GELU, attention, large matrix products,
     run with NumPy's OpenBLAS on one thread; convolution's slices of the batch, max pooling's

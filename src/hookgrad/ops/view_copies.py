@@ -36,7 +36,7 @@ from .slicing import Select, Slice, narrow_start, slice_dim
 from .strided import AsStrided, as_strided_with
 from .unfold import Unfold, unfold_with
 from .views import (Expand, Permute, Squeeze, SqueezeDim, SqueezeDims, T, Transpose, Unsqueeze,
-                    View, squeeze_with, view)
+                    View, squeezer, view)
 
 
 def fresh(array: np.ndarray) -> np.ndarray:
@@ -69,7 +69,7 @@ SliceCopy = copy_twin(Slice)
 SplitCopy = copy_twin(Split)
 SplitWithSizesCopy = copy_twin(SplitWithSizes)
 UnbindCopy = copy_twin(Unbind)
-SQUEEZE_COPIES = (copy_twin(Squeeze), copy_twin(SqueezeDim), copy_twin(SqueezeDims))
+_squeeze_copy = squeezer((copy_twin(Squeeze), copy_twin(SqueezeDim), copy_twin(SqueezeDims)))
 TCopy = copy_twin(T)
 TransposeCopy = copy_twin(Transpose)
 UnfoldCopy = copy_twin(Unfold)
@@ -287,7 +287,7 @@ def split_with_sizes_copy(input: Tensor, split_sizes: Sequence[int], dim: int = 
 
 def squeeze_copy(input: Tensor, dim=None, *, out: Optional[Tensor] = None) -> Tensor:
     """``squeeze(input, dim)`` copied into a fresh tensor."""
-    return _write_out(out, squeeze_with(SQUEEZE_COPIES, input, dim), input, "squeeze_copy")
+    return _write_out(out, _squeeze_copy(input, dim), input, "squeeze_copy")
 
 
 def t_copy(input: Tensor, *, out: Optional[Tensor] = None) -> Tensor:

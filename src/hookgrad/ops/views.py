@@ -468,20 +468,23 @@ class SqueezeDims(Squeeze):
     node_name = "SqueezeBackward2"
 
 
-def squeeze(input: Tensor, dim=None) -> Tensor:
-    """A view without size-1 dimensions (all of them, or only those in ``dim``)."""
-    return squeeze_with((Squeeze, SqueezeDim, SqueezeDims), input, dim)
-
-
-def squeeze_with(classes: tuple, input: Tensor, dim=None) -> Tensor:
+def squeezer(classes: tuple):
     """``squeeze`` through ``classes`` (for no dim, one dim, a list of dims): the views', or
-    ``squeeze_copy``'s copying twins."""
-    if dim is None:
-        return classes[0].apply(input)
-    if isinstance(dim, (tuple, list)):
-        dims = tuple(operator.index(d) for d in dim)
-        return classes[2].apply(input, dims, shown_dims(dims))
-    return classes[1].apply(input, (operator.index(dim),), shown_dim(operator.index(dim)))
+    ``squeeze_copy``'s copying twins (made once, so squeeze pays no extra call)."""
+    no_dim, one_dim, dims_given = classes
+
+    def squeeze(input: Tensor, dim=None) -> Tensor:
+        """A view without size-1 dimensions (all of them, or only those in ``dim``)."""
+        if dim is None:
+            return no_dim.apply(input)
+        if isinstance(dim, (tuple, list)):
+            dims = tuple(operator.index(d) for d in dim)
+            return dims_given.apply(input, dims, shown_dims(dims))
+        return one_dim.apply(input, (operator.index(dim),), shown_dim(operator.index(dim)))
+    return squeeze
+
+
+squeeze = squeezer((Squeeze, SqueezeDim, SqueezeDims))
 
 
 class Unsqueeze(_View):
