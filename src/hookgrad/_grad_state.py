@@ -15,8 +15,11 @@ import threading
 
 class _State(threading.local):
     def __init__(self):
-        self.enabled = True
+        self.enabled = True  # ops record a graph
         self.inference = False
+        # grad mode as set inside inference mode, which records nothing whatever it says:
+        # only ``is_grad_enabled()`` reads it
+        self.requested = False
 
 
 _state = _State()

@@ -54,8 +54,8 @@ ROWS: List[Row] = [
                      "is_inference_mode_enabled", "is_inference", "Tensor.is_inference"), True,
         "context managers and decorators (generators too); tensors made in inference_mode are "
         "inference tensors, refused as torch refuses them outside it (saved for backward, "
-        "changed in place, set to require grad); differs: enable_grad inside inference_mode "
-        "records a graph here (torch's records none there)"),
+        "changed in place, set to require grad); inside inference_mode nothing is recorded "
+        "even where enable_grad turns grad mode on"),
     Row("Hooks", ("autograd.graph.saved_tensors_hooks", "autograd.graph.save_on_cpu",
                   "autograd.graph.register_multi_grad_hook", "Tensor.register_hook",
                   "Tensor.register_post_accumulate_grad_hook", "nn.Module.register_forward_hook",

@@ -276,6 +276,17 @@ def test_nested_modes():
                 state()
             with lib.inference_mode(True):
                 state()
+            with lib.enable_grad():
+                state()
+                with lib.no_grad():
+                    state()
+                with lib.inference_mode(False):
+                    state()
+                state()
+            with lib.set_grad_enabled(True):
+                state()
+            lib.set_grad_enabled(True)
+            state()
             state()
         state()
         with lib.no_grad():
@@ -283,6 +294,10 @@ def test_nested_modes():
                 state()
             state()
         with lib.inference_mode(False):
+            state()
+        with lib.enable_grad():
+            with lib.inference_mode():
+                state()
             state()
         return seen
     _same(scenario)

@@ -10,8 +10,9 @@ from ..tensor import mark_inference_tensors
 
 
 def is_grad_enabled() -> bool:
-    """Whether operations are being recorded for autograd in this thread."""
-    return _state.enabled
+    """Whether grad mode is on in this thread: operations are recorded for autograd (except
+    inside ``inference_mode``, which records nothing even where grad mode is turned on)."""
+    return _state.enabled or _state.requested
 
 
 def is_inference_mode_enabled() -> bool:
@@ -65,45 +66,57 @@ def _throw(generator):
     return lambda error: generator.throw(error)
 
 
+def _set_grad(mode: bool) -> tuple:
+    """Sets grad mode and returns what to restore: inside inference mode only the mode that
+    ``is_grad_enabled`` reports changes, as nothing is recorded there."""
+    previous = (_state.enabled, _state.requested)
+    if _state.inference:
+        _state.requested = mode
+    else:
+        _state.enabled, _state.requested = mode, False
+    return previous
+
+
+def _restore(previous: tuple) -> None:
+    _state.enabled, _state.requested = previous
+
+
 class set_grad_enabled(_DecoratorContextManager):
     """Sets grad mode at construction (so it works as a plain call too) and restores it on exit."""
 
     def __init__(self, mode: bool):
-        self.prev = _state.enabled
         self._init_args = (mode,)
-        _state.enabled = bool(mode)
+        self.prev = _set_grad(bool(mode))
 
     def __enter__(self):
         return None
 
     def __exit__(self, *exc):
-        _state.enabled = self.prev
+        _restore(self.prev)
         return False
 
     def __call__(self, func):
-        _state.enabled = self.prev  # used as a decorator: undo the set done by __init__
+        _restore(self.prev)  # used as a decorator: undo the set done by __init__
         return super().__call__(func)
 
 
 class no_grad(_DecoratorContextManager):
     """Context manager and decorator that stops recording operations for gradients."""
     def __enter__(self):
-        self.prev = _state.enabled
-        _state.enabled = False
+        self.prev = _set_grad(False)
 
     def __exit__(self, *exc):
-        _state.enabled = self.prev
+        _restore(self.prev)
         return False
 
 
 class enable_grad(_DecoratorContextManager):
     """Context manager and decorator that turns recording of gradients back on."""
     def __enter__(self):
-        self.prev = _state.enabled
-        _state.enabled = True
+        self.prev = _set_grad(True)
 
     def __exit__(self, *exc):
-        _state.enabled = self.prev
+        _restore(self.prev)
         return False
 
 
@@ -125,13 +138,13 @@ class inference_mode(_DecoratorContextManager):
         self._init_args = (self.mode,)
 
     def __enter__(self):
-        self.prev = (_state.enabled, _state.inference)
-        _state.enabled, _state.inference = not self.mode, self.mode
+        self.prev = (_state.enabled, _state.inference, _state.requested)
+        _state.enabled, _state.inference, _state.requested = not self.mode, self.mode, False
         if self.mode:
             mark_inference_tensors(True)
 
     def __exit__(self, *exc):
         if self.mode:
             mark_inference_tensors(False)
-        _state.enabled, _state.inference = self.prev
+        _state.enabled, _state.inference, _state.requested = self.prev
         return False
