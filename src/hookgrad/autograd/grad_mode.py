@@ -103,10 +103,12 @@ class set_grad_enabled(_DecoratorContextManager):
 class no_grad(_DecoratorContextManager):
     """Context manager and decorator that stops recording operations for gradients."""
     def __enter__(self):
-        self.prev = _set_grad(False)
+        # ``_set_grad(False)``, inline: every optimizer step enters one
+        self.prev = (_state.enabled, _state.requested)
+        _state.enabled = _state.requested = False
 
     def __exit__(self, *exc):
-        _restore(self.prev)
+        _state.enabled, _state.requested = self.prev
         return False
 
 
@@ -116,7 +118,7 @@ class enable_grad(_DecoratorContextManager):
         self.prev = _set_grad(True)
 
     def __exit__(self, *exc):
-        _restore(self.prev)
+        _state.enabled, _state.requested = self.prev
         return False
 
 
