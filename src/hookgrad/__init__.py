@@ -109,6 +109,11 @@ from .ops.linalg_fused import addbmm, addmv, addmv_, addr, dist, renorm
 from .ops.products import inner, tensordot, vdot
 from .ops.scatter_more import diagonal_scatter, index_copy, select_scatter, slice_scatter
 from .ops.scatter_reduce import scatter_reduce
+from .ops.view_copies import (alias_copy, as_strided_copy, detach_copy, diagonal_copy,
+                              expand_copy, narrow_copy, permute_copy, select_copy, slice_copy,
+                              split_copy, split_with_sizes_copy, squeeze_copy, t_copy,
+                              transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy,
+                              view_copy)
 from .ops.index_reduce import index_reduce
 from .ops.special import digamma, lgamma, mvlgamma, polygamma
 from .ops.shape_more import (dsplit, fliplr, flipud, hsplit, tril_indices, triu_indices,
@@ -194,6 +199,11 @@ def is_nonzero(input: Tensor) -> "bool":
 def is_floating_point(input: Tensor) -> "bool":
     """True when ``input`` has a floating dtype."""
     return input.is_floating_point()
+
+
+def is_inference(input: "Tensor") -> "bool":
+    """Whether ``input`` is an inference tensor (made inside ``inference_mode``)."""
+    return input.is_inference()
 
 
 def set_num_threads(n: "int") -> None:

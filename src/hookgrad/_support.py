@@ -50,6 +50,12 @@ ROWS: List[Row] = [
                      "autograd.functional.hessian", "autograd.functional.hvp",
                      "autograd.functional.vhp"), True,
         "double backward everywhere; jvp by the double-vjp trick (reverse mode)"),
+    Row("Autograd", ("no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+                     "is_inference_mode_enabled", "is_inference", "Tensor.is_inference"), True,
+        "context managers and decorators (generators too); tensors made in inference_mode are "
+        "inference tensors, refused as torch refuses them outside it (saved for backward, "
+        "changed in place, set to require grad); inside inference_mode nothing is recorded "
+        "even where enable_grad turns grad mode on"),
     Row("Hooks", ("autograd.graph.saved_tensors_hooks", "autograd.graph.save_on_cpu",
                   "autograd.graph.register_multi_grad_hook", "Tensor.register_hook",
                   "Tensor.register_post_accumulate_grad_hook", "nn.Module.register_forward_hook",
@@ -162,6 +168,19 @@ ROWS: List[Row] = [
         True,
         "vander and scatter_reduce with a src larger than the index are differentiable here "
         "(torch's backward raises)"),
+    Row("View copies", ("alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy",
+                        "expand_copy", "narrow_copy", "permute_copy", "select_copy",
+                        "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy",
+                        "t_copy", "transpose_copy", "unbind_copy", "unfold_copy",
+                        "unsqueeze_copy", "view_copy", "Tensor.narrow_copy"), True,
+        "each view op's result as a fresh row-major tensor, with the view's checks, saved "
+        "arguments and gradient under torch's <node>_copy name; out= as torch's *_copy.out "
+        "(exact dtype; an input that requires grad leaves out with a node that refuses "
+        "backward); view_copy accepts any layout"),
+    Row("View copies", ("view_as_complex_copy", "view_as_real_copy", "indices_copy",
+                        "values_copy", "crow_indices_copy", "col_indices_copy",
+                        "ccol_indices_copy", "row_indices_copy"), False,
+        "no complex or sparse tensors"),
     Row("torch.special", ("special.expit", "special.logit", "special.erf", "special.erfc",
                           "special.ndtr", "special.gammaln", "special.digamma", "special.psi",
                           "special.polygamma", "special.multigammaln", "special.xlogy",

@@ -26,7 +26,7 @@ from .ops import inplace_extra as IX
 from .ops import (bessel_erfinv, histogram, igamma, linalg_det, linalg_fused, put, real_only,
                   storage_methods, transposes, unfold)
 from .ops import linalg_decomp, linalg_lu, linalg_norms, linalg_pinv, linalg_solve
-from .ops import index_reduce, linalg_householder
+from .ops import index_reduce, linalg_householder, view_copies
 from .ops import (pointwise_more, products, scatter_more, scatter_reduce, shape_more, special,
                   statistics)
 from .ops import masked as K
@@ -366,7 +366,7 @@ MORE_METHODS = {
     **pointwise_more.METHODS, **products.METHODS, **scatter_more.METHODS,
     **scatter_reduce.METHODS, **index_reduce.METHODS, **shape_more.METHODS,
     **statistics.METHODS, **special.METHODS, **linalg_fused.METHODS, **bessel_erfinv.METHODS,
-    **igamma.METHODS, **unfold.METHODS, **linalg_det.METHODS,
+    **igamma.METHODS, **unfold.METHODS, **linalg_det.METHODS, **view_copies.METHODS,
     **linalg_decomp.METHODS, **linalg_norms.METHODS, **linalg_solve.METHODS,
     **linalg_lu.METHODS, **linalg_pinv.METHODS, **linalg_householder.METHODS,
     **R.METHODS, **real_only.METHODS, **put.METHODS, **histogram.METHODS,

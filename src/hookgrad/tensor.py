@@ -11,6 +11,9 @@ from typing import Optional
 
 import numpy as np
 
+from ._grad_state import (INFERENCE_REQUIRES_GRAD_ERROR, INFERENCE_VERSION_ERROR,
+                          InferenceVersion, _state as _grad_state, inference_users,
+                          marking_constructor)
 from ._warnings import NON_LEAF_GRAD, SCALAR_OF_GRAD, warn, warn_once
 from . import _dtype
 from . import _memory_format
@@ -163,6 +166,9 @@ class Tensor:
         if value and self._data.dtype.kind not in "fcV":
             raise RuntimeError("only Tensors of floating point dtype can require "
                                "gradients")
+        if value and type(self._version_counter) is InferenceVersion \
+                and not _grad_state.inference:
+            raise RuntimeError(INFERENCE_REQUIRES_GRAD_ERROR)
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
@@ -184,7 +190,14 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if type(self._version_counter) is InferenceVersion:
+            raise RuntimeError(INFERENCE_VERSION_ERROR)
         return self._version_counter[0]
+
+    def is_inference(self) -> bool:
+        """Whether this is an inference tensor: made inside ``inference_mode``, or a view of
+        one (a view of a normal tensor made there is not)."""
+        return type(self._version_counter) is InferenceVersion
 
     @property
     def grad(self) -> Optional["Tensor"]:
@@ -215,7 +228,10 @@ class Tensor:
     def data(self) -> "Tensor":
         """The same values detached from the graph (shares memory); assigning replaces the values
         but keeps the tensor's identity."""
-        return Tensor._make(self._data)
+        tensor = Tensor._make(self._data)
+        if type(self._version_counter) is InferenceVersion:  # an inference tensor's is one too
+            tensor._version_counter = InferenceVersion([0])
+        return tensor
 
     @data.setter
     def data(self, value: "Tensor") -> None:
@@ -492,3 +508,13 @@ class _Storage:
 
     def size(self) -> int:
         return self._array.nbytes
+
+
+_PLAIN = (Tensor.__dict__["_make"], Tensor._init)
+_MARKING = (classmethod(marking_constructor(_PLAIN[0].__func__)), marking_constructor(_PLAIN[1]))
+
+
+def mark_inference_tensors(entering: bool) -> None:
+    """Called as a thread enters (True) or leaves (False) inference mode: while any thread is
+    inside, tensors are made by constructors that mark those made in such a thread."""
+    Tensor._make, Tensor._init = _MARKING if inference_users(entering) else _PLAIN

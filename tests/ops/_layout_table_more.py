@@ -71,6 +71,7 @@ MORE_CALLS = {
     "renorm_": lambda L, t: (t * 1).renorm_(1, 1, 0.5), "erfinv": lambda L, t: t.erfinv(),
     "erfinv_": lambda L, t: (t * 1).erfinv_(), "i0": lambda L, t: t.i0(),
     "i0_": lambda L, t: (t * 1).i0_(), "unfold": lambda L, t: t.unfold(1, 2, 1),
+    "narrow_copy": lambda L, t: t.t().narrow_copy(0, 1, 2),
     "igamma": lambda L, t: t.abs().igamma(t.abs()[0]),
     "igammac": lambda L, t: t.abs().igammac(t.abs().t()),
     "igamma_": lambda L, t: (t.abs() + 1).igamma_(t.abs()),

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._dtype import legacy_type_name
 from ..tensor import Tensor, root_array
+from .._grad_state import INFERENCE_SAVE_ERROR, InferenceVersion
 from .grad_mode import _state as _grad_state
 from .node import forward_name
 from .tensor_hooks import grad_edge
@@ -174,9 +175,11 @@ class SavedTensor:
 
     def __init__(self, tensor, node, is_output: bool, is_input: bool = True,
                  version: Optional[int] = None):
+        self._version_counter = counter = tensor._version_counter
+        if type(counter) is InferenceVersion:
+            raise RuntimeError(INFERENCE_SAVE_ERROR)
         self._freed = False
         self._is_output = is_output
-        self._version_counter = tensor._version_counter
         # ``version``: the tensor's version when the op read it, if the op has changed it since
         self._version = tensor._version_counter[0] if version is None else version
         data = tensor._data

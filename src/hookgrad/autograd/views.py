@@ -12,6 +12,7 @@ import functools
 
 import numpy as np
 
+from .._grad_state import InferenceVersion
 from ..tensor import Tensor
 from . import grad_mode
 from .grad_mode import _state
@@ -63,7 +64,9 @@ def make_view(array, source: Tensor, fn, args, index: int) -> Tensor:
     """A view op's output: shares the version counter of ``source`` and remembers how to
     replay the view from the root base (for in-place ops on views)."""
     tensor = Tensor._make(array)
-    tensor._version_counter = source._version_counter
+    tensor._version_counter = counter = source._version_counter
+    if type(counter) is InferenceVersion:  # torch tracks no view of an inference tensor
+        return tensor
     base = source._base if source._base is not None else source
     tensor._base = base
     tensor._view_version = source._version_counter[0]

@@ -31,7 +31,7 @@ class Parameter(Tensor):
             if self._data.dtype.kind not in "fcV":
                 raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                    "gradients")
-            self._requires_grad = True
+            self.requires_grad = True  # (the setter refuses an inference tensor's data)
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()

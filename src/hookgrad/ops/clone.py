@@ -69,15 +69,18 @@ class Copy(Op):
 
 
 def _check_broadcast(target: tuple, shape: tuple) -> None:
-    """``shape`` must broadcast to ``target`` (torch's message names the first bad dim)."""
-    if len(shape) > len(target):
-        raise RuntimeError(f"output with shape {list(target)} doesn't match the broadcast shape "
-                           f"{list(np.broadcast_shapes(target, shape))}")
-    for i in range(1, len(shape) + 1):
-        if shape[-i] != 1 and shape[-i] != target[-i]:
-            dim = len(target) - i
+    """``shape`` must broadcast to ``target``: torch first names the first dim (from the last)
+    where the two cannot broadcast at all, then refuses a broadcast shape other than
+    ``target``."""
+    ndim = max(len(target), len(shape))
+    for i in range(1, min(len(target), len(shape)) + 1):
+        if shape[-i] != target[-i] and shape[-i] != 1 and target[-i] != 1:
             raise RuntimeError(f"The size of tensor a ({target[-i]}) must match the size of "
-                               f"tensor b ({shape[-i]}) at non-singleton dimension {dim}")
+                               f"tensor b ({shape[-i]}) at non-singleton dimension {ndim - i}")
+    broadcast = np.broadcast_shapes(target, shape)
+    if tuple(broadcast) != tuple(target):
+        raise RuntimeError(f"output with shape {list(target)} doesn't match the broadcast shape "
+                           f"{list(broadcast)}")
 
 
 class Fill(Op):

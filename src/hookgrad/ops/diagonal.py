@@ -179,9 +179,14 @@ def _diagonal_dims(ndim: int, dim1: int, dim2: int) -> tuple:
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """a view of the diagonal (removes dim1 and dim2, appends the diagonal as the last dim)"""
+    return diagonal_with(Diagonal, input, offset, dim1, dim2)
+
+
+def diagonal_with(cls, input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """``diagonal`` through ``cls``: the view, or ``diagonal_copy``'s ``DiagonalCopy``."""
     shown = (dim1, dim2)
     dim1, dim2 = _diagonal_dims(input._data.ndim, dim1, dim2)
-    return Diagonal.apply(input, int(offset), dim1, dim2, shown)
+    return cls.apply(input, int(offset), dim1, dim2, shown)
 
 
 class DiagEmbed(Op):

@@ -301,9 +301,14 @@ def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     """The views along ``dim``, one per index, with that dimension removed."""
+    return unbind_with(Unbind, input, dim)
+
+
+def unbind_with(cls, input: Tensor, dim: int = 0) -> tuple:
+    """``unbind`` through ``cls``: the views, or ``unbind_copy``'s fresh tensors."""
     if input._data.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     given, dim = dim, normalize_dim(dim, input._data.ndim)
-    outputs = Unbind.apply(input, (1,) * input._data.shape[dim], dim, True,
-                           {"dim": shown_dim(given)})
-    return mark_multi_view(Unbind, outputs, input.requires_grad)
+    outputs = cls.apply(input, (1,) * input._data.shape[dim], dim, True,
+                        {"dim": shown_dim(given)})
+    return mark_multi_view(cls, outputs, input.requires_grad) if cls._multi_view else outputs

@@ -10,6 +10,7 @@ import types
 
 import numpy as np
 
+from .._grad_state import INFERENCE_SAVE_ERROR
 from .. import _blas
 from ..tensor import Tensor
 from ..autograd import grad_mode
@@ -331,6 +332,8 @@ def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     try:
         return _matmul(input, other)
     except RuntimeError as error:
+        if str(error) == INFERENCE_SAVE_ERROR:  # no shape error: torch's words as they are
+            raise
         raise RuntimeError(f"{error} (in matmul: shapes {list(input._data.shape)} and "
                            f"{list(other._data.shape)})") from None
 

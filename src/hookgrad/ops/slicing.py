@@ -121,13 +121,15 @@ def select(input: Tensor, dim: int, index) -> Tensor:
     return Select.apply(input, dim, operator.index(index))
 
 
-def slice_dim(input: Tensor, dim: int, start, stop, step: int = 1) -> Tensor:
-    """``input[..., start:stop:step]`` along ``dim`` with Python's clamping (torch's slice)."""
+def slice_dim(input: Tensor, dim: int, start, stop, step: int = 1, cls=Slice,
+              shown=None) -> Tensor:
+    """``input[..., start:stop:step]`` along ``dim`` with Python's clamping (torch's slice),
+    through ``cls`` (the view, or ``slice_copy``'s twin, which shows ``shown`` bounds)."""
     size = input._data.shape[normalize_dim(dim, input._data.ndim)]
     if step is not None and step <= 0:
         raise ValueError("step must be greater than zero")
     begin, end, step = slice(start, stop, step).indices(size)
-    return Slice.apply(input, dim, begin, max(begin, end), step)
+    return cls.apply(input, dim, begin, max(begin, end), step, shown)
 
 
 def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
@@ -139,12 +141,16 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     size = input._data.shape[dim]
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
-    if not -size <= start <= size:
-        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but "
-                         f"got {start})")
-    if start < 0:
-        start += size
+    start = narrow_start(start, size)
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
                            f"({size}).")
     return Slice.apply(input, shown_as, start, start + length, 1)
+
+
+def narrow_start(start: int, size: int) -> int:
+    """``narrow``'s start, checked against a dimension of ``size`` and made non-negative."""
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but "
+                         f"got {start})")
+    return start + size if start < 0 else start

@@ -86,6 +86,11 @@ class AsStrided(Op):
 def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
     """A view of ``input``'s storage with the given sizes and strides (in elements), starting
     ``storage_offset`` elements into the storage (``input``'s own offset when None)."""
+    return as_strided_with(AsStrided, input, size, stride, storage_offset)
+
+
+def as_strided_with(cls, input: Tensor, size, stride, storage_offset=None) -> Tensor:
+    """``as_strided``'s checks, then ``cls`` (the view, or ``as_strided_copy``'s twin)."""
     size = tuple(int(n) for n in size)
     stride = tuple(int(s) for s in stride)
     if len(size) != len(stride):
@@ -99,8 +104,8 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
     offset = input.storage_offset() if storage_offset is None else int(storage_offset)
     if offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {offset}")
-    return AsStrided.apply(input, size, stride, offset,
-                           None if storage_offset is None else int(storage_offset))
+    return cls.apply(input, size, stride, offset,
+                     None if storage_offset is None else int(storage_offset))
 
 
 def _rebuild(base: Tensor, view: Tensor) -> Tensor:

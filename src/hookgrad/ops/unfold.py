@@ -72,6 +72,11 @@ class UnfoldBackward(Op):
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """Every slice of ``size`` elements along ``dimension``, ``step`` apart, as a view with the
     window in a new last dimension."""
+    return unfold_with(Unfold, input, dimension, size, step)
+
+
+def unfold_with(cls, input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """``unfold``'s checks, then ``cls`` (the view, or ``unfold_copy``'s twin)."""
     ndim = input.ndim
     shown, dimension = dimension, normalize_dim(dimension, max(ndim, 1))
     length = input.shape[dimension] if ndim else 1
@@ -82,7 +87,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
                            f"size is {size}")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    return Unfold.apply(input, dimension, int(size), int(step), shown)
+    return cls.apply(input, dimension, int(size), int(step), shown)
 
 
 METHODS = {"unfold": unfold}

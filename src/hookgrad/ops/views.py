@@ -16,9 +16,9 @@ from ..autograd import grad_mode
 from ..autograd.graph import legacy_type_name
 from ..autograd.views import make_view
 from ..overrides import _mode_stack
-from ..tensor import Tensor
+from ..tensor import Tensor, root_array
 from .. import _memory_format as _mf
-from .._dtype import to_numpy_dtype
+from .._dtype import scalar_type_name, to_numpy_dtype
 from . import _layout
 from ._args import _shape_args, infer_shape
 from ._reduce_util import shown_dim, shown_dims
@@ -143,10 +143,31 @@ class ViewDtype(_View):
 
     @staticmethod
     def forward(ctx, self, dtype):
-        if self.ndim == 0 and dtype.itemsize != self.dtype.itemsize:
-            raise RuntimeError("self.dim() cannot be 0 to view " + str(self.dtype) + " as "
-                               + str(dtype) + " (different element sizes)")
+        if dtype.itemsize != self.dtype.itemsize:
+            _check_dtype_view(self, dtype)
         return self.view(dtype)
+
+
+def _check_dtype_view(self: np.ndarray, dtype: np.dtype) -> None:
+    """torch's checks (and words) for viewing ``self`` as a dtype of another element size: the
+    last dim must be unit-stride, and when elements grow, its size and the offset must divide."""
+    what = (f" to view {scalar_type_name(self.dtype)} as {scalar_type_name(dtype)} (different "
+            f"element sizes)")
+    if self.ndim == 0:
+        raise RuntimeError("self.dim() cannot be 0" + what)
+    ratio = dtype.itemsize // self.dtype.itemsize
+    if ratio > 1:
+        if self.shape[-1] % ratio:
+            raise RuntimeError(f"self.size(-1) must be divisible by {ratio}{what}, but got "
+                               f"{self.shape[-1]}")
+        offset = (self.__array_interface__["data"][0]
+                  - root_array(self).__array_interface__["data"][0]) // self.itemsize
+        if offset % ratio:
+            raise RuntimeError(f"self.storage_offset() must be divisible by {ratio}{what}, but "
+                               f"got {offset}")
+    stride = _layout.torch_strides(self)[-1]
+    if stride != 1 and self.shape[-1] != 1:
+        raise RuntimeError(f"self.stride(-1) must be 1{what}, but got {stride}")
 
 
 class ReshapeAlias(View):
@@ -447,14 +468,23 @@ class SqueezeDims(Squeeze):
     node_name = "SqueezeBackward2"
 
 
-def squeeze(input: Tensor, dim=None) -> Tensor:
-    """A view without size-1 dimensions (all of them, or only those in ``dim``)."""
-    if dim is None:
-        return Squeeze.apply(input)
-    if isinstance(dim, (tuple, list)):
-        dims = tuple(operator.index(d) for d in dim)
-        return SqueezeDims.apply(input, dims, shown_dims(dims))
-    return SqueezeDim.apply(input, (operator.index(dim),), shown_dim(operator.index(dim)))
+def squeezer(classes: tuple):
+    """``squeeze`` through ``classes`` (for no dim, one dim, a list of dims): the views', or
+    ``squeeze_copy``'s copying twins (made once, so squeeze pays no extra call)."""
+    no_dim, one_dim, dims_given = classes
+
+    def squeeze(input: Tensor, dim=None) -> Tensor:
+        """A view without size-1 dimensions (all of them, or only those in ``dim``)."""
+        if dim is None:
+            return no_dim.apply(input)
+        if isinstance(dim, (tuple, list)):
+            dims = tuple(operator.index(d) for d in dim)
+            return dims_given.apply(input, dims, shown_dims(dims))
+        return one_dim.apply(input, (operator.index(dim),), shown_dim(operator.index(dim)))
+    return squeeze
+
+
+squeeze = squeezer((Squeeze, SqueezeDim, SqueezeDims))
 
 
 class Unsqueeze(_View):
