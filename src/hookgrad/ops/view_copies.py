@@ -32,7 +32,7 @@ from .alias import Alias
 from .diagonal import DiagonalCopy, diagonal_with
 from .join import Split, SplitWithSizes, Unbind, _split, unbind_with
 from .pointwise_more import _NoDerivative
-from .slicing import Select, Slice, narrow_start, slice_dim
+from .slicing import Select, Slice, SliceBackward, narrow_start, slice_dim
 from .strided import AsStrided, as_strided_with
 from .unfold import Unfold, unfold_with
 from .views import (Expand, Permute, Squeeze, SqueezeDim, SqueezeDims, T, Transpose, Unsqueeze,
@@ -101,6 +101,12 @@ class NarrowCopy(Slice):
         del ctx._saved_end, ctx._saved_step  # torch's node keeps the length instead
         ctx._saved_start, ctx._saved_length = shown_dim(shown_start), length
         return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        # slice's formula; its gradient's node shows the bounds used (this node has no end)
+        return (SliceBackward.apply(grad, ctx.self_shape, ctx.dim, ctx.start, ctx.end, ctx.step),
+                None, None, None, None)
 
 
 class DetachCopy(_NoDerivative):
