@@ -11,3 +11,11 @@ from . import rnn  # noqa: E402
 from .rnn import PackedSequence  # noqa: E402
 
 __all__ += ["rnn", "PackedSequence"]
+
+# parametrizations (torch.nn.utils.parametrize)
+from . import parametrize  # noqa: E402
+
+__all__ += ["parametrize"]
+from . import parametrizations  # noqa: E402
+
+__all__ += ["parametrizations"]
