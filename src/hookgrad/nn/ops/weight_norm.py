@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...autograd.grad_mode import is_grad_enabled
 from ...ops._base import Op
 from ...tensor import Tensor
 
@@ -51,6 +52,8 @@ class WeightNormInterface(Op):
     def backward(ctx, grad):
         v, g, norms = ctx.saved_tensors
         axes = [axis for axis in range(v.ndim) if axis != ctx.dim]
+        if is_grad_enabled():  # a graph of backward is wanted: the norms must depend on v
+            norms = (v * v).sum(axes, keepdim=True).sqrt()
         along = (grad * v).sum(axes, keepdim=True)
         grad_g = along / norms
         grad_v = (g / norms) * (grad - v * (along / (norms * norms)))
