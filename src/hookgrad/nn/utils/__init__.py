@@ -19,3 +19,9 @@ __all__ += ["parametrize"]
 from . import parametrizations  # noqa: E402
 
 __all__ += ["parametrizations"]
+
+# the older hook-based normalizations (torch.nn.utils.weight_norm / spectral_norm)
+from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: E402
+from .weight_norm import remove_weight_norm, weight_norm  # noqa: E402
+
+__all__ += ["remove_spectral_norm", "spectral_norm", "remove_weight_norm", "weight_norm"]
