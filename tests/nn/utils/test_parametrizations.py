@@ -177,3 +177,34 @@ def test_weight_norm_loads_the_hook_based_keys():
             "<All keys matched successfully>"
         np.testing.assert_array_equal(new.parametrizations.weight.original0.detach().numpy(),
                                       state["weight_g"])
+
+
+def test_spectral_norm_float32_draws_match_torch():
+    # 16 or more draws take torch's vectorized normal path: the buffers must still agree
+    results = []
+    for lib in (torch, hookgrad):
+        lib.manual_seed(0)
+        conv = lib.nn.Conv2d(16, 40, 3)
+        lib.nn.utils.parametrizations.spectral_norm(conv)
+        x = lib.ones(1, 16, 5, 5)
+        results.append((conv.parametrizations.weight[0]._u, conv.parametrizations.weight[0]._v,
+                        conv(x)))
+    for h, t in zip(results[1], results[0]):
+        assert_close(h, t, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_weight_norm_node_saves_what_torch_saves(dim):
+    rng = np.random.default_rng(8)
+    v = rng.standard_normal((3, 4))
+    g = rng.standard_normal((3, 1) if dim == 0 else (1, 4))
+    nodes = []
+    for lib in (torch, hookgrad):
+        v_t, g_t = lib.tensor(v, requires_grad=True), lib.tensor(g, requires_grad=True)
+        node = lib._weight_norm(v_t, g_t, dim).grad_fn
+        assert node._saved_v is v_t and node._saved_g is g_t
+        nodes.append((node.name(), node._saved_dim, node._saved_result1))
+    assert nodes[1][:2] == nodes[0][:2]
+    assert_close(nodes[1][2], nodes[0][2])
+    assert_close(hookgrad.norm_except_dim(hookgrad.tensor(v), 2, dim),
+                 torch.norm_except_dim(torch.tensor(v), 2, dim))
