@@ -208,3 +208,26 @@ def test_weight_norm_node_saves_what_torch_saves(dim):
     assert_close(nodes[1][2], nodes[0][2])
     assert_close(hookgrad.norm_except_dim(hookgrad.tensor(v), 2, dim),
                  torch.norm_except_dim(torch.tensor(v), 2, dim))
+
+
+@pytest.mark.parametrize("orthogonal_map", ["matrix_exp", "householder"])
+def test_orthogonal_maps_gradcheck(orthogonal_map):
+    hookgrad.manual_seed(0)
+    module = hookgrad.nn.Linear(3, 4).double()
+    hookgrad.nn.utils.parametrizations.orthogonal(module, orthogonal_map=orthogonal_map)
+    mapping = module.parametrizations.weight[0]
+    x = hookgrad.tensor(np.random.default_rng(9).standard_normal((4, 3)) * 0.3 + 1.5 * np.eye(4, 3),
+                        requires_grad=True)
+    assert hookgrad.autograd.gradcheck(mapping, (x,))
+
+
+def test_spectral_norm_gradcheck_in_eval_mode():
+    # in eval mode u and v are fixed, so the map is a function of the weight alone
+    hookgrad.manual_seed(0)
+    module = hookgrad.nn.Linear(4, 3).double()
+    hookgrad.nn.utils.parametrizations.spectral_norm(module)
+    module.eval()
+    mapping = module.parametrizations.weight[0]
+    x = hookgrad.tensor(np.random.default_rng(10).standard_normal((3, 4)), requires_grad=True)
+    assert hookgrad.autograd.gradcheck(mapping, (x,))
+    assert hookgrad.autograd.gradgradcheck(mapping, (x,))
