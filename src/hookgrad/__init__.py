@@ -30,6 +30,7 @@ from .nn.ops.aten import (adaptive_avg_pool1d, adaptive_max_pool1d, addmm,  # no
                           max_pool2d, max_pool3d, native_channel_shuffle, pixel_shuffle,
                           pixel_unshuffle, poisson_nll_loss, prelu, rms_norm,
                           triplet_margin_loss, conv_tbc)
+from .nn.ops.weight_norm import _weight_norm, norm_except_dim  # noqa: E402
 from .nn.ops.ctc import ctc_loss_enum as ctc_loss  # noqa: E402
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled

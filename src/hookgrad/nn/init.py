@@ -17,8 +17,10 @@ from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
-           "zeros_", "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
-           "kaiming_normal_", "orthogonal_", "sparse_"]
+           "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
+           "kaiming_normal_", "orthogonal_", "sparse_", "uniform", "normal", "constant", "eye",
+           "dirac", "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal",
+           "orthogonal", "sparse"]
 
 
 def _write(tensor: Tensor, values: np.ndarray) -> Tensor:
@@ -152,6 +154,24 @@ def eye_(tensor: Tensor) -> Tensor:
     return _write(tensor, np.eye(*tensor.shape))
 
 
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fills a 3-, 4- or 5-d convolution weight in place so the convolution passes its input
+    through: in each of ``groups`` groups, output channel d reads input channel d at the kernel's
+    centre (1 there, 0 elsewhere), for as many channels as both sides have."""
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tuple(tensor.shape)
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = sizes[0] // groups
+    channels = np.arange(min(per_group, sizes[1]))
+    values = np.zeros(sizes)
+    outputs = (np.arange(groups)[:, None] * per_group + channels).ravel()
+    centre = tuple(size // 2 for size in sizes[2:])
+    values[(outputs, np.tile(channels, groups)) + centre] = 1
+    return _write(tensor, values)
+
+
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """U(-a, a) with a = gain sqrt(6 / (fan_in + fan_out))"""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
@@ -235,3 +255,32 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
         for column in range(cols):  # one permutation per column, in torch's order
             tensor[randperm(rows)[:zeros_per_column], column] = 0
     return tensor
+
+
+def _make_deprecated(method):
+    # torch's pre-0.4 names without the trailing underscore: same function, a FutureWarning
+    new_name = method.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
+             FutureWarning)
+        return method(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    deprecated_init.__doc__ = (f"Deprecated alias of :func:`{new_name}` (a FutureWarning says "
+                               "so); see it for the arguments.")
+    return deprecated_init
+
+
+uniform = _make_deprecated(uniform_)
+normal = _make_deprecated(normal_)
+constant = _make_deprecated(constant_)
+eye = _make_deprecated(eye_)
+dirac = _make_deprecated(dirac_)
+xavier_uniform = _make_deprecated(xavier_uniform_)
+xavier_normal = _make_deprecated(xavier_normal_)
+kaiming_uniform = _make_deprecated(kaiming_uniform_)
+kaiming_normal = _make_deprecated(kaiming_normal_)
+orthogonal = _make_deprecated(orthogonal_)
+sparse = _make_deprecated(sparse_)

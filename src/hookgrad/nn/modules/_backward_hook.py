@@ -48,19 +48,23 @@ def _zeros_for_unneeded(unneeded: List[bool], grad_input: tuple, metas: list) ->
 
 
 class WrappedHook:
-    """A node hook that calls ``hook(module, *args)``, holding the module weakly."""
+    """A node hook that calls ``hook(module, *args)``, holding the module weakly; with
+    ``module=None`` it calls ``hook(*args)`` (torch wraps every private load-state-dict pre-hook
+    so, which is why ``remove_spectral_norm`` cannot find its own by type)."""
 
     __slots__ = ("hook", "module", "__weakref__")
 
     def __init__(self, hook: Callable, module: Any) -> None:
         self.hook = hook
-        self.module = weakref.ref(module)
+        self.module = None if module is None else weakref.ref(module)
 
     @property
     def __name__(self) -> str:
         return getattr(self.hook, "__name__", type(self.hook).__name__)
 
     def __call__(self, *args: Any) -> Any:
+        if self.module is None:
+            return self.hook(*args)
         module = self.module()
         if module is None:
             raise RuntimeError("You are trying to call the hook of a dead Module!")
@@ -69,12 +73,16 @@ class WrappedHook:
     # copies and pickles hold the module strongly, so a deep-copied module's hook refers to the
     # copy (torch's _WrappedHook does the same)
     def __getstate__(self) -> dict:
-        return {"hook": self.hook, "module": self.module()}
+        return {"hook": self.hook, "module": self.module and self.module(),
+                "with_module": self.module is not None}
 
     def __setstate__(self, state: dict) -> None:
+        self.hook = state["hook"]
+        if not state.get("with_module", True):
+            self.module = None
+            return
         if state["module"] is None:
             raise RuntimeError("You are trying to revive the hook of a dead Module!")
-        self.hook = state["hook"]
         self.module = weakref.ref(state["module"])
 
 

@@ -68,7 +68,7 @@ class StateDictMixin:
     def _register_load_state_dict_pre_hook(self, hook: Callable[..., None],
                                            with_module: bool = False) -> RemovableHandle:
         return add_hook(self._load_state_dict_pre_hooks,
-                        WrappedHook(hook, self) if with_module else hook)
+                        WrappedHook(hook, self if with_module else None))
 
     def register_load_state_dict_post_hook(self, hook: Callable[..., None]) -> RemovableHandle:
         """``hook(module, incompatible_keys)`` runs after loading; edit the key lists in place."""

@@ -1,0 +1,205 @@
+"""The hook-based spectral normalization: ``weight`` is kept as ``weight_orig`` with the power
+iteration's vectors as buffers ``weight_u`` and ``weight_v``, and a forward pre-hook sets
+``weight = weight_orig / sigma`` before every call. A state-dict hook writes a version into the
+checkpoint's metadata, and a load hook upgrades checkpoints without it (which stored ``weight``
+and no ``weight_v``), as torch's do.
+"""
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import hookgrad
+from ...autograd import grad_mode
+from ...tensor import Tensor
+from .. import functional as F
+from ..modules.module import Module
+from ..parameter import Parameter, UninitializedParameter
+
+__all__ = ["SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook",
+           "spectral_norm", "remove_spectral_norm"]
+
+
+class SpectralNorm:
+    """The forward pre-hook: one or more power-iteration steps (in training mode) on
+    ``<name>_u``/``<name>_v``, then ``<name> = <name>_orig / (u . W v)``."""
+
+    # the checkpoint layout: version 1 stores ``<name>_v`` (and no ``<name>``)
+    _version: int = 1
+    name: str
+    dim: int
+    n_power_iterations: int
+    eps: float
+
+    def __init__(self, name: str = "weight", n_power_iterations: int = 1, dim: int = 0,
+                 eps: float = 1e-12) -> None:
+        self.name = name
+        self.dim = dim
+        if n_power_iterations <= 0:
+            raise ValueError("Expected n_power_iterations to be positive, but got "
+                             f"n_power_iterations={n_power_iterations}")
+        self.n_power_iterations = n_power_iterations
+        self.eps = eps
+
+    def reshape_weight_to_matrix(self, weight: Tensor) -> Tensor:
+        """The weight as a matrix whose rows run along ``dim``."""
+        if self.dim != 0:
+            weight = weight.permute(self.dim, *[d for d in range(weight.dim()) if d != self.dim])
+        return weight.reshape(weight.size(0), -1)
+
+    def compute_weight(self, module: Module, do_power_iteration: bool) -> Tensor:
+        """``<name>_orig / sigma``, updating ``u`` and ``v`` in place first if asked."""
+        weight = getattr(module, self.name + "_orig")
+        u = getattr(module, self.name + "_u")
+        v = getattr(module, self.name + "_v")
+        weight_mat = self.reshape_weight_to_matrix(weight)
+        if do_power_iteration:
+            with grad_mode.no_grad():
+                for _ in range(self.n_power_iterations):
+                    v = F.normalize(hookgrad.mv(weight_mat.t(), u), dim=0, eps=self.eps, out=v)
+                    u = F.normalize(hookgrad.mv(weight_mat, v), dim=0, eps=self.eps, out=u)
+                # copies, so the next step's in-place update leaves this graph's saved u, v
+                u = u.clone(memory_format=hookgrad.contiguous_format)
+                v = v.clone(memory_format=hookgrad.contiguous_format)
+        sigma = hookgrad.dot(u, hookgrad.mv(weight_mat, v))
+        return weight / sigma
+
+    def remove(self, module: Module) -> None:
+        """Leave one plain parameter holding the current normalized weight."""
+        with grad_mode.no_grad():
+            weight = self.compute_weight(module, do_power_iteration=False)
+        delattr(module, self.name)
+        delattr(module, self.name + "_u")
+        delattr(module, self.name + "_v")
+        delattr(module, self.name + "_orig")
+        module.register_parameter(self.name, Parameter(weight.detach()))
+
+    def __call__(self, module: Module, inputs: Any) -> None:
+        setattr(module, self.name,
+                self.compute_weight(module, do_power_iteration=module.training))
+
+    def _solve_v_and_rescale(self, weight_mat: Tensor, u: Tensor, target_sigma: Tensor) -> Tensor:
+        # the v with u . W v == target_sigma, for checkpoints that stored no v
+        v = hookgrad.linalg.multi_dot([weight_mat.t().mm(weight_mat).pinverse(), weight_mat.t(),
+                                       u.unsqueeze(1)]).squeeze(1)
+        return v.mul_(target_sigma / hookgrad.dot(u, hookgrad.mv(weight_mat, v)))
+
+    @staticmethod
+    def apply(module: Module, name: str, n_power_iterations: int, dim: int,
+              eps: float) -> "SpectralNorm":
+        """Move ``<name>`` to ``<name>_orig``, draw ``u`` and ``v`` and register the hooks."""
+        for hook in module._forward_pre_hooks.values():
+            if isinstance(hook, SpectralNorm) and hook.name == name:
+                raise RuntimeError(f"Cannot register two spectral_norm hooks on the same "
+                                   f"parameter {name}")
+        fn = SpectralNorm(name, n_power_iterations, dim, eps)
+        weight = module._parameters[name]
+        if weight is None:
+            raise ValueError(f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
+        if isinstance(weight, UninitializedParameter):
+            raise ValueError("The module passed to `SpectralNorm` can't have uninitialized "
+                             "parameters. Make sure to run the dummy forward before applying "
+                             "spectral normalization")
+        with grad_mode.no_grad():
+            rows, columns = fn.reshape_weight_to_matrix(weight).size()
+            u = F.normalize(weight.new_empty(rows).normal_(0, 1), dim=0, eps=fn.eps)
+            v = F.normalize(weight.new_empty(columns).normal_(0, 1), dim=0, eps=fn.eps)
+        delattr(module, fn.name)
+        module.register_parameter(fn.name + "_orig", weight)
+        # a plain attribute until the first forward: the pre-hook replaces it each call
+        setattr(module, fn.name, weight.data)
+        module.register_buffer(fn.name + "_u", u)
+        module.register_buffer(fn.name + "_v", v)
+        module.register_forward_pre_hook(fn)
+        module._register_state_dict_hook(SpectralNormStateDictHook(fn))
+        module._register_load_state_dict_pre_hook(SpectralNormLoadStateDictPreHook(fn))
+        return fn
+
+
+class SpectralNormLoadStateDictPreHook:
+    """Upgrades a checkpoint written before version 1 (it has ``<name>`` and ``<name>_u`` but no
+    ``<name>_v``) by solving for the ``v`` that reproduces its sigma."""
+
+    def __init__(self, fn: SpectralNorm) -> None:
+        self.fn = fn
+
+    def __call__(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                 unexpected_keys, error_msgs) -> None:
+        fn = self.fn
+        version = local_metadata.get("spectral_norm", {}).get(fn.name + ".version", None)
+        if version is not None and version >= 1:
+            return
+        weight_key = prefix + fn.name
+        if version is None and weight_key not in state_dict and all(
+                weight_key + suffix in state_dict for suffix in ("_orig", "_u", "_v")):
+            return  # already the current layout, only the metadata was lost
+        missing = False
+        for suffix in ("_orig", "", "_u"):
+            if weight_key + suffix not in state_dict:
+                missing = True
+                if strict:
+                    missing_keys.append(weight_key + suffix)
+        if missing:
+            return
+        with grad_mode.no_grad():
+            weight_orig = state_dict[weight_key + "_orig"]
+            weight = state_dict.pop(weight_key)
+            sigma = (weight_orig / weight).mean()
+            weight_mat = fn.reshape_weight_to_matrix(weight_orig)
+            u = state_dict[weight_key + "_u"]
+            state_dict[weight_key + "_v"] = fn._solve_v_and_rescale(weight_mat, u, sigma)
+
+
+class SpectralNormStateDictHook:
+    """Records ``{"<name>.version": 1}`` under ``metadata["spectral_norm"]`` of the module's
+    entry in ``state_dict._metadata``, so the load hook knows the layout."""
+
+    def __init__(self, fn: SpectralNorm) -> None:
+        self.fn = fn
+
+    def __call__(self, module, state_dict, prefix, local_metadata) -> None:
+        versions = local_metadata.setdefault("spectral_norm", {})
+        key = self.fn.name + ".version"
+        if key in versions:
+            raise RuntimeError(f"Unexpected key in metadata['spectral_norm']: {key}")
+        versions[key] = self.fn._version
+
+
+T_module = TypeVar("T_module", bound=Module)
+
+
+def spectral_norm(module: T_module, name: str = "weight", n_power_iterations: int = 1,
+                  eps: float = 1e-12, dim: int = None) -> T_module:
+    """Divide ``module.<name>`` by its spectral norm before every forward, estimated by power
+    iteration (``n_power_iterations`` steps per call in training mode, none in eval).
+
+    ``dim`` is the weight's output dim (default 0, 1 for transposed convolutions). The hooks
+    are a forward pre-hook, a state-dict hook (the version metadata) and a load-state-dict
+    pre-hook, as in torch; ``u`` and ``v`` come from the default generator. Returns ``module``.
+    """
+    if dim is None:
+        transposed = (hookgrad.nn.ConvTranspose1d, hookgrad.nn.ConvTranspose2d,
+                      hookgrad.nn.ConvTranspose3d)
+        dim = 1 if isinstance(module, transposed) else 0
+    SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
+    return module
+
+
+def remove_spectral_norm(module: T_module, name: str = "weight") -> T_module:
+    """Undo :func:`spectral_norm`: one plain parameter with the current normalized value, and
+    all three hooks removed. Returns ``module``."""
+    for key, hook in module._forward_pre_hooks.items():
+        if isinstance(hook, SpectralNorm) and hook.name == name:
+            hook.remove(module)
+            del module._forward_pre_hooks[key]
+            break
+    else:
+        raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    for key, hook in module._state_dict_hooks.items():
+        if isinstance(hook, SpectralNormStateDictHook) and hook.fn.name == name:
+            del module._state_dict_hooks[key]
+            break
+    for key, hook in module._load_state_dict_pre_hooks.items():
+        if isinstance(hook, SpectralNormLoadStateDictPreHook) and hook.fn.name == name:
+            del module._load_state_dict_pre_hooks[key]
+            break
+    return module
