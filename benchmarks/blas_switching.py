@@ -5,8 +5,9 @@ its descheduled worker and the step's wall clock says nothing about the dispatch
 
     PYTHONPATH=src python benchmarks/blas_switching.py --workload mlp --threads 2
 
-hookgrad lowers BLAS to one thread for mid-size products (``_blas.SMALL_GEMM``) and long
-axpy updates, and gives the count back afterwards. This counts those changes per step (through
+While its pool is at work (``_parallel.split_recently``), hookgrad lowers BLAS to one thread
+for mid-size products (``_blas.SMALL_GEMM``) and long axpy updates, and gives the count back
+afterwards. This counts those changes per step (through
 threadpoolctl's controller, the only door they take), then times the step in one process,
 alternating round by round between the usual dispatch and one that never changes the count
 (``_blas.available`` answering False: every product and update keeps BLAS's threads), and

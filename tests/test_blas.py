@@ -4,13 +4,14 @@ products on one thread give NumPy's answer, and a Linear on two threads matches 
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
 
 import hookgrad
 from conftest import compare
-from hookgrad import _blas
+from hookgrad import _blas, _parallel
 
 pytestmark = pytest.mark.skipif(not _blas.available(), reason="needs threadpoolctl")
 
@@ -99,10 +100,37 @@ def test_a_mid_size_product_on_one_blas_thread_sets_no_count(rng, monkeypatch):
             controller.set_num_threads(count)
 
 
-def test_a_mid_size_product_on_two_blas_threads_runs_on_one(rng, two_blas_threads, monkeypatch):
+def _split_just_now(monkeypatch) -> None:
+    monkeypatch.setattr(_parallel, "_last_split", time.monotonic())
+
+
+def _mid_size_product_counts(rng, monkeypatch) -> list:
+    """BLAS's counts seen inside a mid-size product's np.matmul; checks its value."""
     seen = []
     real_matmul = np.matmul
     monkeypatch.setattr(np, "matmul", lambda a, b: seen.append(counts()) or real_matmul(a, b))
     a, b = rng.standard_normal((64, 3136)), rng.standard_normal((3136, 10))
     np.testing.assert_allclose(_blas.matmul(a, b), real_matmul(a, b), rtol=1e-12, atol=1e-12)
-    assert seen == [[1] * len(counts())] and set(counts()) == {2}
+    assert set(counts()) == {2}  # given back
+    return seen
+
+
+def test_a_mid_size_product_while_the_pool_works_runs_on_one_blas_thread(rng, two_blas_threads,
+                                                                          monkeypatch):
+    _split_just_now(monkeypatch)
+    assert _mid_size_product_counts(rng, monkeypatch) == [[1] * len(counts())]
+
+
+def test_a_mid_size_product_without_pool_work_keeps_blas_threads(rng, two_blas_threads,
+                                                                 monkeypatch):
+    # nothing of hookgrad's own wants the cores that BLAS's spinning workers hold
+    monkeypatch.setattr(_parallel, "_last_split", time.monotonic() - 2 * _parallel.RECENT_SPLIT)
+    assert _mid_size_product_counts(rng, monkeypatch) == [[2] * len(counts())]
+
+
+def test_a_split_over_the_pool_counts_as_pool_work(two_blas_threads, monkeypatch):
+    monkeypatch.setattr(_parallel, "_last_split", float("-inf"))
+    monkeypatch.setattr(_parallel, "_threads", 2)
+    assert not _parallel.split_recently()
+    _parallel.parallel_for(4, 1, lambda first, last: None)
+    assert _parallel.split_recently()

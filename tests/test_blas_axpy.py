@@ -3,12 +3,14 @@ torch's ``y.add_(x, alpha=alpha)``, on both of its paths, and SGD's update throu
 torch's SGD on parameters large enough to take BLAS's path."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 import torch
 
 import hookgrad
-from hookgrad import _blas
+from hookgrad import _blas, _parallel
 
 TOL = {np.float32: 2e-7, np.float64: 1e-15}
 
@@ -98,7 +100,8 @@ def test_sgd_on_large_parameters_matches_torch(options, dtype):
     assert params["hookgrad"]._version == params["torch"]._version
 
 
-def test_long_axpy_with_blas_threaded_runs_lowered_and_gives_the_count_back():
+def test_long_axpy_with_blas_threaded_runs_lowered_and_gives_the_count_back(monkeypatch):
+    monkeypatch.setattr(_parallel, "_last_split", time.monotonic())  # the pool is at work
     if not _blas._axpy_table() or not _blas.available():
         pytest.skip("no OpenBLAS axpy found, or its thread count cannot be set here")
     controller = _blas._blas_controllers()[0]
@@ -121,4 +124,30 @@ def test_long_axpy_with_blas_threaded_runs_lowered_and_gives_the_count_back():
         _blas._axpy_functions[np.dtype(np.float32)] = function
         controller.set_num_threads(before)
     assert seen == [1]
+    np.testing.assert_allclose(y, expected, rtol=TOL[np.float32], atol=TOL[np.float32])
+
+
+def test_long_axpy_without_pool_work_keeps_blas_threads(monkeypatch):
+    if not _blas._axpy_table() or not _blas.available():
+        pytest.skip("no OpenBLAS axpy found, or its thread count cannot be set here")
+    monkeypatch.setattr(_parallel, "_last_split", time.monotonic() - 2 * _parallel.RECENT_SPLIT)
+    controller = _blas._blas_controllers()[0]
+    before = controller.get_num_threads()
+    seen = []
+    function = _blas._axpy_functions[np.dtype(np.float32)]
+
+    def spy(*args):
+        seen.append(controller.get_num_threads())
+        function(*args)
+
+    x, y = _pair((200, 100), np.float32)
+    expected = _torch_axpy(-0.5, x, y)
+    controller.set_num_threads(2)
+    _blas._axpy_functions[np.dtype(np.float32)] = spy
+    try:
+        _blas.axpy(-0.5, x, y)
+    finally:
+        _blas._axpy_functions[np.dtype(np.float32)] = function
+        controller.set_num_threads(before)
+    assert seen == [2]
     np.testing.assert_allclose(y, expected, rtol=TOL[np.float32], atol=TOL[np.float32])

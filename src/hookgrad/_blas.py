@@ -17,6 +17,8 @@ import contextlib
 import threading
 from typing import Iterator
 
+from . import _parallel
+
 _controllers: list | None = None
 _lock = threading.Lock()
 
@@ -80,13 +82,16 @@ def _restore() -> None:
                     controller.set_num_threads(count)
 
 
-# OpenBLAS splits a GEMM over its threads from 4 * 65536 multiply-adds up. Below this many one
-# thread takes well under a millisecond, less than waking a sleeping BLAS worker costs on a busy
-# machine; and a woken worker then spins for ~0.1 s on the core hookgrad's pool wants next
-# (a CNN's 64x3136x10 linear layer took 15-90 ms a step that way at 2 threads, 0.5 ms at 1).
-# At 8M a batch-16 MLP's 16x784x512 and 16x512x512 products stayed on one thread too; on a
-# quiet machine letting those two threads have them made its step 15-19 % faster (paired, in
-# one process) and left the CNN's step as it was, so the line is at 4M.
+# OpenBLAS splits a GEMM over its threads from 4 * 65536 multiply-adds up. After the call its
+# workers spin for ~0.1 s waiting for the next one, on the cores hookgrad's pool
+# (``_parallel``) wants: a CNN's 64x3136x10 linear layer took 15-90 ms a step that way at 2
+# threads, 0.5 ms at 1. So while the pool is in use (work split within the last
+# ``_parallel.RECENT_SPLIT`` seconds), products below SMALL_GEMM multiply-adds run on one thread
+# (at 8M a batch-16 MLP's 16x784x512 and 16x512x512 products stayed on one thread too, and
+# letting BLAS's two threads have them made its step 15-19 % faster, so the line is at 4M).
+# Work that does not use the pool (an MLP) leaves nothing for the spinning to slow down and
+# keeps BLAS's threads for every product: lowering the count around its mid-size products and
+# giving it back cost its step ~7 % (``benchmarks/blas_switching.py``).
 SMALL_GEMM = 1 << 22
 _THREADED_GEMM = 4 * 65536
 
@@ -124,7 +129,8 @@ def matmul(a, b):
     import numpy as np
     if a.ndim == 2 and b.ndim == 2:
         size = a.shape[0] * a.shape[1] * b.shape[1]
-        if _THREADED_GEMM < size < SMALL_GEMM and _threaded() and available():
+        if (_THREADED_GEMM < size < SMALL_GEMM and _parallel.split_recently() and _threaded()
+                and available()):
             _lower()  # one_blas_thread's body, inline: a mid-size product is often a layer's
             try:
                 return np.matmul(a, b)
@@ -180,8 +186,8 @@ def vecmat(vector, matrix):
 # the ctypes call costs more than the second pass saves.
 _AXPY_MIN_SIZE = 2048
 # OpenBLAS splits an axpy over its threads above this many elements; a pass limited by memory
-# gains little from that, and on a loaded machine the caller would wait for a worker (as with
-# ``matvec`` below), so longer ones run with BLAS lowered to one thread, as mid-size products
+# gains little from that, and its workers then spin on the cores the pool wants, so while the
+# pool is in use longer ones run with BLAS lowered to one thread, as mid-size products
 _AXPY_THREADED = 10000
 _axpy_functions: dict | None = None
 
@@ -226,7 +232,8 @@ def axpy(alpha: float, x, y) -> None:
         function = (_axpy_functions if _axpy_functions is not None else _axpy_table()).get(
             y.dtype)
         if function is not None:
-            if y.size > _AXPY_THREADED and _threaded() and available():
+            if (y.size > _AXPY_THREADED and _parallel.split_recently() and _threaded()
+                    and available()):
                 _lower()
                 try:
                     function(y.size, alpha, x.ctypes.data, 1, y.ctypes.data, 1)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
@@ -20,6 +21,17 @@ _lock = threading.Lock()
 _threads: int | None = None
 _pool: ThreadPoolExecutor | None = None
 _local = threading.local()  # a worker never splits its own part again
+# when work was last split over the pool's threads (time.monotonic); ``_blas`` reads it
+_last_split = float("-inf")
+# BLAS's idle workers spin for ~0.1 s after each threaded call before they sleep, on the cores
+# the pool's threads want; a process that split work this recently is taken to do so again soon
+RECENT_SPLIT = 0.25
+
+
+def split_recently() -> bool:
+    """Whether work was split over the pool's threads within the last ``RECENT_SPLIT``
+    seconds (a convolution or GELU in the step running now)."""
+    return time.monotonic() - _last_split < RECENT_SPLIT
 
 
 def _default_threads() -> int:
@@ -89,11 +101,13 @@ def parallel_for(total: int, grain: int, body: Callable[[int, int], None],
     pieces another thread has started: a pool thread that is slow to wake or runs at half
     speed takes fewer pieces instead of holding the caller up, so several threads are never
     much slower than one."""
+    global _last_split
     threads = get_num_threads()
     most = total // max(grain, 1)
     if min(threads, most) <= 1 or getattr(_local, "inside", False):
         body(0, total)
         return
+    _last_split = time.monotonic()
     pieces = min(max(pieces_per_thread, 1) * threads, most)
     bounds = [total * i // pieces for i in range(pieces + 1)]
     work = _Work(body, bounds)
