@@ -134,7 +134,7 @@ def encode_groups(values: np.ndarray, group: int, bits: int, seed: Optional[int]
             packed.put(row, end, codes, above)
         else:
             nonzero = rows.view(np.uint64 if rows.itemsize == 8 else np.uint32) != 0
-            kept.append(codes[nonzero])
+            kept.append(np.compress(nonzero.reshape(-1), codes.reshape(-1)))
             marks.put(row, end, nonzero.view(np.uint8), None if sparse else above)
         row = end
     layout, rows_shape = (axis, padded, length), (total, group)
@@ -218,7 +218,7 @@ def _decode_sparse(codes: np.ndarray, bits: int, low: np.ndarray, scale: np.ndar
         mask = (unpack(mask, bitorder="little").view(bool) if whole else mask)
         part = np.zeros(mask.shape, np.uint8)
         number = int(np.count_nonzero(mask))
-        part[mask] = kept[taken:taken + number]
+        part[np.flatnonzero(mask)] = kept[taken:taken + number]
         taken += number
         mask = mask.reshape(end - row, group)
         values = part.reshape(end - row, group).astype(scale.dtype)
@@ -226,7 +226,7 @@ def _decode_sparse(codes: np.ndarray, bits: int, low: np.ndarray, scale: np.ndar
         values += low[row:end]
         part_low = low[row:end]
         if bool((part_low != 0).any()):
-            values[~mask] = 0
+            values = np.where(mask, values, np.zeros((), values.dtype))
         lift = None
         if positive is not None:
             lift = positive[lo:hi]

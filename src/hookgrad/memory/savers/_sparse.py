@@ -112,7 +112,8 @@ class NumpySparse:
 
     @staticmethod
     def compress(codes: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        return codes.reshape(-1)[mask.reshape(-1)]
+        # np.compress, several times faster than ``codes[mask]`` on NumPy 2 for random masks
+        return np.compress(mask.reshape(-1), codes.reshape(-1))
 
     @staticmethod
     def pack(mask: np.ndarray) -> np.ndarray:
@@ -126,7 +127,7 @@ class NumpySparse:
     def expand(codes: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Every value's code: ``codes`` at the mask's set positions, 0 elsewhere."""
         full = np.zeros(mask.shape, np.uint8)
-        full[mask] = codes
+        full[np.flatnonzero(mask)] = codes  # faster than a boolean-mask assignment
         return full
 
     @staticmethod
@@ -138,7 +139,7 @@ class NumpySparse:
         mask = mask.reshape(result.shape)
         low = np.asarray(low)
         if bool((low != 0).any()):
-            np.copyto(result, 0, where=~mask)
+            result = np.where(mask, result, np.zeros((), result.dtype))
         if lift is not None:
             np.copyto(result, lift, where=mask & (result == 0) & (low == 0))
         return result
