@@ -41,12 +41,16 @@ def _with_zeros(rng, shape, fraction, relu=False):
 @pytest.mark.parametrize("bits", [8, 4, 2])
 @pytest.mark.parametrize("seed", [None, 5], ids=["nearest", "stochastic"])
 @pytest.mark.parametrize("relu", [True, False], ids=["relu", "signed"])
-def test_sparse_decodes_nonzeros_as_dense_and_zeros_exactly(rng, mode, bits, seed, relu):
+@pytest.mark.parametrize("lib", [hookgrad, torch], ids=["hookgrad", "torch"])
+def test_sparse_decodes_nonzeros_as_dense_and_zeros_exactly(rng, mode, bits, seed, relu, lib):
     values = _with_zeros(rng, (12, 10, 3), 0.6, relu)
-    dense = _encode(values, bits, mode, False, seed)
-    sparse = _encode(values, bits, mode, True, seed)
+    given, kernels = (torch.from_numpy(values), TORCH) if lib is torch else (values, NumpyKernels)
+    dense = _encode(given, bits, mode, False, seed, kernels)
+    sparse = _encode(given, bits, mode, True, seed, kernels)
     assert _rows(sparse).mask is not None and _rows(dense).mask is None
     decoded, exact = sparse.decode(), dense.decode()
+    if lib is torch:
+        decoded, exact = decoded.numpy(), exact.numpy()
     assert decoded.dtype == values.dtype and decoded.shape == values.shape
     nonzero = values != 0
     np.testing.assert_array_equal(decoded[nonzero], exact[nonzero])
