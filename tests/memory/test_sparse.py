@@ -261,3 +261,39 @@ def test_gradients_sparse_on_off_and_exact_in_both_frameworks(name):
         assert error[lib, True] <= error[lib, False] * (1 + 1e-9) + 1e-15
         assert error[lib, None] <= error[lib, False] * (1 + 1e-9) + 1e-15
         assert 0 < error[lib, False] < 5e-2
+
+
+@pytest.mark.parametrize("seed", [None, 4], ids=["nearest", "stochastic"])
+@pytest.mark.parametrize("group", [8, 6])
+@pytest.mark.parametrize("bits", [8, 2])
+def test_groups_encoded_in_blocks_decode_as_in_one_block(monkeypatch, rng, seed, group, bits):
+    # NumPy lays grouped codes out a block at a time: each block's share of the kept codes
+    # must come back to it (stochastic noise is drawn per block, so only nearest's codes match
+    # across block sizes; stochastic is checked against its own dense run)
+    import importlib
+    quantizer = importlib.import_module("hookgrad.memory.savers.quantize")
+    values = _with_zeros(rng, (30, 5, 7), 0.6, relu=True)
+    values[3, 2, :] = -0.5  # one row whose minimum is negative
+    whole = quantizer.quantize_groups(values, bits, group, seed=seed, sparse=True).decode()
+    monkeypatch.setattr(quantizer, "ENCODE_BLOCK_BYTES", values[0].nbytes * 2)
+    stored = quantizer.quantize_groups(values, bits, group, seed=seed, sparse=True)
+    dense = quantizer.quantize_groups(values, bits, group, seed=seed, sparse=False).decode()
+    blocks = stored.decode()
+    if seed is None:
+        np.testing.assert_array_equal(blocks, whole)
+    np.testing.assert_array_equal(blocks[values != 0], dense[values != 0])
+    np.testing.assert_array_equal(blocks[values == 0], 0)
+    relu = [0, 1, 3, 4]  # groups run along the batch: those through the -0.5 are not ReLU's
+    np.testing.assert_array_equal(blocks[:, relu] > 0, values[:, relu] > 0)
+
+
+@pytest.mark.parametrize("axis", [1, None])
+def test_large_activations_encoded_in_blocks_store_sparse_alike(monkeypatch, rng, axis):
+    import importlib
+    quantizer = importlib.import_module("hookgrad.memory.savers.quantize")
+    values = _with_zeros(rng, (40, 6, 9), 0.5, relu=True)
+    whole = quantizer.quantize_array(values, 4, axis)
+    monkeypatch.setattr(quantizer, "ENCODE_BLOCK_BYTES", values[0].nbytes * 3)
+    blocks = quantizer.quantize_array(values, 4, axis)
+    assert blocks.mask is not None and blocks.nbytes == whole.nbytes
+    np.testing.assert_array_equal(blocks.decode(), whole.decode())
