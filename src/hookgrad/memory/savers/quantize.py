@@ -18,9 +18,8 @@ hookgrad, torch ops on the tensor's own device for torch (a CUDA tensor is quant
 """
 from __future__ import annotations
 
-from typing import Any, Optional
-
 import math
+from typing import Any, Optional
 
 import numpy as np
 
@@ -87,11 +86,11 @@ class NumpyKernels:
         return np.asarray(value).nbytes
 
     pack_bits = staticmethod(pack_bits)
+    unpack_bits = staticmethod(unpack_bits)
 
     @staticmethod
     def tiny(dtype):
         return _tiny(dtype)
-    unpack_bits = staticmethod(unpack_bits)
 
     @staticmethod
     def decode(codes, scale, low, shape, dtype):
