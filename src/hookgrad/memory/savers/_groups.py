@@ -134,7 +134,7 @@ def encode_groups(values: np.ndarray, group: int, bits: int, seed: Optional[int]
             packed.put(row, end, codes, above)
         else:
             nonzero = rows.view(np.uint64 if rows.itemsize == 8 else np.uint32) != 0
-            kept.append(np.compress(nonzero.reshape(-1), codes.reshape(-1)))
+            kept.append(codes.reshape(-1)[np.flatnonzero(nonzero)])
             marks.put(row, end, nonzero.view(np.uint8), None if sparse else above)
         row = end
     layout, rows_shape = (axis, padded, length), (total, group)

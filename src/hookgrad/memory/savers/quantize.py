@@ -235,12 +235,11 @@ class _QuantStored(Stored):
         if self.mask is None:
             codes = kernels.unpack_bits(self.codes, self.bits, count)
         else:
-            mask = kernels.sparse.unpack(self.mask, count)
-            codes = kernels.sparse.expand(
-                kernels.unpack_bits(self.codes, self.bits, self.nonzero), mask)
+            codes = kernels.sparse.join(
+                self.mask, kernels.unpack_bits(self.codes, self.bits, self.nonzero), count)
         result = kernels.decode(codes, self.scale, self.low, self.shape, self.dtype)
         if self.mask is not None:
-            result = kernels.sparse.finish(result, mask, self.low,
+            result = kernels.sparse.finish(result, self.mask, self.low,
                                            kernels.tiny(result.dtype) if self.folded else None)
         if self.positive is not None:
             result = kernels.lift_zeros(result, self.positive)
