@@ -101,10 +101,13 @@ class _Packed:
 
 
 def encode_groups(values: np.ndarray, group: int, bits: int, seed: Optional[int],
-                  codes_of: Callable, block_bytes: int) -> tuple:
+                  codes_of: Callable, block_bytes: int, sparse: Optional[bool] = None) -> tuple:
     """(packed codes, low (rows, 1), scale (rows, 1), packed positive mask or None, layout,
-    (rows, group)) for ``values`` in groups along its largest dimension. ``codes_of(rows,
-    low, scale, seed)`` is the quantizer's rounding (it returns codes and the positive mask)."""
+    (rows, group), sparse) for ``values`` in groups along its largest dimension. ``codes_of(rows,
+    low, scale, seed)`` is the quantizer's rounding (it returns codes and the positive mask).
+    ``sparse`` None: every code; else the codes of the nonzero values (not +0.0) alone, and
+    ``sparse`` (the last item) is (packed nonzero mask, count, whether the mask stands in for
+    the positive mask, which is then not kept): True says it does (see _sparse.py)."""
     axis = int(np.argmax(values.shape))
     moved = np.moveaxis(values, axis, -1)
     length = moved.shape[-1]
@@ -113,6 +116,8 @@ def encode_groups(values: np.ndarray, group: int, bits: int, seed: Optional[int]
     total = math.prod(padded) // group
     levels = (1 << bits) - 1
     packed = _Packed(total, group, bits)
+    if sparse is not None:  # the nonzero mask, laid out as 1-bit codes, and the kept codes
+        marks, kept = _Packed(total, group, 1), []
     low = np.empty((total, 1), values.dtype)
     scale = np.empty((total, 1), values.dtype)
     row = 0
@@ -125,20 +130,36 @@ def encode_groups(values: np.ndarray, group: int, bits: int, seed: Optional[int]
         low[row:end], scale[row:end] = part_low, part_scale
         codes, above = codes_of(rows, part_low, part_scale,
                                 None if seed is None else (seed, number))
-        packed.put(row, end, codes, above)
+        if sparse is None:
+            packed.put(row, end, codes, above)
+        else:
+            nonzero = rows.view(np.uint64 if rows.itemsize == 8 else np.uint32) != 0
+            kept.append(codes.reshape(-1)[np.flatnonzero(nonzero)])
+            marks.put(row, end, nonzero.view(np.uint8), None if sparse else above)
         row = end
-    codes, mask = packed.done()
-    return codes, low, scale, mask, (axis, padded, length), (total, group)
+    layout, rows_shape = (axis, padded, length), (total, group)
+    if sparse is None:
+        codes, mask = packed.done()
+        return codes, low, scale, mask, layout, rows_shape, None
+    nonzeros, positive = marks.done()
+    codes = np.concatenate(kept) if kept else np.zeros(0, np.uint8)
+    folded = sparse and bool((low == 0).any())
+    return (pack_bits(codes, bits), low, scale, positive, layout, rows_shape,
+            (nonzeros, codes.size, folded))
 
 
 def decode_groups(codes: np.ndarray, bits: int, low: np.ndarray, scale: np.ndarray,
                   positive: Optional[np.ndarray], layout: tuple, rows_shape: tuple,
-                  shape: tuple, dtype: Any, tiny: Any, block_bytes: int) -> np.ndarray:
+                  shape: tuple, dtype: Any, tiny: Any, block_bytes: int,
+                  sparse: Optional[tuple] = None) -> np.ndarray:
     """The inverse of ``encode_groups``, written into one new array of ``shape`` a block at a
     time: a positive value (``positive``'s bit set) whose code decodes to 0 becomes ``tiny``."""
     axis, padded, length = layout
     total, group = rows_shape
     whole = (group * bits) % 8 == 0 and group % 8 == 0
+    if sparse is not None:
+        return _decode_sparse(codes, bits, low, scale, positive, layout, rows_shape, shape,
+                              dtype, tiny, block_bytes, sparse)
     if not whole:  # unpacked once, then read a block at a time
         codes = unpack_bits(codes, bits, total * group).reshape(total, group)
         if positive is not None:
@@ -164,6 +185,58 @@ def decode_groups(codes: np.ndarray, bits: int, low: np.ndarray, scale: np.ndarr
         values += low[row:end]
         if mask is not None:
             values[mask & (values == 0)] = tiny
+        block = values.reshape(((-1,) + padded[1:]) if stop is not None else padded)
+        target[start:stop] = block[..., :length]
+        row = end
+    return result
+
+
+def _decode_sparse(codes: np.ndarray, bits: int, low: np.ndarray, scale: np.ndarray,
+                   positive: Optional[np.ndarray], layout: tuple, rows_shape: tuple,
+                   shape: tuple, dtype: Any, tiny: Any, block_bytes: int,
+                   sparse: tuple) -> np.ndarray:
+    """``decode_groups`` for codes stored sparse: each block's codes are the next ones after
+    the previous block's, as many as its mask has bits set."""
+    axis, padded, length = layout
+    total, group = rows_shape
+    nonzeros, count, folded = sparse
+    whole = group % 8 == 0  # a block's masks are whole bytes
+    kept = unpack_bits(codes, bits, count)
+    unpack = np.unpackbits
+    if not whole:
+        nonzeros = unpack(nonzeros, count=total * group, bitorder="little").view(bool)
+        if positive is not None:
+            positive = unpack(positive, count=total * group, bitorder="little").view(bool)
+    result = np.empty(shape, dtype)
+    target = np.moveaxis(result.reshape(shape if len(shape) else (1,)), axis, -1)
+    row = taken = 0
+    for start, stop in _spans(padded, scale.itemsize, block_bytes):
+        count = math.prod(padded[1:] if stop is not None else padded) // group
+        end = row + count * (1 if stop is None else stop - start)
+        lo, hi = (row * group // 8, end * group // 8) if whole else (row * group, end * group)
+        mask = nonzeros[lo:hi]
+        mask = (unpack(mask, bitorder="little").view(bool) if whole else mask)
+        part = np.zeros(mask.shape, np.uint8)
+        number = int(np.count_nonzero(mask))
+        part[np.flatnonzero(mask)] = kept[taken:taken + number]
+        taken += number
+        mask = mask.reshape(end - row, group)
+        values = part.reshape(end - row, group).astype(scale.dtype)
+        values *= scale[row:end]
+        values += low[row:end]
+        part_low = low[row:end]
+        if bool((part_low != 0).any()):
+            values *= mask  # arithmetic, not a select: a random mask makes that slow
+            values += 0  # -0.0 (a negative offset times 0) becomes +0.0
+        lift = None
+        if positive is not None:
+            lift = positive[lo:hi]
+            lift = (unpack(lift, bitorder="little").view(bool) if whole
+                    else lift).reshape(end - row, group)
+        elif folded:
+            lift = mask & (part_low == 0)
+        if lift is not None:
+            values[lift & (values == 0)] = tiny
         block = values.reshape(((-1,) + padded[1:]) if stop is not None else padded)
         target[start:stop] = block[..., :length]
         row = end

@@ -9,24 +9,30 @@ Affine (min/max) quantization, per tensor or per channel: ``x ≈ low + code * s
     keeps its codes unbiased and stores the mask of positive values beside them, one bit a
     value, so a positive value whose code is 0 decodes to the dtype's smallest normal number
     (ActNN also keeps a ReLU's mask apart from the codes).
-Codes of 4 and 2 bits are packed two and four to a byte.
+Codes of 4 and 2 bits are packed two and four to a byte. A tensor with many exact zeros (a
+ReLU's output) is stored sparse when that is smaller: a bitmask of its nonzero values plus
+their codes alone (``_sparse.py``, ``sparse=``).
 
 The algorithm is written once (``quantize_array``) over a few kernels per framework: NumPy for
 hookgrad, torch ops on the tensor's own device for torch (a CUDA tensor is quantized on the GPU).
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 import numpy as np
 
 from .._backend import Backend, DType
 from ._groups import decode_groups, encode_groups, pack_bits, unpack_bits
+from ._sparse import NumpySparse, TorchSparse, group_sparsity, sparsify
 from .base import Saver, Stored
 
 
 class NumpyKernels:
     """The array operations ``quantize_array`` needs, on NumPy arrays."""
+
+    sparse = NumpySparse
 
     @staticmethod
     def work(array):
@@ -83,6 +89,10 @@ class NumpyKernels:
     unpack_bits = staticmethod(unpack_bits)
 
     @staticmethod
+    def tiny(dtype):
+        return _tiny(dtype)
+
+    @staticmethod
     def decode(codes, scale, low, shape, dtype):
         result = codes.reshape(shape).astype(np.asarray(scale).dtype)
         result *= scale
@@ -95,6 +105,10 @@ class TorchKernels:
 
     def __init__(self, torch):
         self.torch = torch
+        self.sparse = TorchSparse(torch)
+
+    def tiny(self, dtype):
+        return self.torch.finfo(dtype).tiny
 
     def work(self, array):
         torch = self.torch
@@ -188,9 +202,11 @@ def _tiny(dtype: Any) -> Any:
 
 
 class _QuantStored(Stored):
-    __slots__ = ("codes", "low", "scale", "bits", "shape", "dtype", "kernels", "positive")
+    __slots__ = ("codes", "low", "scale", "bits", "shape", "dtype", "kernels", "positive",
+                 "mask", "nonzero", "folded")
 
-    def __init__(self, codes, low, scale, bits, shape, dtype, kernels, positive=None):
+    def __init__(self, codes, low, scale, bits, shape, dtype, kernels, positive=None,
+                 mask=None, nonzero=0, folded=False):
         self.codes = codes
         self.low = low
         self.scale = scale
@@ -199,24 +215,32 @@ class _QuantStored(Stored):
         self.dtype = dtype
         self.kernels = kernels
         self.positive = positive  # packed mask of the positive values (stochastic rounding)
+        # sparse storage: the packed mask of the nonzero values (``codes`` are theirs alone),
+        # how many there are, and whether the mask stands in for ``positive`` too
+        self.mask, self.nonzero, self.folded = mask, nonzero, folded
 
     @property
     def kind(self) -> str:  # type: ignore[override]
-        return f"int{self.bits}"
+        return f"int{self.bits}" + ("" if self.mask is None else " sparse")
 
     @property
     def nbytes(self) -> int:
         size = self.kernels.nbytes
-        mask = 0 if self.positive is None else size(self.positive)
-        return size(self.codes) + size(self.low) + size(self.scale) + mask
+        masks = sum(size(mask) for mask in (self.positive, self.mask) if mask is not None)
+        return size(self.codes) + size(self.low) + size(self.scale) + masks
 
     def decode(self) -> Any:
         kernels = self.kernels
-        count = 1
-        for extent in self.shape:
-            count *= int(extent)
-        codes = kernels.unpack_bits(self.codes, self.bits, count)
+        count = math.prod(int(extent) for extent in self.shape)
+        if self.mask is None:
+            codes = kernels.unpack_bits(self.codes, self.bits, count)
+        else:
+            codes = kernels.sparse.join(
+                self.mask, kernels.unpack_bits(self.codes, self.bits, self.nonzero), count)
         result = kernels.decode(codes, self.scale, self.low, self.shape, self.dtype)
+        if self.mask is not None:
+            result = kernels.sparse.finish(result, self.mask, self.low,
+                                           kernels.tiny(result.dtype) if self.folded else None)
         if self.positive is not None:
             result = kernels.lift_zeros(result, self.positive)
         return result
@@ -265,13 +289,15 @@ class _GroupStored(Stored):
         if rows.kernels is NumpyKernels:  # a block at a time, into one new array
             return decode_groups(rows.codes, rows.bits, rows.low, rows.scale, rows.positive,
                                  self.layout, rows.shape, self.shape, rows.dtype,
-                                 _tiny(rows.dtype), ENCODE_BLOCK_BYTES)
+                                 _tiny(rows.dtype), ENCODE_BLOCK_BYTES,
+                                 None if rows.mask is None else (rows.mask, rows.nonzero,
+                                                                 rows.folded))
         values = rows.kernels.from_groups(rows.decode(), self.layout)
         return values.reshape(self.shape)
 
 
 def quantize_groups(array: Any, bits: int, group: int, kernels: Any = NumpyKernels,
-                    seed: Optional[int] = None) -> Stored:
+                    seed: Optional[int] = None, sparse: Optional[bool] = None) -> Stored:
     """Encode ``array`` in groups of ``group`` consecutive values along its largest dimension,
     each with its own offset and scale (ActNN's per-group quantization)."""
     values = kernels.work(array)
@@ -279,25 +305,27 @@ def quantize_groups(array: Any, bits: int, group: int, kernels: Any = NumpyKerne
         values = values.reshape(1)
     if kernels is NumpyKernels:  # laid out and encoded a block at a time (see _groups.py)
         levels = (1 << bits) - 1
-        codes, low, scale, positive, layout, rows_shape = encode_groups(
+        codes, low, scale, positive, layout, rows_shape, mask = encode_groups(
             values, group, bits, seed,
             lambda rows, low, scale, part_seed: _codes(rows, low, scale, levels, part_seed,
                                                        NumpyKernels),
-            ENCODE_BLOCK_BYTES)
+            ENCODE_BLOCK_BYTES, group_sparsity(values, bits, group, seed, sparse))
         stored = _QuantStored(codes, low, scale, bits, rows_shape, array.dtype, NumpyKernels,
-                              positive)
+                              positive, *(mask or ()))
         return _GroupStored(stored, layout, tuple(array.shape))
     rows, layout = kernels.to_groups(values, group)
-    stored = quantize_array(rows, bits, 0, kernels, seed)
+    stored = quantize_array(rows, bits, 0, kernels, seed, sparse)
     stored.dtype = array.dtype
     return _GroupStored(stored, layout, tuple(array.shape))
 
 
 def quantize_array(array: Any, bits: int, axis: Optional[int],
-                   kernels: Any = NumpyKernels, seed: Optional[int] = None) -> _QuantStored:
+                   kernels: Any = NumpyKernels, seed: Optional[int] = None,
+                   sparse: Optional[bool] = None) -> _QuantStored:
     """Encode ``array``; ``axis`` is the channel dim (one scale per slice) or None (one scale,
     over the flattened array: a 0-d tensor is one value). ``seed``: round stochastically with
-    noise from a generator seeded with it (None: to nearest)."""
+    noise from a generator seeded with it (None: to nearest). ``sparse``: store the nonzero
+    values' codes and their mask (True), every code (False), or the smaller (None)."""
     values = kernels.work(array)
     if axis is None or values.ndim < 2:
         values = values.reshape(-1)
@@ -312,8 +340,16 @@ def quantize_array(array: Any, bits: int, axis: Optional[int],
         codes, positive = _codes_in_blocks(values, low, scale, levels, seed)
     else:
         codes, positive = _codes(values, low, scale, levels, seed, kernels)
-    return _QuantStored(kernels.pack_bits(codes, bits), low, scale, bits, tuple(array.shape),
-                        array.dtype, kernels,
+    shape, dtype = tuple(array.shape), array.dtype
+    kept = sparsify(kernels.sparse, values, codes, positive, bits, sparse,
+                    math.prod(values.shape))
+    if kept is not None:
+        return _QuantStored(kernels.pack_bits(kept.codes, bits), low, scale, bits, shape,
+                            dtype, kernels,
+                            None if kept.positive is None else kernels.pack_mask(kept.positive),
+                            kept.mask, kept.nonzero,
+                            positive is not None and kept.positive is None)
+    return _QuantStored(kernels.pack_bits(codes, bits), low, scale, bits, shape, dtype, kernels,
                         None if positive is None else kernels.pack_mask(positive))
 
 
@@ -366,7 +402,13 @@ class quantize(Saver):
     train only with small groups and ``rounding="stochastic"`` (ActNN's recipe: codes round up
     with probability equal to the remainder, so they are unbiased); the noise comes from a
     generator seeded with ``(seed, call number)``, so a run repeats exactly. On torch the codes
-    are computed with torch ops on the tensor's device::
+    are computed with torch ops on the tensor's device.
+
+    ``sparse``: a tensor with many exact zeros (a ReLU's output is about half zeros) can be
+    stored as a bitmask of its nonzero values plus their codes alone (Gist's sparse storage):
+    ``None`` (the default) does so when that takes strictly fewer bytes than every code, about
+    when more than 1/8 (8 bits), 1/4 (4 bits) or 1/2 (2 bits) of the values are zero; ``True``
+    always, ``False`` never. Zeros decode to exact 0 and other values exactly as dense::
 
         with memory.quantize(8):                      # framework="torch" for a torch model
             loss = model(x).sum()
@@ -377,7 +419,7 @@ class quantize(Saver):
 
     def __init__(self, bits: int = 8, per: str = "channel", dim: int = 1, min_bytes: int = 0,
                  framework: Optional[str] = None, group_size: int = 128,
-                 rounding: str = "nearest", seed: int = 0):
+                 rounding: str = "nearest", seed: int = 0, sparse: Optional[bool] = None):
         super().__init__(min_bytes, framework)
         if bits not in (8, 4, 2):
             raise ValueError(f"quantize() supports bits=8, 4 or 2, got {bits}")
@@ -385,6 +427,8 @@ class quantize(Saver):
             raise ValueError(f"per must be 'channel', 'tensor' or 'group', got {per!r}")
         if rounding not in ("nearest", "stochastic"):
             raise ValueError(f"rounding must be 'nearest' or 'stochastic', got {rounding!r}")
+        if sparse not in (None, True, False):
+            raise ValueError(f"sparse must be None, True or False, got {sparse!r}")
         if group_size < 2:
             raise ValueError(f"group_size must be >= 2, got {group_size}")
         self.bits = bits
@@ -393,6 +437,7 @@ class quantize(Saver):
         self.group_size = int(group_size)
         self.rounding = rounding
         self.seed = int(seed)
+        self.sparse = sparse
         self._calls = 0
         self._torch_kernels: Optional[TorchKernels] = None
 
@@ -418,11 +463,11 @@ class quantize(Saver):
         with np.errstate(invalid="ignore", over="ignore"):
             if self.per == "group":
                 stored: Any = quantize_groups(array, self.bits, self.group_size, kernels,
-                                              self._next_seed())
+                                              self._next_seed(), self.sparse)
                 rows = stored.rows
             else:
                 stored = rows = quantize_array(array, self.bits, axis, kernels,
-                                               self._next_seed())
+                                               self._next_seed(), self.sparse)
         if not (kernels.all_finite(rows.low) and kernels.all_finite(rows.scale)):
             # inf or nan has no affine code: keep it exact
             return Kept(array, f"{self!r}: inf or nan has no code, kept exact")
@@ -438,5 +483,7 @@ class quantize(Saver):
             text += f", rounding={self.rounding!r}"
             if self.seed:
                 text += f", seed={self.seed}"
+        if self.sparse is not None:
+            text += f", sparse={self.sparse}"
         extra = super()._describe()
         return text + (", " + extra if extra else "")
