@@ -11,9 +11,12 @@ from hookgrad import memory, nn
 from hookgrad.memory import _costs, _timing, _work, planner
 from test_policy import Affine  # the same small model the policy tests train
 
+# the default candidates' 8-bit saver (dense codes), and the one asked for by name
+Q8 = repr(memory.quantize(8, sparse=False))
 NOMINAL = {  # seconds each context adds, on the decision grid's bucket centres (powers of 2)
     "nothing stored": 2.0 ** -10,
     "cast('bfloat16')": 2.0 ** -9,
+    Q8: 2.0 ** -9,
     "quantize(8, per='channel')": 2.0 ** -9,
     "offload()": 2.0 ** -7,
     "recompute": 2.0 ** -6,
@@ -94,8 +97,8 @@ def test_the_plan_does_not_depend_on_the_measured_order_of_the_candidates(monkey
     # one process measures offload as the cheapest saver, another as the dearest: same plan
     model, x = _model(), _input()
     budget = _plan(model, x, 0, verify=False).baseline_peak // 3
-    cheap = dict(NOMINAL, **{"offload()": 2.0 ** -14, "quantize(8, per='channel')": 2.0 ** -5})
-    dear = dict(NOMINAL, **{"offload()": 2.0 ** -4, "quantize(8, per='channel')": 2.0 ** -14})
+    cheap = dict(NOMINAL, **{"offload()": 2.0 ** -14, Q8: 2.0 ** -5})
+    dear = dict(NOMINAL, **{"offload()": 2.0 ** -4, Q8: 2.0 ** -14})
     found = []
     for nominal in (cheap, dear):
         _inject(monkeypatch, spread=0.0, seed=0, nominal=nominal)
@@ -205,7 +208,7 @@ def test_a_costs_file_makes_a_later_process_estimate_alike(monkeypatch, tmp_path
     assert path.exists() and not list(tmp_path.glob(".costs-*"))  # no temporary file left
     # another process on a loaded machine measures offload as the cheapest saver: the same
     # choices, another estimate; with the file, the first estimate too
-    swapped = dict(NOMINAL, **{"offload()": 2.0 ** -12, "quantize(8, per='channel')": 2.0 ** -6})
+    swapped = dict(NOMINAL, **{"offload()": 2.0 ** -12, Q8: 2.0 ** -6})
     elsewhere = plan_in_a_new_process(swapped)
     assert elsewhere[0] == first[0] and elsewhere[1] != first[1]
     assert plan_in_a_new_process(swapped, costs_file=path) == first
@@ -376,7 +379,7 @@ def test_a_plan_of_several_parts_is_estimated_by_its_parts_timed_together(monkey
     # part's timing moves the options' shares, not the estimate
     model, x = _model(), _input()
     budget = _plan(model, x, 0, verify=False).baseline_peak * 40 // 100
-    errors = {"cast('bfloat16')": 2.0 ** -12, "quantize(8, per='channel')": 2.0 ** -11,
+    errors = {"cast('bfloat16')": 2.0 ** -12, Q8: 2.0 ** -11,
               "offload()": 2.0 ** -10, _costs.TOGETHER: 2.0 ** -9}
 
     def estimate(nominal):

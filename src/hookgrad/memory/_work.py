@@ -38,6 +38,7 @@ from typing import Any, Dict, Optional
 # quantize's are from chains of ``sin`` (no zeros), where choosing sparse storage costs one
 # counting pass; on a ReLU's output 8-bit sparse costs ~0.8 ns a byte more (compress, expand)
 # and keeps ~40 % fewer bytes, neither of which this table or the chain's kept ratio weighs
+# (so ``plan``'s default candidates use dense codes: ``quantize(8, sparse=False)``)
 REFERENCE_RATES: Dict[str, tuple] = {
     "cast bfloat16": (200e-6, 0.3e-9),
     "cast float16": (150e-6, 1.3e-9),

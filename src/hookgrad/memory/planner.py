@@ -243,7 +243,8 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     ``budget_on="saved"`` budgets the ledger's saved bytes; ``"peak"`` the measured peak of the
     whole step (saved activations plus transient workspaces and gradients: only the saved part
     can be cut, so the rest is taken as measured without a policy). ``candidates``: savers
-    and/or ``recompute()`` to choose from (default bfloat16, 8-bit, offload and recompute).
+    and/or ``recompute()`` to choose from (default bfloat16, 8-bit with dense codes, offload
+    and recompute).
     The choice rests on counts alone (bytes and tensors each option keeps or frees, each
     module's forward work) at reference rates, ties broken by fewest bytes, then candidate
     order: the same model, inputs and candidates give the same plan in every call and every
@@ -278,7 +279,9 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
     loss_fn = loss_fn or _default_loss
     if candidates is None:
-        candidates = [cast("bfloat16"), quantize(8), offload(), recompute()]
+        # dense 8-bit codes: the cost model's rates are for them (sparse storage on a ReLU's
+        # output keeps fewer bytes but takes time the rates do not weigh, see _work.py)
+        candidates = [cast("bfloat16"), quantize(8, sparse=False), offload(), recompute()]
     savers = [c for c in candidates if isinstance(c, Saver)]
     allow_recompute = any(isinstance(c, recompute) for c in candidates)
     params = list(model.parameters())
