@@ -29,7 +29,7 @@ def _erfc(x: np.ndarray) -> np.ndarray:
     3/2 / ...))))`` evaluated from the bottom up; ``erfc(-x) = 2 - erfc(x)``."""
     x = np.asarray(x, np.float64)
     size = np.abs(x)
-    result = 1.0 - erf(size)
+    result = np.asarray(1.0 - erf(size))  # an array even for 0-d input: assigned into below
     far = size >= _CONTINUED_FRACTION_FROM
     if far.any():
         t = np.minimum(size[far], 30.0)  # erfc(30) is below the smallest double already
