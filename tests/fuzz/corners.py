@@ -298,7 +298,23 @@ def _reduce_calls(name):
     return calls
 
 
-REDUCE = dict(itertools.chain.from_iterable(_reduce_calls(n) for n in REDUCE_NAMES))
+# Which of several equal elements these ops point to is not specified by torch (and differs
+# between its kernels), so only their values are compared.
+TIES_UNSPECIFIED = ("kthvalue", "topk", "median", "nanmedian", "mode")
+
+
+def _values_only(fn):
+    def call(lib, x):
+        result = fn(lib, x)
+        return result[0] if isinstance(result, tuple) else result
+    return call
+
+
+REDUCE = {label: (_values_only(fn) if label.startswith(TIES_UNSPECIFIED) else fn)
+          for label, fn in itertools.chain.from_iterable(_reduce_calls(n) for n in REDUCE_NAMES)}
+# torch 2.13's median along a dim of an expanded (stride 0) input returns a wrong value (the
+# median of [4, 4, 4, 4, 4] comes out 3 when the 4 is broadcast from a longer row): not probed.
+SKIP = {("median", "expanded"), ("nanmedian", "expanded")}
 
 BINARY_NAMES = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
                 "pow", "maximum", "minimum", "fmax", "fmin", "atan2", "eq", "ne", "lt", "le",
@@ -354,6 +370,8 @@ def run_unary(table, dtypes=DTYPES, only=None, verbose=False, seed=0, grad=False
         rg = grad and dtype in ("float32", "float64")
         for name, fn in table.items():
             if only and only not in name:
+                continue
+            if (name.split("(")[0], layout) in SKIP and "(" in name:
                 continue
             probes += 1
             hg = _outcome(fn, hookgrad, make(hookgrad, array, dtype, layout, rg))

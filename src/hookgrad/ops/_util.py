@@ -88,3 +88,10 @@ def normalize_dim(dim: int, ndim: int, op: str = "") -> int:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-size}, "
                          f"{size - 1}], but got {dim})")
     return dim % size
+
+
+def ordered(x: np.ndarray) -> np.ndarray:
+    """``x`` in a dtype NumPy sorts and tests for NaN as a float: bfloat16 (ml_dtypes' kind "V")
+    widened exactly to float32, where ``np.sort`` puts NaN last and ``np.nansum``, ``np.unique``
+    and ``np.finfo`` treat it as floating; any other array as it is."""
+    return x.astype(np.float32) if x.dtype.kind == "V" else x

@@ -12,8 +12,11 @@ import math
 
 import numpy as np
 
+from .. import _dtype
+from .._finfo import finfo
 from ..tensor import Tensor
 from . import _layout
+from ._util import ordered, quiet_errors
 from .unary import _apply_float
 from ._base import finish, not_implemented, Op
 
@@ -308,12 +311,13 @@ class NanToNum(Op):
         ctx.save_for_backward(self)
         if self.dtype.kind not in "fV":  # torch's clone
             return _layout.preserve(np.array(self, copy=True), self)
-        info = np.finfo(self.dtype)
+        info = finfo(_dtype.from_numpy_dtype(self.dtype))
         # torch writes into empty_like(self): self's own layout, not the elementwise rule's
-        return _layout.preserve(np.nan_to_num(self, nan=0.0 if nan is None else nan,
-                                              posinf=info.max if posinf is None else posinf,
-                                              neginf=info.min if neginf is None else neginf),
-                                self)
+        with quiet_errors():
+            replaced = np.nan_to_num(ordered(self), nan=0.0 if nan is None else nan,
+                                     posinf=info.max if posinf is None else posinf,
+                                     neginf=info.min if neginf is None else neginf)
+        return _layout.preserve(replaced.astype(self.dtype, copy=False), self)
 
     @staticmethod
     def backward(ctx, grad):
