@@ -2,7 +2,7 @@
 float16 computed in float32."""
 import numpy as np
 
-from conftest import compare
+from conftest import assert_same_error, compare
 
 INF = np.inf
 START = np.array([-INF, -INF, 1.0, INF, 1.5, 0.1, -2.0])
@@ -29,3 +29,12 @@ def test_lerp_float16_rounds_once():
         compare(lambda lib, a, b: lib.lerp(a, b, weight), start, end, grad=False)
     compare(lambda lib, a, b, w: lib.lerp(a, b, w), start, end,
             np.full(41, 0.7, np.float16), grad=False)
+
+
+def test_lerp_refuses_integer_and_bool_tensors_and_number_ends():
+    assert_same_error(lambda lib: lib.lerp(lib.tensor([1, 2]), lib.tensor([3, 4]), 0.5))
+    assert_same_error(lambda lib: lib.lerp(lib.tensor([True]), lib.tensor([False]), 0.5))
+    assert_same_error(lambda lib: lib.lerp(lib.tensor([1, 2]), lib.tensor([3, 4]),
+                                           lib.tensor([1, 1])))
+    assert_same_error(lambda lib: lib.tensor([1, 2]).lerp_(lib.tensor([3, 4]), 0.5))
+    assert_same_error(lambda lib: lib.lerp(lib.tensor([1.0]), 2, 0.5))

@@ -299,6 +299,8 @@ class Lerp(Op):
     @staticmethod
     def forward(ctx, self, end, weight):
         ctx._saved_weight = weight
+        if self.dtype.kind not in "fV":
+            raise not_implemented("lerp_kernel_scalar", self.dtype)
         _broadcast3("lerp", self, end)
         with quiet_errors():
             w = (np.float32 if self.dtype == np.float16 else self.dtype.type)(weight)
@@ -318,6 +320,8 @@ class LerpTensor(Op):
 
     @staticmethod
     def forward(ctx, self, end, weight):
+        if self.dtype.kind not in "fV":
+            raise not_implemented("lerp_kernel_tensor", self.dtype)
         _broadcast3("lerp", self, end, weight)
         need_self, need_end, need_weight = ctx.needs_input_grad[:3]
         ctx.save_for_backward(end if need_weight else None, self if need_weight else None,
@@ -343,6 +347,11 @@ def _same_dtype(op: str, input: Tensor, name: str, other: Tensor) -> None:
 
 def lerp(input: Tensor, end: Tensor, weight, *, out=None) -> Tensor:
     """input + weight * (end - input), weight a number or a tensor"""
+    if not isinstance(end, Tensor):
+        raise TypeError(f"lerp() received an invalid combination of arguments - got (Tensor, "
+                        f"{type(end).__name__}, {type(weight).__name__}), but expected one of:\n"
+                        " * (Tensor input, Tensor end, Tensor weight, *, Tensor out = None)\n"
+                        " * (Tensor input, Tensor end, Number weight, *, Tensor out = None)")
     _same_dtype("lerp", input, "end", end)
     if isinstance(weight, Tensor):
         _same_dtype("lerp", input, "weight", weight)

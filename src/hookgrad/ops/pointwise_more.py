@@ -10,7 +10,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor
 from ._base import (Op, _binary_apply, as_operand, cast, compute, finish, laid_out_like,
-                    not_implemented, promote)
+                    not_implemented, promote, tensor_operand)
 from . import _layout
 from ._erf import erf
 from .inplace import inplace
@@ -272,7 +272,7 @@ def heaviside(input: Tensor, values: Tensor, *, out=None) -> Tensor:
 
 def _integer_binary(name: str, fn):
     def op(input: Tensor, other: Tensor, *, out=None) -> Tensor:
-        other = as_operand(other, name)
+        other = tensor_operand(other, name)
         if isinstance(other, Tensor):
             try:
                 np.broadcast_shapes(input.shape, other.shape)
