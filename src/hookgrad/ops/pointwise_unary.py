@@ -245,8 +245,6 @@ class _Scale(Op):
 
     @classmethod
     def forward(cls, ctx, self):
-        if self.dtype.kind == "b":
-            raise not_implemented(cls.__name__.lower(), self.dtype)
         # torch writes into empty_like(self): self's own layout, not the elementwise rule's
         return _layout.preserve(_apply_float(lambda x: x * x.dtype.type(cls._factor), self),
                                 self)
@@ -368,5 +366,5 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
 def positive(input: Tensor) -> Tensor:
     """The input itself (raises for bool tensors, as torch)."""
     if input._data.dtype == np.bool_:
-        raise TypeError("The `+` operator, on a bool tensor is not supported.")
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
