@@ -90,6 +90,14 @@ def normalize_dim(dim: int, ndim: int, op: str = "") -> int:
     return dim % size
 
 
+def existing_dim(dim: int, ndim: int) -> int:
+    """``normalize_dim`` for ops that need a real dim (roll, unique's dim): a 0-d tensor has
+    none, where the reductions accept 0 and -1."""
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return normalize_dim(dim, ndim)
+
+
 def ordered(x: np.ndarray) -> np.ndarray:
     """``x`` in a dtype NumPy sorts and tests for NaN as a float: bfloat16 (ml_dtypes' kind "V")
     widened exactly to float32, where ``np.sort`` puts NaN last and ``np.nansum``, ``np.unique``

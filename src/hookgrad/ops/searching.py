@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor
-from ._util import normalize_dim, ordered
+from ._util import existing_dim, ordered
 from ._reduce_util import reduce_dims
 from ._base import is_number, Op
 
@@ -33,8 +33,11 @@ def _unique_all(x: np.ndarray, want_inverse: bool, want_counts: bool):
 
 def _unique_dim(x: np.ndarray, dim: int, consecutive: bool):
     """unique slices along ``dim``: sorted lexicographically (unique) or runs (consecutive)."""
+    if 0 in x.shape[:dim] + x.shape[dim + 1:]:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
     moved = np.moveaxis(x, dim, 0)
-    rows = moved.reshape(moved.shape[0], -1)
+    rows = moved.reshape(moved.shape[0], int(np.prod(moved.shape[1:])))  # -1 fails when empty
     if consecutive:
         order = np.arange(rows.shape[0])
     else:
@@ -103,7 +106,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     if dim is None:
         outputs = Unique.apply(input)
     else:
-        outputs = UniqueDim.apply(input, normalize_dim(int(dim), input._data.ndim))
+        outputs = UniqueDim.apply(input, existing_dim(int(dim), input._data.ndim))
     return _unique_result(outputs, return_inverse, return_counts)
 
 
@@ -111,7 +114,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
                        dim=None):
     """one value (or slice) per run of equal neighbours"""
     if dim is not None:
-        dim = normalize_dim(int(dim), input._data.ndim)
+        dim = existing_dim(int(dim), input._data.ndim)
     outputs = UniqueConsecutive.apply(input, dim)
     return _unique_result(outputs, return_inverse, return_counts)
 
