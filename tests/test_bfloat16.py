@@ -310,3 +310,39 @@ def test_module_bfloat16_casts_floating_parameters_and_buffers_as_torch():
     for key in reference:
         assert str(mine[key].dtype) == str(reference[key].dtype), key
         np.testing.assert_array_equal(mine[key].float().numpy(), reference[key].float().numpy())
+
+
+NAN_AWARE = {
+    "sort": lambda lib, x: x.sort(-1).values,
+    "sort_descending": lambda lib, x: x.sort(-1, descending=True),
+    "argsort_stable": lambda lib, x: x.argsort(dim=-1, stable=True),
+    "msort": lambda lib, x: lib.msort(x),
+    "nansum": lambda lib, x: lib.nansum(x, -1),
+    "nanmean": lambda lib, x: lib.nanmean(x),
+    "nan_to_num": lambda lib, x: lib.nan_to_num(x),
+    "nan_to_num_numbers": lambda lib, x: lib.nan_to_num(x, nan=1.5, posinf=7.0, neginf=-7.0),
+    "unique": lambda lib, x: lib.unique(x, return_inverse=True, return_counts=True),
+    "mode_values": lambda lib, x: lib.mode(x, -1).values,
+    "argmax": lambda lib, x: x.argmax(-1),
+    "argmin": lambda lib, x: x.argmin(),
+    "amax": lambda lib, x: x.amax(0),
+    "cummax": lambda lib, x: lib.cummax(x, -1),
+    "topk": lambda lib, x: lib.topk(x, 2).values,
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAN_AWARE))
+def test_nan_aware_ops_treat_bfloat16_nan_as_torch_does(name):
+    """NumPy sorts and tests for NaN only in its own float types: bfloat16 NaN must still sort
+    last, be skipped by the nan-reductions and be replaced by nan_to_num."""
+    rows = np.array([[np.nan, 1.0, -np.inf, 3.0, 0.0, np.nan],
+                     [2.0, np.inf, -0.0, 2.0, np.nan, -1.5],
+                     [np.nan, 1.0, -np.inf, 3.0, 0.0, np.nan]], np.float32)
+    fn = NAN_AWARE[name]
+    ours = fn(hookgrad, hookgrad.tensor(rows).bfloat16())
+    theirs = fn(torch, torch.tensor(rows).bfloat16())
+    ours = ours if isinstance(ours, tuple) else (ours,)
+    theirs = theirs if isinstance(theirs, tuple) else (theirs,)
+    for mine, torchs in zip(ours, theirs):
+        assert repr(mine.dtype) == repr(torchs.dtype)
+        np.testing.assert_array_equal(mine.double().numpy(), torchs.double().numpy())

@@ -294,7 +294,7 @@ METHODS = {
     "__mod__": pw.remainder, "__rmod__": pw.rmod,
     "__pow__": pw.pow, "__rpow__": pw.rpow,
     "__matmul__": linalg.matmul, "__rmatmul__": _reflect(linalg.matmul),
-    "__neg__": pw.neg, "__pos__": lambda self: self, "__abs__": pw.abs,
+    "__neg__": pw.neg, "__pos__": X.positive, "__abs__": pw.abs,
     "__eq__": cmp.eq, "__ne__": cmp.ne, "__lt__": cmp.lt, "__le__": cmp.le,
     "__gt__": cmp.gt, "__ge__": cmp.ge,
     "__and__": cmp.bitwise_and, "__or__": cmp.bitwise_or, "__xor__": cmp.bitwise_xor,

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import hookgrad
+from conftest import compare
 
 GRID = np.concatenate([np.linspace(-7, 7, 14001), np.geomspace(1e-300, 0.5, 400),
                        -np.geomspace(1e-300, 0.5, 400), [0.0, -0.0, np.inf, -np.inf, np.nan],
@@ -67,3 +68,10 @@ def test_erf_at_interval_edges_and_strided_input(dtype):
     assert got.shape == expected.shape and got.dtype == expected.dtype
     spacing = MAX_ULP[dtype] * np.spacing(np.abs(expected))
     assert np.all(np.abs(got.astype(np.float64) - expected) <= spacing)
+
+
+def test_erfc_of_0d_tensors():
+    for value in (0.5, 2.5, -3.0, 0.0):
+        compare(lambda lib, x: lib.erfc(x), np.array(value))
+        compare(lambda lib, x: lib.special.erfc(x), np.array(value, np.float32))
+    compare(lambda lib, x: lib.erfc(x), np.array(3, np.int64), grad=False)

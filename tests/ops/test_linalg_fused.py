@@ -169,3 +169,18 @@ def test_top_level_in_place_forms():
         return lib.i0_(result)
 
     compare(run, VEC3, MAT34, VEC4)
+
+
+def test_dist_in_half_precision_accumulates_in_float32():
+    x = np.array([300.0, 200.0, 100.0], np.float16)
+    for p in (2, 1, 3, float("inf")):
+        compare(lambda lib, a, b: lib.dist(a, b, p), x, np.zeros(3, np.float16), grad=False)
+    compare(lambda lib, a, b: lib.dist(a.bfloat16(), b.bfloat16()).float(), x.astype(np.float32),
+            np.zeros(3, np.float32), grad=False)
+    compare(lambda lib, a, b: lib.dist(a, b), np.array([255, 0, 255], np.uint8),
+            np.zeros(3, np.float16), grad=False)
+
+
+def test_dist_refuses_bool():
+    assert_same_error(lambda lib: lib.dist(lib.tensor([True]), lib.tensor([1.0])))
+    assert_same_error(lambda lib: lib.dist(lib.tensor([1.0]), lib.tensor([True, False])))

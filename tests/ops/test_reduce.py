@@ -373,3 +373,29 @@ def test_prod_gradient_graph_alone_along_dim_matches_torch(data, dim):
         (grad,) = lib.autograd.grad(y.sum(), [x], create_graph=True)
         found.append((grad.requires_grad, grad.tolist()))
     assert found[0] == found[1]
+
+
+def test_all_and_any_over_an_empty_dim_list_reduce_nothing():
+    """torch's all/any with ``dim=()`` test each element; count_nonzero (as the sums) counts
+    over every dim."""
+    x = np.array([[1, 0, 2], [3, 4, 0]])
+    for fn in (lambda lib, t: t.all(()), lambda lib, t: t.any(()),
+               lambda lib, t: lib.all(t, (), keepdim=True), lambda lib, t: t.bool().any(()),
+               lambda lib, t: lib.count_nonzero(t, ()), lambda lib, t: t[:0].all(())):
+        compare(fn, x, grad=False)
+        compare(fn, x.astype(np.uint8), grad=False)
+
+
+def test_count_nonzero_dims_of_a_0d_tensor():
+    for fn in (lambda lib, t: lib.count_nonzero(t, 0), lambda lib, t: lib.count_nonzero(t, -1),
+               lambda lib, t: lib.count_nonzero(t, (0,)), lambda lib, t: lib.count_nonzero(t)):
+        compare(fn, np.array(3.0), grad=False)
+        compare(fn, np.array(0), grad=False)
+    assert_same_error(lambda lib: lib.count_nonzero(lib.tensor(3), (0, -1)))
+    assert_same_error(lambda lib: lib.count_nonzero(lib.tensor([3]), 1))
+
+
+def test_argmax_and_argmin_refuse_bool():
+    for name in ("argmax", "argmin"):
+        assert_same_error(lambda lib: getattr(lib, name)(lib.tensor([True, False])))
+        assert_same_error(lambda lib: getattr(lib, name)(lib.tensor(True), 0))

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from conftest import compare, grad_fn_chain, saved_log
+from conftest import assert_same_error, compare, grad_fn_chain, saved_log
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -541,3 +541,9 @@ def test_saved_tensors_by_torch_name(fn, names):
                 assert saved is x
             else:
                 assert saved.dtype == lib.int64 and not saved.requires_grad
+
+
+def test_roll_along_a_dim_of_a_0d_tensor_is_refused():
+    assert_same_error(lambda lib: lib.roll(lib.tensor(1.5), 1, 0))
+    assert_same_error(lambda lib: lib.roll(lib.tensor(1.5), 1, -1))
+    compare(lambda lib, x: lib.roll(x, 1), np.array(1.5))

@@ -317,3 +317,23 @@ def test_selecting_ops_fuzzed(shape, data):
     compare(lambda lib, x: (lib.sort(x, dim, descending), lib.topk(x, k, dim, descending),
                             lib.kthvalue(x, k, dim, keepdim), lib.median(x, dim, keepdim),
                             lib.mode(x, dim, keepdim)), array)
+
+
+def test_mode_counts_nans_as_one_value():
+    nan = np.nan
+    rows = np.array([[nan, nan, 1.0, 2.0, 3.0], [nan, nan, 1.0, 1.0, 1.0],
+                     [3.0, nan, 2.0, 2.0, 7.0]])
+    compare(lambda lib, x: lib.mode(x, -1).values, rows, grad=False)  # which tie: unspecified
+    compare(lambda lib, x: lib.mode(x, -1).values, rows.astype(np.float32), grad=False)
+    compare(lambda lib, x: lib.mode(x[0]).values, rows, grad=False)
+
+
+def test_unique_along_a_dim_of_0d_and_empty_tensors():
+    for name in ("unique", "unique_consecutive"):
+        assert_same_error(lambda lib: getattr(lib, name)(lib.tensor(1.5), dim=0))
+        assert_same_error(lambda lib: getattr(lib, name)(lib.zeros(2, 0, 3), dim=0))
+        compare(lambda lib, x: getattr(lib, name)(x, dim=0, return_inverse=True,
+                                                  return_counts=True), np.zeros((0,)),
+                grad=False)
+        compare(lambda lib, x: getattr(lib, name)(x, dim=1, return_counts=True),
+                np.zeros((2, 0, 3)), grad=False)

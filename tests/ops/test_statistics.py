@@ -155,3 +155,12 @@ def test_quantile_errors(case):
         "empty": lambda lib: lib.quantile(lib.tensor(np.zeros(0)), 0.5),
     }[case]
     assert_same_error(make)
+
+
+def test_quantile_of_a_0d_tensor_along_its_dim():
+    for fn in (lambda lib, x: lib.quantile(x, 0.3, dim=0),
+               lambda lib, x: lib.nanquantile(x, 0.5, dim=-1, keepdim=True),
+               lambda lib, x: lib.quantile(x, lib.tensor([0.25, 0.75], dtype=x.dtype), dim=0,
+                                           interpolation="lower")):
+        compare(fn, np.array(1.5))
+    assert_same_error(lambda lib: lib.quantile(lib.tensor(1.5), 0.3, dim=1))

@@ -140,6 +140,17 @@ def as_operand(value, op_name: str, position: int = 2):
                     f"{type(value).__name__}")
 
 
+def tensor_operand(value, op_name: str, position: int = 2, name: str = "other") -> Tensor:
+    """An argument torch takes only as a Tensor (logical_and's, gcd's, isclose's ``other``...):
+    a Python number raises torch's TypeError; a NumPy array becomes a tensor."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, np.ndarray):
+        return as_operand(value, op_name, position)
+    raise TypeError(f"{op_name}(): argument '{name}' (position {position}) must be Tensor, not "
+                    f"{type(value).__name__}")
+
+
 _FLOAT16 = np.dtype(np.float16)
 _FLOAT32 = np.dtype(np.float32)
 _FLOAT64 = np.dtype(np.float64)

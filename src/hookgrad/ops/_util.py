@@ -88,3 +88,18 @@ def normalize_dim(dim: int, ndim: int, op: str = "") -> int:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-size}, "
                          f"{size - 1}], but got {dim})")
     return dim % size
+
+
+def existing_dim(dim: int, ndim: int) -> int:
+    """``normalize_dim`` for ops that need a real dim (roll, unique's dim): a 0-d tensor has
+    none, where the reductions accept 0 and -1."""
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return normalize_dim(dim, ndim)
+
+
+def ordered(x: np.ndarray) -> np.ndarray:
+    """``x`` in a dtype NumPy sorts and tests for NaN as a float: bfloat16 (ml_dtypes' kind "V")
+    widened exactly to float32, where ``np.sort`` puts NaN last and ``np.nansum``, ``np.unique``
+    and ``np.finfo`` treat it as floating; any other array as it is."""
+    return x.astype(np.float32) if x.dtype.kind == "V" else x

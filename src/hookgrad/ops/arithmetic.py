@@ -173,8 +173,11 @@ class Div(Op):
         return grad_self, grad_other
 
 
-def _int_div_check(b: np.ndarray) -> None:
-    if b.dtype.kind in "iub" and not np.all(b):
+def _int_div_check(a: np.ndarray, b: np.ndarray) -> None:
+    """torch's error for an integer divisor with a zero, raised only when some element is
+    computed: an empty result never divides."""
+    if b.dtype.kind in "iub" and not np.all(b) and np.size(a) and \
+            0 not in np.broadcast_shapes(np.shape(a), np.shape(b)):
         raise RuntimeError("ZeroDivisionError")
 
 
@@ -183,7 +186,7 @@ def divide_rounded(a: np.ndarray, b: np.ndarray, mode: str, op_name: str = "div"
     if a.dtype == np.bool_:
         raise not_implemented(f"div_{mode}_cpu", a.dtype)
     if a.dtype.kind in "iu":
-        _int_div_check(b)
+        _int_div_check(a, b)
         floor = compute(op_name, np.floor_divide, a, b)
         if mode == "floor":
             return floor
@@ -239,7 +242,7 @@ class Remainder(Op):
         if a.dtype == np.bool_:
             raise not_implemented("remainder_cpu", a.dtype)
         if a.dtype.kind in "iu":
-            _int_div_check(b)
+            _int_div_check(a, b)
         return _layout.pointwise(finish(compute("remainder", np.remainder, a, b), dtype), self,
                                  other, common=dtype)
 
@@ -292,13 +295,24 @@ class FloorDivideScalar(FloorDivide):
 # Powers
 # ---------------------------------------------------------------------------------------------
 def _check_int_power(dtype: np.dtype, exponent, tensor_exponent: bool = True) -> None:
+    """torch refuses a negative number exponent of an integer tensor; a tensor of exponents
+    may hold negatives (see ``_power``)."""
     if dtype.kind == "b" and tensor_exponent:
         raise not_implemented("pow", dtype)
-    if dtype.kind in "iu" and np.any(np.asarray(exponent) < 0):
+    if dtype.kind in "iu" and not tensor_exponent and np.any(np.asarray(exponent) < 0):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
 def _power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    """``np.power``, with torch's integer answer for a negative integer exponent (NumPy
+    refuses one): 1 for base 1, +-1 for base -1 by the exponent's parity, 0 otherwise."""
+    base, exponent = np.asarray(base), np.asarray(exponent)
+    if base.dtype.kind in "iu" and exponent.dtype.kind == "i" and (exponent < 0).any():
+        negative = exponent < 0
+        with quiet_errors():
+            result = np.power(base, np.where(negative, 0, exponent).astype(exponent.dtype))
+        reciprocal = np.where(base == 1, 1, np.where(base == -1, 1 - 2 * (exponent & 1), 0))
+        return np.where(negative, reciprocal, result).astype(result.dtype)
     with quiet_errors():
         return np.power(base, exponent)
 

@@ -8,17 +8,19 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor
 from . import _layout
-from ._base import as_operand, cast, promote, work_dtype
+from ._base import as_operand, cast, promote, tensor_operand, work_dtype
 from ._util import broadcast_error
 from .pointwise import _array, _first_tensor, _tensor
 
 
-def _compare(name: str, fn):
+def _compare(name: str, fn, numbers: bool = True):
+    """A comparison (``numbers``: a Python number may stand for ``other``, as for eq, not for
+    the logical functions)."""
     def op(input, other) -> Tensor:
         if other is None or input is None:
             return name == "ne"
         input = _tensor(input, name)
-        other = as_operand(other, name)
+        other = as_operand(other, name) if numbers else tensor_operand(other, name)
         return _apply_pair(name, fn, input, other, promote(input, other))
 
     op.__name__ = name
@@ -61,9 +63,9 @@ lt = less = _compare("lt", np.less)
 le = less_equal = _compare("le", np.less_equal)
 gt = greater = _compare("gt", np.greater)
 ge = greater_equal = _compare("ge", np.greater_equal)
-logical_and = _compare("logical_and", np.logical_and)
-logical_or = _compare("logical_or", np.logical_or)
-logical_xor = _compare("logical_xor", np.logical_xor)
+logical_and = _compare("logical_and", np.logical_and, numbers=False)
+logical_or = _compare("logical_or", np.logical_or, numbers=False)
+logical_xor = _compare("logical_xor", np.logical_xor, numbers=False)
 
 
 def _bitwise(name: str, fn):
@@ -163,6 +165,7 @@ def _finite_test(result: np.ndarray, array: np.ndarray, finite: bool = False) ->
 
 def equal(input: Tensor, other: Tensor) -> bool:
     """True when both tensors have the same shape and the same elements (a Python bool)."""
+    input, other = tensor_operand(input, "equal", 1, "input"), tensor_operand(other, "equal")
     return input._data.shape == other._data.shape and bool(np.array_equal(input._data,
                                                                            other._data))
 
@@ -177,6 +180,10 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
             equal_nan: bool = False) -> Tensor:
     """Elementwise ``|input - other| <= atol + rtol * |other|``; NaNs equal only with ``equal_nan``.
     """
+    other = tensor_operand(other, "isclose")
+    if input._data.dtype != other._data.dtype:
+        raise RuntimeError(f"{_dtype.scalar_type_name(input._data.dtype)} did not match "
+                           f"{_dtype.scalar_type_name(other._data.dtype)}")
     other = _array(other)
     close = np.asarray(np.isclose(input._data, other, rtol=rtol, atol=atol, equal_nan=equal_nan))
     return Tensor._make(_layout.pointwise(close, input._data, other))  # as self == other

@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype
 from . import _layout
 from ..tensor import Tensor
-from ._base import Op, promote
+from ._base import Op, _check_sub, promote, tensor_operand
 from ._util import broadcast_error
 from .inplace import inplace
 from ._reduce_util import shown_dim
@@ -203,7 +203,9 @@ class Dist(Op):
         difference = self.astype(dtype, copy=False) - other.astype(dtype, copy=False)
         ctx.p = p
         ctx._saved_p = p if shown_p is None else shown_p  # the number given, as torch keeps it
-        result = np.asarray(_norm_of(difference, p, axis=None), dtype=dtype)
+        if dtype.itemsize == 2:  # half precision: torch accumulates the norm in float32
+            difference = difference.astype(np.float32)
+        result = np.asarray(_norm_of(difference, p, axis=None)).astype(dtype)
         ctx.save_for_backward(other, self, result)  # torch packs other first
         return result
 
@@ -286,6 +288,8 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """the p-norm of input - other (broadcast), a 0-d tensor"""
+    other = tensor_operand(other, "dist")
+    _check_sub(input._data, other._data, None)  # torch subtracts first: bool refused
     return Dist.apply(input, other, float(p), promote(input, other), _shown_ord(p))
 
 

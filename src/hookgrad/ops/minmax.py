@@ -11,7 +11,7 @@ from . import _layout
 from . import pointwise as _math
 from ._reduce_util import (_UNSET, _check_nonempty, _const, _restore, reduce_dims, shown_dim,
                            shown_dims)
-from ._util import normalize_dim
+from ._util import normalize_dim, ordered, quiet_errors
 from ._base import Op
 
 
@@ -103,7 +103,8 @@ class _ExtremeAll(Op):
     @staticmethod
     def forward(ctx, self, op):
         _check_nonempty(self, (), op, True)
-        result = np.asarray(np.max(self) if op == "max" else np.min(self))
+        with quiet_errors():  # ml_dtypes' bfloat16 comparisons flag NaN as invalid
+            result = np.asarray(np.max(self) if op == "max" else np.min(self))
         ctx.save_for_backward(self, result)
         return result
 
@@ -165,7 +166,8 @@ class _Amax(Op):
         ctx.dims, ctx._saved_keepdim = dims, keepdim
         ctx._saved_dim = (() if all_dims else dims) if shown is _UNSET else shown
         reduce = np.max if op == "amax" else np.min
-        result = _layout.contiguous(np.asarray(reduce(self, axis=dims, keepdims=keepdim)))
+        with quiet_errors():
+            result = _layout.contiguous(np.asarray(reduce(self, axis=dims, keepdims=keepdim)))
         ctx.save_for_backward(self, result)
         return result
 
@@ -205,6 +207,9 @@ def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
 
 def _arg_extreme(op: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     data = input._data
+    if data.dtype == np.bool_:
+        raise RuntimeError(f"{op}(): does not support bool input")
+    data = ordered(data)  # bfloat16's NaN counts as the extreme only as a float
     pick = np.argmax if op == "argmax" else np.argmin
     if dim is None:
         if data.size == 0:

@@ -13,7 +13,7 @@ from . import _layout
 from .selection import _C_TYPE
 from ._base import (arithmetic, as_operand, _binary_apply, cast, _check_alpha, compute, finish,
                     not_implemented, Op, promote, work_dtype)
-from .arithmetic import Remainder, _true_dtype
+from .arithmetic import Remainder, _int_div_check, _true_dtype
 
 
 def _float_pair(self, other, dtype):
@@ -128,8 +128,8 @@ class Fmod(Remainder):
         a, b = cast(self, work), cast(other, work)
         if a.dtype == np.bool_:
             raise not_implemented("fmod_cpu", a.dtype)
-        if a.dtype.kind in "iu" and not np.all(b):
-            raise RuntimeError("ZeroDivisionError")
+        if a.dtype.kind in "iu":
+            _int_div_check(a, b)
         return _layout.pointwise(finish(compute("fmod", np.fmod, a, b), dtype), self, other,
                                  common=dtype)
 
@@ -278,6 +278,19 @@ def _broadcast3(op: str, *arrays) -> None:
         raise broadcast_error(op, shapes[0], shapes[-1]) from None
 
 
+def _lerp(self: np.ndarray, end: np.ndarray, weight) -> np.ndarray:
+    """torch's two-sided formula: from ``self`` for |weight| < 1/2, from ``end`` otherwise, so
+    weight 1 gives ``end`` exactly and an infinite end point survives (-inf + 0.75 (1 + inf) is
+    NaN, -1 - 0.25 (1 + inf) is -inf). float16 is computed in float32 and rounded once, as
+    torch does."""
+    if self.dtype == np.float16:
+        self, end = self.astype(np.float32), end.astype(np.float32)
+        weight = np.asarray(weight, np.float32)
+    difference = end - self
+    return np.where(np.abs(weight) < 0.5, self + weight * difference,
+                    end - difference * (1 - weight))
+
+
 class Lerp(Op):
     """self + weight (end - self) for a number weight"""
 
@@ -286,10 +299,12 @@ class Lerp(Op):
     @staticmethod
     def forward(ctx, self, end, weight):
         ctx._saved_weight = weight
+        if self.dtype.kind not in "fV":
+            raise not_implemented("lerp_kernel_scalar", self.dtype)
         _broadcast3("lerp", self, end)
         with quiet_errors():
-            w = self.dtype.type(weight)
-            return _layout.pointwise(finish(self + w * (end - self), self.dtype), self, end)
+            w = (np.float32 if self.dtype == np.float16 else self.dtype.type)(weight)
+            return _layout.pointwise(finish(_lerp(self, end, w), self.dtype), self, end)
 
     @staticmethod
     def backward(ctx, grad):
@@ -305,12 +320,14 @@ class LerpTensor(Op):
 
     @staticmethod
     def forward(ctx, self, end, weight):
+        if self.dtype.kind not in "fV":
+            raise not_implemented("lerp_kernel_tensor", self.dtype)
         _broadcast3("lerp", self, end, weight)
         need_self, need_end, need_weight = ctx.needs_input_grad[:3]
         ctx.save_for_backward(end if need_weight else None, self if need_weight else None,
                               weight if need_self or need_end else None)
         with quiet_errors():
-            return _layout.pointwise(finish(self + weight * (end - self), self.dtype), self, end,
+            return _layout.pointwise(finish(_lerp(self, end, weight), self.dtype), self, end,
                                      weight)
 
     @staticmethod
@@ -330,6 +347,11 @@ def _same_dtype(op: str, input: Tensor, name: str, other: Tensor) -> None:
 
 def lerp(input: Tensor, end: Tensor, weight, *, out=None) -> Tensor:
     """input + weight * (end - input), weight a number or a tensor"""
+    if not isinstance(end, Tensor):
+        raise TypeError(f"lerp() received an invalid combination of arguments - got (Tensor, "
+                        f"{type(end).__name__}, {type(weight).__name__}), but expected one of:\n"
+                        " * (Tensor input, Tensor end, Tensor weight, *, Tensor out = None)\n"
+                        " * (Tensor input, Tensor end, Number weight, *, Tensor out = None)")
     _same_dtype("lerp", input, "end", end)
     if isinstance(weight, Tensor):
         _same_dtype("lerp", input, "weight", weight)

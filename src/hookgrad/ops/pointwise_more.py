@@ -10,7 +10,7 @@ import numpy as np
 from .. import _dtype
 from ..tensor import Tensor
 from ._base import (Op, _binary_apply, as_operand, cast, compute, finish, laid_out_like,
-                    not_implemented, promote)
+                    not_implemented, promote, tensor_operand)
 from . import _layout
 from ._erf import erf
 from .inplace import inplace
@@ -29,7 +29,7 @@ def _erfc(x: np.ndarray) -> np.ndarray:
     3/2 / ...))))`` evaluated from the bottom up; ``erfc(-x) = 2 - erfc(x)``."""
     x = np.asarray(x, np.float64)
     size = np.abs(x)
-    result = 1.0 - erf(size)
+    result = np.asarray(1.0 - erf(size))  # an array even for 0-d input: assigned into below
     far = size >= _CONTINUED_FRACTION_FROM
     if far.any():
         t = np.minimum(size[far], 30.0)  # erfc(30) is below the smallest double already
@@ -272,7 +272,7 @@ def heaviside(input: Tensor, values: Tensor, *, out=None) -> Tensor:
 
 def _integer_binary(name: str, fn):
     def op(input: Tensor, other: Tensor, *, out=None) -> Tensor:
-        other = as_operand(other, name)
+        other = tensor_operand(other, name)
         if isinstance(other, Tensor):
             try:
                 np.broadcast_shapes(input.shape, other.shape)

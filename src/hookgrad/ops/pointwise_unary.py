@@ -12,8 +12,11 @@ import math
 
 import numpy as np
 
+from .. import _dtype
+from .._finfo import finfo
 from ..tensor import Tensor
 from . import _layout
+from ._util import ordered, quiet_errors
 from .unary import _apply_float
 from ._base import finish, not_implemented, Op
 
@@ -242,8 +245,6 @@ class _Scale(Op):
 
     @classmethod
     def forward(cls, ctx, self):
-        if self.dtype.kind == "b":
-            raise not_implemented(cls.__name__.lower(), self.dtype)
         # torch writes into empty_like(self): self's own layout, not the elementwise rule's
         return _layout.preserve(_apply_float(lambda x: x * x.dtype.type(cls._factor), self),
                                 self)
@@ -308,12 +309,13 @@ class NanToNum(Op):
         ctx.save_for_backward(self)
         if self.dtype.kind not in "fV":  # torch's clone
             return _layout.preserve(np.array(self, copy=True), self)
-        info = np.finfo(self.dtype)
+        info = finfo(_dtype.from_numpy_dtype(self.dtype))
         # torch writes into empty_like(self): self's own layout, not the elementwise rule's
-        return _layout.preserve(np.nan_to_num(self, nan=0.0 if nan is None else nan,
-                                              posinf=info.max if posinf is None else posinf,
-                                              neginf=info.min if neginf is None else neginf),
-                                self)
+        with quiet_errors():
+            replaced = np.nan_to_num(ordered(self), nan=0.0 if nan is None else nan,
+                                     posinf=info.max if posinf is None else posinf,
+                                     neginf=info.min if neginf is None else neginf)
+        return _layout.preserve(replaced.astype(self.dtype, copy=False), self)
 
     @staticmethod
     def backward(ctx, grad):
@@ -364,5 +366,5 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
 def positive(input: Tensor) -> Tensor:
     """The input itself (raises for bool tensors, as torch)."""
     if input._data.dtype == np.bool_:
-        raise TypeError("The `+` operator, on a bool tensor is not supported.")
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input

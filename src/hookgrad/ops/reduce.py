@@ -399,8 +399,13 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
 
 # -- any / all --------------------------------------------------------------------------------
 def _logical_reduce(fn, input: Tensor, dim, keepdim: bool) -> Tensor:
+    """all/any: unlike the other reductions, an empty dim list reduces over no dim at all (the
+    result is the input tested for nonzero), as torch's all and any do."""
     data = input._data
-    dims = reduce_dims(dim, data.ndim)
+    if dim is not None and not isinstance(dim, (int, np.integer)) and len(dim) == 0:
+        dims = ()
+    else:
+        dims = reduce_dims(dim, data.ndim)
     result = _layout.contiguous(np.asarray(fn(data, axis=dims, keepdims=keepdim)))
     return Tensor._make(result.astype(np.uint8) if data.dtype == np.uint8 else result)
 

@@ -15,7 +15,7 @@ from . import _layout
 from .join import cat
 from ._reduce_util import (_UNSET, _accumulator, _const, _numpy_dtype, _restore,
                            reduce_dims, shown_dim, shown_dims)
-from ._util import normalize_dim
+from ._util import normalize_dim, ordered, quiet_errors
 from .minmax import _ValuesIndices, return_types
 from .reduce import _var_args, _var_backward, _var_context, _var_shown, _variance
 from .sorting import _result_type
@@ -88,7 +88,8 @@ class Cummax(Op):
             indices = np.zeros((), np.int64)
             ctx.save_for_backward(self, indices)
             return self.copy(), indices
-        values = cls._accumulate.accumulate(self, axis=dim)
+        with quiet_errors():  # ml_dtypes' bfloat16 comparisons flag NaN as invalid
+            values = cls._accumulate.accumulate(self, axis=dim)
         positions = np.arange(self.shape[dim]).reshape((-1,) + (1,) * (self.ndim - dim - 1))
         hit = self == values
         if self.dtype.kind in "fV":
@@ -291,8 +292,9 @@ class Aminmax(Op):
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
                                "operation has no identity.")
         ctx.dims, ctx._saved_dim, ctx._saved_keepdim = dims, dim, keepdim
-        low = _layout.contiguous(np.asarray(np.min(self, axis=dims, keepdims=keepdim)))
-        high = _layout.contiguous(np.asarray(np.max(self, axis=dims, keepdims=keepdim)))
+        with quiet_errors():
+            low = _layout.contiguous(np.asarray(np.min(self, axis=dims, keepdims=keepdim)))
+            high = _layout.contiguous(np.asarray(np.max(self, axis=dims, keepdims=keepdim)))
         ctx.save_for_backward(self, low, high)
         return low, high
 
@@ -328,7 +330,7 @@ class Nansum(Op):
         if dtype is None:
             dtype = np.dtype(np.int64) if self.dtype.kind in "biu" else self.dtype
         ctx.save_for_backward(self)
-        total = np.nansum(self, axis=dims, keepdims=keepdim, dtype=_accumulator(dtype))
+        total = np.nansum(ordered(self), axis=dims, keepdims=keepdim, dtype=_accumulator(dtype))
         return _layout.contiguous(np.asarray(total).astype(dtype, copy=False))
 
     @staticmethod

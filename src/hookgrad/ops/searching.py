@@ -8,7 +8,8 @@ import numpy as np
 
 from .. import _dtype
 from ..tensor import Tensor
-from ._util import normalize_dim
+from ._util import existing_dim, ordered
+from ._reduce_util import reduce_dims
 from ._base import is_number, Op
 
 
@@ -23,19 +24,25 @@ class _NotDifferentiable(Op):
 
 
 def _unique_all(x: np.ndarray, want_inverse: bool, want_counts: bool):
-    values, inverse, counts = np.unique(x.reshape(-1), return_inverse=True, return_counts=True,
+    values, inverse, counts = np.unique(ordered(x).reshape(-1), return_inverse=True,
+                                        return_counts=True,
                                         equal_nan=False)  # each NaN is its own value in torch
+    values = values.astype(x.dtype, copy=False)
     return values, inverse.reshape(x.shape).astype(np.int64), counts.astype(np.int64)
 
 
 def _unique_dim(x: np.ndarray, dim: int, consecutive: bool):
     """unique slices along ``dim``: sorted lexicographically (unique) or runs (consecutive)."""
+    if 0 in x.shape[:dim] + x.shape[dim + 1:]:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
     moved = np.moveaxis(x, dim, 0)
-    rows = moved.reshape(moved.shape[0], -1)
+    rows = moved.reshape(moved.shape[0], int(np.prod(moved.shape[1:])))  # -1 fails when empty
     if consecutive:
         order = np.arange(rows.shape[0])
     else:
-        order = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(rows.shape[0])
+        order = np.lexsort(ordered(rows).T[::-1]) if rows.shape[1] else \
+            np.arange(rows.shape[0])
     ranked = rows[order]
     starts = np.ones(len(order), bool)
     starts[1:] = np.any(ranked[1:] != ranked[:-1], axis=1)
@@ -99,7 +106,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     if dim is None:
         outputs = Unique.apply(input)
     else:
-        outputs = UniqueDim.apply(input, normalize_dim(int(dim), input._data.ndim))
+        outputs = UniqueDim.apply(input, existing_dim(int(dim), input._data.ndim))
     return _unique_result(outputs, return_inverse, return_counts)
 
 
@@ -107,7 +114,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
                        dim=None):
     """one value (or slice) per run of equal neighbours"""
     if dim is not None:
-        dim = normalize_dim(int(dim), input._data.ndim)
+        dim = existing_dim(int(dim), input._data.ndim)
     outputs = UniqueConsecutive.apply(input, dim)
     return _unique_result(outputs, return_inverse, return_counts)
 
@@ -132,10 +139,9 @@ def argwhere(input: Tensor) -> Tensor:
 def count_nonzero(input: Tensor, dim=None) -> Tensor:
     """Number of nonzero elements (over ``dim`` if given)."""
     data = input._data
-    if dim is not None:
-        dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-        dim = tuple(normalize_dim(int(d), data.ndim) for d in dims)
-    return Tensor._make(np.asarray(np.count_nonzero(data, axis=dim), np.int64))
+    dims = reduce_dims(dim, data.ndim)  # an empty list is every dim; a 0-d input takes 0 or -1
+    counts = np.count_nonzero(data, axis=dims) if dims else (data != 0).astype(np.int64)
+    return Tensor._make(np.asarray(counts, np.int64))
 
 
 # ---------------------------------------------------------------------------------------------

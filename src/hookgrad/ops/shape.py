@@ -9,7 +9,7 @@ from ._args import _shape_args
 from . import _layout
 from ._base import Op
 from ._reduce_util import shown_dims
-from ._util import normalize_dim
+from ._util import existing_dim, normalize_dim
 
 
 # ---------------------------------------------------------------------------------------------
@@ -116,5 +116,5 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
     if dims and len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
-    normalized = tuple(normalize_dim(d, input._data.ndim) for d in dims)
+    normalized = tuple(existing_dim(d, input._data.ndim) for d in dims)
     return Roll.apply(input, tuple(int(s) for s in shifts), normalized, shown=dims)

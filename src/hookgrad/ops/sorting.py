@@ -12,7 +12,7 @@ import numpy as np
 from ..tensor import Tensor
 from . import _layout
 from ._reduce_util import _UNSET, shown_dim
-from ._util import normalize_dim
+from ._util import normalize_dim, ordered
 from .minmax import _ValuesIndices, return_types
 from ._base import not_implemented, Op
 
@@ -34,6 +34,7 @@ ModeResult = _result_type("mode")
 def stable_argsort(x: np.ndarray, dim: int, descending: bool = False) -> np.ndarray:
     """Stable order along ``dim``; descending keeps equal elements in their original order too
     (a stable sort of the reversed array, reversed back), with NaN first."""
+    x = ordered(x)
     if not descending:
         return np.argsort(x, axis=dim, kind="stable")
     order = np.argsort(np.flip(x, dim), axis=dim, kind="stable")
@@ -281,10 +282,14 @@ def nanmedian(input: Tensor, dim=None, keepdim: bool = False, *, out=None):
 
 
 def _runs(sorted_rows: np.ndarray):
-    """First and last position of the run of equal values each position belongs to."""
+    """First and last position of the run of equal values each position belongs to; NaNs
+    (sorted last) make one run, as torch's mode counts them."""
     n = sorted_rows.shape[1]
     positions = np.broadcast_to(np.arange(n), sorted_rows.shape)
-    differs = sorted_rows[:, 1:] != sorted_rows[:, :-1]
+    later, earlier = sorted_rows[:, 1:], sorted_rows[:, :-1]
+    differs = later != earlier
+    if sorted_rows.dtype.kind == "f":
+        differs &= ~(np.isnan(later) & np.isnan(earlier))
     starts = np.ones(sorted_rows.shape, bool)
     starts[:, 1:] = differs
     ends = np.ones(sorted_rows.shape, bool)
@@ -309,8 +314,8 @@ class Mode(_Selecting):
             raise IndexError(f"mode(): Expected reduction dim {dim} to have non-zero size.")
         moved = np.moveaxis(self, dim, -1)
         rows = moved.reshape(-1, moved.shape[-1])
-        order = np.argsort(rows, axis=1, kind="stable")
-        first, last = _runs(np.take_along_axis(rows, order, 1))
+        order = np.argsort(ordered(rows), axis=1, kind="stable")
+        first, last = _runs(np.take_along_axis(ordered(rows), order, 1))
         best = np.argmax(last - first, axis=1)[:, None]  # first longest run: smallest value
         picked = np.take_along_axis(order, np.take_along_axis(last, best, 1), 1)
         indices = np.moveaxis(picked.reshape(moved.shape[:-1] + (1,)), -1, dim)

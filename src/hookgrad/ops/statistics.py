@@ -200,12 +200,15 @@ def _quantile(input: Tensor, q, dim, keepdim: bool, interpolation: str,
         shape = [1] * input.ndim if keepdim else []
     else:
         dim = normalize_dim(dim, input.ndim)
-        values = input.movedim(dim, -1).sort().values
-        shape = list(input.shape)
-        if keepdim:
-            shape[dim] = 1
+        if input.ndim == 0:  # a 0-d input is one slice along its dim; the result stays 0-d
+            values, shape = input.reshape(1).sort().values, []
         else:
-            del shape[dim]
+            values = input.movedim(dim, -1).sort().values
+            shape = list(input.shape)
+            if keepdim:
+                shape[dim] = 1
+            else:
+                del shape[dim]
     sorted_data = values._data
     nan = np.isnan(sorted_data).any(-1, keepdims=True)
     if ignore_nan:

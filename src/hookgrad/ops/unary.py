@@ -374,7 +374,10 @@ class _Rounding(Op):
 
     @classmethod
     def forward(cls, ctx, self):
-        if self.dtype.kind in "iub":
+        if self.dtype.kind == "b":  # integers are already whole; torch has no bool kernel
+            raise NotImplementedError(f"\"{cls.__name__.lower()}_vml_cpu\" not implemented for "
+                                      f"'Bool'")
+        if self.dtype.kind in "iu":
             return self.copy()
         return _layout.pointwise(finish(cls._round(self), self.dtype), self)
 
