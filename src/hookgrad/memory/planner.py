@@ -168,10 +168,11 @@ class Plan:
                  + f", step {self.baseline_seconds * 1e3:.1f} ms {self._clock_name})"]
         if self.choices:
             width = max(len(c[0]) for c in self.choices)
-            lines.append(f"  {'modules'.ljust(width)}  {'choice':<26} {'saved bytes':>23}  "
-                         "extra ms")
+            named = max([26] + [len(c[1]) for c in self.choices])  # choices' names line up
+            lines.append(f"  {'modules'.ljust(width)}  {'choice'.ljust(named)} "
+                         f"{'saved bytes':>23}  extra ms")
             for modules, choice, before, after, seconds in self.choices:
-                lines.append(f"  {modules.ljust(width)}  {choice:<26} "
+                lines.append(f"  {modules.ljust(width)}  {choice.ljust(named)} "
                              f"{format_bytes(before):>10} -> {format_bytes(after):>9}  "
                              f"{seconds * 1e3:8.2f}")
         if self.per_step_seconds:
