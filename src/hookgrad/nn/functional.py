@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+from types import FunctionType as _FunctionType
 from typing import Optional
 
 import numpy as np
@@ -470,8 +471,7 @@ from .ops.pixelshuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
 from .ops.distance import cosine_similarity, normalize, pairwise_distance  # noqa: E402,F401
 from .ops.cdist import pdist  # noqa: E402,F401
 from .ops.instancenorm import instance_norm  # noqa: E402,F401
-from .ops.pool3d import (adaptive_avg_pool3d, avg_pool3d, max_pool3d,  # noqa: E402,F401
-                         max_pool3d_with_indices)
+from .ops.pool3d import adaptive_avg_pool3d, avg_pool3d, max_pool3d, max_pool3d_with_indices  # noqa: E402,F401,E501
 from .ops.bilinear import bilinear  # noqa: E402,F401
 from .ops.embedding_bag import embedding_bag  # noqa: E402,F401
 from .ops.grid_sample import affine_grid, grid_sample  # noqa: E402,F401
@@ -491,13 +491,8 @@ lp_pool1d, lp_pool2d, lp_pool3d, max_pool1d_with_indices = _pools_over(
     (max_pool1d, max_pool2d, max_pool3d), (avg_pool1d, avg_pool2d, avg_pool3d))
 
 
-def _make_visible_to_modes(namespace: dict) -> None:
-    """Every public function here is seen by an active ``TorchFunctionMode``."""
-    from types import FunctionType
-
-    for name, value in list(namespace.items()):
-        if name[0] != "_" and isinstance(value, FunctionType):
-            namespace[name] = wrap(value)
-
-
-_make_visible_to_modes(globals())
+# every public function here is seen by an active ``TorchFunctionMode``
+for _name, _value in list(globals().items()):
+    if _name[0] != "_" and isinstance(_value, _FunctionType):
+        globals()[_name] = wrap(_value)
+del _name, _value

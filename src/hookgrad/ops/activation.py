@@ -10,8 +10,8 @@ from .._parallel import parallel_for
 from ..tensor import Tensor
 from . import _layout
 from ..autograd import grad_mode
-from ._base import (LeakyReluBackwardBackward, Op, ThresholdBackwardBackward, finish,
-                    masked_where, owned_grad)
+from ._base import Op, finish, owned_grad
+from ._pattern_backward import LeakyReluBackwardBackward, ThresholdBackwardBackward, masked_where
 from ._activation_backward import (EluBackward, GeluBackward, SoftplusBackward,
                                    gelu_backward_into)
 from ._gelu import gelu_float32

@@ -16,8 +16,9 @@ from .unary import _apply_float, _not_for_integers, _sigmoid
 from . import _layout
 from . import inplace as _inplace
 from ._activation_backward import EluBackward, HardswishBackward, LogSigmoidBackward
-from ._base import (HALF_TYPES, HardshrinkBackwardBackward, HardtanhBackwardBackward, Op,
-                    SoftshrinkBackwardBackward, masked_where)
+from ._base import HALF_TYPES, Op
+from ._pattern_backward import (HardshrinkBackwardBackward, HardtanhBackwardBackward,
+                                SoftshrinkBackwardBackward, masked_where)
 from ._reduce_util import _UNSET, shown_dim
 from ._util import quiet_errors
 
