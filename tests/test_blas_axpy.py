@@ -100,10 +100,15 @@ def test_sgd_on_large_parameters_matches_torch(options, dtype):
     assert params["hookgrad"]._version == params["torch"]._version
 
 
-def test_long_axpy_with_blas_threaded_runs_lowered_and_gives_the_count_back(monkeypatch):
-    monkeypatch.setattr(_parallel, "_last_split", time.monotonic())  # the pool is at work
+@pytest.mark.parametrize("pool_at_work, count_inside", [(True, 1), (False, 2)])
+def test_long_axpy_with_blas_threaded_runs_lowered_only_while_the_pool_works(
+        monkeypatch, pool_at_work, count_inside):
+    # while hookgrad's pool is at work BLAS runs the update on one thread and gives the count
+    # back; otherwise nothing wants the cores BLAS's workers hold and it keeps its threads
     if not _blas._axpy_table() or not _blas.available():
         pytest.skip("no OpenBLAS axpy found, or its thread count cannot be set here")
+    last = time.monotonic() - (0 if pool_at_work else 2 * _parallel.RECENT_SPLIT)
+    monkeypatch.setattr(_parallel, "_last_split", last)
     controller = _blas._blas_controllers()[0]
     before = controller.get_num_threads()
     seen = []
@@ -123,31 +128,5 @@ def test_long_axpy_with_blas_threaded_runs_lowered_and_gives_the_count_back(monk
     finally:
         _blas._axpy_functions[np.dtype(np.float32)] = function
         controller.set_num_threads(before)
-    assert seen == [1]
-    np.testing.assert_allclose(y, expected, rtol=TOL[np.float32], atol=TOL[np.float32])
-
-
-def test_long_axpy_without_pool_work_keeps_blas_threads(monkeypatch):
-    if not _blas._axpy_table() or not _blas.available():
-        pytest.skip("no OpenBLAS axpy found, or its thread count cannot be set here")
-    monkeypatch.setattr(_parallel, "_last_split", time.monotonic() - 2 * _parallel.RECENT_SPLIT)
-    controller = _blas._blas_controllers()[0]
-    before = controller.get_num_threads()
-    seen = []
-    function = _blas._axpy_functions[np.dtype(np.float32)]
-
-    def spy(*args):
-        seen.append(controller.get_num_threads())
-        function(*args)
-
-    x, y = _pair((200, 100), np.float32)
-    expected = _torch_axpy(-0.5, x, y)
-    controller.set_num_threads(2)
-    _blas._axpy_functions[np.dtype(np.float32)] = spy
-    try:
-        _blas.axpy(-0.5, x, y)
-    finally:
-        _blas._axpy_functions[np.dtype(np.float32)] = function
-        controller.set_num_threads(before)
-    assert seen == [2]
+    assert seen == [count_inside]
     np.testing.assert_allclose(y, expected, rtol=TOL[np.float32], atol=TOL[np.float32])
