@@ -41,14 +41,24 @@ def cached() -> Iterator[None]:
         with parametrize.cached():
             output = model(inputs)
     """
-    global _cache, _cache_enabled
-    _cache_enabled += 1
+    _open_cache_scope()
     try:
         yield
     finally:
-        _cache_enabled -= 1
-        if not _cache_enabled:
-            _cache = {}
+        _close_cache_scope()
+
+
+def _open_cache_scope() -> None:
+    global _cache_enabled
+    _cache_enabled += 1
+
+
+def _close_cache_scope() -> None:
+    # only the outermost block owns the cached tensors; inner ones just leave
+    global _cache_enabled
+    _cache_enabled -= 1
+    if _cache_enabled == 0:
+        _cache.clear()
 
 
 def _register_parameter_or_buffer(module: Module, name: str, value: Tensor) -> None:
