@@ -67,10 +67,8 @@ class SpectralNorm:
         """Leave one plain parameter holding the current normalized weight."""
         with grad_mode.no_grad():
             weight = self.compute_weight(module, do_power_iteration=False)
-        delattr(module, self.name)
-        delattr(module, self.name + "_u")
-        delattr(module, self.name + "_v")
-        delattr(module, self.name + "_orig")
+        for suffix in ("", "_u", "_v", "_orig"):
+            delattr(module, self.name + suffix)
         module.register_parameter(self.name, Parameter(weight.detach()))
 
     def __call__(self, module: Module, inputs: Any) -> None:
@@ -87,32 +85,43 @@ class SpectralNorm:
     def apply(module: Module, name: str, n_power_iterations: int, dim: int,
               eps: float) -> "SpectralNorm":
         """Move ``<name>`` to ``<name>_orig``, draw ``u`` and ``v`` and register the hooks."""
-        for hook in module._forward_pre_hooks.values():
-            if isinstance(hook, SpectralNorm) and hook.name == name:
-                raise RuntimeError(f"Cannot register two spectral_norm hooks on the same "
-                                   f"parameter {name}")
+        if any(isinstance(hook, SpectralNorm) and hook.name == name
+               for hook in module._forward_pre_hooks.values()):
+            raise RuntimeError(f"Cannot register two spectral_norm hooks on the same "
+                               f"parameter {name}")
         fn = SpectralNorm(name, n_power_iterations, dim, eps)
         weight = module._parameters[name]
-        if weight is None:
-            raise ValueError(f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
-        if isinstance(weight, UninitializedParameter):
-            raise ValueError("The module passed to `SpectralNorm` can't have uninitialized "
-                             "parameters. Make sure to run the dummy forward before applying "
-                             "spectral normalization")
+        _check_weight_ready(weight, name)
         with grad_mode.no_grad():
-            rows, columns = fn.reshape_weight_to_matrix(weight).size()
-            u = F.normalize(weight.new_empty(rows).normal_(0, 1), dim=0, eps=fn.eps)
-            v = F.normalize(weight.new_empty(columns).normal_(0, 1), dim=0, eps=fn.eps)
-        delattr(module, fn.name)
-        module.register_parameter(fn.name + "_orig", weight)
-        # a plain attribute until the first forward: the pre-hook replaces it each call
-        setattr(module, fn.name, weight.data)
-        module.register_buffer(fn.name + "_u", u)
-        module.register_buffer(fn.name + "_v", v)
+            u, v = fn._random_unit_vectors(weight)
+        fn._install(module, weight, u, v)
         module.register_forward_pre_hook(fn)
         module._register_state_dict_hook(SpectralNormStateDictHook(fn))
         module._register_load_state_dict_pre_hook(SpectralNormLoadStateDictPreHook(fn))
         return fn
+
+    def _random_unit_vectors(self, weight: Tensor):
+        # the power iteration starts from normal draws scaled to length one: u first, then v
+        shape = self.reshape_weight_to_matrix(weight).size()
+        return tuple(F.normalize(weight.new_empty(length).normal_(0, 1), dim=0, eps=self.eps)
+                     for length in shape)
+
+    def _install(self, module: Module, weight: Tensor, u: Tensor, v: Tensor) -> None:
+        delattr(module, self.name)
+        module.register_parameter(f"{self.name}_orig", weight)
+        for suffix, vector in (("_u", u), ("_v", v)):
+            module.register_buffer(self.name + suffix, vector)
+        # a plain attribute until the first forward: the pre-hook replaces it on every call
+        setattr(module, self.name, weight.data)
+
+
+def _check_weight_ready(weight, name: str) -> None:
+    if isinstance(weight, UninitializedParameter):
+        raise ValueError("The module passed to `SpectralNorm` can't have uninitialized "
+                         "parameters. Make sure to run the dummy forward before applying "
+                         "spectral normalization")
+    if weight is None:
+        raise ValueError(f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
 
 
 class SpectralNormLoadStateDictPreHook:
