@@ -48,9 +48,7 @@ class SpectralNorm:
 
     def compute_weight(self, module: Module, do_power_iteration: bool) -> Tensor:
         """``<name>_orig / sigma``, updating ``u`` and ``v`` in place first if asked."""
-        weight = getattr(module, self.name + "_orig")
-        u = getattr(module, self.name + "_u")
-        v = getattr(module, self.name + "_v")
+        weight, u, v = (getattr(module, self.name + suffix) for suffix in ("_orig", "_u", "_v"))
         weight_mat = self.reshape_weight_to_matrix(weight)
         if do_power_iteration:
             with grad_mode.no_grad():
@@ -196,19 +194,26 @@ def spectral_norm(module: T_module, name: str = "weight", n_power_iterations: in
 def remove_spectral_norm(module: T_module, name: str = "weight") -> T_module:
     """Undo :func:`spectral_norm`: one plain parameter with the current normalized value, and
     all three hooks removed. Returns ``module``."""
-    for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[key]
-            break
-    else:
+    if not _drop_hook(module._forward_pre_hooks, name,
+                      lambda hook: isinstance(hook, SpectralNorm) and hook,
+                      on_found=lambda hook: hook.remove(module)):
         raise ValueError(f"spectral_norm of '{name}' not found in {module}")
-    for key, hook in module._state_dict_hooks.items():
-        if isinstance(hook, SpectralNormStateDictHook) and hook.fn.name == name:
-            del module._state_dict_hooks[key]
-            break
-    for key, hook in module._load_state_dict_pre_hooks.items():
-        if isinstance(hook, SpectralNormLoadStateDictPreHook) and hook.fn.name == name:
-            del module._load_state_dict_pre_hooks[key]
-            break
+    # the checkpoint hooks go too; each knows its weight's name through its SpectralNorm
+    _drop_hook(module._state_dict_hooks, name,
+               lambda hook: isinstance(hook, SpectralNormStateDictHook) and hook.fn)
+    _drop_hook(module._load_state_dict_pre_hooks, name,
+               lambda hook: isinstance(hook, SpectralNormLoadStateDictPreHook) and hook.fn)
     return module
+
+
+def _drop_hook(hooks: dict, name: str, norm_of, on_found=None) -> bool:
+    """Delete the first hook in ``hooks`` whose SpectralNorm (``norm_of(hook)``, falsy when
+    the hook is of another kind) is for ``name``; whether one was found."""
+    for key in list(hooks):
+        norm = norm_of(hooks[key])
+        if norm and norm.name == name:
+            if on_found is not None:
+                on_found(hooks[key])
+            del hooks[key]
+            return True
+    return False
