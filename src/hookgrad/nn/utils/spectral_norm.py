@@ -139,21 +139,19 @@ class SpectralNormLoadStateDictPreHook:
         if version is None and weight_key not in state_dict and all(
                 weight_key + suffix in state_dict for suffix in ("_orig", "_u", "_v")):
             return  # already the current layout, only the metadata was lost
-        missing = False
-        for suffix in ("_orig", "", "_u"):
-            if weight_key + suffix not in state_dict:
-                missing = True
-                if strict:
-                    missing_keys.append(weight_key + suffix)
-        if missing:
+        orig_key, u_key = weight_key + "_orig", weight_key + "_u"
+        absent = [key for key in (orig_key, weight_key, u_key) if key not in state_dict]
+        if absent:
+            # an old checkpoint without what the upgrade needs: report it, change nothing
+            if strict:
+                missing_keys.extend(absent)
             return
         with grad_mode.no_grad():
-            weight_orig = state_dict[weight_key + "_orig"]
-            weight = state_dict.pop(weight_key)
-            sigma = (weight_orig / weight).mean()
-            weight_mat = fn.reshape_weight_to_matrix(weight_orig)
-            u = state_dict[weight_key + "_u"]
-            state_dict[weight_key + "_v"] = fn._solve_v_and_rescale(weight_mat, u, sigma)
+            unnormalized = state_dict[orig_key]
+            # the old layout stored the normalized weight; the ratio recovers its sigma
+            sigma = (unnormalized / state_dict.pop(weight_key)).mean()
+            state_dict[weight_key + "_v"] = fn._solve_v_and_rescale(
+                fn.reshape_weight_to_matrix(unnormalized), state_dict[u_key], sigma)
 
 
 class SpectralNormStateDictHook:
