@@ -93,9 +93,9 @@ class ParametrizationList(ModuleList):
         if len(modules) == 0:
             raise ValueError("ParametrizationList requires one or more modules.")
         super().__init__(modules)
-        self.unsafe = unsafe
         # read before storing: a single stored tensor replaces original's data in place
         expected_shape, expected_dtype = original.shape, original.dtype
+        self.unsafe = unsafe
         stored = self._first_storage(original)
         self.is_tensor = isinstance(stored, Tensor)
         self.ntensors = 1 if self.is_tensor else len(stored)
@@ -335,12 +335,10 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
 
 def is_parametrized(module: Module, tensor_name: Optional[str] = None) -> bool:
     """Whether ``module`` has any parametrization, or one on ``tensor_name`` when given."""
-    parametrizations = getattr(module, "parametrizations", None)
-    if parametrizations is None or not isinstance(parametrizations, ModuleDict):
+    registry = getattr(module, "parametrizations", None)
+    if not isinstance(registry, ModuleDict):
         return False
-    if tensor_name is None:
-        return len(parametrizations) > 0
-    return tensor_name in parametrizations
+    return len(registry) > 0 if tensor_name is None else tensor_name in registry
 
 
 def remove_parametrizations(module: Module, tensor_name: str,

@@ -18,6 +18,8 @@ from ..parameter import Parameter, UninitializedParameter
 __all__ = ["SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook",
            "spectral_norm", "remove_spectral_norm"]
 
+T_module = TypeVar("T_module", bound=Module)
+
 
 class SpectralNorm:
     """The forward pre-hook: one or more power-iteration steps (in training mode) on
@@ -26,8 +28,8 @@ class SpectralNorm:
     # the checkpoint layout: version 1 stores ``<name>_v`` (and no ``<name>``)
     _version: int = 1
     name: str
-    dim: int
     n_power_iterations: int
+    dim: int
     eps: float
 
     def __init__(self, name: str = "weight", n_power_iterations: int = 1, dim: int = 0,
@@ -93,9 +95,10 @@ class SpectralNorm:
         with grad_mode.no_grad():
             u, v = fn._random_unit_vectors(weight)
         fn._install(module, weight, u, v)
-        module.register_forward_pre_hook(fn)
+        # the checkpoint hooks (version metadata, upgrade of old layouts), then the forward one
         module._register_state_dict_hook(SpectralNormStateDictHook(fn))
         module._register_load_state_dict_pre_hook(SpectralNormLoadStateDictPreHook(fn))
+        module.register_forward_pre_hook(fn)
         return fn
 
     def _random_unit_vectors(self, weight: Tensor):
@@ -167,9 +170,6 @@ class SpectralNormStateDictHook:
         if key in versions:
             raise RuntimeError(f"Unexpected key in metadata['spectral_norm']: {key}")
         versions[key] = self.fn._version
-
-
-T_module = TypeVar("T_module", bound=Module)
 
 
 def spectral_norm(module: T_module, name: str = "weight", n_power_iterations: int = 1,

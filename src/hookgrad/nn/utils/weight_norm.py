@@ -15,6 +15,8 @@ from ..parameter import Parameter, UninitializedParameter
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
 
+T_module = TypeVar("T_module", bound=Module)
+
 
 class WeightNorm:
     """The forward pre-hook that recomputes ``module.<name>`` from ``<name>_g`` and
@@ -66,9 +68,6 @@ class WeightNorm:
 
     def __call__(self, module: Module, inputs: Any) -> None:
         setattr(module, self.name, self.compute_weight(module))
-
-
-T_module = TypeVar("T_module", bound=Module)
 
 
 def weight_norm(module: T_module, name: str = "weight", dim: int = 0) -> T_module:
