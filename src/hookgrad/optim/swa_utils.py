@@ -172,27 +172,29 @@ def update_bn(loader: Iterable[Any], model: Module, device: Any = None) -> None:
     """Recompute every BatchNorm's running statistics with one pass over ``loader`` (each
     item, or its first element for a list or tuple, is fed to ``model``), as a cumulative
     average (momentum None); the momenta and the train/eval mode are restored afterwards."""
+    layers = [layer for layer in model.modules()
+              if isinstance(layer, _BatchNorm) and not isinstance(layer, _InstanceNorm)]
+    if not layers:
+        return
     with grad_mode.no_grad():
-        momenta = {}
-        for module in model.modules():
-            if isinstance(module, _BatchNorm) and not isinstance(module, _InstanceNorm):
-                module.reset_running_stats()
-                momenta[module] = module.momentum
-        if not momenta:
-            return
+        kept_momenta = [layer.momentum for layer in layers]
+        for layer in layers:
+            layer.reset_running_stats()
+            layer.momentum = None  # None: a plain average over every batch of the pass
         was_training = model.training
         model.train()
-        for module in momenta:
-            module.momentum = None
         for batch in loader:
-            if isinstance(batch, (list, tuple)):
-                batch = batch[0]
-            if device is not None:
-                batch = batch.to(device)
-            model(batch)
-        for module, momentum in momenta.items():
-            module.momentum = momentum
+            model(_model_input(batch, device))
+        for layer, momentum in zip(layers, kept_momenta):
+            layer.momentum = momentum
         model.train(was_training)
+
+
+def _model_input(batch: Any, device: Any) -> Any:
+    # a (input, target, ...) sequence feeds its first element
+    if isinstance(batch, (list, tuple)):
+        batch = batch[0]
+    return batch if device is None else batch.to(device)
 
 
 class SWALR(LRScheduler):

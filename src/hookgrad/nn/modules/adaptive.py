@@ -21,6 +21,33 @@ from .module import Module
 _ASMoutput = namedtuple("_ASMoutput", ["output", "loss"])
 
 
+def _checked_cutoffs(cutoffs: Sequence[int], n_classes: int) -> list:
+    values = list(cutoffs)
+    if not values:
+        raise ValueError("cutoffs should be a sequence of length larger than 0")
+    well_formed = (all(int(c) == c for c in values)
+                   and all(a < b for a, b in zip(values, values[1:]))
+                   and 0 < values[0] and values[-1] < n_classes)
+    if not well_formed:
+        raise ValueError("cutoffs should be a sequence of unique, positive integers sorted "
+                         "in an increasing order, where each value is between 1 and "
+                         "n_classes-1")
+    return values
+
+
+def _check_shapes(input: Tensor, target: Tensor) -> None:
+    # a 1-D target goes with a 2-D batch of rows, a 0-D target with one 1-D row
+    target_dims = target.dim()
+    if target_dims > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if target_dims == 1 and input.size(0) != target.size(0):
+        raise RuntimeError("Input and target should have the same size in the batch "
+                           "dimension.")
+    if input.dim() != target_dims + 1:
+        raise RuntimeError(f"{target_dims}D target tensor expects {target_dims + 1}D input "
+                           f"tensors, but found inputs with size {input.size()}")
+
+
 class AdaptiveLogSoftmaxWithLoss(Module):
     """Log-probabilities of ``target`` under an adaptive softmax, and their negative mean.
 
@@ -35,30 +62,24 @@ class AdaptiveLogSoftmaxWithLoss(Module):
                  div_value: float = 4.0, head_bias: bool = False, device=None,
                  dtype=None) -> None:
         super().__init__()
-        cutoffs = list(cutoffs)
-        if len(cutoffs) == 0:
-            raise ValueError("cutoffs should be a sequence of length larger than 0")
-        if (cutoffs != sorted(cutoffs) or min(cutoffs) <= 0 or max(cutoffs) > n_classes - 1
-                or len(set(cutoffs)) != len(cutoffs) or any(int(c) != c for c in cutoffs)):
-            raise ValueError("cutoffs should be a sequence of unique, positive integers sorted "
-                             "in an increasing order, where each value is between 1 and "
-                             "n_classes-1")
-        factory = {"device": device, "dtype": dtype}
-        self.in_features = in_features
-        self.n_classes = n_classes
-        self.cutoffs = cutoffs + [n_classes]
-        self.div_value = div_value
-        self.head_bias = head_bias
-        self.shortlist_size = self.cutoffs[0]
-        self.n_clusters = len(self.cutoffs) - 1
-        self.head_size = self.shortlist_size + self.n_clusters
-        self.head = Linear(in_features, self.head_size, bias=head_bias, **factory)
-        self.tail = ModuleList()
-        for cluster in range(self.n_clusters):
-            hidden = int(in_features // (div_value ** (cluster + 1)))
-            width = self.cutoffs[cluster + 1] - self.cutoffs[cluster]
-            self.tail.append(Sequential(Linear(in_features, hidden, bias=False, **factory),
-                                        Linear(hidden, width, bias=False, **factory)))
+        bounds = _checked_cutoffs(cutoffs, n_classes) + [n_classes]
+        self.in_features, self.n_classes = in_features, n_classes
+        self.cutoffs = bounds
+        self.div_value, self.head_bias = div_value, head_bias
+        # the head scores the shortlist plus one entry standing for each cluster
+        self.shortlist_size, self.n_clusters = bounds[0], len(bounds) - 1
+        self.head_size = bounds[0] + len(bounds) - 1
+        kwargs = {"device": device, "dtype": dtype}
+        self.head = Linear(in_features, self.head_size, bias=head_bias, **kwargs)
+        self.tail = ModuleList(
+            self._cluster_projection(i, bounds[i + 1] - bounds[i], kwargs)
+            for i in range(self.n_clusters))
+
+    def _cluster_projection(self, index: int, n_members: int, kwargs: dict) -> Sequential:
+        # each later cluster is rarer, so its bottleneck shrinks by another div_value
+        narrow = int(self.in_features // self.div_value ** (index + 1))
+        return Sequential(Linear(self.in_features, narrow, bias=False, **kwargs),
+                          Linear(narrow, n_members, bias=False, **kwargs))
 
     def reset_parameters(self) -> None:
         """Re-draw the head's and every tail layer's initial parameters."""
@@ -68,19 +89,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
             to_output.reset_parameters()
 
     def forward(self, input_: Tensor, target_: Tensor):
-        if target_.dim() == 1:
-            if input_.size(0) != target_.size(0):
-                raise RuntimeError("Input and target should have the same size in the batch "
-                                   "dimension.")
-            if input_.dim() != 2:
-                raise RuntimeError(f"1D target tensor expects 2D input tensors, but found "
-                                   f"inputs with size {input_.size()}")
-        elif target_.dim() == 0:
-            if input_.dim() != 1:
-                raise RuntimeError(f"0D target tensor expects 1D input tensors, but found "
-                                   f"inputs with size {input_.size()}")
-        else:
-            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        _check_shapes(input_, target_)
         batched = target_.dim() > 0
         input = input_ if batched else input_.unsqueeze(0)
         target = target_ if batched else target_.unsqueeze(0)

@@ -6,7 +6,7 @@ checkpoints move between the two libraries.
 """
 from __future__ import annotations
 
-from enum import Enum, auto
+from enum import Enum
 from typing import Optional
 
 import hookgrad
@@ -20,24 +20,21 @@ __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
 
 def _is_orthogonal(Q: Tensor) -> bool:
-    n, k = Q.size(-2), Q.size(-1)
-    identity = hookgrad.eye(k, dtype=Q.dtype)
-    tolerance = 10.0 * n * hookgrad.finfo(Q.dtype).eps
-    return hookgrad.allclose(Q.mH @ Q, identity, atol=tolerance)
+    rows, cols = Q.shape[-2:]
+    slack = 10.0 * rows * hookgrad.finfo(Q.dtype).eps
+    return hookgrad.allclose(Q.mH @ Q, hookgrad.eye(cols, dtype=Q.dtype), atol=slack)
 
 
 def _make_orthogonal(A: Tensor) -> Tensor:
-    # Q of A's QR decomposition with the signs that make R's diagonal positive, so it is unique
-    reflectors, tau = hookgrad.geqrf(A)
-    Q = hookgrad.linalg.householder_product(reflectors, tau)
-    Q *= reflectors.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
-    return Q
+    # the Q factor of A = QR, its columns flipped so that R's diagonal is positive: that
+    # choice of signs makes the factor unique
+    packed, tau = hookgrad.geqrf(A)
+    flips = packed.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
+    return hookgrad.linalg.householder_product(packed, tau) * flips
 
 
-class _OrthMaps(Enum):
-    matrix_exp = auto()
-    cayley = auto()
-    householder = auto()
+# the three ways of turning an unconstrained matrix into an orthogonal one
+_OrthMaps = Enum("_OrthMaps", "matrix_exp cayley householder")
 
 
 class _Orthogonal(Module):
@@ -54,78 +51,90 @@ class _Orthogonal(Module):
     def __init__(self, weight: Tensor, orthogonal_map: _OrthMaps, *,
                  use_trivialization: bool = True) -> None:
         super().__init__()
-        if weight.is_complex() and orthogonal_map == _OrthMaps.householder:
+        if orthogonal_map is _OrthMaps.householder and weight.is_complex():
             raise ValueError("The householder parametrization does not support complex tensors.")
-        self.shape = weight.shape
         self.orthogonal_map = orthogonal_map
+        self.shape = weight.shape
         if use_trivialization:
+            # filled by right_inverse; its presence is what switches the trivialization on
             self.register_buffer("base", None)
 
     def forward(self, X: Tensor) -> Tensor:
         """The orthogonal matrix (batch) that ``X`` parametrizes."""
-        n, k = X.size(-2), X.size(-1)
-        transposed = n < k
-        if transposed:
-            X = X.mT
-            n, k = k, n
-        if self.orthogonal_map in (_OrthMaps.matrix_exp, _OrthMaps.cayley):
-            X = X.tril()
-            if n != k:
-                X = hookgrad.cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)],
-                                 dim=-1)
-            A = X - X.mH
-            if self.orthogonal_map == _OrthMaps.matrix_exp:
-                Q = hookgrad.matrix_exp(A)
-            else:
-                identity = hookgrad.eye(n, dtype=A.dtype)
-                Q = hookgrad.linalg.solve(hookgrad.add(identity, A, alpha=-0.5),
-                                          hookgrad.add(identity, A, alpha=0.5))
-            if n != k:
-                Q = Q[..., :k]
+        wide = X.size(-2) < X.size(-1)
+        tall = X.mT if wide else X
+        if self.orthogonal_map is _OrthMaps.householder:
+            Q = self._from_reflectors(tall)
         else:
-            A = X.tril(diagonal=-1)
-            tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
-            Q = hookgrad.linalg.householder_product(A, tau)
-            # the diagonal of X (rounded toward zero) picks the sign of each column
-            Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
+            Q = self._from_skew(tall)
         if hasattr(self, "base"):
             Q = self.base @ Q
-        if transposed:
-            Q = Q.mT
-        return Q
+        return Q.mT if wide else Q
+
+    def _from_skew(self, tall: Tensor) -> Tensor:
+        # a square skew-symmetric matrix from the lower triangle (padded with zero columns
+        # when tall); its exponential or Cayley transform is orthogonal
+        rows, cols = tall.shape[-2:]
+        lower = tall.tril()
+        if rows > cols:
+            padding = lower.new_zeros(rows, rows - cols).expand(*lower.shape[:-2], -1, -1)
+            lower = hookgrad.cat([lower, padding], dim=-1)
+        skew = lower - lower.mH
+        if self.orthogonal_map is _OrthMaps.matrix_exp:
+            square = hookgrad.matrix_exp(skew)
+        else:
+            eye = hookgrad.eye(rows, dtype=skew.dtype)
+            half = 0.5 * skew
+            square = hookgrad.linalg.solve(eye - half, eye + half)
+        return square[..., :cols] if rows > cols else square
+
+    @staticmethod
+    def _from_reflectors(tall: Tensor) -> Tensor:
+        vectors = tall.tril(diagonal=-1)
+        # with an implicit unit head, tau = 2 / ||v||^2 makes each factor a reflection
+        tau = 2.0 / (1.0 + (vectors * vectors).sum(dim=-2))
+        product = hookgrad.linalg.householder_product(vectors, tau)
+        # the diagonal of the input, rounded toward zero, picks each column's sign
+        return product * tall.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
 
     def right_inverse(self, Q: Tensor) -> Tensor:
         """What to store so that ``forward`` returns ``Q`` (orthogonalized first if it is not
         orthogonal); with a trivialization this sets ``base`` and stores -I."""
+        if Q.shape != self.shape:
+            raise ValueError(f"Expected a matrix or batch of matrices of shape "
+                             f"{self.shape}. Got a tensor of shape {Q.shape}.")
         with grad_mode.no_grad():
-            if Q.shape != self.shape:
-                raise ValueError(f"Expected a matrix or batch of matrices of shape "
-                                 f"{self.shape}. Got a tensor of shape {Q.shape}.")
-            Q_init = Q
-            n, k = Q.size(-2), Q.size(-1)
-            transpose = n < k
-            if transpose:
-                Q = Q.mT
-                n, k = k, n
+            wide = Q.size(-2) < Q.size(-1)
+            tall = Q.mT if wide else Q
             if not hasattr(self, "base"):
-                if self.orthogonal_map in (_OrthMaps.cayley, _OrthMaps.matrix_exp):
-                    raise NotImplementedError(
-                        "It is not possible to assign to the matrix exponential or the Cayley "
-                        "parametrizations when use_trivialization=False.")
-                A, tau = hookgrad.geqrf(Q)
-                # forward turns the diagonal into column signs; a zero tau flips its reflector
-                A.diagonal(dim1=-2, dim2=-1).sign_()
-                A.diagonal(dim1=-2, dim2=-1)[tau == 0.0] *= -1
-                return A.mT if transpose else A
-            if n == k:
-                Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
-            else:
-                completion = hookgrad.randn(*(Q.size()[:-2] + (n, n - k)), dtype=Q.dtype)
-                Q = _make_orthogonal(hookgrad.cat([Q, completion], dim=-1))
-            self.base = Q
-            negative_identity = hookgrad.zeros_like(Q_init)
-            negative_identity.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
-            return negative_identity
+                stored = self._reflectors_for(tall)
+                return stored.mT if wide else stored
+            self.base = self._orthogonal_base(tall)
+            # forward at -I gives the identity for every map, so the product is the base
+            start = hookgrad.zeros_like(Q)
+            start.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
+            return start
+
+    def _reflectors_for(self, tall: Tensor) -> Tensor:
+        if self.orthogonal_map is not _OrthMaps.householder:
+            raise NotImplementedError(
+                "It is not possible to assign to the matrix exponential or the Cayley "
+                "parametrizations when use_trivialization=False.")
+        packed, tau = hookgrad.geqrf(tall)
+        # forward reads the diagonal as column signs; a zero tau means a flipped reflector
+        diagonal = packed.diagonal(dim1=-2, dim2=-1)
+        diagonal.sign_()
+        diagonal[tau == 0.0] *= -1
+        return packed
+
+    @staticmethod
+    def _orthogonal_base(tall: Tensor) -> Tensor:
+        rows, cols = tall.shape[-2:]
+        if rows > cols:
+            # complete the columns to a square matrix with random ones, then orthogonalize
+            extra = hookgrad.randn(*tall.shape[:-2], rows, rows - cols, dtype=tall.dtype)
+            return _make_orthogonal(hookgrad.cat([tall, extra], dim=-1))
+        return tall.clone() if _is_orthogonal(tall) else _make_orthogonal(tall)
 
 
 def orthogonal(module: Module, name: str = "weight", orthogonal_map: Optional[str] = None, *,

@@ -41,14 +41,24 @@ def cached() -> Iterator[None]:
         with parametrize.cached():
             output = model(inputs)
     """
-    global _cache, _cache_enabled
-    _cache_enabled += 1
+    _open_cache_scope()
     try:
         yield
     finally:
-        _cache_enabled -= 1
-        if not _cache_enabled:
-            _cache = {}
+        _close_cache_scope()
+
+
+def _open_cache_scope() -> None:
+    global _cache_enabled
+    _cache_enabled += 1
+
+
+def _close_cache_scope() -> None:
+    # only the outermost block owns the cached tensors; inner ones just leave
+    global _cache_enabled
+    _cache_enabled -= 1
+    if _cache_enabled == 0:
+        _cache.clear()
 
 
 def _register_parameter_or_buffer(module: Module, name: str, value: Tensor) -> None:
@@ -83,103 +93,123 @@ class ParametrizationList(ModuleList):
         if len(modules) == 0:
             raise ValueError("ParametrizationList requires one or more modules.")
         super().__init__(modules)
+        # read before storing: a single stored tensor replaces original's data in place
+        expected_shape, expected_dtype = original.shape, original.dtype
         self.unsafe = unsafe
-        original_shape, original_dtype = original.shape, original.dtype
-        with grad_mode.no_grad():
-            new = original
-            for module in reversed(self):
-                if hasattr(module, "right_inverse"):
-                    try:
-                        new = module.right_inverse(new)
-                    except NotImplementedError:
-                        pass
-        if not isinstance(new, (Tensor, collections.abc.Sequence)):
-            raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors "
-                             f"(list, tuple...). Got {type(new).__name__}")
-        self.is_tensor = isinstance(new, Tensor)
-        self.ntensors = 1 if self.is_tensor else len(new)
+        stored = self._first_storage(original)
+        self.is_tensor = isinstance(stored, Tensor)
+        self.ntensors = 1 if self.is_tensor else len(stored)
         if self.is_tensor:
-            if original.dtype != new.dtype:
-                raise ValueError("When `right_inverse` outputs one tensor, it may not change the "
-                                 f"dtype.\noriginal.dtype: {original.dtype}\n"
-                                 f"right_inverse(original).dtype: {new.dtype}")
-            with grad_mode.no_grad():
-                _maybe_set(original, new)
-            _register_parameter_or_buffer(self, "original", original)
+            self._keep_single(original, stored)
         else:
-            for index, piece in enumerate(new):
-                if not isinstance(piece, Tensor):
-                    raise ValueError("'right_inverse' must return a Tensor or a Sequence of "
-                                     "tensors (list, tuple...). Got element "
-                                     f"{index} of the sequence with type {type(piece).__name__}.")
-                if isinstance(original, Parameter):
-                    piece = Parameter(piece, original.requires_grad)
-                piece.requires_grad_(original.requires_grad)
-                _register_parameter_or_buffer(self, f"original{index}", piece)
-        if not self.unsafe:
-            value = self()
-            if not isinstance(value, Tensor):
-                raise ValueError("A parametrization must return a tensor. Got "
-                                 f"{type(value).__name__}.")
-            if value.dtype != original_dtype:
-                raise ValueError("Registering a parametrization may not change the dtype of the "
-                                 "tensor, unless `unsafe` flag is enabled.\n"
-                                 f"unparametrized dtype: {original_dtype}\n"
-                                 f"parametrized dtype: {value.dtype}")
-            if value.shape != original_shape:
-                raise ValueError("Registering a parametrization may not change the shape of the "
-                                 "tensor, unless `unsafe` flag is enabled.\n"
-                                 f"unparametrized shape: {original_shape}\n"
-                                 f"parametrized shape: {value.shape}")
+            self._keep_pieces(original, stored)
+        if not unsafe:
+            self._check_unchanged(expected_shape, expected_dtype)
+
+    def _first_storage(self, original: Tensor):
+        # right_inverse is optional at registration: a missing or unimplemented one stores
+        # the value unchanged
+        value = original
+        with grad_mode.no_grad():
+            for parametrization in reversed(self):
+                inverse = getattr(parametrization, "right_inverse", None)
+                if inverse is None:
+                    continue
+                try:
+                    value = inverse(value)
+                except NotImplementedError:
+                    pass
+        if isinstance(value, (Tensor, collections.abc.Sequence)):
+            return value
+        raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors "
+                         f"(list, tuple...). Got {type(value).__name__}")
+
+    def _keep_single(self, original: Tensor, stored: Tensor) -> None:
+        if stored.dtype != original.dtype:
+            raise ValueError("When `right_inverse` outputs one tensor, it may not change the "
+                             f"dtype.\noriginal.dtype: {original.dtype}\n"
+                             f"right_inverse(original).dtype: {stored.dtype}")
+        with grad_mode.no_grad():
+            _maybe_set(original, stored)
+        _register_parameter_or_buffer(self, "original", original)
+
+    def _keep_pieces(self, original: Tensor, pieces) -> None:
+        wants_grad = original.requires_grad
+        as_parameters = isinstance(original, Parameter)
+        for position, piece in enumerate(pieces):
+            if not isinstance(piece, Tensor):
+                raise ValueError("'right_inverse' must return a Tensor or a Sequence of "
+                                 "tensors (list, tuple...). Got element "
+                                 f"{position} of the sequence with type {type(piece).__name__}.")
+            kept = Parameter(piece, wants_grad) if as_parameters else piece
+            kept.requires_grad_(wants_grad)
+            _register_parameter_or_buffer(self, f"original{position}", kept)
+
+    def _check_unchanged(self, shape, dtype) -> None:
+        value = self()
+        if not isinstance(value, Tensor):
+            raise ValueError(f"A parametrization must return a tensor. Got {type(value).__name__}.")
+        for what, before, after in (("dtype", dtype, value.dtype), ("shape", shape, value.shape)):
+            if before != after:
+                raise ValueError(f"Registering a parametrization may not change the {what} of "
+                                 "the tensor, unless `unsafe` flag is enabled.\n"
+                                 f"unparametrized {what}: {before}\n"
+                                 f"parametrized {what}: {after}")
+
+    def _originals(self) -> tuple:
+        if self.is_tensor:
+            return (self.original,)
+        return tuple(getattr(self, f"original{i}") for i in range(self.ntensors))
 
     def right_inverse(self, value: Tensor) -> None:
         """Store ``value`` so that the list returns it: run every ``right_inverse`` from the last
         parametrization to the first and write the result into the original tensor(s)."""
         with grad_mode.no_grad():
-            for module in reversed(self):
-                if not hasattr(module, "right_inverse"):
-                    raise RuntimeError(f"parametrization {type(module).__name__} does not "
-                                       "implement right_inverse.")
-                value = module.right_inverse(value)
+            for parametrization in reversed(self):
+                inverse = getattr(parametrization, "right_inverse", None)
+                if inverse is None:
+                    raise RuntimeError(f"parametrization {type(parametrization).__name__} "
+                                       "does not implement right_inverse.")
+                value = inverse(value)
             if self.is_tensor:
-                if not isinstance(value, Tensor):
-                    raise ValueError("`right_inverse` should return a tensor. Got "
-                                     f"{type(value).__name__}")
-                if value.dtype != self.original.dtype:
-                    raise ValueError(f"The tensor returned by `right_inverse` has dtype "
-                                     f"{value.dtype} while `original` has dtype "
-                                     f"{self.original.dtype}")
-                _maybe_set(self.original, value)
-                return
-            if not isinstance(value, collections.abc.Sequence):
-                raise ValueError("'right_inverse' must return a sequence of tensors. "
-                                 f"Got {type(value).__name__}.")
-            if len(value) != self.ntensors:
-                raise ValueError("'right_inverse' must return a sequence of tensors of length "
-                                 f"{self.ntensors}. Got a sequence of length {len(value)}.")
-            for index, tensor in enumerate(value):
-                original = getattr(self, f"original{index}")
-                if not isinstance(tensor, Tensor):
-                    raise ValueError("'right_inverse' must return a sequence of tensors or "
-                                     f"reference-type opaques. Got element {index} of type "
-                                     f"{type(tensor).__name__}.")
-                if original.dtype != tensor.dtype:
-                    raise ValueError(f"Tensor {index} returned by `right_inverse` has dtype "
-                                     f"{tensor.dtype} while `original{index}` has dtype "
-                                     f"{original.dtype}")
-                _maybe_set(original, tensor)
+                self._assign_single(value)
+            else:
+                self._assign_pieces(value)
+
+    def _assign_single(self, value) -> None:
+        if not isinstance(value, Tensor):
+            raise ValueError(f"`right_inverse` should return a tensor. Got {type(value).__name__}")
+        target = self.original
+        if value.dtype != target.dtype:
+            raise ValueError(f"The tensor returned by `right_inverse` has dtype {value.dtype} "
+                             f"while `original` has dtype {target.dtype}")
+        _maybe_set(target, value)
+
+    def _assign_pieces(self, values) -> None:
+        if not isinstance(values, collections.abc.Sequence):
+            raise ValueError("'right_inverse' must return a sequence of tensors. "
+                             f"Got {type(values).__name__}.")
+        if len(values) != self.ntensors:
+            raise ValueError("'right_inverse' must return a sequence of tensors of length "
+                             f"{self.ntensors}. Got a sequence of length {len(values)}.")
+        for position, (target, value) in enumerate(zip(self._originals(), values)):
+            if not isinstance(value, Tensor):
+                raise ValueError("'right_inverse' must return a sequence of tensors or "
+                                 f"reference-type opaques. Got element {position} of type "
+                                 f"{type(value).__name__}.")
+            if value.dtype != target.dtype:
+                raise ValueError(f"Tensor {position} returned by `right_inverse` has dtype "
+                                 f"{value.dtype} while `original{position}` has dtype "
+                                 f"{target.dtype}")
+            _maybe_set(target, value)
 
     def forward(self) -> Tensor:
         """The parametrized tensor: the first parametrization on the original(s), then each
         following one on the previous result."""
-        if self.is_tensor:
-            value = self[0](self.original)
-        else:
-            value = self[0](*(getattr(self, f"original{i}") for i in range(self.ntensors)))
-        index = 1
-        while hasattr(self, str(index)):
-            value = self[index](value)
-            index += 1
+        first, *rest = self
+        value = first(*self._originals())
+        for parametrization in rest:
+            value = parametrization(value)
         return value
 
 
@@ -305,12 +335,10 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
 
 def is_parametrized(module: Module, tensor_name: Optional[str] = None) -> bool:
     """Whether ``module`` has any parametrization, or one on ``tensor_name`` when given."""
-    parametrizations = getattr(module, "parametrizations", None)
-    if parametrizations is None or not isinstance(parametrizations, ModuleDict):
+    registry = getattr(module, "parametrizations", None)
+    if not isinstance(registry, ModuleDict):
         return False
-    if tensor_name is None:
-        return len(parametrizations) > 0
-    return tensor_name in parametrizations
+    return len(registry) > 0 if tensor_name is None else tensor_name in registry
 
 
 def remove_parametrizations(module: Module, tensor_name: str,

@@ -18,6 +18,8 @@ from ..parameter import Parameter, UninitializedParameter
 __all__ = ["SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook",
            "spectral_norm", "remove_spectral_norm"]
 
+T_module = TypeVar("T_module", bound=Module)
+
 
 class SpectralNorm:
     """The forward pre-hook: one or more power-iteration steps (in training mode) on
@@ -26,8 +28,8 @@ class SpectralNorm:
     # the checkpoint layout: version 1 stores ``<name>_v`` (and no ``<name>``)
     _version: int = 1
     name: str
-    dim: int
     n_power_iterations: int
+    dim: int
     eps: float
 
     def __init__(self, name: str = "weight", n_power_iterations: int = 1, dim: int = 0,
@@ -48,9 +50,7 @@ class SpectralNorm:
 
     def compute_weight(self, module: Module, do_power_iteration: bool) -> Tensor:
         """``<name>_orig / sigma``, updating ``u`` and ``v`` in place first if asked."""
-        weight = getattr(module, self.name + "_orig")
-        u = getattr(module, self.name + "_u")
-        v = getattr(module, self.name + "_v")
+        weight, u, v = (getattr(module, self.name + suffix) for suffix in ("_orig", "_u", "_v"))
         weight_mat = self.reshape_weight_to_matrix(weight)
         if do_power_iteration:
             with grad_mode.no_grad():
@@ -67,10 +67,8 @@ class SpectralNorm:
         """Leave one plain parameter holding the current normalized weight."""
         with grad_mode.no_grad():
             weight = self.compute_weight(module, do_power_iteration=False)
-        delattr(module, self.name)
-        delattr(module, self.name + "_u")
-        delattr(module, self.name + "_v")
-        delattr(module, self.name + "_orig")
+        for suffix in ("", "_u", "_v", "_orig"):
+            delattr(module, self.name + suffix)
         module.register_parameter(self.name, Parameter(weight.detach()))
 
     def __call__(self, module: Module, inputs: Any) -> None:
@@ -87,32 +85,44 @@ class SpectralNorm:
     def apply(module: Module, name: str, n_power_iterations: int, dim: int,
               eps: float) -> "SpectralNorm":
         """Move ``<name>`` to ``<name>_orig``, draw ``u`` and ``v`` and register the hooks."""
-        for hook in module._forward_pre_hooks.values():
-            if isinstance(hook, SpectralNorm) and hook.name == name:
-                raise RuntimeError(f"Cannot register two spectral_norm hooks on the same "
-                                   f"parameter {name}")
+        if any(isinstance(hook, SpectralNorm) and hook.name == name
+               for hook in module._forward_pre_hooks.values()):
+            raise RuntimeError(f"Cannot register two spectral_norm hooks on the same "
+                               f"parameter {name}")
         fn = SpectralNorm(name, n_power_iterations, dim, eps)
         weight = module._parameters[name]
-        if weight is None:
-            raise ValueError(f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
-        if isinstance(weight, UninitializedParameter):
-            raise ValueError("The module passed to `SpectralNorm` can't have uninitialized "
-                             "parameters. Make sure to run the dummy forward before applying "
-                             "spectral normalization")
+        _check_weight_ready(weight, name)
         with grad_mode.no_grad():
-            rows, columns = fn.reshape_weight_to_matrix(weight).size()
-            u = F.normalize(weight.new_empty(rows).normal_(0, 1), dim=0, eps=fn.eps)
-            v = F.normalize(weight.new_empty(columns).normal_(0, 1), dim=0, eps=fn.eps)
-        delattr(module, fn.name)
-        module.register_parameter(fn.name + "_orig", weight)
-        # a plain attribute until the first forward: the pre-hook replaces it each call
-        setattr(module, fn.name, weight.data)
-        module.register_buffer(fn.name + "_u", u)
-        module.register_buffer(fn.name + "_v", v)
-        module.register_forward_pre_hook(fn)
+            u, v = fn._random_unit_vectors(weight)
+        fn._install(module, weight, u, v)
+        # the checkpoint hooks (version metadata, upgrade of old layouts), then the forward one
         module._register_state_dict_hook(SpectralNormStateDictHook(fn))
         module._register_load_state_dict_pre_hook(SpectralNormLoadStateDictPreHook(fn))
+        module.register_forward_pre_hook(fn)
         return fn
+
+    def _random_unit_vectors(self, weight: Tensor):
+        # the power iteration starts from normal draws scaled to length one: u first, then v
+        shape = self.reshape_weight_to_matrix(weight).size()
+        return tuple(F.normalize(weight.new_empty(length).normal_(0, 1), dim=0, eps=self.eps)
+                     for length in shape)
+
+    def _install(self, module: Module, weight: Tensor, u: Tensor, v: Tensor) -> None:
+        delattr(module, self.name)
+        module.register_parameter(f"{self.name}_orig", weight)
+        for suffix, vector in (("_u", u), ("_v", v)):
+            module.register_buffer(self.name + suffix, vector)
+        # a plain attribute until the first forward: the pre-hook replaces it on every call
+        setattr(module, self.name, weight.data)
+
+
+def _check_weight_ready(weight, name: str) -> None:
+    if isinstance(weight, UninitializedParameter):
+        raise ValueError("The module passed to `SpectralNorm` can't have uninitialized "
+                         "parameters. Make sure to run the dummy forward before applying "
+                         "spectral normalization")
+    if weight is None:
+        raise ValueError(f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
 
 
 class SpectralNormLoadStateDictPreHook:
@@ -132,21 +142,19 @@ class SpectralNormLoadStateDictPreHook:
         if version is None and weight_key not in state_dict and all(
                 weight_key + suffix in state_dict for suffix in ("_orig", "_u", "_v")):
             return  # already the current layout, only the metadata was lost
-        missing = False
-        for suffix in ("_orig", "", "_u"):
-            if weight_key + suffix not in state_dict:
-                missing = True
-                if strict:
-                    missing_keys.append(weight_key + suffix)
-        if missing:
+        orig_key, u_key = weight_key + "_orig", weight_key + "_u"
+        absent = [key for key in (orig_key, weight_key, u_key) if key not in state_dict]
+        if absent:
+            # an old checkpoint without what the upgrade needs: report it, change nothing
+            if strict:
+                missing_keys.extend(absent)
             return
         with grad_mode.no_grad():
-            weight_orig = state_dict[weight_key + "_orig"]
-            weight = state_dict.pop(weight_key)
-            sigma = (weight_orig / weight).mean()
-            weight_mat = fn.reshape_weight_to_matrix(weight_orig)
-            u = state_dict[weight_key + "_u"]
-            state_dict[weight_key + "_v"] = fn._solve_v_and_rescale(weight_mat, u, sigma)
+            unnormalized = state_dict[orig_key]
+            # the old layout stored the normalized weight; the ratio recovers its sigma
+            sigma = (unnormalized / state_dict.pop(weight_key)).mean()
+            state_dict[weight_key + "_v"] = fn._solve_v_and_rescale(
+                fn.reshape_weight_to_matrix(unnormalized), state_dict[u_key], sigma)
 
 
 class SpectralNormStateDictHook:
@@ -162,9 +170,6 @@ class SpectralNormStateDictHook:
         if key in versions:
             raise RuntimeError(f"Unexpected key in metadata['spectral_norm']: {key}")
         versions[key] = self.fn._version
-
-
-T_module = TypeVar("T_module", bound=Module)
 
 
 def spectral_norm(module: T_module, name: str = "weight", n_power_iterations: int = 1,
@@ -187,19 +192,26 @@ def spectral_norm(module: T_module, name: str = "weight", n_power_iterations: in
 def remove_spectral_norm(module: T_module, name: str = "weight") -> T_module:
     """Undo :func:`spectral_norm`: one plain parameter with the current normalized value, and
     all three hooks removed. Returns ``module``."""
-    for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[key]
-            break
-    else:
+    if not _drop_hook(module._forward_pre_hooks, name,
+                      lambda hook: isinstance(hook, SpectralNorm) and hook,
+                      on_found=lambda hook: hook.remove(module)):
         raise ValueError(f"spectral_norm of '{name}' not found in {module}")
-    for key, hook in module._state_dict_hooks.items():
-        if isinstance(hook, SpectralNormStateDictHook) and hook.fn.name == name:
-            del module._state_dict_hooks[key]
-            break
-    for key, hook in module._load_state_dict_pre_hooks.items():
-        if isinstance(hook, SpectralNormLoadStateDictPreHook) and hook.fn.name == name:
-            del module._load_state_dict_pre_hooks[key]
-            break
+    # the checkpoint hooks go too; each knows its weight's name through its SpectralNorm
+    _drop_hook(module._state_dict_hooks, name,
+               lambda hook: isinstance(hook, SpectralNormStateDictHook) and hook.fn)
+    _drop_hook(module._load_state_dict_pre_hooks, name,
+               lambda hook: isinstance(hook, SpectralNormLoadStateDictPreHook) and hook.fn)
     return module
+
+
+def _drop_hook(hooks: dict, name: str, norm_of, on_found=None) -> bool:
+    """Delete the first hook in ``hooks`` whose SpectralNorm (``norm_of(hook)``, falsy when
+    the hook is of another kind) is for ``name``; whether one was found."""
+    for key in list(hooks):
+        norm = norm_of(hooks[key])
+        if norm and norm.name == name:
+            if on_found is not None:
+                on_found(hooks[key])
+            del hooks[key]
+            return True
+    return False

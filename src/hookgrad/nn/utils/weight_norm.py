@@ -15,6 +15,8 @@ from ..parameter import Parameter, UninitializedParameter
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
 
+T_module = TypeVar("T_module", bound=Module)
+
 
 class WeightNorm:
     """The forward pre-hook that recomputes ``module.<name>`` from ``<name>_g`` and
@@ -38,37 +40,34 @@ class WeightNorm:
         """Split ``module.<name>`` into ``<name>_g`` and ``<name>_v`` and register the hook."""
         warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
              "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning)
-        for hook in module._forward_pre_hooks.values():
-            if isinstance(hook, WeightNorm) and hook.name == name:
-                raise RuntimeError(f"Cannot register two weight_norm hooks on the same "
-                                   f"parameter {name}")
+        if _find_hook(module, name) is not None:
+            raise RuntimeError(f"Cannot register two weight_norm hooks on the same "
+                               f"parameter {name}")
         fn = WeightNorm(name, dim)
         weight = getattr(module, name)
         if isinstance(weight, UninitializedParameter):
             raise ValueError("The module passed to `WeightNorm` can't have uninitialized "
                              "parameters. Make sure to run the dummy forward before applying "
                              "weight normalization")
+        magnitude = hookgrad.norm_except_dim(weight, 2, fn.dim).data
         del module._parameters[name]
-        module.register_parameter(name + "_g",
-                                  Parameter(hookgrad.norm_except_dim(weight, 2, fn.dim).data))
-        module.register_parameter(name + "_v", Parameter(weight.data))
+        # g before v: the parameters' order (and so an optimizer's) is torch's
+        for suffix, value in (("_g", magnitude), ("_v", weight.data)):
+            module.register_parameter(name + suffix, Parameter(value))
         setattr(module, name, fn.compute_weight(module))
         module.register_forward_pre_hook(fn)
         return fn
 
     def remove(self, module: Module) -> None:
         """Put back one plain parameter holding the current normalized value."""
-        weight = self.compute_weight(module)
+        normalized = self.compute_weight(module).data
         delattr(module, self.name)
-        del module._parameters[self.name + "_g"]
-        del module._parameters[self.name + "_v"]
-        setattr(module, self.name, Parameter(weight.data))
+        for suffix in ("_g", "_v"):
+            del module._parameters[self.name + suffix]
+        setattr(module, self.name, Parameter(normalized))
 
     def __call__(self, module: Module, inputs: Any) -> None:
         setattr(module, self.name, self.compute_weight(module))
-
-
-T_module = TypeVar("T_module", bound=Module)
 
 
 def weight_norm(module: T_module, name: str = "weight", dim: int = 0) -> T_module:
@@ -86,9 +85,16 @@ def weight_norm(module: T_module, name: str = "weight", dim: int = 0) -> T_modul
 def remove_weight_norm(module: T_module, name: str = "weight") -> T_module:
     """Undo :func:`weight_norm`: ``module.<name>`` is a plain parameter again, holding the
     normalized value, and the pre-hook is gone. Returns ``module``."""
-    for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[key]
-            return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    found = _find_hook(module, name)
+    if found is None:
+        raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    key, hook = found
+    hook.remove(module)
+    del module._forward_pre_hooks[key]
+    return module
+
+
+def _find_hook(module: Module, name: str):
+    """The (key, hook) of the WeightNorm pre-hook on ``name``, or None."""
+    return next(((key, hook) for key, hook in module._forward_pre_hooks.items()
+                 if isinstance(hook, WeightNorm) and hook.name == name), None)
