@@ -35,9 +35,11 @@ class Transform:
     ``log_abs_det_jacobian``; calling and inverting go through the one-pair cache here.
     """
 
-    bijective = False
+    # Where values live on each side; subclasses set these (often as dependent properties).
     domain: constraints.Constraint
     codomain: constraints.Constraint
+    # One-to-one maps (so the log-density formula applies) say so.
+    bijective = False
 
     def __init__(self, cache_size: int = 0) -> None:
         if cache_size not in (0, 1):
@@ -166,7 +168,8 @@ class _InverseTransform(Transform):
 
     def with_cache(self, cache_size: int = 1):
         """The inverse of the forward transform with that cache size."""
-        return self.inv.with_cache(cache_size).inv
+        recached = self.inv.with_cache(cache_size)
+        return recached.inv
 
     def __eq__(self, other):
         if not isinstance(other, _InverseTransform):
