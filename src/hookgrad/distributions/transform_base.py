@@ -8,6 +8,9 @@ very ``x`` (and keeps its graph) instead of recomputing it.
 """
 from __future__ import annotations
 
+import functools
+import operator
+
 import hookgrad as torch
 
 from . import constraints
@@ -16,43 +19,54 @@ from .utils import _sum_rightmost, lazy_property
 __all__ = ["Transform", "ComposeTransform", "IndependentTransform", "ReshapeTransform",
            "identity_transform"]
 
+_EMPTY_PAIR = (None, None)
+
+
+def _need_rank(value, rank: int) -> None:
+    """Transforms over events cannot take a tensor with fewer dimensions than one event."""
+    if rank > value.dim():
+        raise ValueError("Too few dimensions on input")
+
 
 class Transform:
-    """The base of invertible transforms with computable log-det-Jacobians."""
+    """The base of invertible transforms with computable log-det-Jacobians.
 
-    bijective = False
+    Subclasses give ``domain``/``codomain`` and implement ``_call``, ``_inverse`` and
+    ``log_abs_det_jacobian``; calling and inverting go through the one-pair cache here.
+    """
+
+    # Where values live on each side; subclasses set these (often as dependent properties).
     domain: constraints.Constraint
     codomain: constraints.Constraint
+    # One-to-one maps (so the log-density formula applies) say so.
+    bijective = False
 
     def __init__(self, cache_size: int = 0) -> None:
-        self._cache_size = cache_size
-        self._inv = None
-        if cache_size == 1:
-            self._cached_x_y = None, None
-        elif cache_size != 0:
+        if cache_size not in (0, 1):
             raise ValueError("cache_size must be 0 or 1")
+        self._cache_size = cache_size
+        self._pair = _EMPTY_PAIR
+        self._inv = None
         super().__init__()
 
     def __getstate__(self):
-        state = self.__dict__.copy()
-        state["_inv"] = None
-        return state
+        # The inverse points back at us; pickling it would only duplicate the object.
+        return {**self.__dict__, "_inv": None}
 
     @property
     def event_dim(self) -> int:
         """The event dimensions, when domain and codomain agree on them."""
-        if self.domain.event_dim == self.codomain.event_dim:
-            return self.domain.event_dim
-        raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
+        dims = {self.domain.event_dim, self.codomain.event_dim}
+        if len(dims) != 1:
+            raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
+        return dims.pop()
 
     @property
     def inv(self) -> "Transform":
         """The inverse transform (made once and kept)."""
-        inv = self._inv
-        if inv is None:
-            inv = _InverseTransform(self)
-            self._inv = inv
-        return inv
+        if self._inv is None:
+            self._inv = _InverseTransform(self)
+        return self._inv
 
     @property
     def sign(self):
@@ -60,40 +74,43 @@ class Transform:
         raise NotImplementedError
 
     def with_cache(self, cache_size: int = 1):
-        """This transform with the given cache size."""
-        if self._cache_size == cache_size:
+        """This transform with the given cache size.
+
+        A subclass whose constructor takes more than ``cache_size`` must override this.
+        """
+        if cache_size == self._cache_size:
             return self
-        if type(self).__init__ is Transform.__init__:
-            return type(self)(cache_size=cache_size)
-        raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
+        cls = type(self)
+        if cls.__init__ is not Transform.__init__:
+            raise NotImplementedError(f"{cls}.with_cache is not implemented")
+        return cls(cache_size=cache_size)
 
     def __eq__(self, other):
-        return self is other
+        return other is self
 
     def __ne__(self, other):
-        return not self.__eq__(other)
+        return not self == other
 
     __hash__ = object.__hash__
 
+    def _through_cache(self, given, compute, given_is_x: bool):
+        """``compute(given)``, or the remembered partner when ``given`` is the cached one."""
+        if not self._cache_size:
+            return compute(given)
+        cached_x, cached_y = self._pair
+        if given_is_x and given is cached_x:
+            return cached_y
+        if not given_is_x and given is cached_y:
+            return cached_x
+        result = compute(given)
+        self._pair = (given, result) if given_is_x else (result, given)
+        return result
+
     def __call__(self, x):
-        if self._cache_size == 0:
-            return self._call(x)
-        x_old, y_old = self._cached_x_y
-        if x is x_old:
-            return y_old
-        y = self._call(x)
-        self._cached_x_y = x, y
-        return y
+        return self._through_cache(x, self._call, True)
 
     def _inv_call(self, y):
-        if self._cache_size == 0:
-            return self._inverse(y)
-        x_old, y_old = self._cached_x_y
-        if y is y_old:
-            return x_old
-        x = self._inverse(y)
-        self._cached_x_y = x, y
-        return x
+        return self._through_cache(y, self._inverse, False)
 
     def _call(self, x):
         raise NotImplementedError
@@ -106,7 +123,7 @@ class Transform:
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        return self.__class__.__name__ + "()"
+        return f"{type(self).__name__}()"
 
     def forward_shape(self, shape):
         """The output shape for an input of ``shape``."""
@@ -118,63 +135,84 @@ class Transform:
 
 
 class _InverseTransform(Transform):
-    """The inverse of a transform, sharing its cache."""
+    """The inverse of a transform: everything is read off the forward one, cache included."""
 
     def __init__(self, transform: Transform) -> None:
         super().__init__(cache_size=transform._cache_size)
         self._inv = transform
-
-    @constraints.dependent_property(is_discrete=False)
-    def domain(self):
-        """The forward transform's codomain."""
-        return self._inv.codomain
-
-    @constraints.dependent_property(is_discrete=False)
-    def codomain(self):
-        """The forward transform's domain."""
-        return self._inv.domain
-
-    @property
-    def bijective(self) -> bool:  # type: ignore[override]
-        """As the forward transform."""
-        return self._inv.bijective
-
-    @property
-    def sign(self):
-        """As the forward transform."""
-        return self._inv.sign
 
     @property
     def inv(self) -> Transform:
         """The forward transform."""
         return self._inv
 
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self):
+        """The forward transform's codomain."""
+        return self.inv.codomain
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self):
+        """The forward transform's domain."""
+        return self.inv.domain
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        """As the forward transform."""
+        return self.inv.bijective
+
+    @property
+    def sign(self):
+        """As the forward transform."""
+        return self.inv.sign
+
     def with_cache(self, cache_size: int = 1):
         """The inverse of the forward transform with that cache size."""
-        return self.inv.with_cache(cache_size).inv
+        recached = self.inv.with_cache(cache_size)
+        return recached.inv
 
     def __eq__(self, other):
-        return isinstance(other, _InverseTransform) and self._inv == other._inv
+        if not isinstance(other, _InverseTransform):
+            return False
+        return self.inv == other.inv
 
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        return f"{self.__class__.__name__}({self._inv!r})"
+        return f"{type(self).__name__}({self.inv!r})"
 
     def __call__(self, x):
-        return self._inv._inv_call(x)
+        # Runs the forward transform's inverse through *its* cache, so t.inv(t(x)) is x.
+        return self.inv._inv_call(x)
 
     def log_abs_det_jacobian(self, x, y):
         """Minus the forward log-det at the swapped pair."""
-        return -self._inv.log_abs_det_jacobian(y, x)
+        return -self.inv.log_abs_det_jacobian(y, x)
 
     def forward_shape(self, shape):
         """The forward transform's inverse_shape."""
-        return self._inv.inverse_shape(shape)
+        return self.inv.inverse_shape(shape)
 
     def inverse_shape(self, shape):
         """The forward transform's forward_shape."""
-        return self._inv.forward_shape(shape)
+        return self.inv.forward_shape(shape)
+
+
+def _at_least(constraint, event_dim: int):
+    """``constraint`` made independent over extra dimensions until it has ``event_dim``."""
+    extra = event_dim - constraint.event_dim
+    return constraints.independent(constraint, extra) if extra > 0 else constraint
+
+
+def _chain_event_dim(start: int, steps) -> int:
+    """Event dimensions after walking ``(into, out_of)`` pairs of event_dims from ``start``.
+
+    Each step changes the count by ``into - out_of`` and never leaves fewer than ``into``.
+    """
+    dim = start
+    for into, out_of in steps:
+        dim = max(dim + into - out_of, into)
+    return dim
 
 
 class ComposeTransform(Transform):
@@ -182,43 +220,38 @@ class ComposeTransform(Transform):
     event dimensions it does not see."""
 
     def __init__(self, parts, cache_size: int = 0) -> None:
+        parts = list(parts)
         if cache_size:
-            parts = [part.with_cache(cache_size) for part in parts]
+            parts = [p.with_cache(cache_size) for p in parts]
         super().__init__(cache_size=cache_size)
-        self.parts = list(parts)
+        self.parts = parts
 
     def __eq__(self, other):
-        return isinstance(other, ComposeTransform) and self.parts == other.parts
+        return isinstance(other, ComposeTransform) and other.parts == self.parts
 
     __hash__ = object.__hash__
 
     @constraints.dependent_property(is_discrete=False)
     def domain(self):
         """The first part's domain, widened to the composition's event dimensions."""
-        if not self.parts:
+        parts = self.parts
+        if not parts:
             return constraints.real
-        domain = self.parts[0].domain
-        event_dim = self.parts[-1].codomain.event_dim
-        for part in reversed(self.parts):
-            event_dim += part.domain.event_dim - part.codomain.event_dim
-            event_dim = max(event_dim, part.domain.event_dim)
-        if event_dim > domain.event_dim:
-            domain = constraints.independent(domain, event_dim - domain.event_dim)
-        return domain
+        # Walk back from the output: each part needs at least its own domain's event dims.
+        need = _chain_event_dim(parts[-1].codomain.event_dim,
+                                ((p.domain.event_dim, p.codomain.event_dim)
+                                 for p in parts[::-1]))
+        return _at_least(parts[0].domain, need)
 
     @constraints.dependent_property(is_discrete=False)
     def codomain(self):
         """The last part's codomain, widened to the composition's event dimensions."""
-        if not self.parts:
+        parts = self.parts
+        if not parts:
             return constraints.real
-        codomain = self.parts[-1].codomain
-        event_dim = self.parts[0].domain.event_dim
-        for part in self.parts:
-            event_dim += part.codomain.event_dim - part.domain.event_dim
-            event_dim = max(event_dim, part.codomain.event_dim)
-        if event_dim > codomain.event_dim:
-            codomain = constraints.independent(codomain, event_dim - codomain.event_dim)
-        return codomain
+        need = _chain_event_dim(parts[0].domain.event_dim,
+                                ((p.codomain.event_dim, p.domain.event_dim) for p in parts))
+        return _at_least(parts[-1].codomain, need)
 
     @lazy_property
     def bijective(self) -> bool:  # type: ignore[override]
@@ -228,64 +261,53 @@ class ComposeTransform(Transform):
     @lazy_property
     def sign(self):  # type: ignore[override]
         """The product of the parts' signs."""
-        sign = 1
-        for part in self.parts:
-            sign = sign * part.sign
-        return sign
+        return functools.reduce(operator.mul, (p.sign for p in self.parts), 1)
 
     @property
     def inv(self) -> Transform:
         """The composition of the parts' inverses in reverse order."""
-        inv = self._inv
-        if inv is None:
-            inv = ComposeTransform([p.inv for p in reversed(self.parts)])
-            self._inv = inv
-            inv._inv = self
-        return inv
+        if self._inv is None:
+            backwards = ComposeTransform([p.inv for p in self.parts[::-1]])
+            backwards._inv = self
+            self._inv = backwards
+        return self._inv
 
     def with_cache(self, cache_size: int = 1):
         """The composition of the parts with that cache size."""
-        if self._cache_size == cache_size:
+        if cache_size == self._cache_size:
             return self
         return ComposeTransform(self.parts, cache_size=cache_size)
 
     def __call__(self, x):
-        for part in self.parts:
-            x = part(x)
-        return x
+        return functools.reduce(lambda value, part: part(value), self.parts, x)
 
     def log_abs_det_jacobian(self, x, y):
         """The parts' log-dets at the intermediate values, each summed to the event."""
         if not self.parts:
             return torch.zeros_like(x)
-        xs = [x]
-        for part in self.parts[:-1]:
-            xs.append(part(xs[-1]))
-        xs.append(y)
-        total = None
-        event_dim = self.domain.event_dim
-        for part, x_in, y_out in zip(self.parts, xs[:-1], xs[1:]):
-            term = _sum_rightmost(part.log_abs_det_jacobian(x_in, y_out),
-                                  event_dim - part.domain.event_dim)
-            total = term if total is None else total + term
-            event_dim += part.codomain.event_dim - part.domain.event_dim
-        return total
+        terms = []
+        dim = self.domain.event_dim
+        here = x
+        final = len(self.parts) - 1
+        for i, part in enumerate(self.parts):
+            there = y if i == final else part(here)
+            ladj = part.log_abs_det_jacobian(here, there)
+            terms.append(_sum_rightmost(ladj, dim - part.domain.event_dim))
+            dim += part.codomain.event_dim - part.domain.event_dim
+            here = there
+        return functools.reduce(operator.add, terms)
 
     def forward_shape(self, shape):
         """Each part's forward_shape in turn."""
-        for part in self.parts:
-            shape = part.forward_shape(shape)
-        return shape
+        return functools.reduce(lambda s, part: part.forward_shape(s), self.parts, shape)
 
     def inverse_shape(self, shape):
         """Each part's inverse_shape, last part first."""
-        for part in reversed(self.parts):
-            shape = part.inverse_shape(shape)
-        return shape
+        return functools.reduce(lambda s, part: part.inverse_shape(s), self.parts[::-1], shape)
 
     def __repr__(self) -> str:
-        return (self.__class__.__name__ + "(\n    "
-                + ",\n    ".join(repr(p) for p in self.parts) + "\n)")
+        body = ",\n    ".join(map(repr, self.parts))
+        return f"{type(self).__name__}(\n    {body}\n)"
 
 
 identity_transform = ComposeTransform([])
@@ -298,27 +320,27 @@ class IndependentTransform(Transform):
     def __init__(self, base_transform: Transform, reinterpreted_batch_ndims: int,
                  cache_size: int = 0) -> None:
         super().__init__(cache_size=cache_size)
-        self.base_transform = base_transform.with_cache(cache_size)
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+        self.base_transform = base_transform.with_cache(cache_size)
 
     def with_cache(self, cache_size: int = 1):
         """The same transform with that cache size."""
-        if self._cache_size == cache_size:
+        if cache_size == self._cache_size:
             return self
-        return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims,
-                                    cache_size=cache_size)
+        return type(self)(self.base_transform, self.reinterpreted_batch_ndims, cache_size)
+
+    def _widened(self, constraint):
+        return constraints.independent(constraint, self.reinterpreted_batch_ndims)
 
     @constraints.dependent_property(is_discrete=False)
     def domain(self):
         """The base domain, independent over the reinterpreted dimensions."""
-        return constraints.independent(self.base_transform.domain,
-                                       self.reinterpreted_batch_ndims)
+        return self._widened(self.base_transform.domain)
 
     @constraints.dependent_property(is_discrete=False)
     def codomain(self):
         """The base codomain, independent over the reinterpreted dimensions."""
-        return constraints.independent(self.base_transform.codomain,
-                                       self.reinterpreted_batch_ndims)
+        return self._widened(self.base_transform.codomain)
 
     @property
     def bijective(self) -> bool:  # type: ignore[override]
@@ -331,23 +353,21 @@ class IndependentTransform(Transform):
         return self.base_transform.sign
 
     def _call(self, x):
-        if x.dim() < self.domain.event_dim:
-            raise ValueError("Too few dimensions on input")
+        _need_rank(x, self.domain.event_dim)
         return self.base_transform(x)
 
     def _inverse(self, y):
-        if y.dim() < self.codomain.event_dim:
-            raise ValueError("Too few dimensions on input")
+        _need_rank(y, self.codomain.event_dim)
         return self.base_transform.inv(y)
 
     def log_abs_det_jacobian(self, x, y):
         """The base log-det summed over the reinterpreted dimensions."""
-        return _sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y),
-                              self.reinterpreted_batch_ndims)
+        per_base_event = self.base_transform.log_abs_det_jacobian(x, y)
+        return _sum_rightmost(per_base_event, self.reinterpreted_batch_ndims)
 
     def __repr__(self) -> str:
-        return (f"{self.__class__.__name__}({self.base_transform!r}, "
-                f"{self.reinterpreted_batch_ndims})")
+        name = type(self).__name__
+        return f"{name}({self.base_transform!r}, {self.reinterpreted_batch_ndims})"
 
     def forward_shape(self, shape):
         """As the base transform."""
@@ -364,10 +384,10 @@ class ReshapeTransform(Transform):
     bijective = True
 
     def __init__(self, in_shape, out_shape, cache_size: int = 0) -> None:
-        self.in_shape = torch.Size(in_shape)
-        self.out_shape = torch.Size(out_shape)
-        if self.in_shape.numel() != self.out_shape.numel():
+        before, after = torch.Size(in_shape), torch.Size(out_shape)
+        if before.numel() != after.numel():
             raise ValueError("in_shape, out_shape have different numbers of elements")
+        self.in_shape, self.out_shape = before, after
         super().__init__(cache_size=cache_size)
 
     @constraints.dependent_property
@@ -382,21 +402,23 @@ class ReshapeTransform(Transform):
 
     def with_cache(self, cache_size: int = 1):
         """The same reshape with that cache size."""
-        if self._cache_size == cache_size:
+        if cache_size == self._cache_size:
             return self
         return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
 
+    @staticmethod
+    def _batch_of(t, event_ndim: int) -> tuple:
+        return tuple(t.shape[:t.dim() - event_ndim])
+
     def _call(self, x):
-        batch = tuple(x.shape[:x.dim() - len(self.in_shape)])
-        return x.reshape(batch + tuple(self.out_shape))
+        return x.reshape(self._batch_of(x, len(self.in_shape)) + tuple(self.out_shape))
 
     def _inverse(self, y):
-        batch = tuple(y.shape[:y.dim() - len(self.out_shape)])
-        return y.reshape(batch + tuple(self.in_shape))
+        return y.reshape(self._batch_of(y, len(self.out_shape)) + tuple(self.in_shape))
 
     def log_abs_det_jacobian(self, x, y):
         """Zeros of the batch shape."""
-        return x.new_zeros(tuple(x.shape[:x.dim() - len(self.in_shape)]))
+        return x.new_zeros(self._batch_of(x, len(self.in_shape)))
 
     def _swap(self, shape, have, want):
         if len(shape) < len(have):
