@@ -179,80 +179,90 @@ class _OneHot(Constraint):
         return ((value == 0) | (value == 1)).all(-1) & value.sum(-1).eq(1)
 
 
-class _IntegerInterval(Constraint):
-    """Integers in [lower_bound, upper_bound]."""
+class _Bounded(Constraint):
+    """Shared by the sets given by bounds: the repr lists them by name, in order, as torch's
+    does (validation errors print it)."""
 
-    is_discrete = True
+    _bound_names: tuple = ()
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)}" for name in self._bound_names)
+        return f"{type(self).__name__[1:]}({shown})"
+
+
+class _Above(_Bounded):
+    _bound_names = ("lower_bound",)
+
+    def __init__(self, lower_bound):
+        super().__init__()
+        self.lower_bound = lower_bound
+
+
+class _Below(_Bounded):
+    _bound_names = ("upper_bound",)
+
+    def __init__(self, upper_bound):
+        super().__init__()
+        self.upper_bound = upper_bound
+
+
+class _Between(_Bounded):
+    _bound_names = ("lower_bound", "upper_bound")
 
     def __init__(self, lower_bound, upper_bound):
         super().__init__()
         self.lower_bound, self.upper_bound = lower_bound, upper_bound
 
+
+def _whole(value):
+    return value % 1 == 0
+
+
+class _IntegerInterval(_Between):
+    """Integers in [lower_bound, upper_bound]."""
+
+    is_discrete = True
+
     def check(self, value):
         """Whole and inside both bounds."""
         inside = (value >= self.lower_bound) & (value <= self.upper_bound)
-        return inside & (value % 1 == 0)
-
-    def __repr__(self) -> str:
-        return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
-                f"upper_bound={self.upper_bound})")
+        return inside & _whole(value)
 
 
-class _IntegerLessThan(Constraint):
+class _IntegerLessThan(_Below):
     """Integers at most upper_bound."""
 
     is_discrete = True
 
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
-        super().__init__()
-
     def check(self, value):
         """Whole and at most the bound."""
-        return (value % 1 == 0) & (value <= self.upper_bound)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
+        return _whole(value) & (value <= self.upper_bound)
 
 
-class _IntegerGreaterThan(Constraint):
+class _IntegerGreaterThan(_Above):
     """Integers at least lower_bound."""
 
     is_discrete = True
 
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-        super().__init__()
-
     def check(self, value):
         """Whole and at least the bound."""
-        return (value % 1 == 0) & (value >= self.lower_bound)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+        return _whole(value) & (value >= self.lower_bound)
 
 
 class _Real(Constraint):
     """The extended reals minus NaN."""
 
     def check(self, value):
-        """False only for NaN."""
+        """False only for NaN (the one value unequal to itself)."""
         return value == value
 
 
-class _GreaterThan(Constraint):
+class _GreaterThan(_Above):
     """(lower_bound, inf]."""
-
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-        super().__init__()
 
     def check(self, value):
         """Strictly above the bound."""
-        return self.lower_bound < value
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+        return value > self.lower_bound
 
 
 class _GreaterThanEq(_GreaterThan):
@@ -260,39 +270,23 @@ class _GreaterThanEq(_GreaterThan):
 
     def check(self, value):
         """At or above the bound."""
-        return self.lower_bound <= value
+        return value >= self.lower_bound
 
 
-class _LessThan(Constraint):
+class _LessThan(_Below):
     """[-inf, upper_bound)."""
-
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
-        super().__init__()
 
     def check(self, value):
         """Strictly below the bound."""
         return value < self.upper_bound
 
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
 
-
-class _Interval(Constraint):
+class _Interval(_Between):
     """[lower_bound, upper_bound]."""
-
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound = lower_bound
-        self.upper_bound = upper_bound
-        super().__init__()
 
     def check(self, value):
         """Inside both bounds, ends included."""
-        return (self.lower_bound <= value) & (value <= self.upper_bound)
-
-    def __repr__(self) -> str:
-        return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
-                f"upper_bound={self.upper_bound})")
+        return (value >= self.lower_bound) & (value <= self.upper_bound)
 
 
 class _HalfOpenInterval(_Interval):
@@ -300,7 +294,7 @@ class _HalfOpenInterval(_Interval):
 
     def check(self, value):
         """At or above the lower bound, strictly below the upper."""
-        return (self.lower_bound <= value) & (value < self.upper_bound)
+        return (value >= self.lower_bound) & (value < self.upper_bound)
 
 
 class _Simplex(Constraint):
