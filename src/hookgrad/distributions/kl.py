@@ -133,8 +133,8 @@ def _kl_onehotcategorical_onehotcategorical(p, q):
 
 @register_kl(Exponential, Exponential)
 def _kl_exponential_exponential(p, q):
-    rate_ratio = q.rate / p.rate
-    return -rate_ratio.log() + rate_ratio - 1
+    r = q.rate / p.rate
+    return r - torch.log(r) - 1
 
 
 @register_kl(ExponentialFamily, ExponentialFamily)
@@ -243,7 +243,8 @@ def _kl_independent_independent(p, q):
 # -- across families -------------------------------------------------------------------------
 @register_kl(Bernoulli, Poisson)
 def _kl_bernoulli_poisson(p, q):
-    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+    # -H(p) - E_p[log q(x)]; log x! vanishes on {0, 1}
+    return q.rate - p.probs * torch.log(q.rate) - p.entropy()
 
 
 @register_kl(Poisson, Bernoulli)
@@ -258,18 +259,18 @@ def _kl_exponential_infinity(p, q):
 
 @register_kl(Exponential, Gumbel)
 def _kl_exponential_gumbel(p, q):
-    scale_rate = p.rate * q.scale
-    loc_scale = q.loc / q.scale
-    t2 = torch.exp(loc_scale) * scale_rate / (scale_rate + 1)
-    return scale_rate.log() - 1 - loc_scale + t2 + scale_rate.reciprocal()
+    sb = p.rate * q.scale
+    m = q.loc / q.scale
+    return torch.log(sb) + 1 / sb - m - 1 + torch.exp(m) * sb / (sb + 1)
 
 
 @register_kl(Exponential, Normal)
 def _kl_exponential_normal(p, q):
-    var_normal = q.scale.pow(2)
-    rate_sqr = p.rate.pow(2)
-    t1 = 0.5 * torch.log(rate_sqr * var_normal * 2 * math.pi)
-    return t1 - 1 + (rate_sqr.reciprocal() - q.loc / p.rate + q.loc.pow(2) * 0.5) / var_normal
+    var = torch.square(q.scale)
+    mean = p.rate.reciprocal()
+    # E[(x - mu)^2] under Exp(rate) is 2/rate^2 - 2 mu/rate + mu^2
+    spread = 2 * mean * mean - 2 * q.loc * mean + torch.square(q.loc)
+    return 0.5 * torch.log(2 * math.pi * var * torch.square(p.rate)) - 1 + 0.5 * spread / var
 
 
 @register_kl(Gumbel, Exponential)
@@ -284,20 +285,17 @@ def _kl_loc_infinity(p, q):
 
 @register_kl(Gumbel, Normal)
 def _kl_gumbel_normal(p, q):
-    ratio = p.scale / q.scale
-    t1 = (ratio / math.sqrt(2 * math.pi)).log()
-    t2 = (math.pi * ratio * 0.5).pow(2) / 3
-    t3 = ((p.loc + p.scale * euler_constant - q.loc) / q.scale).pow(2) * 0.5
-    return -t1 + t2 + t3 - (euler_constant + 1)
+    r = p.scale / q.scale
+    z = (p.loc + euler_constant * p.scale - q.loc) / q.scale  # the Gumbel mean, standardised
+    return (torch.square(math.pi * r / 2) / 3 + 0.5 * torch.square(z)
+            - torch.log(r / math.sqrt(2 * math.pi)) - euler_constant - 1)
 
 
 @register_kl(Laplace, Normal)
 def _kl_laplace_normal(p, q):
-    var_normal = q.scale.pow(2)
-    ratio = p.scale.pow(2) / var_normal
-    t1 = 0.5 * torch.log(2 * ratio / math.pi)
-    t2, t3, t4 = 0.5 * p.loc.pow(2), p.loc * q.loc, 0.5 * q.loc.pow(2)
-    return -t1 + ratio + (t2 - t3 + t4) / var_normal - 1
+    var = torch.square(q.scale)
+    r = torch.square(p.scale) / var
+    return r + 0.5 * torch.square(p.loc - q.loc) / var - 0.5 * torch.log(2 * r / math.pi) - 1
 
 
 @register_kl(Normal, Gumbel)
