@@ -38,31 +38,33 @@ class _Dependent(Constraint):
     """A placeholder for a set that depends on other parameters, so validation skips it."""
 
     def __init__(self, *, is_discrete=NotImplemented, event_dim=NotImplemented):
-        self._is_discrete = is_discrete
-        self._event_dim = event_dim
         super().__init__()
+        self._event_dim = event_dim
+        self._is_discrete = is_discrete
+
+    def _static(self, attr: str):
+        # Either fact may be unknown until an instance exists; then asking for it is an error.
+        known = getattr(self, "_" + attr)
+        if known is NotImplemented:
+            raise NotImplementedError(f".{attr} cannot be determined statically")
+        return known
 
     @property
     def is_discrete(self) -> bool:  # type: ignore[override]
         """Whether the set is countable, when it was given; else NotImplementedError."""
-        if self._is_discrete is NotImplemented:
-            raise NotImplementedError(".is_discrete cannot be determined statically")
-        return self._is_discrete
+        return self._static("is_discrete")
 
     @property
     def event_dim(self) -> int:  # type: ignore[override]
         """The event dimensions, when they were given; else NotImplementedError."""
-        if self._event_dim is NotImplemented:
-            raise NotImplementedError(".event_dim cannot be determined statically")
-        return self._event_dim
+        return self._static("event_dim")
 
     def __call__(self, *, is_discrete=NotImplemented, event_dim=NotImplemented):
         """A dependent constraint with these static facts filled in."""
-        if is_discrete is NotImplemented:
-            is_discrete = self._is_discrete
-        if event_dim is NotImplemented:
-            event_dim = self._event_dim
-        return _Dependent(is_discrete=is_discrete, event_dim=event_dim)
+        def pick(given, own):
+            return own if given is NotImplemented else given
+        return _Dependent(event_dim=pick(event_dim, self._event_dim),
+                          is_discrete=pick(is_discrete, self._is_discrete))
 
     def check(self, x):
         """Cannot be checked: the set is only known on an instance."""
@@ -177,80 +179,90 @@ class _OneHot(Constraint):
         return ((value == 0) | (value == 1)).all(-1) & value.sum(-1).eq(1)
 
 
-class _IntegerInterval(Constraint):
+class _Bounded(Constraint):
+    """Shared by the sets given by bounds: the repr lists them by name, in order, as torch's
+    does (validation errors print it)."""
+
+    _bound_names: tuple = ()
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)}" for name in self._bound_names)
+        return f"{type(self).__name__[1:]}({shown})"
+
+
+class _Above(_Bounded):
+    _bound_names = ("lower_bound",)
+
+    def __init__(self, lower_bound):
+        super().__init__()
+        self.lower_bound = lower_bound
+
+
+class _Below(_Bounded):
+    _bound_names = ("upper_bound",)
+
+    def __init__(self, upper_bound):
+        super().__init__()
+        self.upper_bound = upper_bound
+
+
+class _Between(_Bounded):
+    _bound_names = ("lower_bound", "upper_bound")
+
+    def __init__(self, lower_bound, upper_bound):
+        super().__init__()
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+
+def _whole(value):
+    return value % 1 == 0
+
+
+class _IntegerInterval(_Between):
     """Integers in [lower_bound, upper_bound]."""
 
     is_discrete = True
 
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound = lower_bound
-        self.upper_bound = upper_bound
-        super().__init__()
-
     def check(self, value):
         """Whole and inside both bounds."""
-        return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
-
-    def __repr__(self) -> str:
-        return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
-                f"upper_bound={self.upper_bound})")
+        inside = (value >= self.lower_bound) & (value <= self.upper_bound)
+        return inside & _whole(value)
 
 
-class _IntegerLessThan(Constraint):
+class _IntegerLessThan(_Below):
     """Integers at most upper_bound."""
 
     is_discrete = True
 
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
-        super().__init__()
-
     def check(self, value):
         """Whole and at most the bound."""
-        return (value % 1 == 0) & (value <= self.upper_bound)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
+        return _whole(value) & (value <= self.upper_bound)
 
 
-class _IntegerGreaterThan(Constraint):
+class _IntegerGreaterThan(_Above):
     """Integers at least lower_bound."""
 
     is_discrete = True
 
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-        super().__init__()
-
     def check(self, value):
         """Whole and at least the bound."""
-        return (value % 1 == 0) & (value >= self.lower_bound)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+        return _whole(value) & (value >= self.lower_bound)
 
 
 class _Real(Constraint):
     """The extended reals minus NaN."""
 
     def check(self, value):
-        """False only for NaN."""
+        """False only for NaN (the one value unequal to itself)."""
         return value == value
 
 
-class _GreaterThan(Constraint):
+class _GreaterThan(_Above):
     """(lower_bound, inf]."""
-
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-        super().__init__()
 
     def check(self, value):
         """Strictly above the bound."""
-        return self.lower_bound < value
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+        return value > self.lower_bound
 
 
 class _GreaterThanEq(_GreaterThan):
@@ -258,39 +270,23 @@ class _GreaterThanEq(_GreaterThan):
 
     def check(self, value):
         """At or above the bound."""
-        return self.lower_bound <= value
+        return value >= self.lower_bound
 
 
-class _LessThan(Constraint):
+class _LessThan(_Below):
     """[-inf, upper_bound)."""
-
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
-        super().__init__()
 
     def check(self, value):
         """Strictly below the bound."""
         return value < self.upper_bound
 
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
 
-
-class _Interval(Constraint):
+class _Interval(_Between):
     """[lower_bound, upper_bound]."""
-
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound = lower_bound
-        self.upper_bound = upper_bound
-        super().__init__()
 
     def check(self, value):
         """Inside both bounds, ends included."""
-        return (self.lower_bound <= value) & (value <= self.upper_bound)
-
-    def __repr__(self) -> str:
-        return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
-                f"upper_bound={self.upper_bound})")
+        return (value >= self.lower_bound) & (value <= self.upper_bound)
 
 
 class _HalfOpenInterval(_Interval):
@@ -298,7 +294,7 @@ class _HalfOpenInterval(_Interval):
 
     def check(self, value):
         """At or above the lower bound, strictly below the upper."""
-        return (self.lower_bound <= value) & (value < self.upper_bound)
+        return (value >= self.lower_bound) & (value < self.upper_bound)
 
 
 class _Simplex(Constraint):
@@ -459,32 +455,33 @@ class _Stack(Constraint):
         return torch.stack([c.check(v) for v, c in zip(pieces, self.cseq)], self.dim)
 
 
+# The public names: classes that take bounds or parts are exposed as factories, fixed sets as
+# ready instances.  Grouped by what they constrain.
+
+# Placeholders and wrappers.
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
+cat, stack = _Cat, _Stack
+
+# Discrete sets.
 boolean = _Boolean()
 one_hot = _OneHot()
-nonnegative_integer = _IntegerGreaterThan(0)
-positive_integer = _IntegerGreaterThan(1)
+positive_integer, nonnegative_integer = _IntegerGreaterThan(1), _IntegerGreaterThan(0)
 integer_interval = _IntegerInterval
+multinomial = _Multinomial
+
+# Sets of reals, fixed and parametrised.
 real = _Real()
 real_vector = independent(real, 1)
-positive = _GreaterThan(0.0)
-nonnegative = _GreaterThanEq(0.0)
-greater_than = _GreaterThan
-greater_than_eq = _GreaterThanEq
-less_than = _LessThan
-multinomial = _Multinomial
+nonnegative, positive = _GreaterThanEq(0.0), _GreaterThan(0.0)
 unit_interval = _Interval(0.0, 1.0)
-interval = _Interval
-half_open_interval = _HalfOpenInterval
+greater_than, greater_than_eq, less_than = _GreaterThan, _GreaterThanEq, _LessThan
+interval, half_open_interval = _Interval, _HalfOpenInterval
 simplex = _Simplex()
-lower_triangular = _LowerTriangular()
-lower_cholesky = _LowerCholesky()
-corr_cholesky = _CorrCholesky()
-square = _Square()
-symmetric = _Symmetric()
-positive_semidefinite = _PositiveSemidefinite()
-positive_definite = _PositiveDefinite()
-cat = _Cat
-stack = _Stack
+
+# Sets of square matrices.
+square, symmetric = _Square(), _Symmetric()
+lower_triangular, lower_cholesky, corr_cholesky = (
+    _LowerTriangular(), _LowerCholesky(), _CorrCholesky())
+positive_semidefinite, positive_definite = _PositiveSemidefinite(), _PositiveDefinite()

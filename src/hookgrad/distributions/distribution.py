@@ -39,26 +39,36 @@ class Distribution:
         if validate_args is not None:
             self._validate_args = validate_args
         if self._validate_args:
-            try:
-                arg_constraints = self.arg_constraints
-            except NotImplementedError:
-                arg_constraints = {}
-                warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set "
-                              "`arg_constraints = {}` or initialize the distribution with "
-                              "`validate_args=False` to turn off validation.", stacklevel=2)
-            for param, constraint in arg_constraints.items():
-                if constraints.is_dependent(constraint):
-                    continue
-                if param not in self.__dict__ and isinstance(getattr(type(self), param),
-                                                             lazy_property):
-                    continue  # derived lazily from another parameter, checked there
-                value = getattr(self, param)
-                if not bool(constraint.check(value).all()):
-                    raise ValueError(
-                        f"Expected parameter {param} ({type(value).__name__} of shape "
-                        f"{tuple(value.shape)}) of distribution {self!r} to satisfy the "
-                        f"constraint {constraint!r}, but found invalid values:\n{value}")
+            self._check_parameters(self._constraints_or_warn())
         super().__init__()
+
+    def _constraints_or_warn(self) -> dict:
+        # A subclass that never declared its parameters' sets gets a warning, not an error:
+        # there is simply nothing to validate.  (stacklevel: this helper, __init__, caller.)
+        try:
+            return self.arg_constraints
+        except NotImplementedError:
+            warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set "
+                          "`arg_constraints = {}` or initialize the distribution with "
+                          "`validate_args=False` to turn off validation.", stacklevel=3)
+            return {}
+
+    def _check_parameters(self, declared: dict) -> None:
+        # Parameters still waiting to be derived from another one (a lazy probs from logits,
+        # say) are skipped: the one they come from is checked instead.
+        cls = type(self)
+        for name, allowed in declared.items():
+            if constraints.is_dependent(allowed):
+                continue
+            if name not in self.__dict__ and isinstance(getattr(cls, name), lazy_property):
+                continue
+            given = getattr(self, name)
+            if bool(allowed.check(given).all()):
+                continue
+            raise ValueError(
+                f"Expected parameter {name} ({type(given).__name__} of shape "
+                f"{tuple(given.shape)}) of distribution {self!r} to satisfy the "
+                f"constraint {allowed!r}, but found invalid values:\n{given}")
 
     def expand(self, batch_shape, _instance=None):
         """A new distribution with parameters expanded (as views) to ``batch_shape``."""

@@ -70,20 +70,21 @@ class Geometric(Distribution):
 
     def sample(self, sample_shape=()):
         """Inverse-CDF draws from uniforms on [tiny, 1)."""
-        shape = self._extended_shape(sample_shape)
-        tiny = torch.finfo(self.probs.dtype).tiny
+        p = self.probs
+        # The smallest normal number keeps log(u) finite while staying below any useful draw.
+        low = torch.finfo(p.dtype).tiny
         with torch.no_grad():
-            u = self.probs.new(shape).uniform_(tiny, 1)
-            return (u.log() / (-self.probs).log1p()).floor()
+            u = p.new_empty(self._extended_shape(sample_shape)).uniform_(low, 1)
+            return torch.floor(torch.log(u) / torch.log1p(-p))
 
     def log_prob(self, value):
         """k log(1 - p) + log p (with 0 * log 0 = 0 at p = 1)."""
         if self._validate_args:
             self._validate_sample(value)
-        value, probs = broadcast_all(value, self.probs)
-        probs = probs.clone(memory_format=torch.contiguous_format)
-        probs[(probs == 1) & (value == 0)] = 0
-        return value * (-probs).log1p() + self.probs.log()
+        k, p = broadcast_all(value, self.probs)
+        # At p = 1 all mass sits on k = 0, where k * log(1 - p) must count as 0, not nan.
+        p_fail = torch.where((k == 0) & (p == 1), torch.zeros_like(p), p)
+        return k * torch.log1p(-p_fail) + torch.log(self.probs)
 
     def entropy(self):
         """The Bernoulli entropy divided by p."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from functools import total_ordering
 
 import hookgrad as torch
 
@@ -52,47 +51,50 @@ def register_kl(type_p, type_q):
     return decorator
 
 
-@total_ordering
-class _Match:
-    """A registered pair, ordered so the most specific one is smallest."""
+def _narrower(a, b) -> bool:
+    """Whether registered pair ``a`` is strictly more specific than ``b``.
 
-    __slots__ = ["types"]
+    Only the first slot where the two pairs hold different types decides; the relation is
+    partial, so which candidate wins can depend on the order they are visited in (the
+    registration order), exactly as torch's lookup does.
+    """
+    for mine, theirs in zip(a, b):
+        if mine is not theirs:
+            return issubclass(mine, theirs)
+    return False
 
-    def __init__(self, *types):
-        self.types = types
 
-    def __eq__(self, other):
-        return self.types == other.types
-
-    def __le__(self, other):
-        for x, y in zip(self.types, other.types):
-            if not issubclass(x, y):
-                return False
-            if x is not y:
-                break
-        return True
+def _most_specific(pairs):
+    best = pairs[0]
+    for candidate in pairs[1:]:
+        if _narrower(candidate, best):
+            best = candidate
+    return best
 
 
 def _dispatch_kl(type_p, type_q):
-    matches = [(p, q) for p, q in _KL_REGISTRY if issubclass(type_p, p) and issubclass(type_q, q)]
-    if not matches:
+    fits = [pair for pair in _KL_REGISTRY
+            if issubclass(type_p, pair[0]) and issubclass(type_q, pair[1])]
+    if not fits:
         return NotImplemented
-    left_p, left_q = min(_Match(*m) for m in matches).types
-    right_q, right_p = min(_Match(*reversed(m)) for m in matches).types
-    left, right = _KL_REGISTRY[left_p, left_q], _KL_REGISTRY[right_p, right_q]
-    if left is not right:
+    # Rank once with p's type first and once with q's first; if the two winners differ the
+    # registry is ambiguous for this pair: warn, and use the p-first answer.
+    p_first = _most_specific(fits)
+    q_first = _most_specific([(b, a) for a, b in fits])[::-1]
+    chosen = _KL_REGISTRY[p_first]
+    if chosen is not _KL_REGISTRY[q_first]:
         warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
-                      f"Please register_kl({left_p.__name__}, {right_q.__name__})",
+                      f"Please register_kl({p_first[0].__name__}, {q_first[1].__name__})",
                       RuntimeWarning, stacklevel=2)
-    return left
+    return chosen
 
 
 def kl_divergence(p, q):
     """KL(p || q) = E_p[log p(x) - log q(x)], one value per batch entry."""
-    try:
-        fun = _KL_MEMOIZE[type(p), type(q)]
-    except KeyError:
-        fun = _KL_MEMOIZE[type(p), type(q)] = _dispatch_kl(type(p), type(q))
+    key = (type(p), type(q))
+    if key not in _KL_MEMOIZE:
+        _KL_MEMOIZE[key] = _dispatch_kl(*key)
+    fun = _KL_MEMOIZE[key]
     if fun is NotImplemented:
         raise NotImplementedError(f"No KL(p || q) is implemented for p type "
                                   f"{p.__class__.__name__} and q type {q.__class__.__name__}")
@@ -131,8 +133,8 @@ def _kl_onehotcategorical_onehotcategorical(p, q):
 
 @register_kl(Exponential, Exponential)
 def _kl_exponential_exponential(p, q):
-    rate_ratio = q.rate / p.rate
-    return -rate_ratio.log() + rate_ratio - 1
+    r = q.rate / p.rate
+    return r - torch.log(r) - 1
 
 
 @register_kl(ExponentialFamily, ExponentialFamily)
@@ -155,29 +157,30 @@ def _kl_expfamily_expfamily(p, q):
 
 @register_kl(Gumbel, Gumbel)
 def _kl_gumbel_gumbel(p, q):
-    ct1, ct2, ct3 = p.scale / q.scale, q.loc / q.scale, p.loc / q.scale
-    t1 = -ct1.log() - ct2 + ct3
-    t2 = ct1 * euler_constant
-    t3 = torch.exp(ct2 + (1 + ct1).lgamma() - ct3)
-    return t1 + t2 + t3 - (1 + euler_constant)
+    # log(b2/b1) + (a1-a2)/b2 + gamma (b1/b2 - 1) + Gamma(b1/b2 + 1) exp(-(a1-a2)/b2) - 1
+    r = p.scale / q.scale
+    shift = (p.loc - q.loc) / q.scale
+    tail = torch.exp(torch.lgamma(r + 1) - shift)
+    return shift - torch.log(r) + euler_constant * (r - 1) + tail - 1
 
 
 @register_kl(Geometric, Geometric)
 def _kl_geometric_geometric(p, q):
-    return -p.entropy() - torch.log1p(-q.probs) / p.probs - q.logits
+    # -H(p) - E_p[k] log(1 - q) - log q, with E_p[k] log(1-q) + log q folded as below
+    return -(p.entropy() + q.logits + torch.log1p(-q.probs) / p.probs)
 
 
 @register_kl(HalfNormal, HalfNormal)
 def _kl_halfnormal_halfnormal(p, q):
+    # folding both at zero keeps the divergence of the underlying normals
     return _kl_normal_normal(p.base_dist, q.base_dist)
 
 
 @register_kl(Laplace, Laplace)
 def _kl_laplace_laplace(p, q):
-    scale_ratio = p.scale / q.scale
-    loc_abs_diff = (p.loc - q.loc).abs()
-    return (-scale_ratio.log() + loc_abs_diff / q.scale
-            + scale_ratio * torch.exp(-loc_abs_diff / p.scale) - 1)
+    gap = torch.abs(p.loc - q.loc)
+    r = p.scale / q.scale
+    return r * torch.exp(-gap / p.scale) + gap / q.scale - torch.log(r) - 1
 
 
 @register_kl(MultivariateNormal, MultivariateNormal)
@@ -199,14 +202,14 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
 
 @register_kl(Normal, Normal)
 def _kl_normal_normal(p, q):
-    var_ratio = (p.scale / q.scale).pow(2)
-    t1 = ((p.loc - q.loc) / q.scale).pow(2)
-    return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+    r = p.scale / q.scale
+    z = (p.loc - q.loc) / q.scale
+    return 0.5 * (r * r + z * z - 1) - torch.log(r)
 
 
 @register_kl(Poisson, Poisson)
 def _kl_poisson_poisson(p, q):
-    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+    return p.rate * (torch.log(p.rate) - torch.log(q.rate)) + q.rate - p.rate
 
 
 @register_kl(TransformedDistribution, TransformedDistribution)
@@ -225,8 +228,9 @@ def _kl_uniform_uniform(p, q):
 
 @register_kl(Cauchy, Cauchy)
 def _kl_cauchy_cauchy(p, q):
-    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
-    return t1 - (4 * p.scale * q.scale).log()
+    # log[((g1 + g2)^2 + (x1 - x2)^2) / (4 g1 g2)]
+    spread = torch.square(p.scale + q.scale) + torch.square(p.loc - q.loc)
+    return torch.log(spread) - torch.log(4 * p.scale * q.scale)
 
 
 @register_kl(Independent, Independent)
@@ -239,7 +243,8 @@ def _kl_independent_independent(p, q):
 # -- across families -------------------------------------------------------------------------
 @register_kl(Bernoulli, Poisson)
 def _kl_bernoulli_poisson(p, q):
-    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+    # -H(p) - E_p[log q(x)]; log x! vanishes on {0, 1}
+    return q.rate - p.probs * torch.log(q.rate) - p.entropy()
 
 
 @register_kl(Poisson, Bernoulli)
@@ -254,18 +259,18 @@ def _kl_exponential_infinity(p, q):
 
 @register_kl(Exponential, Gumbel)
 def _kl_exponential_gumbel(p, q):
-    scale_rate = p.rate * q.scale
-    loc_scale = q.loc / q.scale
-    t2 = torch.exp(loc_scale) * scale_rate / (scale_rate + 1)
-    return scale_rate.log() - 1 - loc_scale + t2 + scale_rate.reciprocal()
+    sb = p.rate * q.scale
+    m = q.loc / q.scale
+    return torch.log(sb) + 1 / sb - m - 1 + torch.exp(m) * sb / (sb + 1)
 
 
 @register_kl(Exponential, Normal)
 def _kl_exponential_normal(p, q):
-    var_normal = q.scale.pow(2)
-    rate_sqr = p.rate.pow(2)
-    t1 = 0.5 * torch.log(rate_sqr * var_normal * 2 * math.pi)
-    return t1 - 1 + (rate_sqr.reciprocal() - q.loc / p.rate + q.loc.pow(2) * 0.5) / var_normal
+    var = torch.square(q.scale)
+    mean = p.rate.reciprocal()
+    # E[(x - mu)^2] under Exp(rate) is 2/rate^2 - 2 mu/rate + mu^2
+    spread = 2 * mean * mean - 2 * q.loc * mean + torch.square(q.loc)
+    return 0.5 * torch.log(2 * math.pi * var * torch.square(p.rate)) - 1 + 0.5 * spread / var
 
 
 @register_kl(Gumbel, Exponential)
@@ -280,20 +285,17 @@ def _kl_loc_infinity(p, q):
 
 @register_kl(Gumbel, Normal)
 def _kl_gumbel_normal(p, q):
-    ratio = p.scale / q.scale
-    t1 = (ratio / math.sqrt(2 * math.pi)).log()
-    t2 = (math.pi * ratio * 0.5).pow(2) / 3
-    t3 = ((p.loc + p.scale * euler_constant - q.loc) / q.scale).pow(2) * 0.5
-    return -t1 + t2 + t3 - (euler_constant + 1)
+    r = p.scale / q.scale
+    z = (p.loc + euler_constant * p.scale - q.loc) / q.scale  # the Gumbel mean, standardised
+    return (torch.square(math.pi * r / 2) / 3 + 0.5 * torch.square(z)
+            - torch.log(r / math.sqrt(2 * math.pi)) - euler_constant - 1)
 
 
 @register_kl(Laplace, Normal)
 def _kl_laplace_normal(p, q):
-    var_normal = q.scale.pow(2)
-    ratio = p.scale.pow(2) / var_normal
-    t1 = 0.5 * torch.log(2 * ratio / math.pi)
-    t2, t3, t4 = 0.5 * p.loc.pow(2), p.loc * q.loc, 0.5 * q.loc.pow(2)
-    return -t1 + ratio + (t2 - t3 + t4) / var_normal - 1
+    var = torch.square(q.scale)
+    r = torch.square(p.scale) / var
+    return r + 0.5 * torch.square(p.loc - q.loc) / var - 0.5 * torch.log(2 * r / math.pi) - 1
 
 
 @register_kl(Normal, Gumbel)

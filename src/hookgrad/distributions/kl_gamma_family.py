@@ -26,36 +26,38 @@ def _x_log_x(tensor):
     return torch.special.xlogy(tensor, tensor)  # 0 log 0 = 0
 
 
+def _log_beta_fn(a, b):
+    # log B(a, b) = log Gamma(a) + log Gamma(b) - log Gamma(a + b)
+    return torch.lgamma(a) + torch.lgamma(b) - torch.lgamma(a + b)
+
+
 @register_kl(Beta, Beta)
 def _kl_beta_beta(p, q):
-    p_total = p.concentration1 + p.concentration0
-    q_total = q.concentration1 + q.concentration0
-    t1 = q.concentration1.lgamma() + q.concentration0.lgamma() + p_total.lgamma()
-    t2 = p.concentration1.lgamma() + p.concentration0.lgamma() + q_total.lgamma()
-    t3 = (p.concentration1 - q.concentration1) * torch.digamma(p.concentration1)
-    t4 = (p.concentration0 - q.concentration0) * torch.digamma(p.concentration0)
-    t5 = (q_total - p_total) * torch.digamma(p_total)
-    return t1 - t2 + t3 + t4 + t5
+    a1, b1 = p.concentration1, p.concentration0
+    a2, b2 = q.concentration1, q.concentration0
+    s1 = a1 + b1
+    weighted = ((a1 - a2) * torch.digamma(a1) + (b1 - b2) * torch.digamma(b1)
+                + (a2 + b2 - s1) * torch.digamma(s1))
+    return _log_beta_fn(a2, b2) - _log_beta_fn(a1, b1) + weighted
 
 
 @register_kl(Dirichlet, Dirichlet)
 def _kl_dirichlet_dirichlet(p, q):
-    p_total = p.concentration.sum(-1)
-    q_total = q.concentration.sum(-1)
-    t1 = p_total.lgamma() - q_total.lgamma()
-    t2 = (p.concentration.lgamma() - q.concentration.lgamma()).sum(-1)
-    t3 = p.concentration - q.concentration
-    t4 = p.concentration.digamma() - p_total.digamma().unsqueeze(-1)
-    return t1 - t2 + (t3 * t4).sum(-1)
+    alpha, beta = p.concentration, q.concentration
+    alpha0 = alpha.sum(-1)
+    # log of q's normaliser over p's, then the expected log-density gap under p
+    log_norms = (torch.lgamma(alpha0) - torch.lgamma(beta.sum(-1))
+                 + (torch.lgamma(beta) - torch.lgamma(alpha)).sum(-1))
+    expected_log = torch.digamma(alpha) - torch.digamma(alpha0).unsqueeze(-1)
+    return log_norms + ((alpha - beta) * expected_log).sum(-1)
 
 
 @register_kl(Gamma, Gamma)
 def _kl_gamma_gamma(p, q):
-    t1 = q.concentration * (p.rate / q.rate).log()
-    t2 = torch.lgamma(q.concentration) - torch.lgamma(p.concentration)
-    t3 = (p.concentration - q.concentration) * torch.digamma(p.concentration)
-    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
-    return t1 + t2 + t3 + t4
+    a1, b1 = p.concentration, p.rate
+    a2, b2 = q.concentration, q.rate
+    return (torch.lgamma(a2) - torch.lgamma(a1) + (a1 - a2) * torch.digamma(a1)
+            + a2 * torch.log(b1 / b2) + a1 * (b2 - b1) / b1)
 
 
 @register_kl(Beta, Exponential)

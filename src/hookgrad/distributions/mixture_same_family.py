@@ -107,27 +107,26 @@ class MixtureSameFamily(Distribution):
 
     def sample(self, sample_shape=()):
         """Categories first, then every component's draw, then the chosen ones gathered."""
+        shape = torch.Size(sample_shape)
+        event = tuple(self.event_shape)
+        k_dim = len(shape) + len(self.batch_shape)  # where the components sit in a draw
         with torch.no_grad():
-            sample_shape = torch.Size(sample_shape)
-            gather_dim = len(sample_shape) + len(self.batch_shape)
-            event_shape = self.event_shape
-            choice = self.mixture_distribution.sample(sample_shape)
-            choice_shape = choice.shape
-            drawn = self.component_distribution.sample(sample_shape)
-            index = choice.reshape(tuple(choice_shape) + (1,) * (len(event_shape) + 1))
-            index = index.repeat((1,) * len(choice_shape) + (1,) + tuple(event_shape))
-            return torch.gather(drawn, gather_dim, index).squeeze(gather_dim)
+            # this order keeps the random stream aligned with torch's
+            which = self.mixture_distribution.sample(shape)
+            every = self.component_distribution.sample(shape)
+            index = which.reshape(tuple(which.shape) + (1,) * (1 + len(event)))
+            index = index.expand(tuple(which.shape) + (1,) + event)
+            return every.gather(k_dim, index).squeeze(k_dim)
 
     def _pad(self, x):
         return x.unsqueeze(-1 - self._event_ndims)
 
     def _pad_mixture_dimensions(self, x):
-        dist_batch_ndims = len(self.batch_shape)
-        cat_batch_ndims = len(self.mixture_distribution.batch_shape)
-        pad_ndims = 0 if cat_batch_ndims == 1 else dist_batch_ndims - cat_batch_ndims
-        shape = tuple(x.shape)
-        return x.reshape(shape[:-1] + (1,) * pad_ndims + shape[-1:]
-                         + (1,) * self._event_ndims)
+        # x ends in the component axis; put it where the component draws keep theirs
+        mix_ndims = len(self.mixture_distribution.batch_shape)
+        gap = 0 if mix_ndims == 1 else len(self.batch_shape) - mix_ndims
+        *lead, k = tuple(x.shape)
+        return x.reshape(tuple(lead) + (1,) * gap + (k,) + (1,) * self._event_ndims)
 
     def __repr__(self) -> str:
         return (f"MixtureSameFamily(\n  {self.mixture_distribution},\n  "

@@ -76,31 +76,29 @@ class Multinomial(Distribution):
 
     def sample(self, sample_shape=()):
         """total_count categorical draws, counted per category."""
-        sample_shape = torch.Size(sample_shape)
-        samples = self._categorical.sample(torch.Size((self.total_count,)) + sample_shape)
-        order = list(range(samples.dim()))
-        order.append(order.pop(0))
-        samples = samples.permute(*order)
-        counts = samples.new(self._extended_shape(sample_shape)).zero_()
-        counts.scatter_add_(-1, samples, torch.ones_like(samples))
+        shape = torch.Size(sample_shape)
+        # one categorical draw per trial, trials moved last, then counted per category
+        trials = self._categorical.sample(torch.Size((self.total_count,)) + shape)
+        trials = trials.movedim(0, -1)
+        counts = torch.zeros(self._extended_shape(shape), dtype=trials.dtype)
+        counts.scatter_add_(-1, trials, torch.ones_like(trials))
         return counts.type_as(self.probs)
 
     def entropy(self):
         """n H(categorical) - log n! + sum_i E[log x_i!] (the marginals are binomial)."""
         n = torch.tensor(self.total_count)
-        term1 = n * self._categorical.entropy() - torch.lgamma(n + 1)
-        support = self._binomial.enumerate_support(expand=False)[1:]
-        binomial_probs = torch.exp(self._binomial.log_prob(support))
-        term2 = (binomial_probs * torch.lgamma(support + 1)).sum([0, -1])
-        return term1 + term2
+        # E[log x_i!] over each binomial marginal; k = 0 adds nothing, so it is left out
+        ks = self._binomial.enumerate_support(expand=False)[1:]
+        expected_log_fact = (torch.lgamma(ks + 1) * self._binomial.log_prob(ks).exp()).sum([0, -1])
+        return n * self._categorical.entropy() - torch.lgamma(n + 1) + expected_log_fact
 
     def log_prob(self, value):
         """log n! - sum log x_i! + sum x_i log p_i."""
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        logits = logits.clone(memory_format=torch.contiguous_format)
-        log_factorial_n = torch.lgamma(value.sum(-1) + 1)
-        log_factorial_xs = torch.lgamma(value + 1).sum(-1)
-        logits[(value == 0) & (logits == -math.inf)] = 0
-        return log_factorial_n - log_factorial_xs + (logits * value).sum(-1)
+        # an impossible category that was never drawn adds 0 (not 0 * -inf = nan)
+        unused = (logits == -math.inf) & (value == 0)
+        logits = torch.where(unused, torch.zeros_like(logits), logits)
+        coefficient = torch.lgamma(value.sum(-1) + 1) - torch.lgamma(value + 1).sum(-1)
+        return coefficient + (value * logits).sum(-1)

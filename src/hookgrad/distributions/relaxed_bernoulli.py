@@ -64,18 +64,22 @@ class LogitRelaxedBernoulli(Distribution):
     def rsample(self, sample_shape=()):
         """(logit u + logit p) / temperature with u = clamp(rand), clamped p."""
         shape = self._extended_shape(sample_shape)
-        probs = clamp_probs(self.probs.expand(shape))
-        uniforms = clamp_probs(torch.rand(shape, dtype=probs.dtype))
-        return (uniforms.log() - (-uniforms).log1p() + probs.log()
-                - (-probs).log1p()) / self.temperature
+        p = clamp_probs(self.probs.expand(shape))
+        # logistic noise logit(u), u uniform; both clamped so neither logit is infinite
+        u = clamp_probs(torch.rand(shape, dtype=p.dtype))
+        return (_logit(u) + _logit(p)) / self.temperature
 
     def log_prob(self, value):
         """log t + d - 2 log(1 + exp d), d = logits - t x."""
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        diff = logits - value.mul(self.temperature)
-        return self.temperature.log() + diff - 2 * diff.exp().log1p()
+        d = logits - self.temperature * value
+        return torch.log(self.temperature) + d - 2 * torch.log1p(torch.exp(d))
+
+
+def _logit(x):
+    return torch.log(x) - torch.log1p(-x)
 
 
 class RelaxedBernoulli(TransformedDistribution):

@@ -67,23 +67,32 @@ class lazy_property:
     ``probs`` derived from ``logits`` costs nothing until asked for and keeps its graph."""
 
     def __init__(self, wrapped):
-        self.wrapped = wrapped
         update_wrapper(self, wrapped)
+        self.wrapped = wrapped
 
     def __get__(self, instance, obj_type=None):
         if instance is None:
+            # looked up on the class: answer with something that is also a real property
             return _lazy_property_and_property(self.wrapped)
+        # grad stays on even under no_grad so the cached value keeps its graph to the parameter
         with torch.enable_grad():
-            value = self.wrapped(instance)
-        setattr(instance, self.wrapped.__name__, value)
-        return value
+            result = self.wrapped(instance)
+        # stored under the same name, the instance attribute now hides this descriptor
+        setattr(instance, self.wrapped.__name__, result)
+        return result
 
 
 class _lazy_property_and_property(lazy_property, property):
     """What a lazy_property looks like on the class: both kinds, for validation and docs."""
 
     def __init__(self, wrapped):
-        property.__init__(self, wrapped)
+        super(lazy_property, self).__init__(wrapped)  # property's, skipping lazy_property's
+
+
+def _tril_mask(n: int, diag: int):
+    """True where column - row <= diag, i.e. on and below diagonal ``diag``."""
+    idx = torch.arange(n)
+    return idx.view(1, -1) - idx.view(-1, 1) <= diag
 
 
 def tril_matrix_to_vec(mat, diag: int = 0):
@@ -91,9 +100,7 @@ def tril_matrix_to_vec(mat, diag: int = 0):
     n = mat.shape[-1]
     if diag < -n or diag >= n:
         raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
-    arange = torch.arange(n)
-    mask = arange < arange.view(-1, 1) + (diag + 1)
-    return mat[..., mask]
+    return mat[..., _tril_mask(n, diag)]
 
 
 def vec_to_tril_matrix(vec, diag: int = 0):
@@ -107,7 +114,5 @@ def vec_to_tril_matrix(vec, diag: int = 0):
                          "the lower triangular part of a square D x D matrix.")
     n = round(n)
     mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
-    arange = torch.arange(n)
-    mask = arange < arange.view(-1, 1) + (diag + 1)
-    mat[..., mask] = vec
+    mat[..., _tril_mask(n, diag)] = vec
     return mat
