@@ -8,7 +8,7 @@ import hookgrad as torch
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _CoinOdds, broadcast_all
 
 __all__ = ["Bernoulli"]
 
@@ -17,7 +17,7 @@ def _bce_with_logits(logits, target):
     return torch.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(_CoinOdds, ExponentialFamily):
     """Bernoulli distribution on {0, 1}; exactly one of ``probs`` (P(1)) or ``logits`` (its
     log-odds) is given and the other is derived on first use. ``sample`` is
     ``torch.bernoulli`` of the expanded probabilities, as torch draws it."""
@@ -66,16 +66,6 @@ class Bernoulli(ExponentialFamily):
     def variance(self):
         """probs (1 - probs)."""
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        """Log-odds, log p - log(1 - p) of the clamped probabilities."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        """sigmoid(logits)."""
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

@@ -10,7 +10,7 @@ import hookgrad as torch
 
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _CoinOdds, broadcast_all
 
 __all__ = ["Binomial"]
 
@@ -20,7 +20,7 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(_CoinOdds, Distribution):
     """Binomial distribution with ``total_count`` trials of success probability ``probs``
     (or log-odds ``logits``)."""
 
@@ -69,16 +69,6 @@ class Binomial(Distribution):
     def variance(self):
         """n p (1 - p)."""
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        """Log-odds of a success."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        """Probability of a success."""
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

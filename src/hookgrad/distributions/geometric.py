@@ -7,12 +7,12 @@ import hookgrad as torch
 
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _CoinOdds, broadcast_all
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(_CoinOdds, Distribution):
     """Geometric distribution on {0, 1, ...}: P(k) = (1 - p)^k p, given ``probs`` or
     ``logits``. ``sample`` is floor(log u / log(1 - p)) with u from ``uniform_(tiny, 1)``."""
 
@@ -57,16 +57,6 @@ class Geometric(Distribution):
     def variance(self):
         """(1/p - 1) / p."""
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        """Log-odds of success."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        """Probability of success, sigmoid(logits)."""
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=()):
         """Inverse-CDF draws from uniforms on [tiny, 1)."""

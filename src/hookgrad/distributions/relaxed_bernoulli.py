@@ -10,12 +10,12 @@ from . import constraints
 from .distribution import Distribution
 from .transform_pointwise import SigmoidTransform
 from .transformed_distribution import TransformedDistribution
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _CoinOdds, broadcast_all, clamp_probs
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(_CoinOdds, Distribution):
     """The logit of a RelaxedBernoulli: (logit u + logit p) / temperature, u uniform."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -45,16 +45,6 @@ class LogitRelaxedBernoulli(Distribution):
 
     def _new(self, *args, **kwargs):
         return self._param.new(*args, **kwargs)
-
-    @lazy_property
-    def logits(self):
-        """Log-odds of the underlying coin."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        """Probability of heads of the underlying coin."""
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

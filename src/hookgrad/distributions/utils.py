@@ -89,6 +89,22 @@ class _lazy_property_and_property(lazy_property, property):
         super(lazy_property, self).__init__(wrapped)  # property's, skipping lazy_property's
 
 
+class _CoinOdds:
+    """``probs`` and ``logits`` of a two-outcome parameter, each derived from the other on
+    first use: a distribution built from one of them (Bernoulli, Binomial, Geometric, the
+    relaxed Bernoulli) sets it on the instance, and the other is computed and kept when read."""
+
+    @lazy_property
+    def logits(self):
+        """Log-odds, log p - log(1 - p), of the (clamped) probabilities."""
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        """The probability of a success (heads), sigmoid(logits)."""
+        return logits_to_probs(self.logits, is_binary=True)
+
+
 def _tril_mask(n: int, diag: int):
     """True where column - row <= diag, i.e. on and below diagonal ``diag``."""
     idx = torch.arange(n)
