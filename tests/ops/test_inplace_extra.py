@@ -281,3 +281,14 @@ def test_top_level_fix_and_detach():
         x = lib.tensor(A, requires_grad=True)
         assert not lib.detach(x).requires_grad
     compare(lambda lib, a, b: lib.xlogy_(a * 1, b), A, POS)
+
+
+@pytest.mark.parametrize("name", ["eq_", "lt_", "ge_", "logical_and_", "logical_or_",
+                                  "logical_xor_"])
+@pytest.mark.parametrize("dtype", ["bool", "float32", "int64"])
+@pytest.mark.parametrize("other_shape", [(3, 3), (2, 2, 3)])
+def test_comparison_and_logical_in_place_refuse_shapes_that_do_not_fit(name, dtype, other_shape):
+    # torch's broadcast error (a RuntimeError), found before anything is computed: an operand
+    # that does not broadcast, or one that would widen self
+    assert_same_error(lambda lib: getattr(lib.zeros(2, 3, dtype=getattr(lib, dtype)), name)(
+        lib.ones(*other_shape, dtype=getattr(lib, dtype))))

@@ -258,6 +258,8 @@ def test_broadcast_tensors_returns_a_tensor_of_the_right_shape_unchanged():
 @pytest.mark.parametrize("fn", [
     lambda lib: lib.tril(lib.zeros(3)),
     lambda lib: lib.trace(lib.zeros(3)),
+    lambda lib: lib.trace(lib.ones(2, 2, dtype=lib.bool)),  # no bool kernel
+    lambda lib: lib.trace(lib.ones(3, dtype=lib.bool)),  # ... checked before the rank
     lambda lib: lib.diag(lib.zeros(2, 2, 2)),
     lambda lib: lib.diag(lib.tensor(1.)),
     lambda lib: lib.diagonal(lib.zeros(2, 2), 0, 1, 1),

@@ -16,7 +16,7 @@ from ._out import write_out
 from ._reduce_util import shown_dim
 from ._util import normalize_dim
 from .reduce import _const
-from ._base import is_number, Op
+from ._base import is_number, not_implemented, Op
 
 
 def _triangle_mask(shape: tuple, diagonal: int, lower: bool) -> np.ndarray:
@@ -257,6 +257,8 @@ class Trace(Op):
 
     @staticmethod
     def forward(ctx, self):
+        if self.dtype == np.bool_:  # torch's kernel has no bool form (checked before the rank)
+            raise not_implemented("trace", self.dtype)
         if self.ndim != 2:
             raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
         ctx._saved_self_sym_sizes = self.shape

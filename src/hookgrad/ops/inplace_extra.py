@@ -45,9 +45,9 @@ class _CompareInplace(Op):
     @classmethod
     def forward(cls, ctx, self, other, dtype):
         _check_writable(self)
+        _check_inplace_shape(self.shape, np.shape(other))  # before NumPy's own broadcast error
         work = work_dtype(dtype)
         result = cls._compare(cast(self, work), cast(other, work))
-        _check_inplace_shape(self.shape, np.shape(result))
         _dtype.copyto(self, result)
         return self
 
@@ -105,6 +105,7 @@ def _logical_method(name: str, fn):
         other = as_operand(other, name)
         dtype = work_dtype(promote(self, other))
         b = other._data if isinstance(other, Tensor) else other
+        _check_inplace_shape(self._data.shape, np.shape(b))  # before NumPy's broadcast error
         return _write(self, fn(cast(self._data, dtype), cast(b, dtype)), np.dtype(bool))
 
     op.__name__ = op.__qualname__ = name
