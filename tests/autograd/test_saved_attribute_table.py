@@ -366,10 +366,6 @@ CASES = {
     "dropout_p0": lambda lib: _f(lib).dropout(_x(lib), 0.0),
 }
 
-# deliberate differences: case -> why hookgrad does not show torch's attributes there
-DIFFERENT: dict = {}
-
-
 def _shown(value):
     """A saved value in a form that compares across the two libraries."""
     if isinstance(value, (hookgrad.Tensor, torch.Tensor)):
@@ -397,9 +393,7 @@ def _node(lib, case):
     return type(grad_fn).__name__, names, values
 
 
-@pytest.mark.parametrize("case", [
-    pytest.param(case, marks=pytest.mark.xfail(strict=True, reason=DIFFERENT[case]))
-    if case in DIFFERENT else case for case in CASES])
+@pytest.mark.parametrize("case", list(CASES))
 def test_saved_attributes_as_torch(case):
     name, names, values = _node(hookgrad, case)
     torch_name, torch_names, torch_values = _node(torch, case)
