@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import math
-from numbers import Number
 
 import hookgrad as torch
 
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
+from .utils import _loc_scale_batch
 
 __all__ = ["Cauchy"]
 
@@ -22,10 +21,7 @@ class Cauchy(Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        both_numbers = isinstance(loc, Number) and isinstance(scale, Number)
-        batch_shape = torch.Size() if both_numbers else self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(_loc_scale_batch(self, loc, scale), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         """Cauchy with loc and scale expanded to ``batch_shape``."""

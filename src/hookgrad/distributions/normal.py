@@ -8,7 +8,7 @@ import hookgrad as torch
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _standard_normal, broadcast_all
+from .utils import _loc_scale_batch, _standard_normal
 
 __all__ = ["Normal"]
 
@@ -27,10 +27,7 @@ class Normal(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, loc, scale, validate_args=None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        both_numbers = isinstance(loc, Number) and isinstance(scale, Number)
-        batch_shape = torch.Size() if both_numbers else self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(_loc_scale_batch(self, loc, scale), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         """Normal with loc and scale expanded to ``batch_shape``."""

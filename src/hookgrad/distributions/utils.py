@@ -89,6 +89,15 @@ class _lazy_property_and_property(lazy_property, property):
         super(lazy_property, self).__init__(wrapped)  # property's, skipping lazy_property's
 
 
+def _loc_scale_batch(dist, loc, scale):
+    """Set ``dist.loc`` and ``dist.scale`` broadcast against each other and return the batch
+    shape they give: empty when both were Python numbers, else their broadcast shape (the
+    constructor of every location-scale family)."""
+    dist.loc, dist.scale = broadcast_all(loc, scale)
+    both_numbers = isinstance(loc, Number) and isinstance(scale, Number)
+    return torch.Size() if both_numbers else dist.loc.size()
+
+
 class _CoinOdds:
     """``probs`` and ``logits`` of a two-outcome parameter, each derived from the other on
     first use: a distribution built from one of them (Bernoulli, Binomial, Geometric, the
