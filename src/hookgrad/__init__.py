@@ -221,17 +221,42 @@ def get_num_threads() -> "int":
     return _parallel.get_num_threads()
 
 
+from . import amp, cpu  # noqa: E402,F401
+from .amp.autocast_mode import (autocast, autocast_decrement_nesting,  # noqa: E402,F401
+                                autocast_increment_nesting, clear_autocast_cache,
+                                get_autocast_cpu_dtype, get_autocast_dtype,
+                                get_autocast_gpu_dtype, is_autocast_cache_enabled,
+                                is_autocast_cpu_enabled, is_autocast_enabled,
+                                set_autocast_cache_enabled, set_autocast_cpu_dtype,
+                                set_autocast_cpu_enabled, set_autocast_dtype,
+                                set_autocast_enabled)
+from . import _autocast_state  # noqa: E402
+
+# linalg's functions on autocast's lists go through the seam as torch's (linalg_inv ...) do
+for _name in list(vars(linalg)):
+    if f"linalg_{_name}" in _autocast_state.POLICIES and callable(getattr(linalg, _name)):
+        setattr(linalg, _name, _overrides.wrap(getattr(linalg, _name), f"linalg_{_name}"))
+
 # every torch-level function is visible to an active TorchFunctionMode; plumbing is not
 _PLUMBING = {"load", "save", "get_printoptions", "set_printoptions", "is_grad_enabled",
              "is_inference_mode_enabled", "get_default_dtype", "set_default_dtype",
              "promote_types", "can_cast", "get_default_device", "set_default_device",
              "default_generator", "get_rng_state", "set_rng_state", "initial_seed",
              "manual_seed", "seed", "set_num_threads", "get_num_threads", "is_tensor",
-             "broadcast_shapes"}
+             "broadcast_shapes", "is_autocast_enabled", "set_autocast_enabled",
+             "get_autocast_dtype", "set_autocast_dtype", "get_autocast_cpu_dtype",
+             "set_autocast_cpu_dtype", "get_autocast_gpu_dtype", "is_autocast_cpu_enabled",
+             "set_autocast_cpu_enabled", "is_autocast_cache_enabled",
+             "set_autocast_cache_enabled", "clear_autocast_cache", "autocast_increment_nesting",
+             "autocast_decrement_nesting"}
 for _name, _value in list(globals().items()):
     if (_name[0] != "_" and _name not in _PLUMBING and isinstance(_value, _types.FunctionType)):
-        globals()[_name] = _overrides.wrap(_out.accept_out(_value, _name))
-del _name, _value
+        # a function kept under another name (cholesky_old) is found on autocast's lists
+        # by its torch name
+        _renamed = _name if (_name in _autocast_state.POLICIES
+                             and _value.__name__ != _name) else None
+        globals()[_name] = _overrides.wrap(_out.accept_out(_value, _name), _renamed)
+del _name, _value, _renamed
 
 from . import func  # noqa: E402  (torch.func: transforms over the whole public API above)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+from . import _autocast_state as _autocast
 from .tensor import Tensor
 
 # innermost mode last; wrapped functions test this list and nothing else when it is empty
@@ -101,6 +102,9 @@ def wrap(fn: Callable, name: str | None = None, owner: str | None = None) -> Cal
     ``name``/``owner`` rename it (``Tensor.__add__`` rather than the ``add`` it is bound to)."""
     if getattr(fn, "_torch_function_wrapped", False) or not callable(fn):
         return fn
+    policy = _autocast.POLICIES.get(name or getattr(fn, "__name__", ""))
+    if policy is not None:
+        return _with_autocast(fn, policy, name, owner)
 
     @functools.wraps(fn)
     def public(*args, **kwargs):
@@ -108,6 +112,26 @@ def wrap(fn: Callable, name: str | None = None, owner: str | None = None) -> Cal
             return _dispatch(public, args, kwargs)
         return fn(*args, **kwargs)
 
+    return _named(public, name, owner)
+
+
+def _with_autocast(fn: Callable, policy, name: str | None, owner: str | None) -> Callable:
+    """``wrap`` for a function on one of autocast's lists: below the modes (as torch's autocast
+    is), one more list test, true only while some thread has CPU autocast on."""
+    threads_on, call = _autocast.threads_on, _autocast.call
+
+    @functools.wraps(fn)
+    def public(*args, **kwargs):
+        if _mode_stack:
+            return _dispatch(public, args, kwargs)
+        if threads_on:
+            return call(policy, fn, args, kwargs)
+        return fn(*args, **kwargs)
+
+    return _named(public, name, owner)
+
+
+def _named(public: Callable, name: str | None, owner: str | None) -> Callable:
     public._torch_function_wrapped = True
     if name is not None:
         public.__name__ = name

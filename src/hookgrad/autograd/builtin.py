@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _autocast_state
 from ..tensor import Tensor, has_internal_overlap
 from .ctx import FunctionCtx
 from .function import BackwardCFunction, Function, _view_needs
@@ -38,6 +39,10 @@ class BuiltinBackward(BackwardCFunction):
         return f"<{self.name()} object at {hex(id(self))}>"
 
     def apply(self, grad_outputs: tuple) -> tuple:
+        if _autocast_state.threads_on and _autocast_state.cpu_on():
+            # torch's formulas run below autocast: held off, they keep the forward's dtypes
+            with _autocast_state.HELD_OFF:
+                return self.apply(grad_outputs)
         if (grad_outputs[0] is None if len(grad_outputs) == 1
                 else any(g is None for g in grad_outputs)):
             if self._materialize_grads:

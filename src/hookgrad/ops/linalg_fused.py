@@ -33,7 +33,11 @@ def _scaled(grad: Tensor, factor) -> Tensor:
 
 
 def _combine(self: np.ndarray, product: np.ndarray, beta, alpha) -> np.ndarray:
-    """``beta * self + alpha * product`` broadcast to the product's shape."""
+    """``beta * self + alpha * product`` broadcast to the product's shape; a bfloat16
+    product (which NumPy gives in float32) is combined there and rounded once to self's
+    dtype."""
+    if product.dtype != self.dtype:
+        return _combine(self.astype(product.dtype), product, beta, alpha).astype(self.dtype)
     if alpha != 1:
         product = product * product.dtype.type(alpha)
     if beta != 0:

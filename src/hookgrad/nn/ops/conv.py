@@ -24,7 +24,7 @@ from numpy.lib.stride_tricks import as_strided
 from ... import _blas, _parallel
 from ...ops import _layout
 from ...tensor import Tensor
-from ...ops._base import Op
+from ...ops._base import HALF_TYPES, Op
 
 
 Ints = tuple
@@ -296,6 +296,10 @@ def _weight_grad_all(x, grad, kernel, stride, padding, dilation, groups) -> np.n
     return result.reshape((out_channels, x.shape[1] // groups) + tuple(kernel))
 
 
+def _wide(array: np.ndarray) -> np.ndarray:
+    return array.astype(np.float32)
+
+
 class Convolution(Op):
     """torch.convolution: y = x (*) w + b, or its transpose; d/dx and d/dw are convolutions."""
 
@@ -316,6 +320,10 @@ class Convolution(Op):
         ctx.bias_sizes = (0,) if bias is None else bias.shape
         ctx.input_size = input.shape[2:]
         ctx.save_for_backward(input, weight)
+        low = input.dtype if input.dtype in HALF_TYPES else None
+        if low is not None:  # accumulated in float32 and rounded once, as torch's CPU kernel
+            input, weight = _wide(input), _wide(weight)
+            bias = None if bias is None else _wide(bias)
         if transposed:
             size = transposed_size(input.shape[2:], weight.shape[2:], stride, padding, dilation,
                                    output_padding)
@@ -324,6 +332,8 @@ class Convolution(Op):
             result = correlate(input, weight, stride, padding, dilation, groups)
         if bias is not None:
             result = result + bias.reshape((-1,) + (1,) * (input.ndim - 2))
+        if low is not None:
+            result = result.astype(low)
         # channels-last when the input or the weight is, as torch's CPU convolutions
         return _layout.suggested(result, input if _layout.suggests_channels_last(input)
                                  else weight)
@@ -377,6 +387,9 @@ class ConvolutionWeight(Op):
         ctx.stride, ctx.padding, ctx.dilation, ctx.groups = stride, padding, dilation, groups
         ctx.input_size = input.shape[2:]
         ctx.save_for_backward(input, grad_output)
+        if input.dtype in HALF_TYPES:
+            return correlate_weight_grad(_wide(input), _wide(grad_output), kernel, stride,
+                                         padding, dilation, groups).astype(input.dtype)
         return correlate_weight_grad(input, grad_output, kernel, stride, padding, dilation,
                                      groups)
 

@@ -1,0 +1,236 @@
+"""Autocast's thread-local state and the casting a listed op gets while it is on.
+
+Below ``overrides.py`` (whose ``wrap`` gives each listed torch-level function one extra test)
+and ``autograd/`` (built-in backward formulas run with autocast held off, as torch's kernels
+below the autocast layer do). The public names live in ``hookgrad.amp`` and ``hookgrad``.
+
+Cost when unused: a wrapped function on one of the lists tests ``threads_on`` (a module list,
+empty unless some thread has CPU autocast on); functions on no list pay nothing at all.
+
+The lists were found by running torch 2.13's CPU autocast and reading result dtypes:
+
+* ``LOWER``: floating inputs other than float64 are cast to the autocast dtype;
+* ``FLOAT32``: bfloat16 and float16 inputs are cast to float32;
+* ``PROMOTE``: all floating inputs are cast to the widest of them;
+* a function of the call's arguments for ops whose class depends on them (``F.pad``'s mode,
+  ``einsum``'s equation), answering one of the three or None.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+import numpy as np
+
+from . import _dtype
+from .tensor import Tensor
+
+LOWER, FLOAT32, PROMOTE = "lower", "float32", "promote"
+
+# one entry per thread that has CPU autocast enabled: the only thing a listed op tests when empty
+threads_on: list = []
+_threads_lock = threading.Lock()
+
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+
+
+def _numpy(d) -> np.dtype | None:
+    try:
+        return d.numpy
+    except ImportError:
+        return None
+
+
+_DEFAULT_DTYPES = {"cpu": _dtype.bfloat16, "xpu": _dtype.bfloat16, "hpu": _dtype.bfloat16,
+                   "xla": _dtype.bfloat16}
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.enabled: dict = {}  # device type -> bool
+        self.dtypes: dict = {}  # device type -> dtype, when set
+        self.cache_enabled = True
+        self.nesting = 0
+        self.held_off = 0  # > 0 while a casted op or a built-in backward formula runs
+
+
+state = _State()
+
+
+def default_dtype(device_type: str):
+    return _DEFAULT_DTYPES.get(device_type, _dtype.float16)
+
+
+def get_dtype(device_type: str):
+    return state.dtypes.get(device_type) or default_dtype(device_type)
+
+
+def set_enabled(device_type: str, enabled: bool) -> None:
+    was = state.enabled.get(device_type, False)
+    state.enabled[device_type] = bool(enabled)
+    if device_type != "cpu" or was == bool(enabled):
+        return
+    me = threading.get_ident()
+    with _threads_lock:
+        if enabled:
+            threads_on.append(me)
+        elif me in threads_on:
+            threads_on.remove(me)
+
+
+def cpu_on() -> bool:
+    """CPU autocast is on in this thread and no listed op or built-in formula is running."""
+    return state.enabled.get("cpu", False) and not state.held_off
+
+
+class held_off:
+    """Context manager: listed ops run as they are in this thread while it is open."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        state.held_off += 1
+
+    def __exit__(self, *exc):
+        state.held_off -= 1
+
+
+HELD_OFF = held_off()
+
+
+# ---------------------------------------------------------------------------------------------
+# casting
+# ---------------------------------------------------------------------------------------------
+def _float_arrays(args: tuple, kwargs: dict):
+    for value in (*args, *kwargs.values()):
+        items = value if isinstance(value, (list, tuple)) else (value,)
+        for item in items:
+            if isinstance(item, Tensor) and item._data.dtype.kind in "fV":
+                yield item._data.dtype
+
+
+def _convert(value, target: np.dtype, which: Callable[[np.dtype], bool]):
+    if isinstance(value, Tensor):
+        dtype = value._data.dtype
+        if dtype != target and dtype.kind in "fV" and which(dtype):
+            # the method's own body: a mode below this call must not see autocast's copies
+            return Tensor.to.__wrapped__(value, _dtype.from_numpy_dtype(target))
+        return value
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
+        return type(value)(_convert(v, target, which) for v in value)
+    return value
+
+
+def _not_double(dtype: np.dtype) -> bool:
+    return dtype != _F64
+
+
+def _any(dtype: np.dtype) -> bool:
+    return True
+
+
+def _promoted(args: tuple, kwargs: dict, low: np.dtype) -> np.dtype:
+    widest = low
+    for dtype in _float_arrays(args, kwargs):
+        if dtype == _F64:
+            widest = _F64
+        elif dtype == _F32:
+            if widest != _F64:
+                widest = _F32
+        elif dtype != low:
+            raise RuntimeError("Unexpected floating ScalarType in at::autocast::prioritize")
+    return widest
+
+
+def call(policy, fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """``fn`` under this thread's CPU autocast: its inputs cast as ``policy`` says, then run
+    with autocast held off (the op's own inner calls are not cast again)."""
+    if not cpu_on():
+        return fn(*args, **kwargs)
+    if not isinstance(policy, str):
+        policy = policy(*args, **kwargs)
+        if policy is None:
+            return fn(*args, **kwargs)
+    low = _numpy(get_dtype("cpu"))
+    if policy == LOWER:
+        target = low
+    elif policy == FLOAT32:
+        target = _F32
+    else:
+        target = _promoted(args, kwargs, low)
+    # float64 is never narrowed; it is widened to only by the promote list's float64
+    which = _any if target == _F64 else _not_double
+    args = tuple(_convert(a, target, which) for a in args)
+    kwargs = {k: _convert(v, target, which) for k, v in kwargs.items()}
+    state.held_off += 1
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        state.held_off -= 1
+
+
+# ---------------------------------------------------------------------------------------------
+# the lists (torch-level names, as ``wrap`` sees them)
+# ---------------------------------------------------------------------------------------------
+def _one_dtype(*args, **kwargs):
+    """A composite of the lower list that checks its operands share a dtype before it reaches
+    a product (``inner``, ``tensordot``, ``chain_matmul``): mixed operands raise as without
+    autocast."""
+    return LOWER if len(set(_float_arrays(args, kwargs))) <= 1 else None
+
+
+def _vector_pair(a, b) -> bool:
+    return isinstance(a, Tensor) and isinstance(b, Tensor) and a.dim() <= 1 and b.dim() <= 1
+
+
+def _inner(input, other, *rest, **kwargs):
+    return None if _vector_pair(input, other) else _one_dtype(input, other)
+
+
+def _tensordot(a, b, *rest, **kwargs):
+    dims = rest[0] if rest else kwargs.get("dims", 2)
+    if _vector_pair(a, b) and dims != 0:
+        return None
+    return _one_dtype(a, b)
+
+
+def _einsum(equation, *operands, **kwargs):
+    """A product (two operands or more, some index summed) runs as a batched matmul."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str) or len(operands) < 2:
+        return None
+    inputs, _, output = equation.replace(" ", "").partition("->")
+    if not _:
+        return LOWER if any(inputs.count(c) > 1 for c in set(inputs) if c.isalpha()) else None
+    summed = set(c for c in inputs if c.isalpha()) - set(output)
+    return LOWER if summed else None
+
+
+def _pad(input, pad, mode="constant", value=None):
+    return FLOAT32 if mode in ("reflect", "replicate") else None
+
+
+POLICIES: dict = {name: LOWER for name in (
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "conv_tbc", "linear", "matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "addmm",
+    "baddbmm", "addbmm", "prelu", "scaled_dot_product_attention", "linalg_matmul",
+    "linalg_vecdot")}
+POLICIES.update({name: _one_dtype for name in ("chain_matmul", "linalg_multi_dot")})
+POLICIES.update(inner=_inner, tensordot=_tensordot, einsum=_einsum, pad=_pad)
+POLICIES.update({name: FLOAT32 for name in (
+    "cdist", "prod", "quantile", "nanquantile", "trace", "inverse", "cholesky",
+    "cholesky_inverse", "cholesky_solve", "pinverse", "triangular_solve", "qr", "svd", "geqrf",
+    "orgqr", "ormqr", "lu_solve", "linalg_cholesky", "linalg_cholesky_ex", "linalg_inv",
+    "linalg_inv_ex", "linalg_det", "linalg_slogdet", "linalg_qr", "linalg_svd", "linalg_svdvals",
+    "linalg_eig", "linalg_eigvals", "linalg_eigh", "linalg_eigvalsh", "linalg_solve",
+    "linalg_lstsq", "linalg_pinv", "linalg_matrix_rank", "linalg_lu_solve", "linalg_lu_factor",
+    "linalg_householder_product", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+    "soft_margin_loss", "kl_div", "margin_ranking_loss", "hinge_embedding_loss",
+    "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "cross_entropy", "nll_loss", "multi_margin_loss",
+    "multilabel_margin_loss", "ctc_loss", "avg_pool3d", "max_pool3d", "adaptive_avg_pool3d",
+    "adaptive_max_pool3d", "max_unpool2d", "max_unpool3d", "fractional_max_pool2d",
+    "fractional_max_pool3d", "grid_sample")})
+POLICIES.update({name: PROMOTE for name in ("cat", "stack", "index_copy")})

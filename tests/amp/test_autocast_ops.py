@@ -1,0 +1,59 @@
+"""Per-op result dtypes (and values) under CPU autocast, compared with torch's: every case of
+``_autocast_table`` with float32 inputs, inputs already in the autocast dtype, and mixed
+inputs, in bfloat16 and float16 autocast."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import hookgrad
+
+from _autocast_table import CASES
+
+_DTYPES = {"bfloat16": (hookgrad.bfloat16, torch.bfloat16),
+           "float16": (hookgrad.float16, torch.float16)}
+_INPUTS = ("float32", "low", "mixed")
+
+
+def _outcome(lib, fn, shapes, kinds, autocast_dtype):
+    rng = np.random.default_rng(0)
+    tensors = [lib.tensor(rng.standard_normal(s).astype(np.float32)) for s in shapes]
+    tensors = [t if kind == "float32" else t.to(autocast_dtype)
+               for t, kind in zip(tensors, kinds)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            with lib.autocast("cpu", dtype=autocast_dtype):
+                out = fn(lib, *tensors)
+        except Exception as error:  # the same exception type is expected
+            return type(error).__name__, None
+    out = out[0] if isinstance(out, (tuple, list)) else out
+    return str(out.dtype), out.detach().float().numpy()
+
+
+def _kinds(inputs, count):
+    if inputs == "float32":
+        return ["float32"] * count
+    if inputs == "low":
+        return ["low"] * count
+    return ["low"] + ["float32"] * (count - 1)
+
+
+@pytest.mark.parametrize("dtype_name", sorted(_DTYPES))
+@pytest.mark.parametrize("inputs", _INPUTS)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_result_dtype_and_value_match_torch(name, inputs, dtype_name):
+    fn, shapes = CASES[name]
+    if inputs == "mixed" and len(shapes) == 1:
+        pytest.skip("one input")
+    ours_dtype, theirs_dtype = _DTYPES[dtype_name]
+    kinds = _kinds(inputs, len(shapes))
+    ours, ours_value = _outcome(hookgrad, fn, shapes, kinds, ours_dtype)
+    theirs, theirs_value = _outcome(torch, fn, shapes, kinds, theirs_dtype)
+    assert ours == theirs
+    if theirs_value is not None:
+        low = theirs != "torch.float32" or inputs != "float32"
+        tolerance = 5e-2 if low else 1e-4
+        np.testing.assert_allclose(ours_value, theirs_value, rtol=tolerance,
+                                   atol=tolerance * max(1.0, np.abs(theirs_value).max()))
