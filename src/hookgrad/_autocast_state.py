@@ -1,8 +1,9 @@
 """Autocast's thread-local state and the casting a listed op gets while it is on.
 
-Below ``overrides.py`` (whose ``wrap`` gives each listed torch-level function one extra test)
-and ``autograd/`` (built-in backward formulas run with autocast held off, as torch's kernels
-below the autocast layer do). The public names live in ``hookgrad.amp`` and ``hookgrad``.
+Below ``overrides.py``, whose ``wrap`` gives each listed torch-level function one extra test.
+A backward called inside autocast runs its formulas under it too (their products are cast, as
+torch's are); the engine gives each input its gradient in its own dtype. The public names live
+in ``hookgrad.amp`` and ``hookgrad``.
 
 Cost when unused: a wrapped function on one of the lists tests ``threads_on`` (a module list,
 empty unless some thread has CPU autocast on); functions on no list pay nothing at all.
@@ -52,7 +53,7 @@ class _State(threading.local):
         self.dtypes: dict = {}  # device type -> dtype, when set
         self.cache_enabled = True
         self.nesting = 0
-        self.held_off = 0  # > 0 while a casted op or a built-in backward formula runs
+        self.held_off = 0  # > 0 while a casted op runs (its inner calls are not cast again)
 
 
 state = _State()
@@ -80,23 +81,8 @@ def set_enabled(device_type: str, enabled: bool) -> None:
 
 
 def cpu_on() -> bool:
-    """CPU autocast is on in this thread and no listed op or built-in formula is running."""
+    """CPU autocast is on in this thread and no listed op is running."""
     return state.enabled.get("cpu", False) and not state.held_off
-
-
-class held_off:
-    """Context manager: listed ops run as they are in this thread while it is open."""
-
-    __slots__ = ()
-
-    def __enter__(self):
-        state.held_off += 1
-
-    def __exit__(self, *exc):
-        state.held_off -= 1
-
-
-HELD_OFF = held_off()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -337,8 +337,21 @@ ROWS: List[Row] = [
     Row("Per-op interception", ("overrides.TorchFunctionMode",
                                 "utils.flop_counter.FlopCounterMode"), True,
         "every hookgrad.*, nn.functional and Tensor method call; FLOPs of products and convs"),
-    Row("Not there", ("fft", "compile", "amp", "distributed"), False,
-        "no FFT, compiler, autocast or distributed training of hookgrad's own"),
+    Row("Mixed precision", ("autocast", "amp.autocast", "amp.GradScaler", "amp.custom_fwd",
+                            "amp.custom_bwd", "amp.is_autocast_available", "cpu.amp.autocast",
+                            "cpu.amp.GradScaler", "is_autocast_enabled", "set_autocast_enabled",
+                            "get_autocast_dtype", "set_autocast_dtype", "get_autocast_cpu_dtype",
+                            "set_autocast_cpu_dtype", "is_autocast_cpu_enabled",
+                            "set_autocast_cpu_enabled", "get_autocast_gpu_dtype",
+                            "is_autocast_cache_enabled", "set_autocast_cache_enabled",
+                            "clear_autocast_cache", "autocast_increment_nesting",
+                            "autocast_decrement_nesting"), True,
+        "CPU autocast in bfloat16 or float16 with torch 2.13's op lists, found by experiment "
+        "(products and convolutions low, losses and linalg in float32, cat/stack/index_copy "
+        "promote); thread-local; gradients reach float32 leaves in float32; CUDA warns and stays "
+        "off. No cast cache (torch's CPU autocast shows no reuse either). GradScaler on the CPU"),
+    Row("Not there", ("fft", "compile", "distributed"), False,
+        "no FFT, compiler or distributed training of hookgrad's own"),
 ]
 
 

@@ -39,10 +39,6 @@ class BuiltinBackward(BackwardCFunction):
         return f"<{self.name()} object at {hex(id(self))}>"
 
     def apply(self, grad_outputs: tuple) -> tuple:
-        if _autocast_state.threads_on and _autocast_state.cpu_on():
-            # torch's formulas run below autocast: held off, they keep the forward's dtypes
-            with _autocast_state.HELD_OFF:
-                return self.apply(grad_outputs)
         if (grad_outputs[0] is None if len(grad_outputs) == 1
                 else any(g is None for g in grad_outputs)):
             if self._materialize_grads:
@@ -55,7 +51,10 @@ class BuiltinBackward(BackwardCFunction):
             if task.executes is not None and task.running is self:
                 return self._apply_wanted(grad_outputs, task.executes)
         runner = self._array_runner
-        grads = None if runner is None or _state.enabled else runner(grad_outputs)
+        # a backward run inside autocast casts its formula's products as torch's does, so
+        # the formula runs on Tensors then
+        grads = (None if runner is None or _state.enabled or _autocast_state.threads_on
+                 else runner(grad_outputs))
         if grads is None:
             grads = self._forward_cls.backward(self, *grad_outputs)
         if type(grads) is not tuple:
