@@ -88,16 +88,18 @@ class GradScaler:
             "iteration."
         inverse = np.float32(1.0 / np.float64(self._scale._data))
         found_inf = False
+        checked = False  # torch's step refuses an optimizer none of whose gradients it saw
         with grad_mode.no_grad():
             for group in optimizer.param_groups:
                 for parameter in group["params"]:
                     grad = parameter.grad
                     if grad is None:
                         continue
+                    checked = True
                     if not np.isfinite(grad._data.astype(np.float32)).all():
                         found_inf = True
                     grad.mul_(float(inverse))
-        state["found_inf"] = found_inf
+        state["found_inf"], state["checked"] = found_inf, checked
         state["stage"] = _UNSCALED
 
     def step(self, optimizer, *args, **kwargs) -> Any:
@@ -113,6 +115,7 @@ class GradScaler:
             raise RuntimeError("step() has already been called since the last update().")
         if state["stage"] is _READY:
             self.unscale_(optimizer)
+        assert state["checked"], "No inf checks were recorded for this optimizer."
         result = None if state["found_inf"] else optimizer.step(*args, **kwargs)
         state["stage"] = _STEPPED
         return result
