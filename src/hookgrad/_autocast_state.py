@@ -43,8 +43,13 @@ def _numpy(d) -> np.dtype | None:
         return None
 
 
-_DEFAULT_DTYPES = {"cpu": _dtype.bfloat16, "xpu": _dtype.bfloat16, "hpu": _dtype.bfloat16,
-                   "xla": _dtype.bfloat16}
+# the device types autocast has a dispatch key for in torch, with their default dtypes
+AVAILABLE = {"cpu": _dtype.bfloat16, "cuda": _dtype.float16, "ipu": _dtype.float16,
+             "xpu": _dtype.float16, "mps": _dtype.float16, "mtia": _dtype.float16,
+             "privateuseone": _dtype.float16, "maia": _dtype.bfloat16, "xla": _dtype.bfloat16,
+             "hpu": _dtype.bfloat16}
+_DEFAULT_DTYPES = dict(AVAILABLE, hip=_dtype.float16)  # hip has a dtype, but no autocast
+_NO_KEY = "unknown device type for autocast in get_autocast_dispatch_key_from_device_type"
 
 
 class _State(threading.local):
@@ -59,15 +64,22 @@ class _State(threading.local):
 state = _State()
 
 
-def default_dtype(device_type: str):
-    return _DEFAULT_DTYPES.get(device_type, _dtype.float16)
-
-
 def get_dtype(device_type: str):
-    return state.dtypes.get(device_type) or default_dtype(device_type)
+    dtype = state.dtypes.get(device_type) or _DEFAULT_DTYPES.get(device_type)
+    if dtype is None:
+        raise RuntimeError("unsupported scalarType")
+    return dtype
+
+
+def is_enabled(device_type: str) -> bool:
+    if device_type not in AVAILABLE:
+        raise RuntimeError(_NO_KEY)
+    return state.enabled.get(device_type, False)
 
 
 def set_enabled(device_type: str, enabled: bool) -> None:
+    if device_type not in AVAILABLE:
+        raise RuntimeError(_NO_KEY)
     was = state.enabled.get(device_type, False)
     state.enabled[device_type] = bool(enabled)
     if device_type != "cpu" or was == bool(enabled):
@@ -101,11 +113,16 @@ def _convert(value, target: np.dtype, which: Callable[[np.dtype], bool]):
         dtype = value._data.dtype
         if dtype != target and dtype.kind in "fV" and which(dtype):
             # the method's own body: a mode below this call must not see autocast's copies
-            return Tensor.to.__wrapped__(value, _dtype.from_numpy_dtype(target))
+            return _to(value, _dtype.from_numpy_dtype(target))
         return value
     if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
         return type(value)(_convert(v, target, which) for v in value)
     return value
+
+
+def _to(tensor: Tensor, dtype) -> Tensor:
+    method = Tensor.to
+    return getattr(method, "__wrapped__", method)(tensor, dtype)
 
 
 def _not_double(dtype: np.dtype) -> bool:
@@ -132,7 +149,7 @@ def _promoted(args: tuple, kwargs: dict, low: np.dtype) -> np.dtype:
 def call(policy, fn: Callable, args: tuple, kwargs: dict) -> Any:
     """``fn`` under this thread's CPU autocast: its inputs cast as ``policy`` says, then run
     with autocast held off (the op's own inner calls are not cast again)."""
-    if not cpu_on():
+    if not cpu_on() or kwargs.get("out") is not None:  # torch casts no out= variant
         return fn(*args, **kwargs)
     if not isinstance(policy, str):
         policy = policy(*args, **kwargs)

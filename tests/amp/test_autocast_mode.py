@@ -83,6 +83,19 @@ def test_state_setters_match_torch(change):
     _same(change)
 
 
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "vulkan", "hip", "maia", "xla", "mps", "meta",
+                 "hpu", "mtia", "privateuseone")
+
+
+@pytest.mark.parametrize("device_type", _DEVICE_TYPES)
+def test_each_device_type_answers_as_torch(device_type):
+    _same(lambda lib: (_caught(lambda: lib.get_autocast_dtype(device_type)),
+                       _caught(lambda: lib.is_autocast_enabled(device_type)),
+                       _caught(lambda: lib.amp.is_autocast_available(device_type)),
+                       _caught(lambda: (lambda ac: (ac.fast_dtype, ac._enabled))(
+                           lib.autocast(device_type)))))
+
+
 def test_set_autocast_enabled_turns_casting_on():
     def program(lib):
         lib.set_autocast_enabled("cpu", True)
@@ -205,6 +218,17 @@ def test_tensors_created_inside_keep_their_dtypes():
             made = (lib.ones(2), lib.zeros(2, dtype=lib.float64), lib.tensor([1.0]),
                     lib.randn(2), lib.arange(3), lib.ones(2) + 1, lib.ones(2).half() * 2)
         return [str(t.dtype) for t in made]
+    _same(program)
+
+
+def test_out_variants_and_in_place_products_are_not_cast():
+    def program(lib):
+        a, b = lib.ones(2, 3), lib.ones(3, 2)
+        with lib.autocast("cpu"):
+            return [str(t.dtype) for t in (
+                lib.mm(a, b, out=lib.empty(2, 2)), lib.ones(2, 2).addmm_(a, b),
+                lib.nn.functional.linear(input=a, weight=b.t()),
+                lib.conv2d(lib.ones(1, 1, 3, 3), lib.ones(1, 1, 2, 2)))]
     _same(program)
 
 

@@ -21,6 +21,11 @@ _CPU_DTYPES = (_dtype.bfloat16, _dtype.float16)
 _CPU_DTYPE_WARNING = ("In CPU autocast, but the target dtype is not supported. Disabling "
                       "autocast.\nCPU Autocast only supports dtypes of torch.bfloat16, "
                       "torch.float16 currently.")
+_PRIVATEUSEONE_ERROR = (
+    "Tried to use AMP with the `privateuseone` backend, but the backend has not registered a "
+    "module or  the module miss some necessary funcs. The backend should register a module by "
+    "`torch._register_device_module`, and the module must have these funcs: \n"
+    "`get_amp_supported_dtype() -> List[torch.dtype]`. \n")
 _NO_CUDA_WARNING = "CUDA is not available or torch_xla is imported. Disabling autocast."
 
 
@@ -36,13 +41,13 @@ def _deprecated(old: str, new: str) -> None:
 
 # -- torch's state functions ---------------------------------------------------------------------
 def is_autocast_available(device_type: str) -> bool:
-    """Whether autocast knows ``device_type`` (every known device type does)."""
-    return bool(_device_type(device_type))
+    """Whether autocast has ``device_type`` (cpu, cuda, xpu, mps, hpu ...; not hip or meta)."""
+    return _device_type(device_type) in _state.AVAILABLE
 
 
 def is_autocast_enabled(device_type: Optional[str] = None) -> bool:
     """Whether autocast is on for ``device_type`` in this thread (CUDA's when none is given)."""
-    return _state.state.enabled.get(_device_type(device_type or "cuda"), False)
+    return _state.is_enabled(_device_type(device_type or "cuda"))
 
 
 def set_autocast_enabled(device_type, enabled: Optional[bool] = None) -> None:
@@ -138,6 +143,11 @@ class autocast:
         self._cache_enabled = (is_autocast_cache_enabled() if cache_enabled is None
                                else cache_enabled)
         self._enabled = enabled
+        if self.device == "privateuseone":
+            raise AssertionError(_PRIVATEUSEONE_ERROR)
+        if self.device not in _state.AVAILABLE:
+            raise RuntimeError(f"User specified an unsupported autocast device_type "
+                               f"'{self.device}'")
         if enabled and self.device == "cuda":
             warn(_NO_CUDA_WARNING)
             self._enabled = False
