@@ -97,6 +97,22 @@ def cpu_on() -> bool:
     return state.enabled.get("cpu", False) and not state.held_off
 
 
+class _HeldOff:
+    """Context manager: listed ops run uncast in this thread while it is open (a casted op's
+    inner calls; the recurrent layers torch runs as one kernel)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        state.held_off += 1
+
+    def __exit__(self, *exc) -> None:
+        state.held_off -= 1
+
+
+HELD_OFF = _HeldOff()
+
+
 # ---------------------------------------------------------------------------------------------
 # casting
 # ---------------------------------------------------------------------------------------------
@@ -219,7 +235,10 @@ POLICIES: dict = {name: LOWER for name in (
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     "conv_tbc", "linear", "matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "addmm",
     "baddbmm", "addbmm", "prelu", "scaled_dot_product_attention", "linalg_matmul",
-    "linalg_vecdot")}
+    "linalg_vecdot",
+    # torch composes it of listed ops (projections, bmm or fused attention): every floating
+    # input ends in the autocast dtype, the float mask too (baddbmm's or attention's operand)
+    "multi_head_attention_forward")}
 POLICIES.update({name: _one_dtype for name in ("chain_matmul", "linalg_multi_dot")})
 POLICIES.update(inner=_inner, tensordot=_tensordot, einsum=_einsum, pad=_pad)
 POLICIES.update({name: FLOAT32 for name in (

@@ -18,6 +18,7 @@ import numbers
 from typing import Optional
 
 import hookgrad
+from ... import _autocast_state as _autocast
 from ..._warnings import warn
 from ...tensor import Tensor
 
@@ -228,8 +229,30 @@ class RNNBase(Module):
         return fn(hx)
 
     def _run(self, input: Tensor, states: tuple, batch_sizes: Optional[list]) -> tuple:
+        if _autocast.threads_on and _autocast.cpu_on():
+            return self._run_autocast(input, states, batch_sizes)
+        return self._run_layers(input, states, batch_sizes)
+
+    def _run_autocast(self, input: Tensor, states: tuple, batch_sizes: Optional[list]) -> tuple:
+        """Under CPU autocast, as torch 2.13: an LSTM without projection on a padded batch runs
+        wholly in the autocast dtype (torch's oneDNN layer); the rest (RNN, GRU, a packed LSTM
+        or one with projection) as its ops, each cast by its list."""
+        if self.mode == "LSTM" and self.proj_size == 0 and batch_sizes is None:
+            low = _autocast.get_dtype("cpu")
+
+            def cast(tensor: Tensor) -> Tensor:
+                return tensor.to(low) if tensor.dtype in (hookgrad.float32, low) else tensor
+
+            with _autocast.HELD_OFF:
+                return self._run_layers(cast(input), tuple(cast(s) for s in states),
+                                        batch_sizes, cast)
+        return self._run_layers(input, states, batch_sizes)
+
+    def _run_layers(self, input: Tensor, states: tuple, batch_sizes: Optional[list],
+                    cast=None) -> tuple:
         """All layers and directions. ``input`` is packed data (N, I) with ``batch_sizes``, or
-        (T, B, I) / (B, T, I). Returns (output in the same layout, final states stacked)."""
+        (T, B, I) / (B, T, I). Returns (output in the same layout, final states stacked).
+        ``cast``, when given, is applied to each weight as it is read."""
         if batch_sizes is None and self.batch_first:
             input = input.transpose(0, 1)
         num_directions = 2 if self.bidirectional else 1
@@ -242,6 +265,8 @@ class RNNBase(Module):
             for direction in range(num_directions):
                 index = layer * num_directions + direction
                 weights = [getattr(self, name) for name in self._all_weights[index]]
+                if cast is not None:
+                    weights = [cast(weight) for weight in weights]
                 weight_ih, weight_hh = weights[0], weights[1]
                 bias_ih, bias_hh = (weights[2], weights[3]) if self.bias else (None, None)
                 extra = weights[-1:] if self.proj_size > 0 else []

@@ -21,7 +21,7 @@ def canonical_mask(mask: Optional[Tensor], name: str, dtype: np.dtype) -> Option
     if mask is None:
         return None
     kind = mask._data.dtype.kind
-    if kind not in "bf":
+    if kind not in "bf" and not mask.is_floating_point():  # bfloat16's NumPy kind is "V"
         raise AssertionError(f"only bool and floating types of {name} are supported")
     if kind == "b":
         return Tensor._make(np.where(mask._data, -np.inf, 0).astype(dtype))
