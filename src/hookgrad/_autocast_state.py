@@ -13,6 +13,7 @@ The lists were found by running torch 2.13's CPU autocast and reading result dty
 * ``LOWER``: floating inputs other than float64 are cast to the autocast dtype;
 * ``FLOAT32``: bfloat16 and float16 inputs are cast to float32;
 * ``PROMOTE``: all floating inputs are cast to the widest of them;
+* ``AS_IS`` and ``LOWER_RESULT`` for a few composites (see their definitions);
 * a function of the call's arguments for ops whose class depends on them (``F.pad``'s mode,
   ``einsum``'s equation), answering one of the three or None.
 """
@@ -27,6 +28,11 @@ from . import _dtype
 from .tensor import Tensor
 
 LOWER, FLOAT32, PROMOTE = "lower", "float32", "promote"
+# torch's op is one kernel on no list, while hookgrad composes it of listed ops: run as it is
+AS_IS = "as_is"
+# torch composes it of a float32-list op and a lower-list product: computed as it is, the
+# result given in the autocast dtype
+LOWER_RESULT = "lower_result"
 
 # one entry per thread that has CPU autocast enabled: the only thing a listed op tests when empty
 threads_on: list = []
@@ -171,6 +177,15 @@ def call(policy, fn: Callable, args: tuple, kwargs: dict) -> Any:
         policy = policy(*args, **kwargs)
         if policy is None:
             return fn(*args, **kwargs)
+    if policy == AS_IS or policy == LOWER_RESULT:
+        state.held_off += 1
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            state.held_off -= 1
+        if policy == AS_IS:
+            return result
+        return _to(result, get_dtype("cpu"))
     low = _numpy(get_dtype("cpu"))
     if policy == LOWER:
         target = low
@@ -228,7 +243,27 @@ def _einsum(equation, *operands, **kwargs):
 
 
 def _pad(input, pad, mode="constant", value=None):
-    return FLOAT32 if mode in ("reflect", "replicate") else None
+    """Replication padding and 1-d/2-d reflection padding are on the float32 list (3-d
+    reflection padding is not)."""
+    if mode == "replicate" or mode == "reflect" and len(pad) <= 4:
+        return FLOAT32
+    return None
+
+
+def _matrix_power(input, n, *rest, **kwargs):
+    """Products from the second power on (an inverse first for negative ones)."""
+    return LOWER if isinstance(n, int) and abs(n) >= 2 else None
+
+
+def _pinv(input, *args, **kwargs):
+    # torch: an SVD in float32, then a product in the autocast dtype; other dtypes as they are
+    is_float32 = isinstance(input, Tensor) and input._data.dtype == _F32
+    return LOWER_RESULT if is_float32 else None
+
+
+def _local_response_norm(input, *args, **kwargs):
+    # torch divides by an average pool: 3-d pooling (float32 list) from 4-d inputs on
+    return FLOAT32 if isinstance(input, Tensor) and input.dim() > 3 else None
 
 
 POLICIES: dict = {name: LOWER for name in (
@@ -240,19 +275,22 @@ POLICIES: dict = {name: LOWER for name in (
     # input ends in the autocast dtype, the float mask too (baddbmm's or attention's operand)
     "multi_head_attention_forward")}
 POLICIES.update({name: _one_dtype for name in ("chain_matmul", "linalg_multi_dot")})
-POLICIES.update(inner=_inner, tensordot=_tensordot, einsum=_einsum, pad=_pad)
+POLICIES.update(inner=_inner, tensordot=_tensordot, einsum=_einsum, pad=_pad,
+                matrix_power=_matrix_power, linalg_matrix_power=_matrix_power,
+                linalg_pinv=_pinv, local_response_norm=_local_response_norm)
 POLICIES.update({name: FLOAT32 for name in (
     "cdist", "prod", "quantile", "nanquantile", "trace", "inverse", "cholesky",
     "cholesky_inverse", "cholesky_solve", "pinverse", "triangular_solve", "qr", "svd", "geqrf",
     "orgqr", "ormqr", "lu_solve", "linalg_cholesky", "linalg_cholesky_ex", "linalg_inv",
     "linalg_inv_ex", "linalg_det", "linalg_slogdet", "linalg_qr", "linalg_svd", "linalg_svdvals",
     "linalg_eig", "linalg_eigvals", "linalg_eigh", "linalg_eigvalsh", "linalg_solve",
-    "linalg_lstsq", "linalg_pinv", "linalg_matrix_rank", "linalg_lu_solve", "linalg_lu_factor",
+    "linalg_lstsq", "linalg_matrix_rank", "linalg_lu_solve", "linalg_lu_factor",
     "linalg_householder_product", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
     "soft_margin_loss", "kl_div", "margin_ranking_loss", "hinge_embedding_loss",
     "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "cross_entropy", "nll_loss", "multi_margin_loss",
     "multilabel_margin_loss", "ctc_loss", "avg_pool3d", "max_pool3d", "adaptive_avg_pool3d",
-    "adaptive_max_pool3d", "max_unpool2d", "max_unpool3d", "fractional_max_pool2d",
+    "adaptive_max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+    "fractional_max_pool2d", "linalg_solve_triangular",
     "fractional_max_pool3d", "grid_sample")})
 POLICIES.update({name: PROMOTE for name in ("cat", "stack", "index_copy")})
