@@ -25,6 +25,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _dtype
+from ._grad_state import _state as grad_state
 from .tensor import Tensor
 
 LOWER, FLOAT32, PROMOTE = "lower", "float32", "promote"
@@ -63,6 +64,10 @@ class _State(threading.local):
         self.enabled: dict = {}  # device type -> bool
         self.dtypes: dict = {}  # device type -> dtype, when set
         self.cache_enabled = True
+        # id(leaf) -> (leaf, its cast): float32 leaves that require grad, cast for the lower
+        # list, reused until the outermost autocast closes (torch's cast cache; keyed by the
+        # tensor alone, as torch's is)
+        self.cache: dict = {}
         self.nesting = 0
         self.held_off = 0  # > 0 while a casted op runs (its inner calls are not cast again)
 
@@ -130,16 +135,27 @@ def _float_arrays(args: tuple, kwargs: dict):
                 yield item._data.dtype
 
 
-def _convert(value, target: np.dtype, which: Callable[[np.dtype], bool]):
+def _convert(value, target: np.dtype, which: Callable[[np.dtype], bool], cache: dict = None):
     if isinstance(value, Tensor):
         dtype = value._data.dtype
-        if dtype != target and dtype.kind in "fV" and which(dtype):
-            # the method's own body: a mode below this call must not see autocast's copies
-            return _to(value, _dtype.from_numpy_dtype(target))
-        return value
+        if dtype == target or dtype.kind not in "fV" or not which(dtype):
+            return value
+        if cache is not None and dtype == _F32 and value._requires_grad and (
+                value._grad_fn is None and value._base is None):
+            kept = cache.get(id(value))
+            if kept is not None and kept[0] is value:
+                return kept[1]
+            cast = _to(value, _dtype.from_numpy_dtype(target))
+            cache[id(value)] = (value, cast)
+            return cast
+        return _to(value, _dtype.from_numpy_dtype(target))
     if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
-        return type(value)(_convert(v, target, which) for v in value)
+        return type(value)(_convert(v, target, which, cache) for v in value)
     return value
+
+
+def clear_cache() -> None:
+    state.cache.clear()
 
 
 def _to(tensor: Tensor, dtype) -> Tensor:
@@ -195,8 +211,12 @@ def call(policy, fn: Callable, args: tuple, kwargs: dict) -> Any:
         target = _promoted(args, kwargs, low)
     # float64 is never narrowed; it is widened to only by the promote list's float64
     which = _any if target == _F64 else _not_double
-    args = tuple(_convert(a, target, which) for a in args)
-    kwargs = {k: _convert(v, target, which) for k, v in kwargs.items()}
+    # only the lower list's casts are kept, and only where they carry a graph (torch makes a
+    # fresh cast under no_grad)
+    cache = (state.cache if policy == LOWER and state.cache_enabled and grad_state.enabled
+             and not grad_state.inference else None)
+    args = tuple(_convert(a, target, which, cache) for a in args)
+    kwargs = {k: _convert(v, target, which, cache) for k, v in kwargs.items()}
     state.held_off += 1
     try:
         return fn(*args, **kwargs)

@@ -349,7 +349,8 @@ ROWS: List[Row] = [
         "CPU autocast in bfloat16 or float16 with torch 2.13's op lists, found by experiment "
         "(products and convolutions low, losses and linalg in float32, cat/stack/index_copy "
         "promote); thread-local; gradients reach float32 leaves in float32; CUDA warns and stays "
-        "off. No cast cache (torch's CPU autocast shows no reuse either). GradScaler on the CPU"),
+        "off; float32 leaves that require grad are cast once per autocast block (torch's cast "
+        "cache). GradScaler on the CPU"),
     Row("Not there", ("fft", "compile", "distributed"), False,
         "no FFT, compiler or distributed training of hookgrad's own"),
 ]

@@ -108,8 +108,9 @@ def set_autocast_cache_enabled(enabled: bool) -> None:
 
 
 def clear_autocast_cache() -> None:
-    """Drop autocast's cached casts. hookgrad keeps none (torch 2.13's CPU autocast shows no
-    reuse either: each use of a weight gets its own cast node), so there is nothing to drop."""
+    """Drop this thread's cached casts (float32 leaves that require grad, cast once for the
+    lower list and reused until the outermost autocast closes)."""
+    _state.clear_cache()
 
 
 def autocast_increment_nesting() -> int:
