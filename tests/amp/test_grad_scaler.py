@@ -160,3 +160,31 @@ def test_growth_tracker_survives_a_state_dict_round_trip():
 ], ids=["default", "cuda", "cpu.amp"])
 def test_construction_warnings_match_torch(make):
     _same(lambda lib: (lambda s: (s.is_enabled(), s.get_scale(), s.state_dict()))(make(lib)))
+
+
+@pytest.mark.parametrize("dtype_name", ["float16", "bfloat16"])
+def test_half_precision_gradients_as_torch(dtype_name):
+    """float16 gradients are refused (unscale_ and step), bfloat16 ones unscaled."""
+    def program(lib):
+        parameter = lib.nn.Parameter(lib.ones(2, dtype=getattr(lib, dtype_name)))
+        optimizer = lib.optim.SGD([parameter], lr=0.1)
+        scaler = lib.amp.GradScaler("cpu", init_scale=4.0)
+        scaler.scale((parameter * 2).sum()).backward()
+        unscaled = _caught(lambda: (scaler.unscale_(optimizer), parameter.grad.tolist()))
+        stepped = _caught(lambda: (scaler.step(optimizer), parameter.detach().tolist()))
+        return unscaled, stepped
+    _same(program)
+
+
+def test_two_optimizers_one_with_inf():
+    def program(lib):
+        first = lib.nn.Parameter(lib.ones(2))
+        second = lib.nn.Parameter(lib.ones(2))
+        optimizers = [lib.optim.SGD([p], lr=0.1) for p in (first, second)]
+        scaler = lib.amp.GradScaler("cpu", init_scale=4.0, growth_interval=1)
+        scaler.scale((first * 2).sum() + (second * float("inf")).sum()).backward()
+        for optimizer in optimizers:
+            scaler.step(optimizer)
+        scaler.update()
+        return first.detach().tolist(), second.detach().tolist(), scaler.get_scale()
+    _same(program)

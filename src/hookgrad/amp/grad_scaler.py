@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .. import _device
+from .. import _device, _dtype
 from .._warnings import warn
 from ..autograd import grad_mode
 from ..tensor import Tensor
@@ -87,19 +87,20 @@ class GradScaler:
             "indicate your script did not use scaler.scale(loss or outputs) earlier in the " \
             "iteration."
         inverse = np.float32(1.0 / np.float64(self._scale._data))
+        grads = [parameter.grad for group in optimizer.param_groups
+                 for parameter in group["params"] if parameter.grad is not None]
+        if any(grad.dtype is _dtype.float16 for grad in grads):
+            # float16 master gradients would lose what scaling protected; checked before any
+            # gradient changes
+            raise ValueError("Attempting to unscale FP16 gradients.")
         found_inf = False
-        checked = False  # torch's step refuses an optimizer none of whose gradients it saw
         with grad_mode.no_grad():
-            for group in optimizer.param_groups:
-                for parameter in group["params"]:
-                    grad = parameter.grad
-                    if grad is None:
-                        continue
-                    checked = True
-                    if not np.isfinite(grad._data.astype(np.float32)).all():
-                        found_inf = True
-                    grad.mul_(float(inverse))
-        state["found_inf"], state["checked"] = found_inf, checked
+            for grad in grads:
+                if not np.isfinite(grad._data.astype(np.float32)).all():
+                    found_inf = True
+                grad.mul_(float(inverse))
+        # torch's step refuses an optimizer none of whose gradients it saw
+        state["found_inf"], state["checked"] = found_inf, bool(grads)
         state["stage"] = _UNSCALED
 
     def step(self, optimizer, *args, **kwargs) -> Any:
