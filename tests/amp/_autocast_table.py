@@ -291,4 +291,15 @@ CASES = {
     "scatter_add": (lambda lib, a, b: a.scatter_add(0, lib.zeros(2, 4, dtype=lib.int64), b),
                     [(3, 4), (2, 4)]),
     "masked_scatter": (lambda lib, a, b: a.masked_scatter(a > 0, b), [(3, 4), (3, 4)]),
+    "sdpa_float_mask": (lambda lib, q, k, v, m: _F(lib).scaled_dot_product_attention(
+        q, k, v, attn_mask=m), [(2, 3, 4), (2, 5, 4), (2, 5, 4), (3, 5)]),
+    "sdpa_bool_mask": (lambda lib, q, k, v: _F(lib).scaled_dot_product_attention(
+        q, k, v, attn_mask=lib.ones(3, 5, dtype=lib.bool).tril()), [(2, 3, 4), (2, 5, 4),
+                                                                     (2, 5, 4)]),
+    "sdpa_causal": (lambda lib, q, k, v: _F(lib).scaled_dot_product_attention(
+        q, k, v, is_causal=True), [(2, 3, 4), (2, 3, 4), (2, 3, 4)]),
+    "linear_keywords": (lambda lib, x, w, b: _F(lib).linear(input=x, weight=w, bias=b),
+                        [(4, 3), (5, 3), (5,)]),
+    "addmm_scaled": (lambda lib, c, a, b: lib.addmm(c, a, b, beta=0.5, alpha=2),
+                     [(3, 2), (3, 4), (4, 2)]),
 }
