@@ -470,3 +470,40 @@ def test_only_listed_functions_carry_the_autocast_test():
     assert "threads_on" in hookgrad.Tensor.mm.__code__.co_freevars
     for plain in (hookgrad.add, hookgrad.Tensor.__add__, hookgrad.nn.functional.relu):
         assert "threads_on" not in plain.__code__.co_freevars
+
+
+# -- graphs --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("build", [
+    lambda lib, x, w, b, low, f: lib.nn.functional.conv2d(x, w, b),
+    lambda lib, x, w, b, low, f: lib.cat([low, f]),
+    lambda lib, x, w, b, low, f: lib.matmul(x, x),
+    lambda lib, x, w, b, low, f: lib.prod(low),
+    lambda lib, x, w, b, low, f: lib.nn.functional.linear(f, f, f[0]),
+], ids=["conv2d", "cat", "matmul", "prod", "linear"])
+def test_recorded_graph_matches_torch(build):
+    from conftest import graph_names
+
+    def program(lib):
+        x = lib.ones(1, 2, 4, 4, requires_grad=True)
+        w = lib.ones(3, 2, 3, 3, requires_grad=True)
+        b = lib.ones(3, requires_grad=True)
+        low = lib.ones(2, 3, dtype=lib.bfloat16, requires_grad=True)
+        f = lib.ones(3, 3, requires_grad=True)
+        with lib.autocast("cpu"):
+            out = build(lib, x, w, b, low, f)
+        return str(out.dtype), graph_names(out.grad_fn, 4)
+    _same(program)
+
+
+def test_double_backward_through_autocast_matches_torch():
+    def program(lib):
+        rng = np.random.default_rng(1)
+        x = lib.tensor(rng.standard_normal((4, 3)).astype(np.float32), requires_grad=True)
+        w = lib.tensor(rng.standard_normal((2, 3)).astype(np.float32), requires_grad=True)
+        with lib.autocast("cpu"):
+            out = lib.nn.functional.linear(x, w).tanh()
+        grad_x, = lib.autograd.grad(out.float().pow(2).sum(), x, create_graph=True)
+        grad_w, = lib.autograd.grad(grad_x.sum(), w)
+        return (str(grad_x.dtype), str(grad_w.dtype),
+                np.round(grad_w.numpy().astype(np.float64), 1).tolist())
+    _same(program)
