@@ -13,9 +13,9 @@ The lists were found by running torch 2.13's CPU autocast and reading result dty
 * ``LOWER``: floating inputs other than float64 are cast to the autocast dtype;
 * ``FLOAT32``: bfloat16 and float16 inputs are cast to float32;
 * ``PROMOTE``: all floating inputs are cast to the widest of them;
-* ``AS_IS`` and ``LOWER_RESULT`` for a few composites (see their definitions);
+* ``LOWER_RESULT`` (``linalg.pinv``): computed as called, the result in the autocast dtype;
 * a function of the call's arguments for ops whose class depends on them (``F.pad``'s mode,
-  ``einsum``'s equation), answering one of the three or None.
+  ``einsum``'s equation), answering one of the above or None (run as called).
 """
 from __future__ import annotations
 
@@ -29,8 +29,6 @@ from ._grad_state import _state as grad_state
 from .tensor import Tensor
 
 LOWER, FLOAT32, PROMOTE = "lower", "float32", "promote"
-# torch's op is one kernel on no list, while hookgrad composes it of listed ops: run as it is
-AS_IS = "as_is"
 # torch composes it of a float32-list op and a lower-list product: computed as it is, the
 # result given in the autocast dtype
 LOWER_RESULT = "lower_result"
@@ -190,17 +188,18 @@ def call(policy, fn: Callable, args: tuple, kwargs: dict) -> Any:
     if not cpu_on() or kwargs.get("out") is not None:  # torch casts no out= variant
         return fn(*args, **kwargs)
     if not isinstance(policy, str):
-        policy = policy(*args, **kwargs)
+        try:
+            policy = policy(*args, **kwargs)
+        except TypeError:  # arguments the op itself refuses, with its own message
+            policy = None
         if policy is None:
             return fn(*args, **kwargs)
-    if policy == AS_IS or policy == LOWER_RESULT:
+    if policy == LOWER_RESULT:
         state.held_off += 1
         try:
             result = fn(*args, **kwargs)
         finally:
             state.held_off -= 1
-        if policy == AS_IS:
-            return result
         return _to(result, get_dtype("cpu"))
     low = _numpy(get_dtype("cpu"))
     if policy == LOWER:
