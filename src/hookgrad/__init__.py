@@ -15,6 +15,11 @@ from ._memory_format import (channels_last, channels_last_3d, contiguous_format,
                              preserve_format)
 from .serialization import load, save
 from .tensor import Size, Tensor
+from . import storage
+from .storage import TypedStorage, UntypedStorage, is_storage
+from .storage import LEGACY_CLASSES as _LEGACY_STORAGES
+
+globals().update(_LEGACY_STORAGES)  # FloatStorage, LongStorage, ...: torch's legacy names
 from ._tensor_str import get_printoptions, printoptions, set_printoptions
 from . import _tensor_methods  # noqa: F401  (binds Tensor methods)
 from . import autograd

@@ -38,6 +38,12 @@ ROWS: List[Row] = [
     Row("Tensors", ("bfloat16", "Tensor.bfloat16", "nn.Module.bfloat16"), True,
         "through ml_dtypes (extra hookgrad[bfloat16]); computed in float32 and rounded once"),
     Row("Tensors", ("finfo", "iinfo"), True, "same attributes, values and repr as torch's"),
+    Row("Tensors", ("UntypedStorage", "TypedStorage", "FloatStorage", "LongStorage", "is_storage",
+                    "Tensor.untyped_storage", "Tensor.storage", "Tensor.storage_type",
+                    "Tensor.set_", "Tensor.is_set_to", "Tensor._is_view"), True,
+        "byte and typed windows on a tensor's memory (never copies), the legacy classes; "
+        "set_ never grows a storage (torch does) and hookgrad.save does not write bare "
+        "storages"),
     Row("Tensors", ("asarray", "empty_strided", "logspace", "is_complex", "is_nonzero",
                     "Tensor.is_signed", "Tensor.is_same_size", "Tensor.byte", "Tensor.char",
                     "Tensor.split_with_sizes"), True,

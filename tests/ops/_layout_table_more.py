@@ -88,6 +88,7 @@ MORE_CALLS = {
     "put_": lambda L, t: (t * 1).put_(L.tensor([0, 5]), L.tensor([1.0, 2.0]), accumulate=True),
     "histogram": lambda L, t: t.histogram(3),
     "nonzero_static": lambda L, t: t.nonzero_static(size=5),
+    "set_": lambda L, t: L.empty(0).set_(t),
     # factorisations and solves: LAPACK leaves torch's results column by column
     "cholesky": lambda L, t: (t @ t.mT + L.eye(3)).cholesky(),
     "cholesky_solve": lambda L, t: t.cholesky_solve(t[:, :3].tril() + L.eye(3)),
@@ -112,4 +113,7 @@ MORE_NOT_SWEPT = {"as_strided_": "the strides are its arguments: tests/ops/test_
                   "share_memory_": "returns self", "resize_": "contiguous by definition: "
                   "tests/ops/test_storage_methods.py", "resize_as_": "as resize_",
                   "apply_": "in place, element by element", "map_": "as apply_",
-                  "new_empty_strided": "the strides are its arguments"}
+                  "new_empty_strided": "the strides are its arguments",
+                  "storage": "a storage, not a tensor: tests/test_storage.py",
+                  "storage_type": "a class", "_is_view": "a predicate",
+                  "is_set_to": "a predicate"}
