@@ -17,9 +17,9 @@ from .serialization import load, save
 from .tensor import Size, Tensor
 from . import storage
 from .storage import TypedStorage, UntypedStorage, is_storage
-from .storage import LEGACY_CLASSES as _LEGACY_STORAGES
-
-globals().update(_LEGACY_STORAGES)  # FloatStorage, LongStorage, ...: torch's legacy names
+from .storage import (BFloat16Storage, BoolStorage, ByteStorage, CharStorage,  # noqa: F401
+                      DoubleStorage, FloatStorage, HalfStorage, IntStorage, LongStorage,
+                      ShortStorage)
 from ._tensor_str import get_printoptions, printoptions, set_printoptions
 from . import _tensor_methods  # noqa: F401  (binds Tensor methods)
 from . import autograd

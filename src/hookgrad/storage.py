@@ -290,8 +290,8 @@ class TypedStorage:
 
     def __repr__(self) -> str:
         body = "\n".join(f" {value}" for value in self.tolist())
-        tail = (f"[hookgrad.storage.TypedStorage(dtype=hookgrad.{self.dtype.name}, device=cpu) of size "
-                f"{self.size()}]")
+        tail = (f"[hookgrad.storage.TypedStorage(dtype=hookgrad.{self.dtype.name}, device=cpu) "
+                f"of size {self.size()}]")
         return f"{body}\n{tail}" if body else tail
 
 
@@ -318,6 +318,12 @@ LEGACY_CLASSES = {name: _LegacyStorage(name, (), {
     "__doc__": f"Typed storages of {dtype_name} (torch's legacy class): ``{name}(n)`` makes one of "
                f"n zeros, ``{name}(values)`` one holding them."})
     for dtype_name, name in _LEGACY_NAMES.items()}
+FloatStorage, DoubleStorage, HalfStorage = (LEGACY_CLASSES[n] for n in (
+    "FloatStorage", "DoubleStorage", "HalfStorage"))
+BFloat16Storage, LongStorage, IntStorage = (LEGACY_CLASSES[n] for n in (
+    "BFloat16Storage", "LongStorage", "IntStorage"))
+ShortStorage, CharStorage, ByteStorage, BoolStorage = (LEGACY_CLASSES[n] for n in (
+    "ShortStorage", "CharStorage", "ByteStorage", "BoolStorage"))
 
 
 def legacy_class(dtype) -> type:
