@@ -23,6 +23,28 @@ _TWO_PI = 2.0 * np.pi
 
 
 # -- exact helpers ------------------------------------------------------------------------------
+# torch's scalar kernels call the C library's log/log1p/pow; NumPy's vectorised versions of
+# those round differently in the last place on some processors, so where a value (or a
+# rejection test) must be torch's bit for bit they go through ``math`` element by element.
+_LOG, _LOG1P = np.frompyfunc(math.log, 1, 1), np.frompyfunc(math.log1p, 1, 1)
+_POW = np.frompyfunc(math.pow, 2, 1)
+
+
+def exact_log(x) -> np.ndarray:
+    """The C library's log of each float64 element."""
+    return _LOG(np.asarray(x, F64)).astype(F64)
+
+
+def exact_log1p(x) -> np.ndarray:
+    """The C library's log1p of each float64 element."""
+    return _LOG1P(np.asarray(x, F64)).astype(F64)
+
+
+def exact_pow(x, y) -> np.ndarray:
+    """The C library's pow, elementwise on float64."""
+    return _POW(np.asarray(x, F64), np.asarray(y, F64)).astype(F64)
+
+
 def fma32(a, b, c) -> np.ndarray:
     """float32 a * b + c rounded once (the product is exact in float64)."""
     return (np.asarray(a, F32).astype(F64) * F64(b) + np.asarray(c, F32).astype(F64)).astype(F32)
@@ -95,7 +117,7 @@ def scalar_normals(generator, count: int) -> np.ndarray:
     pairs = (wanted + 1) // 2
     if pairs:
         words = unit_floats(generator, 2 * pairs, True)
-        radius = np.sqrt(-2.0 * np.log1p(-words[1::2]))
+        radius = np.sqrt(-2.0 * exact_log1p(-words[1::2]))
         theta = _TWO_PI * words[0::2]
         both = np.empty(2 * pairs, F64)
         both[0::2] = radius * np.cos(theta)
