@@ -194,3 +194,85 @@ def _gamma_window(tape: _Tape, span: slice, boosted, exponent, d, c, drawing, ou
         last = int(np.flatnonzero(draws[:done])[-1])
         tape.cached = float(sine[last]) if fresh[last] else None
     return done
+
+
+# -- binomial -----------------------------------------------------------------------------------
+# Stirling's series tail log(k!) - [(k + 1/2) log(k + 1) - (k + 1) + log(2 pi)/2] for k < 10
+_STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                  0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                  0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
+                  0.00833056343336287)
+
+
+def _stirling_tail(k: float) -> float:
+    if k <= 9:
+        return _STIRLING_TAIL[int(k)]
+    square = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / square) / square) / (k + 1)
+
+
+def _inversion(tape: _Tape, count: float, prob: float, rnd) -> float:
+    """Count geometric waiting times (ceil(log U / log(1 - p))) until they pass ``count``."""
+    log_q = rnd(math.log1p(-prob))
+    total, successes = 0.0, 0.0
+    while True:
+        total += math.ceil(math.log(tape.take()) / log_q)
+        if total > count:
+            return successes
+        successes = rnd(successes + 1)
+
+
+def _btrs(tape: _Tape, count: float, prob: float, rnd) -> float:
+    """Hoermann's transformed rejection with squeeze; sums of the parameter type are rounded
+    to it (``rnd``) where torch computes them in that type."""
+    spread = rnd(math.sqrt(rnd(rnd(count * prob) * rnd(1 - prob))))
+    b = 1.15 + 2.53 * spread
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = rnd(count * prob) + 0.5
+    v_r = 0.92 - 4.2 / b
+    odds = rnd(prob / rnd(1 - prob))
+    alpha = (2.83 + 5.1 / b) * spread
+    m = math.floor(rnd(rnd(count + 1) * prob))
+    while True:
+        u = tape.take() - 0.5
+        v = tape.take()
+        us = 0.5 - abs(u)
+        k = rnd(math.floor((2 * a / us + b) * u + c))
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        left = rnd(rnd(count - k) + 1)
+        bound = ((m + 0.5) * math.log((m + 1) / (odds * (count - m + 1)))
+                 + rnd(count + 1) * math.log((count - m + 1) / left)
+                 + (k + 0.5) * math.log(odds * left / rnd(k + 1))
+                 + _stirling_tail(m) + _stirling_tail(count - m)
+                 - _stirling_tail(k) - _stirling_tail(rnd(count - k)))
+        if math.log(v * alpha / (a / (us * us) + b)) <= bound:
+            return k
+
+
+def binomial(generator, counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """torch's ``binomial`` on C-ordered, same-shaped ``counts`` and ``probs``: inversion where
+    the mean (of the rarer outcome) is below 10, BTRS above; one element after another."""
+    dtype = counts.dtype
+    rnd = float if dtype == F64 else (lambda value: float(F32(value)))
+    out = np.empty(counts.size, F64)
+    tape = _Tape(generator)
+    for index, (count, prob) in enumerate(zip(counts.reshape(-1).tolist(),
+                                              probs.reshape(-1).tolist())):
+        if count <= 0 or prob <= 0:
+            out[index] = 0.0
+        elif prob >= 1:
+            out[index] = count
+        elif prob <= 0.5:
+            sampler = _btrs if rnd(count * prob) >= 10 else _inversion
+            out[index] = sampler(tape, count, prob, rnd)
+        elif prob > 0.5:
+            rest = rnd(1.0 - prob)
+            sampler = _btrs if rnd(count * rest) >= 10 else _inversion
+            out[index] = rnd(count - sampler(tape, count, rest, rnd))
+        else:
+            out[index] = math.nan
+    tape.close()
+    return out.astype(dtype).reshape(counts.shape)
