@@ -28,6 +28,17 @@ _TWO_PI = 2.0 * np.pi
 # rejection test) must be torch's bit for bit they go through ``math`` element by element.
 _LOG, _LOG1P = np.frompyfunc(math.log, 1, 1), np.frompyfunc(math.log1p, 1, 1)
 _POW = np.frompyfunc(math.pow, 2, 1)
+_EXP, _TAN = np.frompyfunc(math.exp, 1, 1), np.frompyfunc(math.tan, 1, 1)
+
+
+def exact_exp(x) -> np.ndarray:
+    """The C library's exp of each float64 element."""
+    return _EXP(np.asarray(x, F64)).astype(F64)
+
+
+def exact_tan(x) -> np.ndarray:
+    """The C library's tan of each float64 element."""
+    return _TAN(np.asarray(x, F64)).astype(F64)
 
 
 def exact_log(x) -> np.ndarray:
@@ -145,7 +156,7 @@ def _normal_blocks(generator, count: int, double: bool, mean: float, std: float,
 
 
 def _box_muller16_double(block: np.ndarray, mean: float, std: float) -> np.ndarray:
-    radius = np.sqrt(-2.0 * np.log(1.0 - block[:, :8]))
+    radius = np.sqrt(-2.0 * exact_log(1.0 - block[:, :8]))
     theta = _TWO_PI * block[:, 8:]
     return np.concatenate([fma64(radius * np.cos(theta), std, mean),
                            fma64(radius * np.sin(theta), std, mean)], axis=1)
@@ -285,23 +296,23 @@ def randperm(generator, n: int) -> np.ndarray:
 # -- other distributions (scalar kernels in double, cast to the tensor's dtype) ----------------
 def exponential(generator, count: int, lambd: float) -> np.ndarray:
     """-1/lambda * log1p(-u)."""
-    return (-1.0 / lambd) * np.log1p(-unit_floats(generator, count, True))
+    return (-1.0 / lambd) * exact_log1p(-unit_floats(generator, count, True))
 
 
 def cauchy(generator, count: int, median: float, sigma: float) -> np.ndarray:
     """median + sigma * tan(pi * (u - 1/2))."""
-    return fma64(np.tan(np.pi * (unit_floats(generator, count, True) - 0.5)), sigma, median)
+    return fma64(exact_tan(np.pi * (unit_floats(generator, count, True) - 0.5)), sigma, median)
 
 
 def log_normal(generator, count: int, mean: float, std: float) -> np.ndarray:
     """exp of the scalar Box-Muller normal (it shares the cached second value)."""
-    return np.exp(fma64(scalar_normals(generator, count), std, mean))
+    return exact_exp(fma64(scalar_normals(generator, count), std, mean))
 
 
 def geometric(generator, count: int, p: float) -> np.ndarray:
     """ceil(log(u) / log1p(-p))."""
     with np.errstate(divide="ignore"):
-        return np.ceil(np.log(unit_floats(generator, count, True)) / np.log1p(-p))
+        return np.ceil(exact_log(unit_floats(generator, count, True)) / math.log1p(-p))
 
 
 def bernoulli_scalar(generator, count: int, p: float) -> np.ndarray:
