@@ -10,9 +10,11 @@ reads one stream of uniforms, and every decision depends on the ones before it.
 generator to exactly where torch's would be: the uniforms used, and the cached normal.
 
 Gamma (Marsaglia and Tsang, with concentration < 1 raised by one and the draw scaled by
-``U ** (1 / alpha)``) is vectorised speculatively: a window of elements is evaluated at once as
-if each accepted its first candidate; the elements before the first one that did not are kept,
-that one is run on its own, and the next window starts after it.
+``U ** (1 / alpha)``) is vectorised speculatively. Most attempts pass the squeeze test, which
+does not involve the concentration, so for every tape position it is known in advance (in one
+vectorised pass) whether an attempt starting there is accepted whatever the element. A short
+walk over the elements then only follows positions for those, running the full rejection loop
+for the few others; the accepted draws' values are computed together at the end.
 
 Transcendental functions come from ``math`` (the C library, as torch's kernels call it) wherever
 a decision or a value depends on them bit for bit; NumPy's vectorised ``log``/``log1p``/``pow``
@@ -42,6 +44,7 @@ class _Tape:
         self.values = np.empty(0, F64)
         self.used = 0
         self.cached = generator._double_normal
+        self.last_pair = -1
         generator._double_normal = None
 
     def reach(self, end: int) -> None:
@@ -63,6 +66,7 @@ class _Tape:
         if self.cached is not None:
             value, self.cached = self.cached, None
             return value
+        self.last_pair = self.used
         first, second = self.take(), self.take()
         radius = math.sqrt(-2.0 * math.log1p(-second))
         self.cached = radius * math.sin(_TWO_PI * first)
@@ -114,6 +118,13 @@ def _gamma_one(tape: _Tape, boosted: bool, exponent: float, d: float, c: float) 
             return scale * d * v
 
 
+# An attempt whose normal x exceeds this is past -1/c for every concentration (c is largest,
+# 1/sqrt(6), at the smallest d, 2/3), and one whose uniform clears the squeeze by this relative
+# margin clears it for the C library's x too: then it is accepted whatever its element.
+_SAFE_X = -2.44
+_MARGIN = 1.0 - 1e-9
+
+
 def standard_gamma(generator, alpha: np.ndarray, result_dtype) -> np.ndarray:
     """torch's ``_standard_gamma`` on the C-ordered ``alpha``: one Gamma(alpha, 1) draw per
     element in ``result_dtype``, at least the dtype's smallest normal number (zero for a zero
@@ -121,79 +132,140 @@ def standard_gamma(generator, alpha: np.ndarray, result_dtype) -> np.ndarray:
     flat = np.ascontiguousarray(alpha).reshape(-1)
     count = flat.size
     out = np.zeros(count, F64)
-    if count == 0:
-        return out.astype(result_dtype).reshape(alpha.shape)
-    boosted, exponent, d, c = _gamma_constants(flat)
-    drawing = flat != 0
-    tape = _Tape(generator)
-    start, window = 0, 64
-    while start < count:
-        stop = min(count, start + window)
-        done = _gamma_window(tape, slice(start, stop), boosted, exponent, d, c, drawing, out)
-        start += done
-        if start < stop:  # element `start` rejected its first candidate
-            out[start] = _gamma_one(tape, bool(boosted[start]), float(exponent[start]),
-                                    float(d[start]), float(c[start]))
-            start += 1
-        window = min(4096, max(32, 2 * done))
-    tape.close()
+    if count:
+        tape = _Tape(generator)
+        _gamma_walk(tape, flat, out)
+        tape.close()
     values = out.astype(result_dtype)
-    tiny = np.finfo(result_dtype).tiny
-    return np.maximum(values, tiny).reshape(alpha.shape)
+    return np.maximum(values, np.finfo(result_dtype).tiny).reshape(alpha.shape)
 
 
-def _gamma_window(tape: _Tape, span: slice, boosted, exponent, d, c, drawing, out) -> int:
-    """Evaluate the elements of ``span`` as if each accepted its first candidate; write the
-    ones before the first that did not, advance the tape past them, and return their number."""
-    boost = boosted[span].astype(np.int64)
-    draws = drawing[span]
-    normals_before = np.cumsum(draws) - draws  # this window's normals before each element
-    has_cache = tape.cached is not None
-    fresh = draws & ((normals_before + has_cache) % 2 == 0)
-    slots = np.where(draws, boost + 2 * fresh + 1, 0)
-    begin = tape.used + np.cumsum(slots) - slots
-    tape.reach(int(begin[-1] + slots[-1]) + 1)
-    values = tape.values
-    pair = begin + boost  # where a fresh normal's two uniforms sit
-    angle = _TWO_PI * values[np.where(fresh, pair, 0)]
-    radius = np.sqrt(-2.0 * exact_log1p(-values[np.where(fresh, pair + 1, 0)]))
-    cosine, sine = radius * np.cos(angle), radius * np.sin(angle)
-    # a cached normal is the sine of the previous drawing element's pair (or the tape's cache)
-    previous = np.maximum.accumulate(np.where(fresh, np.arange(fresh.size), -1))
-    x = np.where(fresh, cosine, sine[np.maximum(previous, 0)])
-    if has_cache:
-        x = np.where(draws & ~fresh & (previous < 0), tape.cached, x)
-    dd, cc = d[span], c[span]
-    y = 1.0 + cc * x
-    positive = y > 0
+def _gamma_walk(tape: _Tape, flat: np.ndarray, out: np.ndarray) -> None:
+    """Visit the elements in order over the tape. Whether an element's first attempt is
+    accepted whatever its concentration (``_SAFE_X``, ``_MARGIN``) is known per tape position
+    in advance, so most elements cost a few list look-ups here; their values are computed
+    together at the end. The others run ``_gamma_one`` on the tape."""
+    boosted, exponent, d, c = _gamma_constants(flat)
+    lifted, drawing = boosted.tolist(), (flat != 0).tolist()
+    d_list, c_list = d.tolist(), c.tolist()
+    # per element of the fast path: its boost uniform (or -1), the pair of its normal, whether
+    # the normal was that pair's cosine (fresh) or its sine (cached), its uniform
+    boost_at, pair_at, fresh_at, uniform_at, index_at = [], [], [], [], []
+    position, pair = tape.used, None  # pair: where the cached normal's pair sits, if any
+    cached_outside = tape.cached is not None  # a normal cached before this call
+    element, count = 0, flat.size
+    while element < count:
+        tape.reach(position + max(4 * (count - element), 64) + 8)
+        limit = tape.values.size - 8
+        sure_fresh, sure_cached3, sure_cached4 = _sure_attempts(tape.values)
+        while element < count and position < limit:
+            if not drawing[element]:
+                element += 1
+                continue
+            start = position + lifted[element]
+            if cached_outside:
+                sure = False
+            elif pair is None:
+                sure = sure_fresh[start]
+            elif start - pair == 3:
+                sure = sure_cached3[start]
+            else:
+                sure = start - pair == 4 and sure_cached4[start]
+            if not sure and not cached_outside:
+                sure = _first_attempt_accepted(tape.values, start, pair, d_list[element],
+                                               c_list[element])
+            if sure:
+                boost_at.append(position if lifted[element] else -1)
+                index_at.append(element)
+                if pair is None:
+                    pair_at.append(start)
+                    fresh_at.append(True)
+                    uniform_at.append(start + 2)
+                    pair, position = start, start + 3
+                else:
+                    pair_at.append(pair)
+                    fresh_at.append(False)
+                    uniform_at.append(start)
+                    pair, position = None, start + 1
+            else:
+                tape.used = position
+                if not cached_outside:
+                    tape.cached = None if pair is None else float(
+                        _pair_normals(tape.values, np.array([pair]))[1][0])
+                out[element] = _gamma_one(tape, bool(boosted[element]), float(exponent[element]),
+                                          float(d[element]), float(c[element]))
+                position, cached_outside = tape.used, False
+                pair = tape.last_pair if tape.cached is not None else None
+            element += 1
+    tape.used = position
+    if not cached_outside:
+        tape.cached = None if pair is None else float(
+            _pair_normals(tape.values, np.array([pair]))[1][0])
+    if index_at:
+        _gamma_fill(tape.values, out, np.array(index_at), np.array(boost_at), np.array(pair_at),
+                    np.array(fresh_at), np.array(uniform_at), exponent, d, c)
+
+
+def _first_attempt_accepted(values, start: int, pair, d: float, c: float) -> bool:
+    """The whole test of an element's first attempt at ``start`` (its normal fresh from the
+    pair at ``start`` when ``pair`` is None, else the sine of that pair), in exact arithmetic."""
+    first = float(values[start if pair is None else pair])
+    radius = math.sqrt(-2.0 * math.log1p(-float(values[(start if pair is None else pair) + 1])))
+    if pair is None:
+        x, u = radius * math.cos(_TWO_PI * first), 1.0 - float(values[start + 2])
+    else:
+        x, u = radius * math.sin(_TWO_PI * first), 1.0 - float(values[start])
+    y = 1.0 + c * x
+    if not y > 0:
+        return False
     v = y * y * y
-    u = 1.0 - values[begin + boost + 2 * fresh]
     xx = x * x
+    return (u < 1.0 - _SQUEEZE * xx * xx
+            or math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)))
+
+
+def _pair_normals(values: np.ndarray, pairs: np.ndarray):
+    """(r cos, r sin) of the Box-Muller pairs starting at ``pairs``, as the C library rounds."""
+    radius = np.sqrt(-2.0 * exact_log1p(-values[pairs + 1]))
+    angle = _TWO_PI * values[pairs]
+    return radius * np.cos(angle), radius * np.sin(angle)
+
+
+def _sure_attempts(values: np.ndarray):
+    """Per tape position p, as lists: an attempt with a fresh pair at p (its uniform at p + 2),
+    or a cached normal from the pair at p - 3 or p - 4 (its uniform at p), is accepted by the
+    squeeze for any concentration. NumPy's log1p suffices here: the margins absorb its last
+    bit, and a doubtful attempt only costs the slow path."""
+    size = values.size
     with np.errstate(all="ignore"):
-        accept = positive & (u < 1.0 - _SQUEEZE * xx * xx)
-        doubtful = positive & ~accept & draws
-        if doubtful.any():
-            where = np.flatnonzero(doubtful)
-            lhs = exact_log(u[where])
-            rhs = 0.5 * xx[where] + dd[where] * (1.0 - v[where] + exact_log(v[where]))
-            accept[where] = lhs < rhs
-    ok = accept | ~draws
-    failed = np.flatnonzero(~ok)
-    done = int(failed[0]) if failed.size else ok.size
-    if done == 0:
-        return 0
-    scale = np.ones(done)
-    lifted = np.flatnonzero(boost[:done])
-    if lifted.size:
-        scale[lifted] = exact_pow(1.0 - values[begin[lifted]], exponent[span][lifted])
-    kept = slice(span.start, span.start + done)
-    out[kept] = np.where(draws[:done], scale * dd[:done] * v[:done], 0.0)
-    tape.used = int(begin[done - 1] + slots[done - 1])
-    used_normals = int(draws[:done].sum())
-    if used_normals:
-        last = int(np.flatnonzero(draws[:done])[-1])
-        tape.cached = float(sine[last]) if fresh[last] else None
-    return done
+        radius = np.sqrt(-2.0 * np.log1p(-values[1:]))
+        angle = _TWO_PI * values[:-1]
+        cosine, sine = radius * np.cos(angle), radius * np.sin(angle)
+    uniform = 1.0 - values
+
+    def squeezed(x, u):
+        xx = x * x
+        return (x > _SAFE_X) & (u < (1.0 - _SQUEEZE * xx * xx) * _MARGIN)
+
+    fresh = np.zeros(size, bool)
+    fresh[:size - 2] = squeezed(cosine[:size - 2], uniform[2:])
+    cached3, cached4 = np.zeros(size, bool), np.zeros(size, bool)
+    cached3[3:] = squeezed(sine[:size - 3], uniform[3:])
+    cached4[4:] = squeezed(sine[:size - 4], uniform[4:])
+    return fresh.tolist(), cached3.tolist(), cached4.tolist()
+
+
+def _gamma_fill(values, out, index, boost, pair, fresh, uniform, exponent, d, c) -> None:
+    """The values of the elements the walk accepted at their first attempt."""
+    cosine, sine = _pair_normals(values, pair)
+    x = np.where(fresh, cosine, sine)
+    y = 1.0 + c[index] * x
+    v = y * y * y
+    scale = np.ones(index.size)
+    lifted = boost >= 0
+    if lifted.any():
+        scale[lifted] = exact_pow(1.0 - values[boost[lifted]], exponent[index[lifted]])
+    out[index] = scale * d[index] * v
 
 
 # -- binomial -----------------------------------------------------------------------------------
