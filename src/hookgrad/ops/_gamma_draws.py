@@ -141,69 +141,86 @@ def standard_gamma(generator, alpha: np.ndarray, result_dtype) -> np.ndarray:
 
 
 def _gamma_walk(tape: _Tape, flat: np.ndarray, out: np.ndarray) -> None:
-    """Visit the elements in order over the tape. Whether an element's first attempt is
-    accepted whatever its concentration (``_SAFE_X``, ``_MARGIN``) is known per tape position
-    in advance, so most elements cost a few list look-ups here; their values are computed
-    together at the end. The others run ``_gamma_one`` on the tape."""
+    """Windows of elements, each placed on the tape as if it accepted its first attempt (so
+    fresh and cached normals alternate). Attempts the squeeze flags leave in doubt are tested
+    in full, in order; the first that is rejected ends the window and runs ``_gamma_one``, and
+    the next window starts after it. The accepted draws' values are computed at the end."""
     boosted, exponent, d, c = _gamma_constants(flat)
-    lifted, drawing = boosted.tolist(), (flat != 0).tolist()
-    d_list, c_list = d.tolist(), c.tolist()
-    # per element of the fast path: its boost uniform (or -1), the pair of its normal, whether
-    # the normal was that pair's cosine (fresh) or its sine (cached), its uniform
-    boost_at, pair_at, fresh_at, uniform_at, index_at = [], [], [], [], []
-    position, pair = tape.used, None  # pair: where the cached normal's pair sits, if any
-    cached_outside = tape.cached is not None  # a normal cached before this call
-    element, count = 0, flat.size
+    drawing, lift = flat != 0, boosted.astype(np.int64)
+    records: list = []
+    position, pair = tape.used, -1  # pair: where the cached normal's pair sits (-1: none)
+    element, count, window, covered = 0, flat.size, 64, 0
+    flags, outside = None, tape.cached is not None  # a normal cached before this call
     while element < count:
-        tape.reach(position + max(4 * (count - element), 64) + 8)
-        limit = tape.values.size - 8
-        sure_fresh, sure_cached3, sure_cached4 = _sure_attempts(tape.values)
-        while element < count and position < limit:
-            if not drawing[element]:
-                element += 1
-                continue
-            start = position + lifted[element]
-            if cached_outside:
-                sure = False
-            elif pair is None:
-                sure = sure_fresh[start]
-            elif start - pair == 3:
-                sure = sure_cached3[start]
-            else:
-                sure = start - pair == 4 and sure_cached4[start]
-            if not sure and not cached_outside:
-                sure = _first_attempt_accepted(tape.values, start, pair, d_list[element],
-                                               c_list[element])
-            if sure:
-                boost_at.append(position if lifted[element] else -1)
-                index_at.append(element)
-                if pair is None:
-                    pair_at.append(start)
-                    fresh_at.append(True)
-                    uniform_at.append(start + 2)
-                    pair, position = start, start + 3
-                else:
-                    pair_at.append(pair)
-                    fresh_at.append(False)
-                    uniform_at.append(start)
-                    pair, position = None, start + 1
-            else:
-                tape.used = position
-                if not cached_outside:
-                    tape.cached = None if pair is None else float(
-                        _pair_normals(tape.values, np.array([pair]))[1][0])
-                out[element] = _gamma_one(tape, bool(boosted[element]), float(exponent[element]),
-                                          float(d[element]), float(c[element]))
-                position, cached_outside = tape.used, False
-                pair = tape.last_pair if tape.cached is not None else None
+        if outside:
+            waiting = np.flatnonzero(drawing[element:])
+            if not waiting.size:
+                break
+            element += int(waiting[0])
+            position, pair = _gamma_slow(tape, position, -2, element, boosted, exponent, d, c,
+                                         out)
+            element, outside = element + 1, False
+            continue
+        span = slice(element, min(count, element + window))
+        draws, lifts = drawing[span], lift[span]
+        fresh = draws & ((np.cumsum(draws) - draws + (pair >= 0)) % 2 == 0)
+        slots = np.where(draws, lifts + 1 + 2 * fresh, 0)
+        begin = position + np.cumsum(slots) - slots
+        start = begin + lifts
+        if int(begin[-1] + slots[-1]) + 8 > covered:
+            tape.reach(int(begin[-1] + slots[-1]) + 4 * (count - span.stop) + 64)
+            flags, covered = _sure_attempts(tape.values), tape.values.size - 8
+        sure_fresh, sure_cached3, sure_cached4 = flags
+        order = np.arange(start.size)
+        previous = np.maximum.accumulate(np.where(fresh, order, -1))
+        pair_of = np.where(fresh, start, np.where(previous >= 0, start[np.maximum(previous, 0)],
+                                                  pair))
+        distance = start - pair_of
+        sure = np.where(fresh, sure_fresh[start],
+                        ((distance == 3) & sure_cached3[start])
+                        | ((distance == 4) & sure_cached4[start])) | ~draws
+        kept = start.size
+        for j in np.flatnonzero(~sure).tolist():
+            if not _first_attempt_accepted(tape.values, int(start[j]),
+                                           None if fresh[j] else int(pair_of[j]),
+                                           float(d[element + j]), float(c[element + j])):
+                kept = j
+                break
+        if kept:
+            chosen = np.flatnonzero(draws[:kept])
+            records.append((element + chosen, np.where(lifts, begin, -1)[chosen],
+                            pair_of[chosen], fresh[chosen],
+                            np.where(fresh, start + 2, start)[chosen]))
+            position = int(begin[kept - 1] + slots[kept - 1])
+            if chosen.size:
+                pair = int(start[chosen[-1]]) if fresh[chosen[-1]] else -1
+        element += kept
+        if kept < start.size:
+            position, pair = _gamma_slow(tape, position, pair, element, boosted, exponent, d,
+                                         c, out)
             element += 1
+        window = min(4096, max(32, 2 * kept))
     tape.used = position
-    if not cached_outside:
-        tape.cached = None if pair is None else float(
-            _pair_normals(tape.values, np.array([pair]))[1][0])
-    if index_at:
-        _gamma_fill(tape.values, out, np.array(index_at), np.array(boost_at), np.array(pair_at),
-                    np.array(fresh_at), np.array(uniform_at), exponent, d, c)
+    if not outside:
+        tape.cached = (None if pair < 0
+                       else float(_pair_normals(tape.values, np.array([pair]))[1][0]))
+    if records:
+        _gamma_fill(tape.values, out, *(np.concatenate(parts) for parts in zip(*records)),
+                    exponent, d, c)
+
+
+def _gamma_slow(tape: _Tape, position: int, pair: int, element: int, boosted, exponent, d, c,
+                out) -> tuple:
+    """Run one element's whole rejection loop from ``position`` (the cached normal being the
+    sine of the pair at ``pair``, none for -1, the tape's own for -2); return the position
+    and pair after it."""
+    tape.used = position
+    if pair != -2:
+        tape.cached = (None if pair < 0
+                       else float(_pair_normals(tape.values, np.array([pair]))[1][0]))
+    out[element] = _gamma_one(tape, bool(boosted[element]), float(exponent[element]),
+                              float(d[element]), float(c[element]))
+    return tape.used, (tape.last_pair if tape.cached is not None else -1)
 
 
 def _first_attempt_accepted(values, start: int, pair, d: float, c: float) -> bool:
@@ -232,7 +249,7 @@ def _pair_normals(values: np.ndarray, pairs: np.ndarray):
 
 
 def _sure_attempts(values: np.ndarray):
-    """Per tape position p, as lists: an attempt with a fresh pair at p (its uniform at p + 2),
+    """Per tape position p: an attempt with a fresh pair at p (its uniform at p + 2),
     or a cached normal from the pair at p - 3 or p - 4 (its uniform at p), is accepted by the
     squeeze for any concentration. NumPy's log1p suffices here: the margins absorb its last
     bit, and a doubtful attempt only costs the slow path."""
@@ -252,7 +269,7 @@ def _sure_attempts(values: np.ndarray):
     cached3, cached4 = np.zeros(size, bool), np.zeros(size, bool)
     cached3[3:] = squeezed(sine[:size - 3], uniform[3:])
     cached4[4:] = squeezed(sine[:size - 4], uniform[4:])
-    return fresh.tolist(), cached3.tolist(), cached4.tolist()
+    return fresh, cached3, cached4
 
 
 def _gamma_fill(values, out, index, boost, pair, fresh, uniform, exponent, d, c) -> None:
