@@ -140,14 +140,35 @@ def standard_gamma(generator, alpha: np.ndarray, result_dtype) -> np.ndarray:
     return np.maximum(values, np.finfo(result_dtype).tiny).reshape(alpha.shape)
 
 
+class _Layout:
+    """Where each element's draws sit, relative to the first element, if every element accepts
+    its first attempt: the drawing elements' normals then alternate fresh / cached, the first
+    one fresh for ``parity`` 0 and cached for 1. A window starting anywhere is this layout
+    shifted by one offset (for the parity that fits its first normal)."""
+
+    def __init__(self, drawing: np.ndarray, lift: np.ndarray, parity: int):
+        before = np.cumsum(drawing) - drawing
+        self.fresh = drawing & ((before + parity) % 2 == 0)
+        self.slots = np.where(drawing, lift + 1 + 2 * self.fresh, 0)
+        self.begin = np.cumsum(self.slots) - self.slots
+        self.start = self.begin + lift
+        order = np.arange(drawing.size)
+        self.previous = np.maximum.accumulate(np.where(self.fresh, order, -1))
+        pair = self.start[np.maximum(self.previous, 0)]
+        self.distance = np.where(self.fresh, 0, self.start - pair)
+
+
 def _gamma_walk(tape: _Tape, flat: np.ndarray, out: np.ndarray) -> None:
-    """Windows of elements, each placed on the tape as if it accepted its first attempt (so
-    fresh and cached normals alternate). Attempts the squeeze flags leave in doubt are tested
-    in full, in order; the first that is rejected ends the window and runs ``_gamma_one``, and
-    the next window starts after it. The accepted draws' values are computed at the end."""
+    """Windows of elements placed on the tape by a ``_Layout``, as if each accepted its first
+    attempt. Attempts the squeeze flags leave in doubt are tested in full, in order; the first
+    that is rejected ends the run and goes through ``_gamma_one``, and the next run starts after
+    it. The accepted draws' values are computed together at the end."""
     boosted, exponent, d, c = _gamma_constants(flat)
     drawing, lift = flat != 0, boosted.astype(np.int64)
-    records: list = []
+    layouts = (_Layout(drawing, lift, 0), _Layout(drawing, lift, 1))
+    drawn_before = np.cumsum(drawing) - drawing
+    last_drawing = np.maximum.accumulate(np.where(drawing, np.arange(flat.size), -1))
+    runs: list = []  # (first element, end, offset, parity, pair before the run)
     position, pair = tape.used, -1  # pair: where the cached normal's pair sits (-1: none)
     element, count, window, covered = 0, flat.size, 64, 0
     flags, outside = None, tape.cached is not None  # a normal cached before this call
@@ -161,41 +182,38 @@ def _gamma_walk(tape: _Tape, flat: np.ndarray, out: np.ndarray) -> None:
                                          out)
             element, outside = element + 1, False
             continue
-        span = slice(element, min(count, element + window))
-        draws, lifts = drawing[span], lift[span]
-        fresh = draws & ((np.cumsum(draws) - draws + (pair >= 0)) % 2 == 0)
-        slots = np.where(draws, lifts + 1 + 2 * fresh, 0)
-        begin = position + np.cumsum(slots) - slots
-        start = begin + lifts
-        if int(begin[-1] + slots[-1]) + 8 > covered:
-            tape.reach(int(begin[-1] + slots[-1]) + 4 * (count - span.stop) + 64)
+        parity = int(drawn_before[element] + (pair >= 0)) % 2
+        layout = layouts[parity]
+        offset = position - int(layout.begin[element])
+        stop = min(count, element + window)
+        start = offset + layout.start[element:stop]
+        if int(start[-1]) + 12 > covered:
+            tape.reach(int(start[-1]) + 4 * (count - stop) + 64)
             flags, covered = _sure_attempts(tape.values), tape.values.size - 8
-        sure_fresh, sure_cached3, sure_cached4 = flags
-        order = np.arange(start.size)
-        previous = np.maximum.accumulate(np.where(fresh, order, -1))
-        pair_of = np.where(fresh, start, np.where(previous >= 0, start[np.maximum(previous, 0)],
-                                                  pair))
-        distance = start - pair_of
-        sure = np.where(fresh, sure_fresh[start],
-                        ((distance == 3) & sure_cached3[start])
-                        | ((distance == 4) & sure_cached4[start])) | ~draws
-        kept = start.size
+        fresh, distance = layout.fresh[element:stop], layout.distance[element:stop]
+        sure = np.where(fresh, flags[0][start], ((distance == 3) & flags[1][start])
+                        | ((distance == 4) & flags[2][start])) | ~drawing[element:stop]
+        opening = element + int(np.argmax(drawing[element:stop]))
+        if pair >= 0 and drawing[opening]:  # its normal is the pair before this window
+            sure[opening - element] = False
+        kept = stop - element
         for j in np.flatnonzero(~sure).tolist():
-            if not _first_attempt_accepted(tape.values, int(start[j]),
-                                           None if fresh[j] else int(pair_of[j]),
-                                           float(d[element + j]), float(c[element + j])):
+            here = element + j
+            source = None if fresh[j] else (pair if layout.previous[here] < element
+                                            else offset + int(layout.start[layout.previous[here]]))
+            if not _first_attempt_accepted(tape.values, int(start[j]), source, float(d[here]),
+                                           float(c[here])):
                 kept = j
                 break
+        end = element + kept
         if kept:
-            chosen = np.flatnonzero(draws[:kept])
-            records.append((element + chosen, np.where(lifts, begin, -1)[chosen],
-                            pair_of[chosen], fresh[chosen],
-                            np.where(fresh, start + 2, start)[chosen]))
-            position = int(begin[kept - 1] + slots[kept - 1])
-            if chosen.size:
-                pair = int(start[chosen[-1]]) if fresh[chosen[-1]] else -1
-        element += kept
-        if kept < start.size:
+            runs.append((element, end, offset, parity, pair))
+            position = offset + int(layout.begin[end - 1] + layout.slots[end - 1])
+            last = int(last_drawing[end - 1])
+            if last >= element:
+                pair = offset + int(layout.start[last]) if layout.fresh[last] else -1
+        element = end
+        if element < stop:
             position, pair = _gamma_slow(tape, position, pair, element, boosted, exponent, d,
                                          c, out)
             element += 1
@@ -204,9 +222,30 @@ def _gamma_walk(tape: _Tape, flat: np.ndarray, out: np.ndarray) -> None:
     if not outside:
         tape.cached = (None if pair < 0
                        else float(_pair_normals(tape.values, np.array([pair]))[1][0]))
-    if records:
-        _gamma_fill(tape.values, out, *(np.concatenate(parts) for parts in zip(*records)),
-                    exponent, d, c)
+    if runs:
+        _gamma_fill(tape.values, out, _run_draws(runs, layouts, drawing, lift), exponent, d, c)
+
+
+def _run_draws(runs, layouts, drawing, lift):
+    """For every element of the runs that draws: its index, its boost uniform (or -1), the pair
+    of its normal, whether that normal is the pair's cosine, and its uniform."""
+    first, end, offset, parity, pair = (np.array(column) for column in zip(*runs))
+    lengths = end - first
+    run = np.repeat(np.arange(first.size), lengths)
+    index = first[run] + np.arange(run.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    keep = drawing[index]
+    run, index = run[keep], index[keep]
+    odd = parity[run] == 1
+    pick = (lambda name: np.where(odd, getattr(layouts[1], name)[index],
+                                  getattr(layouts[0], name)[index]))
+    shift = offset[run]
+    start, fresh, previous = shift + pick("start"), pick("fresh"), pick("previous")
+    begin = shift + pick("begin")
+    earlier = np.where(odd, layouts[1].start[np.maximum(previous, 0)],
+                       layouts[0].start[np.maximum(previous, 0)]) + shift
+    source = np.where(fresh, start, np.where(previous >= first[run], earlier, pair[run]))
+    boost = np.where(lift[index] == 1, begin, -1)
+    return index, boost, source, fresh, np.where(fresh, start + 2, start)
 
 
 def _gamma_slow(tape: _Tape, position: int, pair: int, element: int, boosted, exponent, d, c,
@@ -272,8 +311,9 @@ def _sure_attempts(values: np.ndarray):
     return fresh, cached3, cached4
 
 
-def _gamma_fill(values, out, index, boost, pair, fresh, uniform, exponent, d, c) -> None:
+def _gamma_fill(values, out, draws, exponent, d, c) -> None:
     """The values of the elements the walk accepted at their first attempt."""
+    index, boost, pair, fresh, uniform = draws
     cosine, sine = _pair_normals(values, pair)
     x = np.where(fresh, cosine, sine)
     y = 1.0 + c[index] * x
