@@ -121,3 +121,17 @@ def test_errors_match_torch():
         hookgrad._standard_gamma(hookgrad.tensor([1, 2]))
     with pytest.raises(ValueError, match="binomial only supports floating-point dtypes"):
         hookgrad.binomial(hookgrad.tensor([10]), hookgrad.tensor([0.3]))
+
+
+@pytest.mark.parametrize("np_dtype,torch_dtype", DTYPES)
+@pytest.mark.parametrize("seed", range(4))
+def test_standard_gamma_of_nan_inf_and_negative_concentrations(np_dtype, torch_dtype, seed):
+    """torch still draws for these: NaN gives the smallest normal number, inf gives inf, and a
+    negative concentration is raised by one like any below one."""
+    alpha = np.random.default_rng(seed).uniform(-1.5, 3, 60).astype(np_dtype)
+    alpha[::7], alpha[3::11], alpha[5::13] = np.nan, np.inf, 0
+    _seeded(seed)
+    expected = torch._standard_gamma(torch.from_numpy(alpha)).numpy()
+    actual = hookgrad._standard_gamma(hookgrad.tensor(alpha)).numpy()
+    np.testing.assert_array_equal(actual, expected)
+    _same_stream_after()

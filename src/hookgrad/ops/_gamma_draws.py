@@ -104,10 +104,10 @@ def _gamma_one(tape: _Tape, boosted: bool, exponent: float, d: float, c: float) 
     if boosted:
         scale = math.pow(1.0 - tape.take(), exponent)
     while True:
-        while True:
+        while True:  # torch loops while y <= 0, so a NaN y goes on to the tests
             x = tape.normal()
             y = 1.0 + c * x
-            if y > 0:
+            if not y <= 0:
                 break
         v = y * y * y
         u = 1.0 - tape.take()
@@ -118,10 +118,10 @@ def _gamma_one(tape: _Tape, boosted: bool, exponent: float, d: float, c: float) 
             return scale * d * v
 
 
-# An attempt whose normal x exceeds this is past -1/c for every concentration (c is largest,
-# 1/sqrt(6), at the smallest d, 2/3), and one whose uniform clears the squeeze by this relative
+# An attempt whose normal x exceeds _SAFE_X is past -1/c for every element with c below _SAFE_C
+# (all concentrations that are not negative: c is at most 1/sqrt(6), at d = 2/3), and one whose uniform clears the squeeze by this relative
 # margin clears it for the C library's x too: then it is accepted whatever its element.
-_SAFE_X = -2.44
+_SAFE_X, _SAFE_C = -2.44, 0.4083
 _MARGIN = 1.0 - 1e-9
 
 
@@ -136,8 +136,10 @@ def standard_gamma(generator, alpha: np.ndarray, result_dtype) -> np.ndarray:
         tape = _Tape(generator)
         _gamma_walk(tape, flat, out)
         tape.close()
-    values = out.astype(result_dtype)
-    return np.maximum(values, np.finfo(result_dtype).tiny).reshape(alpha.shape)
+    with np.errstate(over="ignore"):
+        values = out.astype(result_dtype)
+    tiny = np.finfo(result_dtype).tiny  # std::max(tiny, value): a NaN draw gives tiny
+    return np.where(values > tiny, values, tiny).astype(result_dtype).reshape(alpha.shape)
 
 
 class _Layout:
@@ -166,6 +168,7 @@ def _gamma_walk(tape: _Tape, flat: np.ndarray, out: np.ndarray) -> None:
     boosted, exponent, d, c = _gamma_constants(flat)
     drawing, lift = flat != 0, boosted.astype(np.int64)
     layouts = (_Layout(drawing, lift, 0), _Layout(drawing, lift, 1))
+    safe = c <= _SAFE_C  # False for NaN, and below -1 (d < 2/3)
     drawn_before = np.cumsum(drawing) - drawing
     last_drawing = np.maximum.accumulate(np.where(drawing, np.arange(flat.size), -1))
     runs: list = []  # (first element, end, offset, parity, pair before the run)
@@ -192,7 +195,8 @@ def _gamma_walk(tape: _Tape, flat: np.ndarray, out: np.ndarray) -> None:
             flags, covered = _sure_attempts(tape.values), tape.values.size - 8
         fresh, distance = layout.fresh[element:stop], layout.distance[element:stop]
         sure = np.where(fresh, flags[0][start], ((distance == 3) & flags[1][start])
-                        | ((distance == 4) & flags[2][start])) | ~drawing[element:stop]
+                        | ((distance == 4) & flags[2][start])) & safe[element:stop]
+        sure |= ~drawing[element:stop]
         opening = element + int(np.argmax(drawing[element:stop]))
         if pair >= 0 and drawing[opening]:  # its normal is the pair before this window
             sure[opening - element] = False
@@ -272,7 +276,7 @@ def _first_attempt_accepted(values, start: int, pair, d: float, c: float) -> boo
     else:
         x, u = radius * math.sin(_TWO_PI * first), 1.0 - float(values[start])
     y = 1.0 + c * x
-    if not y > 0:
+    if y <= 0:
         return False
     v = y * y * y
     xx = x * x
