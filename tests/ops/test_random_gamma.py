@@ -135,3 +135,17 @@ def test_standard_gamma_of_nan_inf_and_negative_concentrations(np_dtype, torch_d
     actual = hookgrad._standard_gamma(hookgrad.tensor(alpha)).numpy()
     np.testing.assert_array_equal(actual, expected)
     _same_stream_after()
+
+
+@pytest.mark.parametrize("np_dtype,torch_dtype", DTYPES)
+@pytest.mark.parametrize("count,prob", [(20.0, 0.3), (7.5, 0.8), (1000.0, 0.4), (1000.0, 0.93),
+                                        (5.0e6, 0.01), (0.0, 0.5), (12.0, 1.0), (12.0, 0.0)])
+def test_binomial_with_one_shared_parameter_pair_matches_torch(np_dtype, torch_dtype, count,
+                                                               prob):
+    """The common case of expanded parameters (drawn in blocks) gives torch's draws too."""
+    counts, probs = np.full((30, 40), count, np_dtype), np.full((30, 40), prob, np_dtype)
+    _seeded(11)
+    expected = torch.binomial(torch.from_numpy(counts), torch.from_numpy(probs))
+    actual = hookgrad.binomial(hookgrad.tensor(counts), hookgrad.tensor(probs))
+    np.testing.assert_array_equal(actual.numpy(), expected.numpy())
+    _same_stream_after()

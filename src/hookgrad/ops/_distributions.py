@@ -26,7 +26,7 @@ _TWO_PI = 2.0 * np.pi
 # torch's scalar kernels call the C library's log/log1p/pow; NumPy's vectorised versions of
 # those round differently in the last place on some processors, so where a value (or a
 # rejection test) must be torch's bit for bit they go through ``math`` element by element.
-def _as_in_c(function, at_pole: float):
+def _in_c(function, at_pole: float):
     """``function`` with the C library's answers where ``math`` raises instead: a pole gives
     ``at_pole`` (-inf for log of 0), overflow gives inf, other domain errors NaN."""
     def wrapped(*args):
@@ -39,41 +39,32 @@ def _as_in_c(function, at_pole: float):
     return wrapped
 
 
-_LOG = np.frompyfunc(_as_in_c(math.log, -math.inf), 1, 1)
-_LOG1P = np.frompyfunc(_as_in_c(math.log1p, -math.inf), 1, 1)
-_POW = np.frompyfunc(_as_in_c(math.pow, math.inf), 2, 1)
-_EXP = np.frompyfunc(_as_in_c(math.exp, math.nan), 1, 1)
-_TAN = np.frompyfunc(math.tan, 1, 1)
+def _elementwise(function, at_pole: float):
+    """``function`` over float64 arrays, element by element through ``math`` (fast while no
+    element raises; then again with the C library's answers for the ones that do)."""
+    plain = np.frompyfunc(function, 2 if function is math.pow else 1, 1)
+    careful = np.frompyfunc(_in_c(function, at_pole), 2 if function is math.pow else 1, 1)
+
+    def run(*arrays):
+        arrays = [np.asarray(a, F64) for a in arrays]
+        with np.errstate(all="ignore"):
+            try:
+                return plain(*arrays).astype(F64)
+            except (OverflowError, ValueError):
+                return careful(*arrays).astype(F64)
+    return run
 
 
-def exact_exp(x) -> np.ndarray:
-    """The C library's exp of each float64 element."""
-    with np.errstate(all="ignore"):
-        return _EXP(np.asarray(x, F64)).astype(F64)
-
-
-def exact_tan(x) -> np.ndarray:
-    """The C library's tan of each float64 element."""
-    with np.errstate(all="ignore"):
-        return _TAN(np.asarray(x, F64)).astype(F64)
-
-
-def exact_log(x) -> np.ndarray:
-    """The C library's log of each float64 element."""
-    with np.errstate(all="ignore"):
-        return _LOG(np.asarray(x, F64)).astype(F64)
-
-
-def exact_log1p(x) -> np.ndarray:
-    """The C library's log1p of each float64 element."""
-    with np.errstate(all="ignore"):
-        return _LOG1P(np.asarray(x, F64)).astype(F64)
-
-
-def exact_pow(x, y) -> np.ndarray:
-    """The C library's pow, elementwise on float64."""
-    with np.errstate(all="ignore"):
-        return _POW(np.asarray(x, F64), np.asarray(y, F64)).astype(F64)
+exact_log = _elementwise(math.log, -math.inf)
+exact_log.__doc__ = "The C library's log of each float64 element."
+exact_log1p = _elementwise(math.log1p, -math.inf)
+exact_log1p.__doc__ = "The C library's log1p of each float64 element."
+exact_pow = _elementwise(math.pow, math.inf)
+exact_pow.__doc__ = "The C library's pow, elementwise on float64."
+exact_exp = _elementwise(math.exp, math.nan)
+exact_exp.__doc__ = "The C library's exp of each float64 element."
+exact_tan = _elementwise(math.tan, math.nan)
+exact_tan.__doc__ = "The C library's tan of each float64 element."
 
 
 def fma32(a, b, c) -> np.ndarray:

@@ -42,6 +42,7 @@ class _Tape:
         self._state = generator._engine.state
         self._fresh = generator._fresh
         self.values = np.empty(0, F64)
+        self._floats: list = []  # the same values as Python floats, for the scalar loops
         self.used = 0
         self.cached = generator._double_normal
         self.last_pair = -1
@@ -51,15 +52,16 @@ class _Tape:
         """Make sure uniforms up to index ``end`` (excluded) are on the tape."""
         have = self.values.size
         if end > have:
-            more = max(end - have, have, 1024)
-            self.values = np.concatenate([self.values,
-                                          unit_floats(self.generator, more, True)])
+            more = unit_floats(self.generator, max(end - have, have, 1024), True)
+            self.values = np.concatenate([self.values, more])
+            self._floats.extend(more.tolist())
 
     def take(self) -> float:
-        self.reach(self.used + 1)
-        value = float(self.values[self.used])
-        self.used += 1
-        return value
+        index = self.used
+        if index >= len(self._floats):
+            self.reach(index + 1)
+        self.used = index + 1
+        return self._floats[index]
 
     def normal(self) -> float:
         """One standard normal as torch's scalar ``normal_distribution<double>`` gives it."""
@@ -385,13 +387,103 @@ def _btrs(tape: _Tape, count: float, prob: float, rnd) -> float:
             return k
 
 
+def _btrs_shared(tape: _Tape, count: float, prob: float, total: int, rnd) -> np.ndarray:
+    """``total`` BTRS draws with one (count, prob): every attempt takes two uniforms, so the
+    attempts sit at fixed places on the tape and the draws are the accepted attempts' values,
+    in order; the tests are evaluated for a block of attempts at once."""
+    spread = rnd(math.sqrt(rnd(rnd(count * prob) * rnd(1 - prob))))
+    b = 1.15 + 2.53 * spread
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = rnd(count * prob) + 0.5
+    v_r = 0.92 - 4.2 / b
+    odds = rnd(prob / rnd(1 - prob))
+    alpha = (2.83 + 5.1 / b) * spread
+    m = math.floor(rnd(rnd(count + 1) * prob))
+    cast = (lambda x: x) if rnd is float else (lambda x: x.astype(F32).astype(F64))
+    draws: list = []
+    have = 0
+    while have < total:
+        attempts = int((total - have) * 1.3) + 16
+        tape.reach(tape.used + 2 * attempts)
+        pairs = tape.values[tape.used:tape.used + 2 * attempts]
+        u, v = pairs[0::2] - 0.5, pairs[1::2]
+        us = 0.5 - np.abs(u)
+        with np.errstate(all="ignore"):
+            k = cast(np.floor((2 * a / us + b) * u + c))
+            inside = (k >= 0) & (k <= count)
+            accept = inside & (us >= 0.07) & (v <= v_r)
+            doubt = np.flatnonzero(inside & ~accept)
+            if doubt.size:
+                kd, ud, vd = k[doubt], us[doubt], v[doubt]
+                left = cast(cast(count - kd) + 1)
+                bound = (((m + 0.5) * math.log((m + 1) / (odds * (count - m + 1)))
+                          + cast(np.float64(count) + 1) * exact_log((count - m + 1) / left)
+                          + (kd + 0.5) * exact_log(odds * left / cast(kd + 1))
+                          + _stirling_tail(m) + _stirling_tail(count - m))
+                         - _stirling_tails(kd) - _stirling_tails(cast(count - kd)))
+                accept[doubt] = exact_log(vd * alpha / (a / (ud * ud) + b)) <= bound
+        chosen = np.flatnonzero(accept)[:total - have]
+        draws.append(k[chosen])
+        have += chosen.size
+        tape.used += 2 * (int(chosen[-1]) + 1 if have == total else attempts)
+    return np.concatenate(draws)
+
+
+def _stirling_tails(k: np.ndarray) -> np.ndarray:
+    square = (k + 1) * (k + 1)
+    far = (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / square) / square) / (k + 1)
+    near = np.asarray(_STIRLING_TAIL)[np.clip(k, 0, 9).astype(np.int64)]
+    return np.where(k <= 9, near, far)
+
+
+def _inversion_shared(tape: _Tape, count: float, prob: float, total: int, rnd) -> np.ndarray:
+    """``total`` inversion draws with one (count, prob): the waiting times are computed for
+    a stretch of tape at once, and each draw ends where its running sum first passes count."""
+    log_q = rnd(math.log1p(-prob))
+    draws = np.empty(total, F64)
+    done = 0
+    while done < total:
+        length = int((total - done) * (count * prob + 1) * 1.2) + 64
+        tape.reach(tape.used + length)
+        stretch = tape.values[tape.used:tape.used + length]
+        with np.errstate(all="ignore"):
+            ratio = np.log(stretch) / log_q
+            # NumPy's log may differ from the C library's in the last bit: that moves the
+            # ceiling only for a ratio within a hair of an integer, so those are redone
+            close = np.flatnonzero(np.abs(ratio - np.rint(ratio)) <= 1e-9 * np.abs(ratio))
+            ratio[close] = exact_log(stretch[close]) / log_q
+            waits = np.ceil(ratio)
+        if not np.all(np.isfinite(waits)):
+            return None
+        sums = np.cumsum(waits)
+        before = np.concatenate([[0.0], sums[:-1]])
+        ends = np.searchsorted(sums, before + count, side="right").tolist()
+        position = 0
+        while done < total and ends[position] < length:
+            end = ends[position]
+            draws[done] = end - position
+            done += 1
+            position = end + 1
+            if position >= length:
+                break
+        tape.used += position
+    return draws
+
+
 def binomial(generator, counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
     """torch's ``binomial`` on C-ordered, same-shaped ``counts`` and ``probs``: inversion where
-    the mean (of the rarer outcome) is below 10, BTRS above; one element after another."""
+    the mean (of the rarer outcome) is below 10, BTRS above. One shared (count, prob) is drawn
+    in blocks; otherwise one element after another."""
     dtype = counts.dtype
     rnd = float if dtype == F64 else (lambda value: float(F32(value)))
     out = np.empty(counts.size, F64)
     tape = _Tape(generator)
+    if counts.size > 1 and np.all(counts == counts.flat[0]) and np.all(probs == probs.flat[0]):
+        shared = _binomial_shared(tape, float(counts.flat[0]), float(probs.flat[0]),
+                                  counts.size, rnd)
+        if shared is not None:
+            tape.close()
+            return np.broadcast_to(shared, counts.shape).astype(dtype)
     for index, (count, prob) in enumerate(zip(counts.reshape(-1).tolist(),
                                               probs.reshape(-1).tolist())):
         if count <= 0 or prob <= 0:
@@ -409,3 +501,23 @@ def binomial(generator, counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
             out[index] = math.nan
     tape.close()
     return out.astype(dtype).reshape(counts.shape)
+
+
+def _binomial_shared(tape: _Tape, count: float, prob: float, total: int, rnd):
+    """All ``total`` draws of one (count, prob), or None to go element by element."""
+    if count <= 0 or prob <= 0:
+        return np.zeros(total)
+    if prob >= 1:
+        return np.full(total, count)
+    if not prob <= 0.5 and not prob > 0.5:
+        return np.full(total, math.nan)
+    rare = prob if prob <= 0.5 else rnd(1.0 - prob)
+    sampler = _btrs_shared if rnd(count * rare) >= 10 else _inversion_shared
+    start = tape.used
+    draws = sampler(tape, count, rare, total, rnd)
+    if draws is None:
+        tape.used = start
+        return None
+    if prob > 0.5:
+        draws = count - draws if rnd is float else (F32(count) - draws.astype(F32)).astype(F64)
+    return draws
