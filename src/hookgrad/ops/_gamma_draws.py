@@ -483,7 +483,7 @@ def binomial(generator, counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
                                   counts.size, rnd)
         if shared is not None:
             tape.close()
-            return np.broadcast_to(shared, counts.shape).astype(dtype)
+            return shared.astype(dtype).reshape(counts.shape)
     for index, (count, prob) in enumerate(zip(counts.reshape(-1).tolist(),
                                               probs.reshape(-1).tolist())):
         if count <= 0 or prob <= 0:
