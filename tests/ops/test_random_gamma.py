@@ -149,3 +149,18 @@ def test_binomial_with_one_shared_parameter_pair_matches_torch(np_dtype, torch_d
     actual = hookgrad.binomial(hookgrad.tensor(counts), hookgrad.tensor(probs))
     np.testing.assert_array_equal(actual.numpy(), expected.numpy())
     _same_stream_after()
+
+
+@pytest.mark.parametrize("np_dtype,torch_dtype", DTYPES)
+@pytest.mark.parametrize("seed", range(4))
+def test_poisson_reads_ahead_and_leaves_the_generator_where_torch_does(np_dtype, torch_dtype,
+                                                                       seed):
+    rates = (10 ** np.random.default_rng(seed).uniform(-2, 3, (6, 30))).astype(np_dtype)
+    rates[:, ::8] = 0
+    _seeded(seed)
+    hookgrad.randn(1, dtype=hookgrad.float64)  # a cached normal must survive the call
+    torch.randn(1, dtype=torch.float64)
+    expected = torch.poisson(torch.from_numpy(rates))
+    actual = hookgrad.poisson(hookgrad.tensor(rates))
+    np.testing.assert_array_equal(actual.numpy(), expected.numpy())
+    _same_stream_after()

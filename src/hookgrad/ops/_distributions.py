@@ -114,6 +114,56 @@ def uniform(generator, count: int, np_dtype: np.dtype, low: float, high: float) 
     return np.where(values == top, bottom, values)
 
 
+class Tape:
+    """Uniforms read ahead of ``generator``; ``close`` leaves the generator where torch's would
+    be after ``used`` uniforms, with the cached Box-Muller value ``cached`` (or None)."""
+
+    def __init__(self, generator):
+        self.generator = generator
+        self._state = generator._engine.state
+        self._fresh = generator._fresh
+        self.values = np.empty(0, F64)
+        self._floats: list = []  # the same values as Python floats, for the scalar loops
+        self.used = 0
+        self.cached = generator._double_normal
+        self.last_pair = -1
+        generator._double_normal = None
+
+    def reach(self, end: int) -> None:
+        """Make sure uniforms up to index ``end`` (excluded) are on the tape."""
+        have = self.values.size
+        if end > have:
+            more = unit_floats(self.generator, max(end - have, have, 1024), True)
+            self.values = np.concatenate([self.values, more])
+            self._floats.extend(more.tolist())
+
+    def take(self) -> float:
+        index = self.used
+        if index >= len(self._floats):
+            self.reach(index + 1)
+        self.used = index + 1
+        return self._floats[index]
+
+    def normal(self) -> float:
+        """One standard normal as torch's scalar ``normal_distribution<double>`` gives it."""
+        if self.cached is not None:
+            value, self.cached = self.cached, None
+            return value
+        self.last_pair = self.used
+        first, second = self.take(), self.take()
+        radius = math.sqrt(-2.0 * math.log1p(-second))
+        self.cached = radius * math.sin(_TWO_PI * first)
+        return radius * math.cos(_TWO_PI * first)
+
+    def close(self) -> None:
+        generator = self.generator
+        generator._engine.state = self._state
+        generator._fresh = self._fresh
+        if self.used:
+            generator._random(2 * self.used)
+        generator._double_normal = self.cached
+
+
 # -- normals ------------------------------------------------------------------------------------
 def normal(generator, count: int, np_dtype: np.dtype, mean: float, std: float,
            contiguous: bool = True) -> np.ndarray:
@@ -353,15 +403,14 @@ def multinomial_with_replacement(generator, rows: np.ndarray, samples: int) -> n
 
 def poisson(generator, rates: np.ndarray) -> np.ndarray:
     """torch's CPU Poisson sampler, element by element: each sample takes as many uniforms as
-    its rejection loop needs, so the loop cannot be vectorised without drawing ahead of torch.
+    its rejection loop needs, so they are read from a ``Tape`` ahead of the generator.
     Rates below 10 multiply uniforms until the product drops to exp(-rate); larger rates use
     Hoermann's transformed rejection."""
-    def uniform() -> float:
-        return float(unit_floats(generator, 1, True)[0])
-
+    tape = Tape(generator)
     out = np.empty(rates.size, np.float64)
     for index, rate in enumerate(rates.reshape(-1).tolist()):
-        out[index] = _poisson_one(float(rate), uniform)
+        out[index] = _poisson_one(float(rate), tape.take)
+    tape.close()
     return out
 
 

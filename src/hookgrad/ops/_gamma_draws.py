@@ -6,8 +6,9 @@ scalar Box-Muller pair of ``_distributions.scalar_normals``: a fresh pair takes 
 returns ``r cos`` and leaves ``r sin`` in the generator for the next normal. So the whole call
 reads one stream of uniforms, and every decision depends on the ones before it.
 
-``_Tape`` reads uniforms ahead of the generator in bulk and, when the call is over, moves the
-generator to exactly where torch's would be: the uniforms used, and the cached normal.
+``_distributions.Tape`` reads uniforms ahead of the generator in bulk and, when the call is
+over, moves the generator to exactly where torch's would be: the uniforms used, and the cached
+normal.
 
 Gamma (Marsaglia and Tsang, with concentration < 1 raised by one and the draw scaled by
 ``U ** (1 / alpha)``) is vectorised speculatively. Most attempts pass the squeeze test, which
@@ -26,62 +27,12 @@ import math
 
 import numpy as np
 
-from ._distributions import exact_log, exact_log1p, exact_pow, unit_floats
+from ._distributions import Tape as _Tape, exact_log, exact_log1p, exact_pow
 
 F32, F64 = np.float32, np.float64
 _THIRD32 = float(F32(1.0) / F32(3.0))  # torch subtracts the float constant 1.0f / 3.0f
 _SQUEEZE = float(F32(0.0331))
 _TWO_PI = 2.0 * math.pi
-
-class _Tape:
-    """Uniforms read ahead of ``generator``; ``close`` leaves the generator where torch's would
-    be after ``used`` uniforms, with the cached Box-Muller value ``cached`` (or None)."""
-
-    def __init__(self, generator):
-        self.generator = generator
-        self._state = generator._engine.state
-        self._fresh = generator._fresh
-        self.values = np.empty(0, F64)
-        self._floats: list = []  # the same values as Python floats, for the scalar loops
-        self.used = 0
-        self.cached = generator._double_normal
-        self.last_pair = -1
-        generator._double_normal = None
-
-    def reach(self, end: int) -> None:
-        """Make sure uniforms up to index ``end`` (excluded) are on the tape."""
-        have = self.values.size
-        if end > have:
-            more = unit_floats(self.generator, max(end - have, have, 1024), True)
-            self.values = np.concatenate([self.values, more])
-            self._floats.extend(more.tolist())
-
-    def take(self) -> float:
-        index = self.used
-        if index >= len(self._floats):
-            self.reach(index + 1)
-        self.used = index + 1
-        return self._floats[index]
-
-    def normal(self) -> float:
-        """One standard normal as torch's scalar ``normal_distribution<double>`` gives it."""
-        if self.cached is not None:
-            value, self.cached = self.cached, None
-            return value
-        self.last_pair = self.used
-        first, second = self.take(), self.take()
-        radius = math.sqrt(-2.0 * math.log1p(-second))
-        self.cached = radius * math.sin(_TWO_PI * first)
-        return radius * math.cos(_TWO_PI * first)
-
-    def close(self) -> None:
-        generator = self.generator
-        generator._engine.state = self._state
-        generator._fresh = self._fresh
-        if self.used:
-            generator._random(2 * self.used)
-        generator._double_normal = self.cached
-
 
 # -- gamma --------------------------------------------------------------------------------------
 def _gamma_constants(alpha: np.ndarray):
