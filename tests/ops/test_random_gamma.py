@@ -164,3 +164,31 @@ def test_poisson_reads_ahead_and_leaves_the_generator_where_torch_does(np_dtype,
     actual = hookgrad.poisson(hookgrad.tensor(rates))
     np.testing.assert_array_equal(actual.numpy(), expected.numpy())
     _same_stream_after()
+
+
+@pytest.mark.parametrize("op", ["_sample_dirichlet", "binomial", "_dirichlet_grad",
+                                "_standard_gamma_grad"])
+def test_no_derivative_nodes_raise_as_torchs(op):
+    def run(lib):
+        a = lib.tensor([0.5, 0.25], requires_grad=True)
+        calls = {"_sample_dirichlet": lambda: lib._sample_dirichlet(a),
+                 "binomial": lambda: lib.binomial(lib.tensor([10.0, 5.0]), a),
+                 "_dirichlet_grad": lambda: lib._dirichlet_grad(a, a, a + 1),
+                 "_standard_gamma_grad": lambda: lib._standard_gamma_grad(a, a)}
+        out = calls[op]()
+        assert out.grad_fn.name() == "torch::autograd::NotImplemented"
+        with pytest.raises(Exception) as caught:
+            out.sum().backward()
+        return type(caught.value), str(caught.value)
+
+    assert run(hookgrad) == run(torch)
+
+
+def test_binomial_and_gradients_broadcast_their_operands_as_torch():
+    _seeded(4)
+    expected = torch.binomial(torch.tensor([[10.0, 5.0]] * 3), torch.tensor([0.2, 0.7]))
+    actual = hookgrad.binomial(hookgrad.tensor([[10.0, 5.0]] * 3), hookgrad.tensor([0.2, 0.7]))
+    np.testing.assert_array_equal(actual.numpy(), expected.numpy())
+    expected = torch._standard_gamma_grad(torch.tensor([1.0, 2.0]), torch.tensor([0.5]))
+    actual = hookgrad._standard_gamma_grad(hookgrad.tensor([1.0, 2.0]), hookgrad.tensor([0.5]))
+    np.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=1e-6)

@@ -42,11 +42,17 @@ class StandardGamma(Op):
 
 
 class _NoDerivative(Op):
+    """torch records a ``NotImplemented`` node; its backward raises (a RuntimeError naming the
+    aten op, except for _standard_gamma_grad, whose formula is declared not implemented)."""
+
     node_name = "torch::autograd::NotImplemented"
 
     @staticmethod
     def backward(ctx, *grads):
-        raise RuntimeError(f"the derivative for '{ctx.op_name}' is not implemented.")
+        if ctx.op_name == "_standard_gamma_grad":
+            raise NotImplementedError("the derivative for '_standard_gamma_grad' is not "
+                                      "implemented.")
+        raise RuntimeError(f"derivative for aten::{ctx.op_name} is not implemented")
 
 
 class StandardGammaGrad(_NoDerivative):
@@ -56,6 +62,7 @@ class StandardGammaGrad(_NoDerivative):
     def forward(ctx, self, output):
         ctx.op_name = "_standard_gamma_grad"
         _floating(self, "_standard_gamma_grad_cpu")
+        self, output = _broadcast("_standard_gamma_grad", self, output)
         return _gamma_grads.standard_gamma_grad(self, output.astype(self.dtype))
 
 
@@ -80,9 +87,7 @@ class DirichletGrad(_NoDerivative):
     def forward(ctx, x, alpha, total):
         ctx.op_name = "_dirichlet_grad"
         _floating(x, "_dirichlet_grad_cpu")
-        if not x.shape == alpha.shape == total.shape:
-            raise RuntimeError(f"_dirichlet_grad: expected x, alpha and total of one shape, got "
-                               f"{list(x.shape)}, {list(alpha.shape)} and {list(total.shape)}")
+        x, alpha, total = _broadcast("_dirichlet_grad", x, alpha, total)
         return _gamma_grads.dirichlet_grad(x, alpha, total).reshape(x.shape)
 
 
@@ -92,16 +97,19 @@ class Binomial(_NoDerivative):
     @staticmethod
     def forward(ctx, count, prob, generator):
         ctx.op_name = "binomial"
-        try:
-            shape = np.broadcast_shapes(count.shape, prob.shape)
-        except ValueError:
-            raise broadcast_error("binomial", count.shape, prob.shape) from None
-        if shape != count.shape:
-            raise RuntimeError(f"binomial: the shape of prob {list(prob.shape)} must broadcast "
-                               f"to the shape of count {list(count.shape)}")
         _floating(count, "binomial_cpu")
-        probs = np.ascontiguousarray(np.broadcast_to(prob, shape)).astype(count.dtype)
-        return _gamma_draws.binomial(generator, np.ascontiguousarray(count), probs)
+        counts, probs = _broadcast("binomial", count, prob)
+        return _gamma_draws.binomial(generator, counts, probs.astype(count.dtype))
+
+
+def _broadcast(name: str, *arrays: np.ndarray) -> list:
+    """The operands broadcast together as torch's elementwise kernels take them (C-ordered
+    copies, so the draws follow torch's order)."""
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        raise broadcast_error(name, *(a.shape for a in arrays[:2])) from None
+    return [np.ascontiguousarray(np.broadcast_to(a, shape)) for a in arrays]
 
 
 def _standard_gamma(input: Tensor, generator=None) -> Tensor:
