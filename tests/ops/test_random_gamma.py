@@ -176,10 +176,9 @@ def test_no_derivative_nodes_raise_as_torchs(op):
                  "_dirichlet_grad": lambda: lib._dirichlet_grad(a, a, a + 1),
                  "_standard_gamma_grad": lambda: lib._standard_gamma_grad(a, a)}
         out = calls[op]()
-        assert out.grad_fn.name() == "torch::autograd::NotImplemented"
         with pytest.raises(Exception) as caught:
             out.sum().backward()
-        return type(caught.value), str(caught.value)
+        return out.grad_fn.name(), type(caught.value), str(caught.value)
 
     assert run(hookgrad) == run(torch)
 
