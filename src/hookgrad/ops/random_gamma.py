@@ -12,7 +12,7 @@ import numpy as np
 
 from .._generator import resolve
 from ..tensor import Tensor
-from . import _gamma_draws, _gamma_grads
+from . import _binomial_draws, _gamma_draws, _gamma_grads
 from ._base import Op, not_implemented
 from ._util import broadcast_error
 
@@ -99,7 +99,7 @@ class Binomial(_NoDerivative):
         ctx.op_name = "binomial"
         _floating(count, "binomial_cpu")
         counts, probs = _broadcast("binomial", count, prob)
-        return _gamma_draws.binomial(generator, counts, probs.astype(count.dtype))
+        return _binomial_draws.binomial(generator, counts, probs.astype(count.dtype))
 
 
 def _broadcast(name: str, *arrays: np.ndarray) -> list:
