@@ -114,7 +114,14 @@ class _Layout:
         order = np.arange(drawing.size)
         self.previous = np.maximum.accumulate(np.where(self.fresh, order, -1))
         pair = self.start[np.maximum(self.previous, 0)]
-        self.distance = np.where(self.fresh, 0, self.start - pair)
+        distance = np.where(self.fresh, 0, self.start - pair)
+        # which column of the ``_sure_attempts`` table decides the element's first attempt
+        self.column = np.select([~drawing, self.fresh, distance == 3, distance == 4],
+                                [0, 1, 2, 3], 4)
+
+    def unsure(self, safe: np.ndarray) -> None:
+        """Elements whose first attempt the table cannot decide go to column 4 (never sure)."""
+        self.column = np.where(safe | (self.column == 0), self.column, 4)
 
 
 def _gamma_walk(tape: _Tape, flat: np.ndarray, out: np.ndarray) -> None:
@@ -125,13 +132,14 @@ def _gamma_walk(tape: _Tape, flat: np.ndarray, out: np.ndarray) -> None:
     boosted, exponent, d, c = _gamma_constants(flat)
     drawing, lift = flat != 0, boosted.astype(np.int64)
     layouts = (_Layout(drawing, lift, 0), _Layout(drawing, lift, 1))
-    safe = c <= _SAFE_C  # False for a NaN c and for a negative concentration (d < 2/3)
+    for layout in layouts:  # c <= _SAFE_C is False for NaN and for negative concentrations
+        layout.unsure(c <= _SAFE_C)
     drawn_before = np.cumsum(drawing) - drawing
     last_drawing = np.maximum.accumulate(np.where(drawing, np.arange(flat.size), -1))
     runs: list = []  # (first element, end, offset, parity, pair before the run)
     position, pair = tape.used, -1  # pair: where the cached normal's pair sits (-1: none)
     element, count, window, covered = 0, flat.size, 64, 0
-    flags, outside = None, tape.cached is not None  # a normal cached before this call
+    table, outside = None, tape.cached is not None  # a normal cached before this call
     while element < count:
         if outside:
             waiting = np.flatnonzero(drawing[element:])
@@ -149,11 +157,9 @@ def _gamma_walk(tape: _Tape, flat: np.ndarray, out: np.ndarray) -> None:
         start = offset + layout.start[element:stop]
         if int(start[-1]) + 12 > covered:
             tape.reach(int(start[-1]) + 4 * (count - stop) + 64)
-            flags, covered = _sure_attempts(tape.values), tape.values.size - 8
-        fresh, distance = layout.fresh[element:stop], layout.distance[element:stop]
-        sure = np.where(fresh, flags[0][start], ((distance == 3) & flags[1][start])
-                        | ((distance == 4) & flags[2][start])) & safe[element:stop]
-        sure |= ~drawing[element:stop]
+            table, covered = _sure_attempts(tape.values), tape.values.size - 8
+        fresh = layout.fresh[element:stop]
+        sure = table[start, layout.column[element:stop]]
         opening = element + int(np.argmax(drawing[element:stop]))
         if pair >= 0 and drawing[opening]:  # its normal is the pair before this window
             sure[opening - element] = False
@@ -249,9 +255,9 @@ def _pair_normals(values: np.ndarray, pairs: np.ndarray):
 
 
 def _sure_attempts(values: np.ndarray):
-    """Per tape position p: an attempt with a fresh pair at p (its uniform at p + 2),
-    or a cached normal from the pair at p - 3 or p - 4 (its uniform at p), is accepted by the
-    squeeze for any concentration. NumPy's log1p suffices here: the margins absorb its last
+    """A table, per tape position p, of whether an attempt with a fresh pair at p (its uniform
+    at p + 2), or a cached normal from the pair at p - 3 or p - 4 (its uniform at p), is
+    accepted by the squeeze for any concentration. NumPy's log1p suffices here: the margins absorb its last
     bit, and a doubtful attempt only costs the slow path."""
     size = values.size
     with np.errstate(all="ignore"):
@@ -264,12 +270,12 @@ def _sure_attempts(values: np.ndarray):
         xx = x * x
         return (x > _SAFE_X) & (u < (1.0 - _SQUEEZE * xx * xx) * _MARGIN)
 
-    fresh = np.zeros(size, bool)
-    fresh[:size - 2] = squeezed(cosine[:size - 2], uniform[2:])
-    cached3, cached4 = np.zeros(size, bool), np.zeros(size, bool)
-    cached3[3:] = squeezed(sine[:size - 3], uniform[3:])
-    cached4[4:] = squeezed(sine[:size - 4], uniform[4:])
-    return fresh, cached3, cached4
+    table = np.zeros((size, 5), bool)  # columns: no draw, fresh, cached at 3, at 4, never
+    table[:, 0] = True
+    table[:size - 2, 1] = squeezed(cosine[:size - 2], uniform[2:])
+    table[3:, 2] = squeezed(sine[:size - 3], uniform[3:])
+    table[4:, 3] = squeezed(sine[:size - 4], uniform[4:])
+    return table
 
 
 def _gamma_fill(values, out, draws, exponent, d, c) -> None:
