@@ -48,6 +48,8 @@ from ._generator import (default_generator, Generator, get_rng_state, initial_se
                          manual_seed, seed, set_rng_state)
 from .ops.random import (bernoulli, multinomial, normal, poisson, rand, rand_like, randint,
                          randint_like, randn, randn_like, randperm)
+from .ops.random_gamma import (_dirichlet_grad, _sample_dirichlet, _standard_gamma,
+                               _standard_gamma_grad, binomial)
 from . import backends, cuda, random, special
 from .ops.indexing import index_put
 from .ops.einsum import einsum

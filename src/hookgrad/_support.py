@@ -74,6 +74,10 @@ ROWS: List[Row] = [
     Row("Random numbers", ("manual_seed", "Generator", "rand", "randn", "randint", "randperm",
                            "get_rng_state", "set_rng_state", "random.fork_rng"), True,
         "torch's CPU mt19937 streams bit for bit for the same seed and call sequence"),
+    Row("Random numbers", ("_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet",
+                           "_dirichlet_grad", "binomial", "poisson"), True,
+        "torch's CPU samplers draw for draw (Marsaglia-Tsang gamma, BTRS/inversion binomial), "
+        "the generator left where torch's is; the gamma and Dirichlet pathwise gradients"),
     Row("Devices", ("cuda.is_available", "device", "set_default_device",
                     "get_default_device"), True,
         "CPU only: CUDA requests raise torch's CPU-build errors"),
@@ -270,8 +274,9 @@ ROWS: List[Row] = [
     Row("Distributions", ("distributions.Gamma", "distributions.Chi2", "distributions.Beta",
                           "distributions.Dirichlet", "distributions.StudentT",
                           "distributions.Binomial"), True,
-        "log_prob, cdf, entropy, moments and KL as torch's; sample/rsample raise "
-        "NotImplementedError (no sampler matching torch's _standard_gamma or binomial)"),
+        "seeded sample/rsample equal to torch's draws (torch's gamma and binomial samplers, "
+        "the same uniforms and cached normals), with torch's pathwise gradients; log_prob, cdf, "
+        "entropy, moments and KL as torch's"),
     Row("Distributions", ("distributions.constraints", "distributions.transforms",
                           "distributions.biject_to", "distributions.transform_to",
                           "distributions.kl_divergence", "distributions.register_kl"), True,

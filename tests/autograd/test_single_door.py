@@ -290,6 +290,11 @@ TABLE = [
     ("pinv", lambda m: hookgrad.linalg.pinv(m), "m"),
     ("lstsq", lambda m, q: hookgrad.linalg.lstsq(q, m).solution, "m q"),
     ("matrix_exp", lambda q: hookgrad.linalg.matrix_exp(q / 4), "q"),
+    # random draws with pathwise gradients (a fixed generator, so both runs draw alike)
+    ("_standard_gamma", lambda p: hookgrad._standard_gamma(
+        p, generator=hookgrad.Generator().manual_seed(0)), "p"),
+    ("dirichlet_rsample", lambda p: (hookgrad.manual_seed(0),
+                                     hookgrad.distributions.Dirichlet(p).rsample())[1], "p"),
 ]
 IDS = [name for name, _, _ in TABLE]
 
