@@ -192,7 +192,11 @@ ROWS: List[Row] = [
                           "special.modified_bessel_i1", "special.modified_bessel_k0",
                           "special.modified_bessel_k1", "special.scaled_modified_bessel_k0",
                           "special.scaled_modified_bessel_k1", "special.zeta"), True,
-        "the functions hookgrad computes; no Bessel J or Y, no airy_ai"),
+        "the functions hookgrad computes"),
+    Row("torch.special", ("special.bessel_j0", "special.bessel_j1", "special.bessel_y0",
+                          "special.bessel_y1", "special.airy_ai"), True,
+        "the Cephes rational approximations evaluated as torch's kernels do, in the input's "
+        "float type (float32 rounds like torch's); no gradient, as torch; half types refused"),
     Row("Orthogonal polynomials", tuple("special." + name for name in (
         "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
         "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
