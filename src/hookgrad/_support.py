@@ -239,6 +239,11 @@ ROWS: List[Row] = [
         "LAPACK through NumPy where it succeeds; singular or non-positive-definite input is "
         "refactored on NumPy for torch's info codes and linalg.LinAlgError messages; LU of any "
         "m x n matrix with LAPACK's pivots; results laid out column-major as torch's"),
+    Row("Linear systems", ("linalg.ldl_factor", "linalg.ldl_factor_ex", "linalg.ldl_solve"),
+        True,
+        "Bunch-Kaufman LDL^T on NumPy, one column at a time as LAPACK's sytf2 (lower), so LD, "
+        "pivots and info are sytrf's; ldl_solve follows sytrs and broadcasts batches; no "
+        "derivative, as torch; hermitian has no effect (no complex tensors)"),
     Row("Decompositions", (
         "linalg.svd", "linalg.svdvals", "linalg.eigh", "linalg.eigvalsh", "linalg.qr",
         "linalg.pinv", "linalg.lstsq", "linalg.matrix_exp", "linalg.householder_product", "svd",
@@ -247,9 +252,8 @@ ROWS: List[Row] = [
         "torch's gradient formulas (inf/NaN for repeated singular values or eigenvalues, as "
         "torch's); singular vectors' signs may differ from torch's LAPACK build, gauge-invariant "
         "results agree; lstsq fills residuals, rank and singular values per CPU driver as torch"),
-    Row("Decompositions", ("linalg.eig", "linalg.eigvals", "linalg.ldl_factor",
-                           "linalg.ldl_factor_ex", "linalg.ldl_solve"), False,
-        "eig and eigvals give complex results (no complex dtypes yet); no LDL factorisation"),
+    Row("Decompositions", ("linalg.eig", "linalg.eigvals"), False,
+        "eig and eigvals give complex results (no complex dtypes yet)"),
     Row("Statistics", ("cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "histc",
                        "quantile", "nanquantile"), True, "every quantile interpolation mode"),
     Row("Distributions", ("distributions.Normal", "distributions.Uniform",
