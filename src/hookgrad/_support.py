@@ -85,6 +85,10 @@ ROWS: List[Row] = [
                    "nn.MaxUnpool2d", "nn.LPPool2d", "nn.ChannelShuffle", "nn.Softmax2d"), True,
         "padding layers in 1-3 dims over F.pad; rms_norm, local_response_norm and lp_pool "
         "composed as torch composes them"),
+    Row("Layers", ("nn.CrossMapLRN2d",), True,
+        "torch's legacy kernel reproduced: its channel windows (channel 0 always in the sum) "
+        "and its hand-written gradient, which is not the exact derivative; size 1 and double "
+        "backward raise as torch"),
     Row("Layers", ("nn.RReLU", "nn.functional.rrelu", "nn.functional.rrelu_", "rrelu"), True,
         "training slopes are torch's draws from the default generator (equal for equal seeds), "
         "evaluation uses the mean slope"),

@@ -67,7 +67,7 @@ from .loss_extra import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLos
                          KLDivLoss, MarginRankingLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
                          PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss)
 from .normalization import BatchNorm3d  # noqa: E402
-from .normalization_extra import LocalResponseNorm, RMSNorm  # noqa: E402
+from .normalization_extra import CrossMapLRN2d, LocalResponseNorm, RMSNorm  # noqa: E402
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,  # noqa: E402
                       ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
                       ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
@@ -90,7 +90,7 @@ from .linear_cross_entropy import LinearCrossEntropyLoss  # noqa: E402
 _EXTRAS = ["CTCLoss", "PReLU", "Softmin", "Threshold", "CosineEmbeddingLoss", "GaussianNLLLoss",
            "HingeEmbeddingLoss", "KLDivLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
            "MultiMarginLoss", "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
-           "BatchNorm3d", "LocalResponseNorm", "RMSNorm", "CircularPad1d", "CircularPad2d",
+           "BatchNorm3d", "CrossMapLRN2d", "LocalResponseNorm", "RMSNorm", "CircularPad1d", "CircularPad2d",
            "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
            "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
            "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "AdaptiveMaxPool1d",
