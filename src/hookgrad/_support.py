@@ -318,6 +318,10 @@ ROWS: List[Row] = [
         "interpolate without antialias"),
     Row("Containers", ("nn.Sequential", "nn.ModuleList", "nn.ModuleDict", "nn.ParameterList",
                        "nn.ParameterDict"), True, ""),
+    Row("Containers", ("nn.Module.to_empty",), True,
+        "fresh uninitialised storage for parameters, their gradients and buffers (recurse or "
+        "not), parameters keeping their identity; only the CPU device exists, others raise as "
+        "in a CPU build of torch"),
     Row("Lazy modules", ("nn.LazyLinear", "nn.LazyConv1d", "nn.LazyConv2d", "nn.LazyConv3d",
                          "nn.LazyConvTranspose2d", "nn.LazyBatchNorm2d", "nn.LazyInstanceNorm2d",
                          "nn.UninitializedParameter", "nn.UninitializedBuffer",
