@@ -118,7 +118,7 @@ ROWS: List[Row] = [
         "nn.grad runs the convolution's own backward on a stand-in, so it is differentiable "
         "again with torch's ConvolutionBackwardBackward0 node; conv_tbc records "
         "ConvTbcBackward0 with torch's saved attributes"),
-    Row("Layers", ("nn.CrossMapLRN2d", "nn.LinearCrossEntropyOptions"), False,
+    Row("Layers", ("nn.LinearCrossEntropyOptions",), False,
         "not yet"),
     Row("Losses", ("nn.MSELoss", "nn.CrossEntropyLoss", "nn.NLLLoss", "nn.BCEWithLogitsLoss",
                    "nn.KLDivLoss", "nn.MarginRankingLoss", "nn.HingeEmbeddingLoss",
