@@ -347,6 +347,11 @@ ROWS: List[Row] = [
         "the same lr (and momentum) curves as torch, value for value"),
     Row("Data", ("utils.data.DataLoader", "utils.data.TensorDataset", "utils.data.random_split"),
         True, "single process"),
+    Row("Data", ("utils.data.ChainDataset", "utils.data.StackDataset",
+                 "utils.data.DistributedSampler", "utils.data.distributed.DistributedSampler"),
+        True,
+        "DistributedSampler needs num_replicas and rank (no process group); its shuffled order "
+        "is torch's for the same seed and epoch, with torch's padding and drop_last"),
     Row("Checkpoints", ("save", "load", "utils.safetensors.save_file",
                         "utils.safetensors.load_file"), True,
         "torch's zip (and legacy) format both ways; load never runs code from the file"),

@@ -16,15 +16,16 @@ from typing import Any, Callable, Generic, Iterable, Iterator, Optional, Sequenc
 
 import numpy as np
 
-from .._warnings import warn
-from .. import _dtype
-from .. import _generator
-from ..ops import creation
-from ..ops import random as _random
-from ..ops.join import stack
-from ..tensor import Tensor
+from ..._warnings import warn
+from ... import _dtype
+from ... import _generator
+from ...ops import creation
+from ...ops import random as _random
+from ...ops.join import stack
+from ...tensor import Tensor
 
-__all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
+__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
+           "DistributedSampler", "IterableDataset", "StackDataset",
            "RandomSampler", "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler",
            "TensorDataset", "WeightedRandomSampler", "default_collate", "default_convert",
            "get_worker_info", "random_split"]
@@ -48,6 +49,9 @@ class IterableDataset(Dataset[T]):
 
     def __iter__(self) -> Iterator[T]:
         raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+
+    def __add__(self, other: "Dataset") -> "ChainDataset":
+        return ChainDataset([self, other])
 
 
 class TensorDataset(Dataset):
@@ -483,3 +487,7 @@ class DataLoader(Generic[T]):
                 return length // self.batch_size
             return -(-length // self.batch_size)
         return len(self.batch_sampler if self._auto_collation else self.sampler)
+
+
+from .combined import ChainDataset, StackDataset  # noqa: E402  (they build on Dataset)
+from .distributed import DistributedSampler  # noqa: E402
