@@ -10,7 +10,8 @@ from typing import Iterator, Optional
 
 from ... import _generator
 from ...ops import random as _random
-from . import Dataset, Sampler
+from .dataset import Dataset
+from .sampler import Sampler
 
 
 def _no_process_group() -> ValueError:
