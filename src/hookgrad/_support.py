@@ -328,6 +328,11 @@ ROWS: List[Row] = [
                          "nn.modules.lazy.LazyModuleMixin"), True,
         "shapes inferred by a forward pre-hook registered at construction, as torch's; a state "
         "dict loads into a lazy module without a dummy forward"),
+    Row("Optimizers", ("optim.Muon",), True,
+        "torch's Muon: Nesterov or plain momentum, Newton-Schulz orthogonalisation in bfloat16 "
+        "(emulated on float32 with one rounding per operation, as torch's CPU kernels round), "
+        "both learning-rate adjustments; trajectories equal torch's up to rare one-ulp "
+        "bfloat16 roundings"),
     Row("Optimizers", ("optim.SGD", "optim.Adam", "optim.AdamW", "optim.RMSprop", "optim.Adagrad",
                        "optim.Adadelta", "optim.Adamax", "optim.NAdam", "optim.RAdam",
                        "optim.LBFGS", "optim.ASGD", "optim.Rprop", "optim.Adafactor"), True,
