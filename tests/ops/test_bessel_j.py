@@ -87,3 +87,13 @@ def test_shapes_and_non_contiguous_inputs(name):
     theirs = getattr(torch.special, name)(torch.tensor(data).transpose(0, 2))
     assert tuple(ours.shape) == tuple(theirs.shape) and ours.stride() == theirs.stride()
     assert_close(ours, theirs)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_number_is_refused_as_torch(name):
+    assert_same_error(lambda lib: getattr(lib.special, name)(1.0))
+
+
+def test_airy_ai_takes_its_argument_as_x():
+    assert_close(hookgrad.special.airy_ai(x=hookgrad.tensor([0.5, -3.0])),
+                 torch.special.airy_ai(x=torch.tensor([0.5, -3.0])))

@@ -259,9 +259,12 @@ def _airy_ai(x: np.ndarray) -> np.ndarray:
     return np.where(np.isinf(x) | np.isnan(x), np.nan, value).astype(x.dtype, copy=False)
 
 
-def _untracked(kernel, input: Tensor, name: str) -> Tensor:
+def _untracked(kernel, input: Tensor, name: str, argument: str = "input") -> Tensor:
     """torch records no node for these: the result never requires grad; its CPU kernels take
     float32, float64 and integers (as the default float), not half types"""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"special_{name}(): argument '{argument}' (position 1) must be Tensor, "
+                        f"not {type(input).__name__}")
     if input._data.dtype in HALF_TYPES or input._data.dtype.kind == "c":
         raise not_implemented(name + "_cpu", input._data.dtype)
     with quiet_errors():
@@ -288,6 +291,6 @@ def bessel_y1(input: Tensor, *, out=None) -> Tensor:
     return _untracked(_y1, input, "bessel_y1")
 
 
-def airy_ai(input: Tensor, *, out=None) -> Tensor:
+def airy_ai(x: Tensor, *, out=None) -> Tensor:
     """The Airy function Ai, the solution of ``y'' = x y`` that decays as x grows."""
-    return _untracked(_airy_ai, input, "airy_ai")
+    return _untracked(_airy_ai, x, "airy_ai", "x")
