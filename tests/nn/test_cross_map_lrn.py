@@ -63,3 +63,21 @@ def test_no_double_backward_as_torch():
         x = lib.tensor(R.standard_normal((1, 3, 2, 2)), requires_grad=True)
         return lib.autograd.grad(lib.nn.CrossMapLRN2d(3)(x).sum(), x, create_graph=True)
     assert_same_error(second)
+
+
+def test_result_is_row_major_for_a_transposed_input():
+    x = R.standard_normal((3, 2, 2, 4))
+    ours = hookgrad.nn.CrossMapLRN2d(3)(hookgrad.tensor(x).transpose(0, 1))
+    theirs = torch.nn.CrossMapLRN2d(3)(torch.tensor(x).transpose(0, 1))
+    assert ours.stride() == theirs.stride()
+    assert_close(ours, theirs)
+
+
+@pytest.mark.parametrize("make", [lambda lib: lib.ones(1, 3, 1, 2, dtype=lib.int64),
+                                  lambda lib: lib.ones(1, 0, 1, 2)])
+def test_integer_and_channel_less_inputs_fail_as_torch(make):
+    assert_same_error(lambda lib: lib.nn.CrossMapLRN2d(3)(make(lib)))
+
+
+def test_an_empty_batch_passes_through():
+    assert tuple(hookgrad.nn.CrossMapLRN2d(3)(hookgrad.ones(0, 3, 1, 2)).shape) == (0, 3, 1, 2)

@@ -6,6 +6,7 @@ from typing import Optional
 
 import numpy as np
 
+from ... import _dtype
 from ...autograd import grad_mode
 from ...ops._base import HALF_TYPES, Op
 from ...ops.arithmetic_scalar import add_scalar
@@ -95,10 +96,17 @@ class CrossMapLRN2dFunction(Op):
         if input.ndim != 4:
             raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.ndim}D "
                              f"instead.")
+        if input.dtype.kind not in "fV":  # the legacy kernel writes floats into a copy of x
+            raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                               f"{_dtype.scalar_type_name(input.dtype)}")
+        if input.shape[1] == 0:
+            raise IndexError(f"select(): index 0 out of range for tensor of size "
+                             f"{list(input.shape)} at dimension 1")
         ctx.size, ctx.alpha, ctx.beta = size, alpha, beta
+        input = np.ascontiguousarray(input)  # torch's result is a fresh row-major tensor
         forward_window, _ = _cross_map_windows(input.shape[1], size)
         scale = k + alpha / size * _channel_sum(forward_window, input * input)
-        output = input * scale ** -beta
+        output = np.ascontiguousarray(input * scale ** -beta)
         ctx.save_for_backward(input, output, scale)
         return output
 
