@@ -90,7 +90,7 @@ from .linear_cross_entropy import LinearCrossEntropyLoss  # noqa: E402
 _EXTRAS = ["CTCLoss", "PReLU", "Softmin", "Threshold", "CosineEmbeddingLoss", "GaussianNLLLoss",
            "HingeEmbeddingLoss", "KLDivLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
            "MultiMarginLoss", "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
-           "BatchNorm3d", "CrossMapLRN2d", "LocalResponseNorm", "RMSNorm", "CircularPad1d", "CircularPad2d",
+           "BatchNorm3d", "LocalResponseNorm", "RMSNorm", "CircularPad1d", "CircularPad2d",
            "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
            "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
            "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "AdaptiveMaxPool1d",
@@ -102,4 +102,4 @@ _EXTRAS = ["CTCLoss", "PReLU", "Softmin", "Threshold", "CosineEmbeddingLoss", "G
            "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Softmax2d", "MultiLabelMarginLoss",
            "FractionalMaxPool2d", "FractionalMaxPool3d", "AdaptiveLogSoftmaxWithLoss",
            "Container", "NLLLoss2d", "SyncBatchNorm", "LinearCrossEntropyLoss"]
-__all__ += _EXTRAS
+__all__ += _EXTRAS + ["CrossMapLRN2d"]
