@@ -142,11 +142,13 @@ linalg.LinAlgError = _LinAlgError
 from .ops import linalg_decomp as _decomp, linalg_norms as _norms  # noqa: E402
 from .ops import linalg_householder as _householder  # noqa: E402
 from .ops import linalg_lu as _lu, linalg_pinv as _pinv, linalg_solve as _solve  # noqa: E402
+from .ops import linalg_ldl as _ldl  # noqa: E402
 for _module, _names in ((_norms, "matrix_norm norm vecdot multi_dot matrix_power diagonal cond "
                                  "matrix_rank tensorinv tensorsolve vander"),
                         (_solve, "solve solve_ex solve_triangular inv_ex cholesky cholesky_ex"),
                         (_decomp, "svd svdvals eigh eigvalsh qr"),
                         (_lu, "lu_factor lu_factor_ex lu lu_solve"),
+                        (_ldl, "ldl_factor ldl_factor_ex ldl_solve"),
                         (_pinv, "pinv lstsq matrix_exp"),
                         (_householder, "householder_product")):
     for _name in _names.split():

@@ -95,6 +95,10 @@ ROWS: List[Row] = [
                    "nn.MaxUnpool2d", "nn.LPPool2d", "nn.ChannelShuffle", "nn.Softmax2d"), True,
         "padding layers in 1-3 dims over F.pad; rms_norm, local_response_norm and lp_pool "
         "composed as torch composes them"),
+    Row("Layers", ("nn.CrossMapLRN2d",), True,
+        "torch's legacy kernel reproduced: its channel windows (channel 0 always in the sum) "
+        "and its hand-written gradient, which is not the exact derivative; size 1 and double "
+        "backward raise as torch"),
     Row("Layers", ("nn.RReLU", "nn.functional.rrelu", "nn.functional.rrelu_", "rrelu"), True,
         "training slopes are torch's draws from the default generator (equal for equal seeds), "
         "evaluation uses the mean slope"),
@@ -124,7 +128,7 @@ ROWS: List[Row] = [
         "nn.grad runs the convolution's own backward on a stand-in, so it is differentiable "
         "again with torch's ConvolutionBackwardBackward0 node; conv_tbc records "
         "ConvTbcBackward0 with torch's saved attributes"),
-    Row("Layers", ("nn.CrossMapLRN2d", "nn.LinearCrossEntropyOptions"), False,
+    Row("Layers", ("nn.LinearCrossEntropyOptions",), False,
         "not yet"),
     Row("Losses", ("nn.MSELoss", "nn.CrossEntropyLoss", "nn.NLLLoss", "nn.BCEWithLogitsLoss",
                    "nn.KLDivLoss", "nn.MarginRankingLoss", "nn.HingeEmbeddingLoss",
@@ -202,7 +206,11 @@ ROWS: List[Row] = [
                           "special.modified_bessel_i1", "special.modified_bessel_k0",
                           "special.modified_bessel_k1", "special.scaled_modified_bessel_k0",
                           "special.scaled_modified_bessel_k1", "special.zeta"), True,
-        "the functions hookgrad computes; no Bessel J or Y, no airy_ai"),
+        "the functions hookgrad computes"),
+    Row("torch.special", ("special.bessel_j0", "special.bessel_j1", "special.bessel_y0",
+                          "special.bessel_y1", "special.airy_ai"), True,
+        "the Cephes rational approximations evaluated as torch's kernels do, in the input's "
+        "float type (float32 rounds like torch's); no gradient, as torch; half types refused"),
     Row("Orthogonal polynomials", tuple("special." + name for name in (
         "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
         "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
@@ -245,6 +253,11 @@ ROWS: List[Row] = [
         "LAPACK through NumPy where it succeeds; singular or non-positive-definite input is "
         "refactored on NumPy for torch's info codes and linalg.LinAlgError messages; LU of any "
         "m x n matrix with LAPACK's pivots; results laid out column-major as torch's"),
+    Row("Linear systems", ("linalg.ldl_factor", "linalg.ldl_factor_ex", "linalg.ldl_solve"),
+        True,
+        "Bunch-Kaufman LDL^T on NumPy, one column at a time as LAPACK's sytf2 (lower), so LD, "
+        "pivots and info are sytrf's; ldl_solve follows sytrs and broadcasts batches; no "
+        "derivative, as torch; hermitian has no effect (no complex tensors)"),
     Row("Decompositions", (
         "linalg.svd", "linalg.svdvals", "linalg.eigh", "linalg.eigvalsh", "linalg.qr",
         "linalg.pinv", "linalg.lstsq", "linalg.matrix_exp", "linalg.householder_product", "svd",
@@ -253,9 +266,8 @@ ROWS: List[Row] = [
         "torch's gradient formulas (inf/NaN for repeated singular values or eigenvalues, as "
         "torch's); singular vectors' signs may differ from torch's LAPACK build, gauge-invariant "
         "results agree; lstsq fills residuals, rank and singular values per CPU driver as torch"),
-    Row("Decompositions", ("linalg.eig", "linalg.eigvals", "linalg.ldl_factor",
-                           "linalg.ldl_factor_ex", "linalg.ldl_solve"), False,
-        "eig and eigvals give complex results (no complex dtypes yet); no LDL factorisation"),
+    Row("Decompositions", ("linalg.eig", "linalg.eigvals"), False,
+        "eig and eigvals give complex results (no complex dtypes yet)"),
     Row("Statistics", ("cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "histc",
                        "quantile", "nanquantile"), True, "every quantile interpolation mode"),
     Row("Distributions", ("distributions.Normal", "distributions.Uniform",
@@ -317,12 +329,21 @@ ROWS: List[Row] = [
         "interpolate without antialias"),
     Row("Containers", ("nn.Sequential", "nn.ModuleList", "nn.ModuleDict", "nn.ParameterList",
                        "nn.ParameterDict"), True, ""),
+    Row("Containers", ("nn.Module.to_empty",), True,
+        "fresh uninitialised storage for parameters, their gradients and buffers (recurse or "
+        "not), parameters keeping their identity; only the CPU device exists, others raise as "
+        "in a CPU build of torch"),
     Row("Lazy modules", ("nn.LazyLinear", "nn.LazyConv1d", "nn.LazyConv2d", "nn.LazyConv3d",
                          "nn.LazyConvTranspose2d", "nn.LazyBatchNorm2d", "nn.LazyInstanceNorm2d",
                          "nn.UninitializedParameter", "nn.UninitializedBuffer",
                          "nn.modules.lazy.LazyModuleMixin"), True,
         "shapes inferred by a forward pre-hook registered at construction, as torch's; a state "
         "dict loads into a lazy module without a dummy forward"),
+    Row("Optimizers", ("optim.Muon",), True,
+        "torch's Muon: Nesterov or plain momentum, Newton-Schulz orthogonalisation in bfloat16 "
+        "(emulated on float32 with one rounding per operation, as torch's CPU kernels round), "
+        "both learning-rate adjustments; trajectories equal torch's up to rare one-ulp "
+        "bfloat16 roundings"),
     Row("Optimizers", ("optim.SGD", "optim.Adam", "optim.AdamW", "optim.RMSprop", "optim.Adagrad",
                        "optim.Adadelta", "optim.Adamax", "optim.NAdam", "optim.RAdam",
                        "optim.LBFGS", "optim.ASGD", "optim.Rprop", "optim.Adafactor"), True,
@@ -342,6 +363,11 @@ ROWS: List[Row] = [
         "the same lr (and momentum) curves as torch, value for value"),
     Row("Data", ("utils.data.DataLoader", "utils.data.TensorDataset", "utils.data.random_split"),
         True, "single process"),
+    Row("Data", ("utils.data.ChainDataset", "utils.data.StackDataset",
+                 "utils.data.DistributedSampler", "utils.data.distributed.DistributedSampler"),
+        True,
+        "DistributedSampler needs num_replicas and rank (no process group); its shuffled order "
+        "is torch's for the same seed and epoch, with torch's padding and drop_last"),
     Row("Checkpoints", ("save", "load", "utils.safetensors.save_file",
                         "utils.safetensors.load_file"), True,
         "torch's zip (and legacy) format both ways; load never runs code from the file"),

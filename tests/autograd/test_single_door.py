@@ -251,6 +251,7 @@ TABLE = [
     ("max_pool2d", lambda x: F.max_pool2d(x, 2), "img"),
     ("avg_pool2d", lambda x: F.avg_pool2d(x, 2), "img"),
     ("adaptive_avg_pool2d", lambda x: F.adaptive_avg_pool2d(x, 2), "img"),
+    ("cross_map_lrn2d", lambda x: hookgrad.nn.CrossMapLRN2d(2, 0.3)(x), "img"),
     ("batch_norm", lambda x: F.batch_norm(x, None, None, training=True), "img"),
     ("layer_norm", lambda a, r: F.layer_norm(a, (4,), r, r), "a r"),
     ("group_norm", lambda x: F.group_norm(x, 2), "img"),
