@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from ._distributions import Tape as _Tape, exact_log, exact_log1p, exact_pow
+from ._distributions import Tape as _Tape, exact_log1p, exact_pow
 
 F32, F64 = np.float32, np.float64
 _THIRD32 = float(F32(1.0) / F32(3.0))  # torch subtracts the float constant 1.0f / 3.0f
@@ -203,8 +203,10 @@ def _run_draws(runs, layouts, drawing, lift):
     keep = drawing[index]
     run, index = run[keep], index[keep]
     odd = parity[run] == 1
-    pick = (lambda name: np.where(odd, getattr(layouts[1], name)[index],
-                                  getattr(layouts[0], name)[index]))
+
+    def pick(name):
+        return np.where(odd, getattr(layouts[1], name)[index], getattr(layouts[0], name)[index])
+
     shift = offset[run]
     start, fresh, previous = shift + pick("start"), pick("fresh"), pick("previous")
     begin = shift + pick("begin")
@@ -257,8 +259,8 @@ def _pair_normals(values: np.ndarray, pairs: np.ndarray):
 def _sure_attempts(values: np.ndarray):
     """A table, per tape position p, of whether an attempt with a fresh pair at p (its uniform
     at p + 2), or a cached normal from the pair at p - 3 or p - 4 (its uniform at p), is
-    accepted by the squeeze for any concentration. NumPy's log1p suffices here: the margins absorb its last
-    bit, and a doubtful attempt only costs the slow path."""
+    accepted by the squeeze for any concentration. NumPy's log1p suffices here: the margins
+    absorb its last bit, and a doubtful attempt only costs the slow path."""
     size = values.size
     with np.errstate(all="ignore"):
         radius = np.sqrt(-2.0 * np.log1p(-values[1:]))

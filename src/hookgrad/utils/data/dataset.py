@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from typing import Any, Generic, Iterable, Iterator, TypeVar
+from typing import Any, Generic, Iterable, Iterator, Sequence, TypeVar
 
 from ...tensor import Tensor
 
