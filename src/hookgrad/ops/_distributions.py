@@ -39,15 +39,36 @@ def _in_c(function, at_pole: float):
     return wrapped
 
 
-def _elementwise(function, at_pole: float):
-    """``function`` over float64 arrays, element by element through ``math`` (fast while no
+def _numpy_agrees(function, ufunc) -> bool:
+    """Whether NumPy's vectorised ``ufunc`` gives the C library's ``function`` bit for bit
+    on this processor, judged on 4,096 values over the range the samplers use. Without
+    AVX-512 NumPy calls the C library itself for these float64 functions; with it, it has
+    kernels of its own that differ in the last place for a few values in a thousand."""
+    probe = np.random.default_rng(20261126).random(4096) * 8.0 - 4.0
+    arguments = (np.abs(probe) + 0.5, probe) if function is math.pow else (
+        (np.abs(probe) + 1e-6,) if function is math.log else (probe,))
+    if function is math.log1p:
+        arguments = (np.abs(probe) * 0.25 - 0.999,)
+    with np.errstate(all="ignore"):
+        expected = np.array([function(*values) for values in zip(*arguments)])
+        return bool(np.array_equal(ufunc(*arguments), expected))
+
+
+def _elementwise(function, at_pole: float, ufunc):
+    """``function`` over float64 arrays: NumPy's ``ufunc`` where that is the C library's
+    (checked once, on first use), else element by element through ``math`` (fast while no
     element raises; then again with the C library's answers for the ones that do)."""
     plain = np.frompyfunc(function, 2 if function is math.pow else 1, 1)
     careful = np.frompyfunc(_in_c(function, at_pole), 2 if function is math.pow else 1, 1)
+    agrees: list = []
 
     def run(*arrays):
         arrays = [np.asarray(a, F64) for a in arrays]
+        if not agrees:
+            agrees.append(_numpy_agrees(function, ufunc))
         with np.errstate(all="ignore"):
+            if agrees[0]:
+                return ufunc(*arrays)
             try:
                 return plain(*arrays).astype(F64)
             except (OverflowError, ValueError):
@@ -55,15 +76,15 @@ def _elementwise(function, at_pole: float):
     return run
 
 
-exact_log = _elementwise(math.log, -math.inf)
+exact_log = _elementwise(math.log, -math.inf, np.log)
 exact_log.__doc__ = "The C library's log of each float64 element."
-exact_log1p = _elementwise(math.log1p, -math.inf)
+exact_log1p = _elementwise(math.log1p, -math.inf, np.log1p)
 exact_log1p.__doc__ = "The C library's log1p of each float64 element."
-exact_pow = _elementwise(math.pow, math.inf)
+exact_pow = _elementwise(math.pow, math.inf, np.power)
 exact_pow.__doc__ = "The C library's pow, elementwise on float64."
-exact_exp = _elementwise(math.exp, math.nan)
+exact_exp = _elementwise(math.exp, math.nan, np.exp)
 exact_exp.__doc__ = "The C library's exp of each float64 element."
-exact_tan = _elementwise(math.tan, math.nan)
+exact_tan = _elementwise(math.tan, math.nan, np.tan)
 exact_tan.__doc__ = "The C library's tan of each float64 element."
 
 
