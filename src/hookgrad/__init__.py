@@ -83,6 +83,8 @@ from .nn.ops.cdist import cdist, pdist
 from .nn.ops.distance import cosine_similarity, pairwise_distance
 from .nn.ops.dropout import alpha_dropout, feature_alpha_dropout
 from .nn.ops.rrelu import rrelu, rrelu_
+from .nn.ops.rnn import (gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell,  # noqa: E402
+                         rnn_tanh, rnn_tanh_cell)
 from .ops.pointwise_binary import (addcdiv, addcmul, arctan2, atan2, copysign, fmod, hypot, lerp,
                               logaddexp, xlogy)
 from .ops.diagonal import diag, diag_embed, diagflat, diagonal, trace, tril, triu
