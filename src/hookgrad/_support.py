@@ -274,6 +274,10 @@ ROWS: List[Row] = [
                              "nn.GRUCell", "nn.utils.rnn.pack_padded_sequence",
                              "nn.utils.rnn.pad_packed_sequence", "nn.utils.rnn.pad_sequence"),
         True, "a Python loop over time steps, one input matmul per layer and direction"),
+    Row("Recurrent layers", ("lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell",
+                             "rnn_tanh_cell", "rnn_relu_cell"), True,
+        "torch's flat-parameter and packed (data, batch_sizes) signatures; the same code as "
+        "nn.LSTM/GRU/RNN, so the graph is made of ordinary ops"),
     Row("Parametrizations", ("nn.utils.parametrize.register_parametrization",
                              "nn.utils.parametrize.remove_parametrizations",
                              "nn.utils.parametrize.cached", "nn.utils.parametrize.is_parametrized",

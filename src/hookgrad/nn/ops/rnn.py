@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 import hookgrad
+from ... import _dtype
 from ...tensor import Tensor
 from .. import functional as F
 
@@ -185,7 +186,8 @@ def _split_packed_args(name: str, args: tuple, kwargs: dict) -> tuple:
               "bidirectional", "batch_first")
     packed = ("data", "batch_sizes", "hx", "params", "has_biases", "num_layers", "dropout",
               "train", "bidirectional")
-    is_packed = "batch_sizes" in kwargs or (len(args) > 1 and isinstance(args[1], Tensor))
+    is_packed = "batch_sizes" in kwargs or "data" in kwargs or (
+        len(args) > 3 and isinstance(args[3], (list, tuple)))
     names = packed if is_packed else padded
     if len(args) > len(names):
         raise TypeError(f"{name}() takes at most {len(names)} arguments ({len(args)} given)")
@@ -211,16 +213,28 @@ def _stacked_rnn(name: str, mode: str, args: tuple, kwargs: dict) -> tuple:
         hx = (hx,)
     num_layers, bidirectional = int(values["num_layers"]), bool(values["bidirectional"])
     has_biases = bool(values["has_biases"])
-    groups = _group_params(name, values["params"], has_biases, num_layers, bidirectional)
     needed = num_layers * (2 if bidirectional else 1)
     if any(h.ndim == 0 or h.shape[0] < needed for h in hx):
         raise RuntimeError("Expected more hidden states in stacked_rnn")
+    groups = _group_params(name, values["params"], has_biases, num_layers, bidirectional)
     hx = tuple(h[:needed] if h.shape[0] > needed else h for h in hx)
     if is_packed:
         data, batch_first = values["data"], False
         batch_sizes = [int(b) for b in values["batch_sizes"].tolist()]
     else:
         data, batch_first, batch_sizes = values["input"], bool(values["batch_first"]), None
+        if data.ndim != 3:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[-{data.ndim}, {data.ndim - 1}], but got {data.ndim})")
+        batch = data.shape[0 if batch_first else 1]
+        for h in hx:
+            # a padded batch never shrinks, so a state of another batch size is an error here
+            # (the layer loop would read it as a packed batch's finished sequences)
+            if h.ndim != 3 or h.shape[1] != batch:
+                raise RuntimeError(f"The size of tensor a ({h.shape[1] if h.ndim > 1 else 1})"
+                                   f" must match the size of tensor b ({batch}) at "
+                                   f"non-singleton dimension 0")
+    _check_dtypes(data, groups[0][0], groups[0][2] if has_biases else None)
     output, finals = run_layers(mode, data, hx, groups, has_biases, num_layers,
                                 float(values["dropout"]), bool(values["train"]), bidirectional,
                                 batch_first, batch_sizes)
@@ -255,11 +269,18 @@ def rnn_relu(*args, **kwargs) -> tuple:
 
 # -- torch.*_cell ------------------------------------------------------------------------------
 
-def _dtype_letter(dtype) -> str:
-    names = {"float64": "double", "float32": "float", "float16": "c10::Half",
-             "bfloat16": "c10::BFloat16"}
-    text = str(dtype).replace("torch.", "")
-    return names.get(text, text)
+def _check_dtypes(input: Tensor, weight: Tensor, bias: Optional[Tensor]) -> None:
+    """torch's message for an input whose dtype is not the weights': the addmm one with a bias,
+    the matmul one without."""
+    if input.dtype == weight.dtype:
+        return
+    if bias is not None:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{_dtype.scalar_type_name(input.dtype)} and "
+                           f"{_dtype.scalar_type_name(weight.dtype)}")
+    raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                       f"{_dtype.cpp_type_name(input.dtype)} != "
+                       f"{_dtype.cpp_type_name(weight.dtype)}")
 
 
 def check_cell(input: Tensor, states: Sequence[Tensor], hidden_size: int,
@@ -279,13 +300,11 @@ def check_cell(input: Tensor, states: Sequence[Tensor], hidden_size: int,
 
 def _cell_projection(name: str, input: Tensor, states: Sequence[Tensor], w_ih: Tensor,
                      w_hh: Tensor, b_ih: Optional[Tensor]) -> Tensor:
-    if input.ndim != 2:
-        raise IndexError(f"{name}: Dimension out of range (expected to be in range of "
-                         f"[-1, 0], but got 1)")
+    if input.ndim != 2:  # torch's cells take batched input only, and fail on dim 1
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[-{max(input.ndim, 1)}, {max(input.ndim, 1) - 1}], but got 1)")
     check_cell(input, states, w_hh.shape[1], w_ih.shape[1])
-    if input.dtype != w_ih.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{_dtype_letter(input.dtype)} != {_dtype_letter(w_ih.dtype)}")
+    _check_dtypes(input, w_ih, b_ih)
     return F.linear(input, w_ih, b_ih)
 
 
