@@ -88,6 +88,9 @@ from .nn.ops.rnn import (gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell
 from .nn.ops.dropout_aten import (alpha_dropout_, dropout, dropout_,  # noqa: E402
                                   feature_alpha_dropout_, feature_dropout, feature_dropout_,
                                   native_dropout)
+from .nn.ops.embedding_aten import embedding_bag, embedding_renorm_  # noqa: E402
+from .nn.ops.grid_sample import (affine_grid_generator, grid_sampler,  # noqa: E402
+                                 grid_sampler_2d, grid_sampler_3d)
 from .nn.ops.native_norms import (batch_norm_backward_elemt,  # noqa: E402
                                   batch_norm_backward_reduce, batch_norm_elemt,
                                   batch_norm_gather_stats, batch_norm_gather_stats_with_counts,

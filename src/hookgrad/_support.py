@@ -157,6 +157,12 @@ ROWS: List[Row] = [
                                  "batch_norm_backward_reduce", "batch_norm_backward_elemt"), True,
         "present, and raise NotImplementedError as torch 2.13 does on a dense CPU tensor (its "
         "kernels are sparse-only and CUDA-only)"),
+    Row("nn ops under torch.*", ("grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
+                                 "affine_grid_generator", "embedding_bag", "embedding_renorm_"),
+        True,
+        "grid samplers take torch's integer codes (0 bilinear/zeros, 1 nearest/border, 2 "
+        "bicubic/reflection); embedding_bag returns torch's four results (output, offset2bag, "
+        "bag_size, max_indices) as its CPU kernel fills them; its graph is made of ordinary ops"),
     Row("Dropout under torch.*", ("dropout", "dropout_", "feature_dropout", "feature_dropout_",
                                   "alpha_dropout_", "feature_alpha_dropout_", "native_dropout"),
         True,

@@ -258,6 +258,12 @@ TABLE = [
                                   hookgrad.native_dropout(a, 0.3, True)[0])[1], "a"),
     ("native_group_norm", lambda x: hookgrad.native_group_norm(x, None, None, 1, 2, 25, 2,
                                                                1e-5)[0], "img"),
+    ("grid_sampler", lambda x: hookgrad.grid_sampler(
+        x, hookgrad.tensor(np.tanh(INPUTS["img"][:, :, :3, :2].reshape(1, 3, 2, 2))), 0, 0,
+        False),
+     "img"),
+    ("embedding_bag", lambda m: hookgrad.embedding_bag(
+        m, hookgrad.tensor([0, 2, 3, 1]), hookgrad.tensor([0, 2]), False, 2)[0], "m"),
     ("native_layer_norm", lambda a, r: hookgrad.native_layer_norm(a, (4,), r, r, 1e-5)[0],
      "a r"),
     ("mse_loss", lambda a, b: F.mse_loss(a, b), "a a"),
