@@ -214,18 +214,18 @@ def _stacked_rnn(name: str, mode: str, args: tuple, kwargs: dict) -> tuple:
     num_layers, bidirectional = int(values["num_layers"]), bool(values["bidirectional"])
     has_biases = bool(values["has_biases"])
     needed = num_layers * (2 if bidirectional else 1)
-    if any(h.ndim == 0 or h.shape[0] < needed for h in hx):
+    # torch's message for any count of states other than layers * directions
+    if any(h.ndim == 0 or h.shape[0] != needed for h in hx):
         raise RuntimeError("Expected more hidden states in stacked_rnn")
     groups = _group_params(name, values["params"], has_biases, num_layers, bidirectional)
-    hx = tuple(h[:needed] if h.shape[0] > needed else h for h in hx)
     if is_packed:
         data, batch_first = values["data"], False
         batch_sizes = [int(b) for b in values["batch_sizes"].tolist()]
     else:
         data, batch_first, batch_sizes = values["input"], bool(values["batch_first"]), None
-        if data.ndim != 3:
-            raise IndexError(f"Dimension out of range (expected to be in range of "
-                             f"[-{data.ndim}, {data.ndim - 1}], but got {data.ndim})")
+        if data.ndim != 3:  # torch fails on a dim of a per-step slice, in these words
+            raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but "
+                             "got 1)")
         batch = data.shape[0 if batch_first else 1]
         for h in hx:
             # a padded batch never shrinks, so a state of another batch size is an error here
