@@ -3,6 +3,8 @@ against torch: outputs, gradients, double backward and errors."""
 import numpy as np
 import pytest
 
+import hookgrad
+
 from tests.conftest import assert_same_error, compare, compare_double_backward, double_backward
 
 GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
@@ -96,8 +98,8 @@ def test_dropout_between_layers_draws_torch_masks():
     compare(run, x, h, *params)
 
 
-@pytest.mark.parametrize("case", ["hidden_batch", "few_layers", "param_count", "dtype",
-                                  "lstm_one_state", "lstm_few_states"])
+@pytest.mark.parametrize("case", ["hidden_batch", "few_layers", "many_states", "param_count",
+                                  "dtype", "lstm_one_state", "lstm_few_states", "unbatched"])
 def test_stacked_errors_match_torch(case):
     rng = np.random.default_rng(4)
     x = rng.standard_normal((5, 2, 3))
@@ -112,6 +114,10 @@ def test_stacked_errors_match_torch(case):
             return lib.gru(t(x), t(np.zeros((1, 3, 4))), p, True, 1, 0.0, False, False, False)
         if case == "few_layers":
             return lib.gru(t(x), h1, p, True, 2, 0.0, False, False, False)
+        if case == "many_states":
+            return lib.gru(t(x), h4[:2], p, True, 1, 0.0, False, False, False)
+        if case == "unbatched":
+            return lib.gru(t(x[:, 0]), h1, p, True, 1, 0.0, False, False, False)
         if case == "param_count":
             return lib.gru(t(x), h1, p[:3], True, 1, 0.0, False, False, False)
         if case == "dtype":
@@ -171,3 +177,16 @@ def test_cell_errors_match_torch(case):
         return lib.gru_cell(t(x).float(), t(h), t(w), t(wh))
 
     assert_same_error(run)
+
+
+def test_float32_lstm_matches_torch():
+    rng = np.random.default_rng(7)
+    arrays = [a.astype(np.float32) for a in
+              [rng.standard_normal((4, 2, 3)), rng.standard_normal((2, 2, 4)),
+               rng.standard_normal((2, 2, 4))] + _params(rng, "lstm", 3, 4, 1, True, True)]
+
+    def run(lib, x, h, c, *p):
+        return lib.lstm(x, (h, c), list(p), True, 1, 0.0, False, True, False)
+
+    hg_out, _ = compare(run, *arrays)
+    assert all(t.dtype == hookgrad.float32 for t in hg_out)
