@@ -1,9 +1,10 @@
 """Multi-layer RNN, LSTM and GRU over whole sequences (padded or packed), as torch.nn's.
 
 Each layer and direction projects all its time steps with one matmul (``x W_ih^T + b_ih``) and
-then loops over time for the recurrent part only, with the step functions of ``rnn_cell``. A
-packed batch (:class:`~hookgrad.nn.utils.rnn.PackedSequence`) is run the way torch's CPU kernel
-runs it: sequences are sorted longest first, so at each step the batch shrinks from the end (or,
+then loops over time for the recurrent part only; that loop lives in ``nn/ops/rnn.py``, shared
+with ``torch.lstm`` and its kin, and these modules add parameters and checks. A packed batch
+(:class:`~hookgrad.nn.utils.rnn.PackedSequence`) is run the way torch's CPU kernel runs it:
+sequences are sorted longest first, so at each step the batch shrinks from the end (or,
 in the reverse direction, grows), and a sequence's final state is the one it had at its own last
 step. Parameters, their names, order, shapes and initial draws are torch's.
 
