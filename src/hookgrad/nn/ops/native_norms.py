@@ -162,7 +162,7 @@ def batch_norm_update_stats(input: Tensor, running_mean: Optional[Tensor],
     move towards the mean and the unbiased var by ``momentum``, in place. The results have the
     running statistics' dtype when those are given, else the input's."""
     axes = _channel_axes(input)
-    if input.dtype.is_floating_point is False:
+    if not input.dtype.is_floating_point:
         raise NotImplementedError(f'"batch_norm_update_stats_cpu" not implemented for '
                                   f"'{_dtype.scalar_type_name(input.dtype)}'")
     _norm.check_affine_dtypes(input, running_mean, running_var)
