@@ -133,3 +133,22 @@ def test_kernels_torch_lacks_on_cpu_raise_as_torch(name, args):
     with pytest.raises(NotImplementedError, match=f"Could not run 'aten::{name}' with "
                                                   f"arguments from the 'CPU' backend"):
         run(hookgrad)
+
+
+@pytest.mark.parametrize("name", ["batch", "layer", "group"])
+@pytest.mark.parametrize("param_dtype", ["float16", "float32"])
+def test_half_input_statistics_take_torchs_dtype(name, param_dtype):
+    x = np.random.default_rng(8).standard_normal((3, 4, 5))
+    results = {}
+    for lib in (hookgrad, torch):
+        t, kind = lib.tensor(x).half(), getattr(lib, param_dtype)
+        if name == "batch":
+            out = lib.native_batch_norm(t, lib.ones(4, dtype=kind), None, lib.zeros(4, dtype=kind),
+                                        lib.ones(4, dtype=kind), True, 0.1, 1e-5)
+        elif name == "layer":
+            out = lib.native_layer_norm(t, [5], lib.ones(5, dtype=kind), None, 1e-5)
+        else:
+            out = lib.native_group_norm(t, lib.ones(4, dtype=kind), None, 3, 4, 5, 2, 1e-5)
+        results[lib] = out
+    for ours, theirs in zip(results[hookgrad], results[torch]):
+        assert_close(ours, theirs)

@@ -31,6 +31,15 @@ def _stat(array: np.ndarray, dtype) -> Tensor:
     return Tensor._make(np.ascontiguousarray(array, dtype=dtype))
 
 
+def _stats_dtype(input: Tensor, *params) -> np.dtype:
+    """The statistics' dtype: the input's, or float32 when float32 parameters go with a
+    float16/bfloat16 input (torch's mixed-precision CPU kernels accumulate and return float32)."""
+    if input.dtype in (_dtype.float16, _dtype.bfloat16) and any(
+            p is not None and p.dtype == _dtype.float32 for p in params):
+        return np.dtype(np.float32)
+    return input._data.dtype
+
+
 def _channel_axes(input: Tensor) -> tuple:
     if input.ndim < 2:
         raise IndexError(f"Dimension out of range (expected to be in range of "
@@ -61,10 +70,10 @@ def native_batch_norm(input: Tensor, weight: Optional[Tensor], bias: Optional[Te
         input, weight, bias, None if running_mean is None else running_mean._data,
         None if running_var is None else running_var._data, bool(training), float(momentum),
         eps)
-    dtype = input._data.dtype
+    dtype = _stats_dtype(input, weight, bias, running_mean, running_var)
     if not training:
         return output, _stat(np.zeros(0), dtype), _stat(np.zeros(0), dtype)
-    mean, _centered, _var, rstd = _norm._moments(input._data, axes, eps)
+    mean, _centered, _var, rstd = _norm._moments(input._data.astype(dtype), axes, eps)
     return output, _stat(mean.reshape(-1), dtype), _stat(rstd.reshape(-1), dtype)
 
 
@@ -78,8 +87,8 @@ def native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Op
                            "containing at least one element, but got normalized_shape = []")
     output = F.layer_norm(input, shape, weight, bias, eps)
     axes = tuple(range(input.ndim - len(shape), input.ndim))
-    mean, _centered, _var, rstd = _norm._moments(input._data, axes, eps)
-    dtype = input._data.dtype
+    dtype = _stats_dtype(input, weight, bias)
+    mean, _centered, _var, rstd = _norm._moments(input._data.astype(dtype), axes, eps)
     return output, _stat(mean, dtype), _stat(rstd, dtype)
 
 
@@ -102,7 +111,14 @@ def native_group_norm(input: Tensor, weight: Optional[Tensor], bias: Optional[Te
                                f"channels in input, but got {name} of shape "
                                f"{list(tensor.shape)} and input of shape {list(input.shape)}")
     _norm.check_affine_dtypes(input, weight, bias)
-    return tuple(_norm.NativeGroupNorm.apply(input, weight, bias, group, eps))
+    output, mean, rstd = _norm.NativeGroupNorm.apply(input, weight, bias, group, eps)
+    dtype = _stats_dtype(input, weight, bias)
+    if dtype != input._data.dtype:
+        # mixed precision: torch's statistics are float32 (they then carry no gradient here)
+        grouped = input._data.astype(dtype).reshape(N, group, -1)
+        mean, _centered, _var, rstd = _norm._moments(grouped, (2,), eps)
+        mean, rstd = _stat(mean.reshape(N, group), dtype), _stat(rstd.reshape(N, group), dtype)
+    return output, mean, rstd
 
 
 def _cpu_missing(name: str, where: str) -> NotImplementedError:
