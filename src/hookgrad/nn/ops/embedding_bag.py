@@ -127,13 +127,7 @@ def _reduce_bags(input, weight, starts, mode, per_sample_weights, include_last_o
     keep = bag >= 0
     if padding_idx is not None:
         keep &= indices != padding_idx
-    counted = np.bincount(bag[keep], minlength=bags)
-    if (padding_idx is None and include_last_offset and mode != "max"
-            and weight.dtype == hookgrad.float32 and bags):
-        # torch's float32 sum/mean kernel (used when there is no padding_idx) sums the last
-        # bag only up to the final offset, though a mean still divides by the count up to the
-        # input's end (its generic kernel runs on to the end for both)
-        keep &= np.arange(length) < starts[bags]
+    counts = np.maximum(np.bincount(bag[keep], minlength=bags), 1)
     positions = np.flatnonzero(keep)
     bag = bag[positions]
     rows = hookgrad.embedding(weight, hookgrad.tensor(indices[positions]))
@@ -147,9 +141,17 @@ def _reduce_bags(input, weight, starts, mode, per_sample_weights, include_last_o
         rows = rows * per_sample_weights[hookgrad.tensor(positions)].unsqueeze(1)
     zeros = hookgrad.zeros((bags, dim), dtype=weight.dtype)
     total = zeros.index_add(0, hookgrad.tensor(bag), rows)
+    if padding_idx is None and include_last_offset and weight.dtype == hookgrad.float32 and bags:
+        # torch's float32 sum/mean kernel (used when there is no padding_idx) sums the last bag
+        # only up to the final offset, where its generic kernel runs on to the input's end; a
+        # mean still divides by the count to the end and, in backward, sends every index its
+        # share (so there only the value is cut)
+        inside = positions < starts[bags]
+        cut = zeros.index_add(0, hookgrad.tensor(bag[inside]),
+                              rows[hookgrad.tensor(np.flatnonzero(inside))])
+        total = cut if mode == "sum" else cut.detach() + (total - total.detach())
     if mode == "sum":
         return total
-    counts = np.maximum(counted, 1)
     return total / hookgrad.tensor(counts, dtype=total.dtype).unsqueeze(1)
 
 
