@@ -262,6 +262,8 @@ TABLE = [
         x, hookgrad.tensor(np.tanh(INPUTS["img"][:, :, :3, :2].reshape(1, 3, 2, 2))), 0, 0,
         False),
      "img"),
+    ("affine_grid_generator", lambda a: hookgrad.affine_grid_generator(
+        a[:2, :3].reshape(1, 2, 3), [1, 1, 3, 4], False), "a"),
     ("embedding_bag", lambda m: hookgrad.embedding_bag(
         m, hookgrad.tensor([0, 2, 3, 1]), hookgrad.tensor([0, 2]), False, 2)[0], "m"),
     ("native_layer_norm", lambda a, r: hookgrad.native_layer_norm(a, (4,), r, r, 1e-5)[0],

@@ -55,7 +55,12 @@ def test_grid_sampler_errors_match_torch(call):
 @pytest.mark.parametrize("align", [True, False])
 def test_affine_grid_generator_matches_torch(size, shape, align):
     theta = np.random.default_rng(3).standard_normal(shape)
-    compare(lambda lib, t: lib.affine_grid_generator(t, size, align), theta)
+    hg_out, th_out = compare(lambda lib, t: lib.affine_grid_generator(t, size, align), theta)
+    hg_node, th_node = hg_out[0].grad_fn, th_out[0].grad_fn
+    assert hg_node.name() == th_node.name()
+    assert tuple(hg_node._saved_size) == tuple(th_node._saved_size)
+    assert hg_node._saved_align_corners == th_node._saved_align_corners
+    compare_double_backward(lambda lib, t: lib.affine_grid_generator(t, size, align) ** 2, theta)
 
 
 @pytest.mark.parametrize("size,shape", [([2, 3, 4], (2, 2, 3)), ([3, 3, 4, 5], (2, 2, 3)),

@@ -347,16 +347,40 @@ def affine_grid(theta: Tensor, size: list, align_corners: Optional[bool] = None)
     return _affine_grid(theta, size, align_corners)
 
 
-def _affine_grid(theta: Tensor, size: list, align_corners: bool) -> Tensor:
-    spatial = list(size[2:])
+def _affine_base(spatial: tuple, align_corners: bool, dtype) -> np.ndarray:
+    """(prod(spatial), nd + 1): each output point's (x, y[, z], 1), x fastest."""
     lines = [_base_line(s, align_corners) for s in spatial]  # slowest first
     mesh = np.meshgrid(*lines, indexing="ij")
     nd = len(spatial)
     base = np.stack([mesh[nd - 1 - k] for k in range(nd)] + [np.ones(tuple(spatial))], axis=-1)
-    dtype = theta.detach().numpy().dtype
-    base = hookgrad.tensor(base.reshape(1, -1, nd + 1).astype(dtype))
-    grid = base.matmul(theta.transpose(1, 2))
-    return grid.view([size[0]] + spatial + [theta.shape[1]])
+    return base.reshape(-1, nd + 1).astype(dtype)
+
+
+class AffineGridGenerator(Op):
+    """grid[n, p] = theta[n] @ base[p];  d theta[n] = sum_p grad[n, p] base[p]^T (the base
+    points are constants, rebuilt in backward rather than saved)."""
+
+    node_name = "AffineGridGeneratorBackward0"
+    saved_values = {"size": "size", "align_corners": "align_corners"}
+
+    @staticmethod
+    def forward(ctx, theta, size, align_corners):
+        ctx.size, ctx.align_corners = tuple(size), align_corners
+        base = _affine_base(tuple(size[2:]), align_corners, theta.dtype)
+        grid = np.matmul(base[None], theta.transpose(0, 2, 1))
+        return np.ascontiguousarray(grid.reshape((size[0],) + tuple(size[2:]) + (theta.shape[1],)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        spatial = tuple(ctx.size[2:])
+        base = hookgrad.tensor(_affine_base(spatial, ctx.align_corners, np.float64),
+                               dtype=grad.dtype)
+        flat = grad.reshape(ctx.size[0], -1, grad.shape[-1])
+        return flat.transpose(1, 2).matmul(base)
+
+
+def _affine_grid(theta: Tensor, size: list, align_corners: bool) -> Tensor:
+    return AffineGridGenerator.apply(theta, list(size), align_corners)
 
 
 def affine_grid_generator(theta: Tensor, size: list, align_corners: bool) -> Tensor:
