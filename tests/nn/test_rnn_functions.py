@@ -190,3 +190,29 @@ def test_float32_lstm_matches_torch():
 
     hg_out, _ = compare(run, *arrays)
     assert all(t.dtype == hookgrad.float32 for t in hg_out)
+
+
+@pytest.mark.parametrize("case", ["packed_hidden_batch", "bidirectional_odd_states"])
+def test_packed_errors_match_torch(case):
+    rng = np.random.default_rng(8)
+    data = rng.standard_normal((6, 3))
+    params = _params(rng, "gru", 3, 4, 1, False, True)
+
+    def run(lib):
+        p = [lib.tensor(a) for a in params]
+        if case == "packed_hidden_batch":
+            hx = lib.zeros(1, 4, 4, dtype=lib.float64)
+            return lib.gru(lib.tensor(data), lib.tensor([3, 2, 1]), hx, p, True, 1, 0.0, False,
+                           False)
+        hx = lib.zeros(1, 2, 4, dtype=lib.float64)
+        return lib.gru(lib.tensor(data), lib.tensor([2, 2, 2]), hx, p, True, 1, 0.0, False, True)
+
+    assert_same_error(run)
+
+
+def test_packed_rows_past_the_batch_sizes_are_not_read():
+    rng = np.random.default_rng(9)
+    arrays = [rng.standard_normal((6, 3)), rng.standard_normal((1, 3, 4))]
+    arrays += _params(rng, "gru", 3, 4, 1, False, True)
+    compare(lambda lib, d, h, *p: lib.gru(d, lib.tensor([3, 2]), h, list(p), True, 1, 0.0, False,
+                                          False), *arrays)

@@ -214,6 +214,8 @@ def _stacked_rnn(name: str, mode: str, args: tuple, kwargs: dict) -> tuple:
     num_layers, bidirectional = int(values["num_layers"]), bool(values["bidirectional"])
     has_biases = bool(values["has_biases"])
     needed = num_layers * (2 if bidirectional else 1)
+    if bidirectional and any(h.ndim == 0 or h.shape[0] % 2 for h in hx):
+        raise RuntimeError("Odd number of params or hiddens given to a bidirectional RNN")
     # torch's message for any count of states other than layers * directions
     if any(h.ndim == 0 or h.shape[0] != needed for h in hx):
         raise RuntimeError("Expected more hidden states in stacked_rnn")
@@ -221,6 +223,13 @@ def _stacked_rnn(name: str, mode: str, args: tuple, kwargs: dict) -> tuple:
     if is_packed:
         data, batch_first = values["data"], False
         batch_sizes = [int(b) for b in values["batch_sizes"].tolist()]
+        # rows past the batch sizes' total are not read (as in torch)
+        data = data[:sum(batch_sizes)] if sum(batch_sizes) < data.shape[0] else data
+        for h in hx:
+            if batch_sizes and (h.ndim != 3 or h.shape[1] != batch_sizes[0]):
+                raise RuntimeError(f"The size of tensor a ({h.shape[1] if h.ndim > 1 else 1})"
+                                   f" must match the size of tensor b ({batch_sizes[0]}) at "
+                                   f"non-singleton dimension 0")
     else:
         data, batch_first, batch_sizes = values["input"], bool(values["batch_first"]), None
         if data.ndim != 3:  # torch fails on a dim of a per-step slice, in these words
