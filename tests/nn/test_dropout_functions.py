@@ -24,7 +24,13 @@ def test_native_dropout_matches_torch(p, train, dtype):
     assert hg_out[1].dtype == hookgrad.bool
     # the generator moved on exactly as torch's did
     assert_close(hookgrad.rand(3), torch.rand(3))
-    assert hg_out[0].grad_fn.name() == th_out[0].grad_fn.name()
+    hg_node, th_node = hg_out[0].grad_fn, th_out[0].grad_fn
+    assert hg_node.name() == th_node.name()
+    saved = sorted(a for a in dir(th_node) if a.startswith("_saved"))
+    assert sorted(a for a in dir(hg_node) if a.startswith("_saved")) == saved
+    for name in saved:
+        if name != "_saved_result1":
+            assert getattr(hg_node, name) == getattr(th_node, name), name
 
 
 def test_native_dropout_double_backward_is_a_product():

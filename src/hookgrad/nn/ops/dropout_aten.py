@@ -76,7 +76,7 @@ class NativeDropout(Op):
     saved_values = {"scale": "scale"}
 
     @staticmethod
-    def forward(ctx, input, p, train, backward_scaled):
+    def forward(ctx, input, p, train, scaled_backward):
         dtype = input.dtype
         if train:
             keep = np.empty_like(input)
@@ -88,7 +88,8 @@ class NativeDropout(Op):
         else:
             mask, scale = np.ones(input.shape, bool), 1.0
             output = input.copy()
-        ctx.scale = scale if backward_scaled else 1.0
+        ctx.p = p
+        ctx.scale = scale if scaled_backward else 1.0
         ctx.save_for_backward(mask)
         return output.astype(dtype, copy=False), mask
 
@@ -96,6 +97,14 @@ class NativeDropout(Op):
     def backward(ctx, grad, _grad_mask=None):
         (mask,) = ctx.saved_tensors
         return grad * (mask.to(grad.dtype) * ctx.scale)
+
+
+class NativeDropoutUnscaled(NativeDropout):
+    """native_dropout with ``train`` None or False: torch's node then keeps ``p`` instead of the
+    scale, and its gradient is ``grad * mask`` (the mask is all true when not training)."""
+
+    node_name = "NativeDropoutBackward0"
+    saved_values = {"p": "p"}
 
 
 def native_dropout(input: Tensor, p: float, train) -> tuple:
@@ -108,4 +117,5 @@ def native_dropout(input: Tensor, p: float, train) -> tuple:
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_dtype.scalar_type_name(input.dtype)}")
-    return tuple(NativeDropout.apply(input, p, training, train is not None))
+    function = NativeDropoutUnscaled if train is None or not training else NativeDropout
+    return tuple(function.apply(input, p, training, function is NativeDropout))
