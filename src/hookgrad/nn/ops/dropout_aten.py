@@ -69,11 +69,12 @@ def feature_alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
 
 class NativeDropout(Op):
     """out = input * mask * scale with scale = 1 / (1 - p) (0 when p = 1);  d input = grad * mask
-    * scale. In evaluation the mask is all true and scale 1."""
+    * scale, where torch's derivative takes scale 1 unless ``train`` was True. In evaluation
+    the mask is all true."""
 
     node_name = "NativeDropoutBackward0"
     saved_names = ("result1",)
-    saved_values = {"scale": "scale"}
+    saved_values = {"p": "p"}
 
     @staticmethod
     def forward(ctx, input, p, train, scaled_backward):
@@ -99,14 +100,6 @@ class NativeDropout(Op):
         return grad * (mask.to(grad.dtype) * ctx.scale)
 
 
-class NativeDropoutUnscaled(NativeDropout):
-    """native_dropout with ``train`` None or False: torch's node then keeps ``p`` instead of the
-    scale, and its gradient is ``grad * mask`` (the mask is all true when not training)."""
-
-    node_name = "NativeDropoutBackward0"
-    saved_values = {"p": "p"}
-
-
 def native_dropout(input: Tensor, p: float, train) -> tuple:
     """``(output, mask)``: dropout that also returns the boolean keep-mask. ``train=None``
     drops as training does, but (as torch's derivative reads it) its gradient is ``grad * mask``
@@ -117,5 +110,4 @@ def native_dropout(input: Tensor, p: float, train) -> tuple:
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_dtype.scalar_type_name(input.dtype)}")
-    function = NativeDropoutUnscaled if train is None or not training else NativeDropout
-    return tuple(function.apply(input, p, training, function is NativeDropout))
+    return tuple(NativeDropout.apply(input, p, training, train is not None and training))
