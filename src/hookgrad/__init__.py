@@ -29,7 +29,7 @@ from .nn.ops.aten import (adaptive_avg_pool1d, adaptive_max_pool1d, addmm,  # no
                           avg_pool1d, baddbmm, batch_norm, bilinear,
                           binary_cross_entropy_with_logits, channel_shuffle, constant_pad_nd,
                           conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
-                          conv_transpose3d, convolution, cosine_embedding_loss, dropout,
+                          conv_transpose3d, convolution, cosine_embedding_loss,
                           embedding, group_norm, hinge_embedding_loss, instance_norm, kl_div,
                           layer_norm, margin_ranking_loss, max_pool1d, max_pool1d_with_indices,
                           max_pool2d, max_pool3d, native_channel_shuffle, pixel_shuffle,
@@ -90,6 +90,19 @@ from .nn.ops.cdist import cdist, pdist
 from .nn.ops.distance import cosine_similarity, pairwise_distance
 from .nn.ops.dropout import alpha_dropout, feature_alpha_dropout
 from .nn.ops.rrelu import rrelu, rrelu_
+from .nn.ops.rnn import (gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell,  # noqa: E402
+                         rnn_tanh, rnn_tanh_cell)
+from .nn.ops.dropout_aten import (alpha_dropout_, dropout, dropout_,  # noqa: E402
+                                  feature_alpha_dropout_, feature_dropout, feature_dropout_,
+                                  native_dropout)
+from .nn.ops.embedding_aten import embedding_bag, embedding_renorm_  # noqa: E402
+from .nn.ops.grid_sample import (affine_grid_generator, grid_sampler,  # noqa: E402
+                                 grid_sampler_2d, grid_sampler_3d)
+from .nn.ops.native_norms import (batch_norm_backward_elemt,  # noqa: E402
+                                  batch_norm_backward_reduce, batch_norm_elemt,
+                                  batch_norm_gather_stats, batch_norm_gather_stats_with_counts,
+                                  batch_norm_stats, batch_norm_update_stats, native_batch_norm,
+                                  native_group_norm, native_layer_norm, native_norm)
 from .ops.pointwise_binary import (addcdiv, addcmul, arctan2, atan2, copysign, fmod, hypot, lerp,
                               logaddexp, xlogy)
 from .ops.diagonal import diag, diag_embed, diagflat, diagonal, trace, tril, triu

@@ -160,6 +160,28 @@ ROWS: List[Row] = [
                                  "triplet_margin_loss", "native_channel_shuffle"), True,
         "ATen's positional argument order; the reduction as its enum (1 mean, 2 sum, anything "
         "else none, and none by default, as torch's bindings behave)"),
+    Row("nn ops under torch.*", ("native_batch_norm", "native_layer_norm", "native_group_norm",
+                                 "batch_norm_update_stats"), True,
+        "the statistics beside the result, in torch's shapes: batch norm's (mean, invstd) per "
+        "channel (empty in evaluation), layer norm's (mean, rstd) with size-1 normalized dims, "
+        "group norm's (N, groups); batch_norm_update_stats returns (mean, biased var) and its "
+        "results carry no gradient (torch's raise on backward)"),
+    Row("nn ops under torch.*", ("native_norm", "batch_norm_stats", "batch_norm_elemt",
+                                 "batch_norm_gather_stats", "batch_norm_gather_stats_with_counts",
+                                 "batch_norm_backward_reduce", "batch_norm_backward_elemt"), True,
+        "present, and raise NotImplementedError as torch 2.13 does on a dense CPU tensor (its "
+        "kernels are sparse-only and CUDA-only)"),
+    Row("nn ops under torch.*", ("grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
+                                 "affine_grid_generator", "embedding_bag", "embedding_renorm_"),
+        True,
+        "grid samplers take torch's integer codes (0 bilinear/zeros, 1 nearest/border, 2 "
+        "bicubic/reflection); embedding_bag returns torch's four results (output, offset2bag, "
+        "bag_size, max_indices) as its CPU kernel fills them; its graph is made of ordinary ops"),
+    Row("Dropout under torch.*", ("dropout", "dropout_", "feature_dropout", "feature_dropout_",
+                                  "alpha_dropout_", "feature_alpha_dropout_", "native_dropout"),
+        True,
+        "masks equal torch's for the same seed; native_dropout returns the bool mask and, like "
+        "torch, does not scale the gradient when train is None"),
     Row("Complex API on real tensors", ("conj", "resolve_conj", "resolve_neg", "is_conj", "real",
                                         "angle", "adjoint", "isreal", "Tensor.imag"), True,
         "the input itself, a view or a constant, as torch gives for real dtypes; imag raises"),
@@ -297,6 +319,10 @@ ROWS: List[Row] = [
                              "nn.GRUCell", "nn.utils.rnn.pack_padded_sequence",
                              "nn.utils.rnn.pad_packed_sequence", "nn.utils.rnn.pad_sequence"),
         True, "a Python loop over time steps, one input matmul per layer and direction"),
+    Row("Recurrent layers", ("lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell",
+                             "rnn_tanh_cell", "rnn_relu_cell"), True,
+        "torch's flat-parameter and packed (data, batch_sizes) signatures; the same code as "
+        "nn.LSTM/GRU/RNN, so the graph is made of ordinary ops"),
     Row("Parametrizations", ("nn.utils.parametrize.register_parametrization",
                              "nn.utils.parametrize.remove_parametrizations",
                              "nn.utils.parametrize.cached", "nn.utils.parametrize.is_parametrized",

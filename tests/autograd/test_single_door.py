@@ -255,6 +255,20 @@ TABLE = [
     ("batch_norm", lambda x: F.batch_norm(x, None, None, training=True), "img"),
     ("layer_norm", lambda a, r: F.layer_norm(a, (4,), r, r), "a r"),
     ("group_norm", lambda x: F.group_norm(x, 2), "img"),
+    ("native_dropout", lambda a: (hookgrad.manual_seed(0),
+                                  hookgrad.native_dropout(a, 0.3, True)[0])[1], "a"),
+    ("native_group_norm", lambda x: hookgrad.native_group_norm(x, None, None, 1, 2, 25, 2,
+                                                               1e-5)[0], "img"),
+    ("grid_sampler", lambda x: hookgrad.grid_sampler(
+        x, hookgrad.tensor(np.tanh(INPUTS["img"][:, :, :3, :2].reshape(1, 3, 2, 2))), 0, 0,
+        False),
+     "img"),
+    ("affine_grid_generator", lambda a: hookgrad.affine_grid_generator(
+        a[:2, :3].reshape(1, 2, 3), [1, 1, 3, 4], False), "a"),
+    ("embedding_bag", lambda m: hookgrad.embedding_bag(
+        m, hookgrad.tensor([0, 2, 3, 1]), hookgrad.tensor([0, 2]), False, 2)[0], "m"),
+    ("native_layer_norm", lambda a, r: hookgrad.native_layer_norm(a, (4,), r, r, 1e-5)[0],
+     "a r"),
     ("mse_loss", lambda a, b: F.mse_loss(a, b), "a a"),
     ("smooth_l1_loss", lambda a, b: F.smooth_l1_loss(a, b), "a a"),
     ("huber_loss", lambda a, b: F.huber_loss(a, b), "a a"),
