@@ -157,3 +157,12 @@ CASES.update({"Binomial": (_binomial, COUNTS),
 # torch draws these with its own gamma sampler, which hookgrad does not have
 NO_SAMPLER = {"Gamma", "Chi2", "Beta", "Dirichlet", "StudentT", "Binomial"}
 INTEGER_VALUES = {"Categorical(probs)", "Categorical(logits)"}
+
+
+def _more():
+    from _more_distribution_cases import GAMMA_BASED, MORE_CASES
+    CASES.update(MORE_CASES)
+    NO_SAMPLER.update(GAMMA_BASED)
+
+
+_more()

@@ -18,23 +18,30 @@ from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .constraint_registry import biject_to, transform_to
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Chi2, Gamma
+from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
 from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .logistic_normal import LogisticNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .pareto import Pareto
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .poisson import Poisson
 from .relaxed_bernoulli import RelaxedBernoulli
@@ -49,8 +56,11 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
                          Transform,
                          identity_transform)
 from .uniform import Uniform
+from .weibull import Weibull
 
 __all__ = [
+    "ContinuousBernoulli", "GeneralizedPareto", "HalfCauchy", "InverseGamma", "Kumaraswamy",
+    "LogisticNormal", "Pareto", "Weibull",
     "Binomial", "Multinomial",
     "MixtureSameFamily",
     "CatTransform", "StackTransform",

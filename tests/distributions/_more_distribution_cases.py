@@ -1,0 +1,47 @@
+"""Cases for the distributions added after the first set (same ``build(L, dtype)`` shape as
+``_distribution_cases``): name -> (build, value to score)."""
+from __future__ import annotations
+
+import numpy as np
+
+from _distribution_cases import LOC, PROBS, SCALE, SIMPLEX, TRIL, leaf
+
+POSITIVE = np.abs(LOC) + 0.3
+
+
+def _params(cls_name, *arrays, **keywords):
+    def build(L, dtype):
+        tensors = [leaf(L, a, dtype) for a in arrays]
+        named = {k: leaf(L, a, dtype) for k, a in keywords.items()}
+        cls = getattr(L.distributions, cls_name)
+        return cls(*tensors, **named), tensors + list(named.values())
+    return build
+
+
+def _logistic_normal(L, dtype):
+    loc, scale = leaf(L, LOC, dtype), leaf(L, SCALE, dtype)
+    return L.distributions.LogisticNormal(loc, scale), [loc, scale]
+
+
+def _low_rank(L, dtype):
+    loc = leaf(L, LOC, dtype)
+    factor = leaf(L, TRIL[:, :, :2], dtype)
+    diag = leaf(L, SCALE, dtype)
+    return L.distributions.LowRankMultivariateNormal(loc, factor, diag), [loc, factor, diag]
+
+
+CB_PROBS = np.array([[0.2, 0.4995, 0.5], [0.7, 0.95, 0.5008]])
+MORE_CASES = {
+    "Pareto": (_params("Pareto", SCALE, SCALE * 2), SCALE + POSITIVE),
+    "Weibull": (_params("Weibull", SCALE, SCALE[::-1].copy() * 1.5), POSITIVE),
+    "HalfCauchy": (_params("HalfCauchy", SCALE), POSITIVE),
+    "Kumaraswamy": (_params("Kumaraswamy", SCALE, SCALE[::-1].copy()), PROBS),
+    "LogisticNormal": (_logistic_normal, np.concatenate([SIMPLEX[:, :3], SIMPLEX[:, :1]], -1)
+                       / np.concatenate([SIMPLEX[:, :3], SIMPLEX[:, :1]], -1).sum(
+                           -1, keepdims=True)),
+    "ContinuousBernoulli(probs)": (_params("ContinuousBernoulli", CB_PROBS), PROBS),
+    "ContinuousBernoulli(logits)": (_params("ContinuousBernoulli", logits=LOC), PROBS),
+    "InverseGamma": (_params("InverseGamma", SCALE * 2, SCALE[::-1].copy()), POSITIVE),
+}
+# drawn through Gamma / Chi2 / Beta: their samples are compared in test_gamma_based_samples
+GAMMA_BASED = {"InverseGamma"}
