@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from _distribution_cases import LOC, PROBS, SCALE, SIMPLEX, TRIL, leaf
+from _distribution_cases import COUNTS, LOC, PROBS, SCALE, SIMPLEX, TRIL, leaf
 
 POSITIVE = np.abs(LOC) + 0.3
 
@@ -41,7 +41,12 @@ MORE_CASES = {
                            -1, keepdims=True)),
     "ContinuousBernoulli(probs)": (_params("ContinuousBernoulli", CB_PROBS), PROBS),
     "ContinuousBernoulli(logits)": (_params("ContinuousBernoulli", logits=LOC), PROBS),
+    "LowRankMultivariateNormal": (_low_rank, LOC - 0.2),
+    "FisherSnedecor": (_params("FisherSnedecor", SCALE * 3, SCALE[::-1].copy() * 4), POSITIVE),
+    "NegativeBinomial(probs)": (_params("NegativeBinomial", SCALE * 2, probs=PROBS), COUNTS),
+    "NegativeBinomial(logits)": (_params("NegativeBinomial", SCALE * 2, logits=LOC), COUNTS),
     "InverseGamma": (_params("InverseGamma", SCALE * 2, SCALE[::-1].copy()), POSITIVE),
 }
 # drawn through Gamma / Chi2 / Beta: their samples are compared in test_gamma_based_samples
-GAMMA_BASED = {"InverseGamma"}
+GAMMA_BASED = {"InverseGamma", "FisherSnedecor", "NegativeBinomial(probs)",
+               "NegativeBinomial(logits)"}

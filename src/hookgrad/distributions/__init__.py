@@ -26,6 +26,7 @@ from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Chi2, Gamma
 from .generalized_pareto import GeneralizedPareto
+from .fishersnedecor import FisherSnedecor
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_cauchy import HalfCauchy
@@ -36,10 +37,12 @@ from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .logistic_normal import LogisticNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .pareto import Pareto
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
@@ -59,8 +62,8 @@ from .uniform import Uniform
 from .weibull import Weibull
 
 __all__ = [
-    "ContinuousBernoulli", "GeneralizedPareto", "HalfCauchy", "InverseGamma", "Kumaraswamy",
-    "LogisticNormal", "Pareto", "Weibull",
+    "ContinuousBernoulli", "FisherSnedecor", "NegativeBinomial", "GeneralizedPareto", "HalfCauchy", "InverseGamma", "Kumaraswamy",
+    "LogisticNormal", "LowRankMultivariateNormal", "Pareto", "Weibull",
     "Binomial", "Multinomial",
     "MixtureSameFamily",
     "CatTransform", "StackTransform",
