@@ -45,6 +45,8 @@ MORE_CASES = {
     "FisherSnedecor": (_params("FisherSnedecor", SCALE * 3, SCALE[::-1].copy() * 4), POSITIVE),
     "NegativeBinomial(probs)": (_params("NegativeBinomial", SCALE * 2, probs=PROBS), COUNTS),
     "NegativeBinomial(logits)": (_params("NegativeBinomial", SCALE * 2, logits=LOC), COUNTS),
+    "VonMises": (_params("VonMises", LOC, np.array([[0.01, 0.5, 3.0], [3.8, 20.0, 100.0]])),
+                 LOC[::-1].copy()),
     "InverseGamma": (_params("InverseGamma", SCALE * 2, SCALE[::-1].copy()), POSITIVE),
 }
 # drawn through Gamma / Chi2 / Beta: their samples are compared in test_gamma_based_samples

@@ -59,11 +59,12 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
                          Transform,
                          identity_transform)
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Weibull
 
 __all__ = [
     "ContinuousBernoulli", "FisherSnedecor", "NegativeBinomial", "GeneralizedPareto", "HalfCauchy", "InverseGamma", "Kumaraswamy",
-    "LogisticNormal", "LowRankMultivariateNormal", "Pareto", "Weibull",
+    "LogisticNormal", "LowRankMultivariateNormal", "Pareto", "VonMises", "Weibull",
     "Binomial", "Multinomial",
     "MixtureSameFamily",
     "CatTransform", "StackTransform",
