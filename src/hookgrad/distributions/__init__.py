@@ -36,6 +36,7 @@ from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .logistic_normal import LogisticNormal
@@ -52,6 +53,7 @@ from .relaxed_categorical import RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,
+                         CorrCholeskyTransform, CumulativeDistributionTransform,
                          ExpTransform,
                          IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
                          PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform,
@@ -61,13 +63,15 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = [
     "ContinuousBernoulli", "FisherSnedecor", "NegativeBinomial", "GeneralizedPareto", "HalfCauchy", "InverseGamma", "Kumaraswamy",
     "LogisticNormal", "LowRankMultivariateNormal", "Pareto", "VonMises", "Weibull",
+    "LKJCholesky", "Wishart",
     "Binomial", "Multinomial",
     "MixtureSameFamily",
-    "CatTransform", "StackTransform",
+    "CatTransform", "StackTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
     "RelaxedBernoulli", "RelaxedOneHotCategorical",
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2",
     "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential",
