@@ -12,7 +12,7 @@ Example::
 """
 from __future__ import annotations
 
-from . import constraints, kl_gamma_family, transforms
+from . import constraints, kl_gamma_family, kl_more, transforms
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
@@ -84,4 +84,4 @@ __all__ = [
     "biject_to", "constraints", "identity_transform", "kl_divergence", "register_kl",
     "transform_to", "transforms",
 ]
-del kl_gamma_family  # imported for the pairs it registers
+del kl_gamma_family, kl_more  # imported for the pairs they register
