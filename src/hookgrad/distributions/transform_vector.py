@@ -155,7 +155,9 @@ class CorrCholeskyTransform(Transform):
     def _inverse(self, y):
         taken = torch.cumsum(y.pow(2), dim=-1)
         before = torch.nn.functional.pad(1 - taken[..., :-1], [1, 0], value=1.0)
-        partial = tril_matrix_to_vec(y / before.sqrt(), diag=-1)
+        # only the strict lower triangle is divided: on and above the diagonal what is left
+        # over is zero and 0 / 0 would poison the gradient
+        partial = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(before, diag=-1).sqrt()
         return torch.atanh(partial)
 
     def log_abs_det_jacobian(self, x, y, intermediates=None):
