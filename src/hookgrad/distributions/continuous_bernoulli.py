@@ -14,7 +14,7 @@ import hookgrad as torch
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _CoinOdds, broadcast_all
+from .utils import _CoinOdds, broadcast_all, clamp_probs
 
 __all__ = ["ContinuousBernoulli"]
 
@@ -35,6 +35,9 @@ class ContinuousBernoulli(_CoinOdds, ExponentialFamily):
         given = probs if probs is not None else logits
         (value,) = broadcast_all(given)
         if probs is not None:
+            # kept inside [eps, 1 - eps] (before validation, so 0 and 1, and even values
+            # beyond them, are accepted as torch accepts them)
+            value = clamp_probs(value)
             self.probs = value
         else:
             self.logits = value
