@@ -169,7 +169,9 @@ class Wishart(ExponentialFamily):
             warnings.warn("Singular sample detected.", stacklevel=2)
             for _ in range(tries):
                 redraw = self._bartlett_sampling(torch.Size((int(flagged.sum()),)))
-                sample[flagged] = redraw
+                # a copy as the index: the mask is updated in place below, and the assignment's
+                # backward must still see the entries it wrote
+                sample[flagged.clone()] = redraw
                 still_bad = ~self.support.check(redraw)
                 if self._batch_shape:
                     still_bad = still_bad.amax(self._batch_dims)
