@@ -266,6 +266,23 @@ ROWS: List[Row] = [
                           "distributions.Binomial"), True,
         "log_prob, cdf, entropy, moments and KL as torch's; sample/rsample raise "
         "NotImplementedError (no sampler matching torch's _standard_gamma or binomial)"),
+    Row("Distributions", ("distributions.Pareto", "distributions.Weibull",
+                          "distributions.HalfCauchy", "distributions.Kumaraswamy",
+                          "distributions.LogisticNormal", "distributions.GeneralizedPareto",
+                          "distributions.ContinuousBernoulli",
+                          "distributions.LowRankMultivariateNormal", "distributions.VonMises"),
+        True, "seeded draws equal to torch's (VonMises: its float64 Best-Fisher rejection "
+        "loop); VonMises scores use the same Abramowitz-Stegun Bessel approximations as "
+        "torch's; GeneralizedPareto's log_prob/cdf refuse float64 as torch's do"),
+    Row("Distributions", ("distributions.InverseGamma", "distributions.FisherSnedecor",
+                          "distributions.NegativeBinomial", "distributions.Wishart",
+                          "distributions.LKJCholesky"), True,
+        "scores, moments, entropy, expand and validation as torch's; draws go through the "
+        "Gamma/Chi2/Beta samplers in torch's order (Wishart's redraw after its singular-"
+        "sample screen included), so they need those samplers"),
+    Row("Distributions", ("distributions.CorrCholeskyTransform",
+                          "distributions.CumulativeDistributionTransform"), True,
+        "corr_cholesky registered with biject_to and transform_to"),
     Row("Distributions", ("distributions.constraints", "distributions.transforms",
                           "distributions.biject_to", "distributions.transform_to",
                           "distributions.kl_divergence", "distributions.register_kl"), True,

@@ -66,7 +66,8 @@ from .weibull import Weibull
 from .wishart import Wishart
 
 __all__ = [
-    "ContinuousBernoulli", "FisherSnedecor", "NegativeBinomial", "GeneralizedPareto", "HalfCauchy", "InverseGamma", "Kumaraswamy",
+    "ContinuousBernoulli", "FisherSnedecor", "NegativeBinomial", "GeneralizedPareto",
+    "HalfCauchy", "InverseGamma", "Kumaraswamy",
     "LogisticNormal", "LowRankMultivariateNormal", "Pareto", "VonMises", "Weibull",
     "LKJCholesky", "Wishart",
     "Binomial", "Multinomial",

@@ -13,8 +13,9 @@ from . import constraints
 from .transform_join import CatTransform, StackTransform
 from .transform_base import ComposeTransform, IndependentTransform, identity_transform
 from .transform_pointwise import AffineTransform, ExpTransform, SigmoidTransform
-from .transform_vector import (CorrCholeskyTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
-                               SoftmaxTransform, StickBreakingTransform)
+from .transform_vector import (CorrCholeskyTransform, LowerCholeskyTransform,
+                               PositiveDefiniteTransform, SoftmaxTransform,
+                               StickBreakingTransform)
 
 __all__ = ["ConstraintRegistry", "biject_to", "transform_to"]
 

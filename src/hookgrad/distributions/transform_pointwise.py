@@ -10,8 +10,8 @@ from . import constraints
 from .transform_base import Transform
 from .utils import broadcast_all, lazy_property
 
-__all__ = ["AbsTransform", "AffineTransform", "CumulativeDistributionTransform", "ExpTransform", "PowerTransform",
-           "SigmoidTransform", "SoftplusTransform", "TanhTransform"]
+__all__ = ["AbsTransform", "AffineTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "PowerTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform"]
 
 _LOG_2 = math.log(2.0)
 

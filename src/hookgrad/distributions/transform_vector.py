@@ -10,8 +10,8 @@ from .transform_base import Transform
 from .transform_pointwise import _clipped_sigmoid
 from .utils import tril_matrix_to_vec, vec_to_tril_matrix
 
-__all__ = ["CorrCholeskyTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "SoftmaxTransform",
-           "StickBreakingTransform"]
+__all__ = ["CorrCholeskyTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+           "SoftmaxTransform", "StickBreakingTransform"]
 
 
 def _shape_at_least_1d(shape):
