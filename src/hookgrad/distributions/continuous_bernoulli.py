@@ -121,7 +121,7 @@ class ContinuousBernoulli(_CoinOdds, ExponentialFamily):
         """log C(lam) + x log lam + (1 - x) log(1 - lam)."""
         if self._validate_args:
             self._validate_sample(value)
-        logits, value = torch.broadcast_tensors(self.logits, value)
+        logits, value = broadcast_all(self.logits, value)
         cross_entropy = torch.nn.functional.binary_cross_entropy_with_logits(
             logits, value, reduction="none")
         return -cross_entropy + self._cont_bern_log_norm()
