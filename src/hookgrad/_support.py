@@ -311,6 +311,23 @@ ROWS: List[Row] = [
         "seeded sample/rsample equal to torch's draws (torch's gamma and binomial samplers, "
         "the same uniforms and cached normals), with torch's pathwise gradients; log_prob, cdf, "
         "entropy, moments and KL as torch's"),
+    Row("Distributions", ("distributions.Pareto", "distributions.Weibull",
+                          "distributions.HalfCauchy", "distributions.Kumaraswamy",
+                          "distributions.LogisticNormal", "distributions.GeneralizedPareto",
+                          "distributions.ContinuousBernoulli",
+                          "distributions.LowRankMultivariateNormal", "distributions.VonMises"),
+        True, "seeded draws equal to torch's (VonMises: its float64 Best-Fisher rejection "
+        "loop); VonMises scores use the same Abramowitz-Stegun Bessel approximations as "
+        "torch's; GeneralizedPareto's log_prob/cdf refuse float64 as torch's do"),
+    Row("Distributions", ("distributions.InverseGamma", "distributions.FisherSnedecor",
+                          "distributions.NegativeBinomial", "distributions.Wishart",
+                          "distributions.LKJCholesky"), True,
+        "scores, moments, entropy, expand and validation as torch's; draws go through the "
+        "Gamma/Chi2/Beta samplers in torch's order (Wishart's redraw after its singular-"
+        "sample screen included), so they need those samplers"),
+    Row("Distributions", ("distributions.CorrCholeskyTransform",
+                          "distributions.CumulativeDistributionTransform"), True,
+        "corr_cholesky registered with biject_to and transform_to"),
     Row("Distributions", ("distributions.constraints", "distributions.transforms",
                           "distributions.biject_to", "distributions.transform_to",
                           "distributions.kl_divergence", "distributions.register_kl"), True,

@@ -157,3 +157,11 @@ CASES.update({"Binomial": (_binomial, COUNTS),
 # every distribution here draws with torch's samplers (none is left without one)
 NO_SAMPLER: set = set()
 INTEGER_VALUES = {"Categorical(probs)", "Categorical(logits)"}
+
+
+def _more():
+    from _more_distribution_cases import MORE_CASES
+    CASES.update(MORE_CASES)  # the gamma-based ones draw through the gamma sampler now
+
+
+_more()

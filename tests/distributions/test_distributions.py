@@ -118,6 +118,13 @@ def test_gradients_through_rsample_and_log_prob(name):
         ours_total = ours_total + ours_d.rsample((3,)).tanh().sum()
         theirs_total = theirs_total + theirs_d.rsample((3,)).tanh().sum()
     ours_total.backward()
+    if name.startswith("Wishart") and theirs_d.has_rsample:
+        # torch 2.13 cannot go back through Wishart's redraw of singular samples (its mask is
+        # changed in place after indexing with it); hookgrad can, and its gradients are
+        # compared with torch's where torch makes no redraw (test_gamma_based_samples.py)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            theirs_total.backward()
+        return
     theirs_total.backward()
     for ours, theirs in zip(ours_params, theirs_params):
         np.testing.assert_allclose(as_numpy(ours.grad), theirs.grad.numpy(), rtol=1e-9,
