@@ -292,9 +292,11 @@ class CumulativeDistributionTransform(Transform):
         return self.distribution.support
 
     def _call(self, x):
+        """x to its probability under the distribution (the cdf)."""
         return self.distribution.cdf(x)
 
     def _inverse(self, y):
+        """A probability back to the value with that cdf (the icdf)."""
         return self.distribution.icdf(y)
 
     def log_abs_det_jacobian(self, x, y):
