@@ -14,6 +14,7 @@ import sys
 import numpy as np
 
 from .. import _dtype
+from .._warnings import warn
 from ..autograd import grad_mode
 from ..autograd.builtin import BuiltinFunction
 from ..autograd.node import REFCOUNTS_EXACT, tasks as _tasks
@@ -317,6 +318,53 @@ def _check_writable(array: np.ndarray) -> None:
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
                            "refers to a single memory location. Please clone() the tensor before "
                            "performing the operation.")
+
+
+_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to "
+                    "tensor refer to a single memory location. Please clone() the tensor before "
+                    "performing the operation.")
+
+
+def _dense(array: np.ndarray) -> bool:
+    """torch's is_non_overlapping_and_dense: the elements fill one block, in some dim order."""
+    if array.flags.c_contiguous or array.flags.f_contiguous:
+        return True
+    expected = array.itemsize
+    for stride, size in sorted((st, n) for n, st in zip(array.shape, array.strides) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def check_overlap(self: np.ndarray, other) -> None:
+    """torch refuses an in-place op whose other operand partly overlaps self (``x[1:].add_(x)``,
+    ``x.sub_(x.t())``); the same elements in the same layout (``x.add_(x)``) are fine, and so
+    is a layout too irregular to tell."""
+    if not isinstance(other, np.ndarray) or other is self or (
+            self.base is None and other.base is None):  # two owners never share memory
+        return
+    if not np.may_share_memory(self, other) or not self.size or not other.size or \
+            not (_dense(self) and _dense(other)):
+        return
+    start = self.__array_interface__["data"][0]
+    other_start = other.__array_interface__["data"][0]
+    end, other_end = start + self.nbytes, other_start + other.nbytes
+    if start == other_start and end == other_end:
+        if self.strides == other.strides:
+            return
+        raise RuntimeError(_PARTIAL_OVERLAP)
+    if start < other_end and other_start < end:
+        raise RuntimeError(_PARTIAL_OVERLAP)
+
+
+def warn_expanded_write(array: np.ndarray, op_name: str, example: str) -> None:
+    """The indexing writes torch still lets through on a self that reaches one element twice
+    (``index_fill_``, ``masked_fill_``, ``index_put_``) do so with a deprecation warning."""
+    if has_internal_overlap(array):
+        warn(f"Use of {op_name} on expanded tensors is deprecated. Please clone() the tensor "
+             f"before performing this operation. This also applies to advanced indexing e.g. "
+             f"{example}", UserWarning)
 
 
 def _check_inplace_shape(self_shape: tuple, other_shape: tuple, op_name: str = "in-place") -> None:

@@ -16,7 +16,7 @@ from .._warnings import warn
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import _out_rules as rules
-from ._base import check_inplace_cast
+from ._base import check_inplace_cast, _check_writable as check_writable
 
 def exact_dtype_error(result: np.ndarray, out: Tensor) -> RuntimeError:
     """torch's error for an ``out`` whose dtype differs from what a structured kernel makes."""
@@ -67,10 +67,12 @@ def write_out(out: Optional[Tensor], result: Tensor, op_name: str, *,
         return result
     grad_enabled = grad_mode.is_grad_enabled()
     if resize_before_refusal:
+        check_writable(out._data)
         resize_out(out, result._data.shape, warn_resize)
     if refuse_grad and grad_enabled and (result.requires_grad or out.requires_grad):
         raise RuntimeError(f"{op_name}(): functions with out=... arguments don't support "
                            "automatic differentiation, but one of the arguments requires grad.")
+    check_writable(out._data)  # an expanded out would take two results in one element
     into_leaf = (op_name in rules.COMPOSITES and grad_enabled and out.requires_grad
                  and out.grad_fn is None)
     if into_leaf and op_name in rules.GRAD_OUT_SHAPE and out._data.shape != result._data.shape:

@@ -6,7 +6,7 @@ import numpy as np
 from .. import _dtype, _memory_format as _mf
 from ..tensor import Tensor
 from . import _layout
-from ._base import Op, _check_writable
+from ._base import Op, _check_writable, check_overlap
 from ._util import quiet
 
 
@@ -60,6 +60,7 @@ class Copy(Op):
         _check_writable(self)
         if np.shape(src) != self.shape:
             _check_broadcast(self.shape, np.shape(src))
+        check_overlap(self, src)
         _dtype.copyto(self, src)
         return self
 

@@ -19,7 +19,7 @@ from ..tensor import Tensor
 from . import _layout
 from .alias import Alias
 from .views import Expand, Select, Slice, Unsqueeze, View
-from ._base import Op, _check_writable
+from ._base import Op, _check_writable, warn_expanded_write
 from .clone import copy_, fill_
 
 _INTEGER = (int, np.integer)
@@ -296,10 +296,11 @@ class IndexPut(Op):
     saved_lists = {"indices": _index_list}
     saved_values = {"accumulate": "accumulate"}
     _inplace = True
+    _overlap_ok = True  # torch only warns
 
     @staticmethod
     def forward(ctx, self, values, key, indices, accumulate=False):
-        _check_writable(self)
+        warn_expanded_write(self, "index_put_", "tensor[indices] = tensor")
         ctx.accumulate = accumulate
         _keep_indices(ctx, indices)
         _index_put(self, values, key, accumulate)

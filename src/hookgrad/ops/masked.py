@@ -13,7 +13,8 @@ from .join import cat
 from ._reduce_util import _UNSET, shown_dim
 from ._util import broadcast_error, normalize_dim
 from .._dtype import scalar_type_name
-from ._base import cast, _check_inplace_shape, is_number, Op, python_number
+from ._base import (cast, _check_inplace_shape, is_number, Op, python_number,
+                    warn_expanded_write)
 
 
 def _mask(mask, op: str) -> np.ndarray:
@@ -193,9 +194,11 @@ class IndexFillTensor(IndexFill):
 class IndexFillInplace(IndexFill):
     node_name = "IndexFillBackward0"
     _inplace = True
+    _overlap_ok = True  # torch only warns
 
     @staticmethod
     def forward(ctx, self, dim, index, value, shown=_UNSET):
+        warn_expanded_write(self, "index_fill_", "tensor[mask] = scalar")
         ctx.dim, ctx._saved_dim = dim, dim if shown is _UNSET else shown
         ctx.save_for_backward(index)
         IndexFill._fill(self, dim, index, value)
@@ -205,6 +208,7 @@ class IndexFillInplace(IndexFill):
 class IndexFillTensorInplace(IndexFillTensor):
     node_name = "IndexFillBackward1"
     _inplace = True
+    _overlap_ok = True
 
     @staticmethod
     def forward(ctx, self, dim, index, value, shown=_UNSET):

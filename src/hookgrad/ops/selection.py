@@ -10,7 +10,7 @@ from ..tensor import Tensor
 from . import _layout
 from ._util import broadcast_error, quiet, quiet_errors
 from ._base import (arithmetic, cast, _check_inplace_shape, finish, not_implemented, Op, Original,
-                    _pair, to_work, work_dtype, wrap_number)
+                    _pair, to_work, warn_expanded_write, work_dtype, wrap_number)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,11 +210,13 @@ class MaskedFillTensor(Op):
 class MaskedFillInplace(MaskedFill):
     node_name = "MaskedFillBackward0"
     _inplace = True
+    _overlap_ok = True  # torch only warns
 
     @staticmethod
     def forward(ctx, self, mask, value):
         _check_mask(mask)
         _check_inplace_shape(self.shape, mask.shape)
+        warn_expanded_write(self, "masked_fill_", "tensor[mask] = scalar")
         ctx.save_for_backward(mask)
         np.copyto(self, cast(value, self.dtype), where=mask)
         return self
@@ -223,6 +225,7 @@ class MaskedFillInplace(MaskedFill):
 class MaskedFillTensorInplace(MaskedFillTensor):
     node_name = "MaskedFillBackward1"
     _inplace = True
+    _overlap_ok = True
 
     @staticmethod
     def forward(ctx, self, mask, value):

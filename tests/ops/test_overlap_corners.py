@@ -1,0 +1,98 @@
+"""Writes whose target shares memory with itself or with another argument, against torch: which
+are refused, which only warn, and what the ones let through leave behind."""
+import warnings
+
+import pytest
+import torch
+
+import hookgrad
+
+from tests.conftest import assert_close, error_of
+
+
+def _grid(lib):
+    return lib.arange(9, dtype=lib.float64).reshape(3, 3)
+
+
+def _line(lib):
+    return lib.arange(6, dtype=lib.float64)
+
+
+# copy_ (and setitem, which copies) into self from a view that partly shares self's memory
+PARTIAL = {
+    "copy_transpose": lambda lib: (lambda x: x.copy_(x.t()))(_grid(lib)),
+    "copy_into_transpose": lambda lib: (lambda x: x.t().copy_(x))(_grid(lib)),
+    "copy_shifted_forward": lambda lib: (lambda a: a[1:].copy_(a[:-1]))(_line(lib)),
+    "copy_shifted_back": lambda lib: (lambda a: a[:-1].copy_(a[1:]))(_line(lib)),
+    "copy_same_view": lambda lib: (lambda a: a[1:].copy_(a[1:]))(_line(lib)),
+    "copy_disjoint_halves": lambda lib: (lambda a: a[:3].copy_(a[3:]))(_line(lib)),
+    "setitem_shifted": lambda lib: (lambda a: a.__setitem__(slice(1, None), a[:-1]))(_line(lib)),
+    "add_shifted": lambda lib: (lambda a: a[1:].add_(a[:-1]))(_line(lib)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PARTIAL))
+def test_write_from_partly_overlapping_source(name):
+    expected = error_of(lambda: PARTIAL[name](torch))
+    assert error_of(lambda: PARTIAL[name](hookgrad)) == expected
+    if expected is None:
+        assert_close(PARTIAL[name](hookgrad), PARTIAL[name](torch))
+
+
+def _expanded(lib):
+    return lib.arange(3, dtype=lib.float32).reshape(1, 3).expand(2, 3)
+
+
+# indexing writes torch still lets through on an expanded self (with a deprecation warning)
+LET_THROUGH = {
+    "index_fill_": lambda lib, x: x.index_fill_(1, lib.tensor([0]), 2.0),
+    "index_fill_tensor": lambda lib, x: x.index_fill_(1, lib.tensor([2]), lib.tensor(5.0)),
+    "masked_fill_": lambda lib, x: x.masked_fill_(lib.tensor([True, False, True]), 2.0),
+    "masked_fill_tensor": lambda lib, x: x.masked_fill_(lib.tensor([False, True, False]),
+                                                        lib.tensor(7.0)),
+    "index_put_": lambda lib, x: x.index_put_((lib.tensor([1]),), lib.tensor(3.0)),
+    "index_put_accumulate": lambda lib, x: x.index_put_((lib.tensor([0]),), lib.tensor(3.0),
+                                                        accumulate=True),
+    "setitem_index": lambda lib, x: x.__setitem__(lib.tensor([0]), 4.0) or x,
+    "setitem_mask": lambda lib, x: x.__setitem__(lib.ones(2, 3, dtype=lib.bool), 4.0) or x,
+    "tril_": lambda lib, x: x.tril_(),
+    "fill_diagonal_": lambda lib, x: x.fill_diagonal_(9.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LET_THROUGH))
+def test_indexing_write_into_expanded_self_is_let_through(name):
+    results, caught = [], []
+    for lib in (hookgrad, torch):
+        x = _expanded(lib)
+        with warnings.catch_warnings(record=True) as records:
+            warnings.simplefilter("always")
+            LET_THROUGH[name](lib, x)
+        results.append(x)
+        caught.append(any("expanded tensors is deprecated" in str(r.message) for r in records))
+    assert_close(*results)
+    assert caught[0] == caught[1]
+
+
+OUT_INTO_EXPANDED = {
+    "add": lambda lib, out: lib.add(lib.ones(2, 3), 1, out=out),
+    "cumsum": lambda lib, out: lib.cumsum(lib.ones(2, 3), 1, out=out),
+    "mm": lambda lib, out: lib.mm(lib.ones(2, 3), lib.ones(3, 3), out=out),
+    "exp": lambda lib, out: lib.exp(lib.ones(2, 3), out=out),
+    "sum_one_row": lambda lib, out: lib.sum(lib.ones(2, 3), 0, out=out[0]),
+    "resized": lambda lib, out: lib.add(lib.ones(4), 1, out=out),
+    "needs_grad": lambda lib, out: lib.add(lib.ones(2, 3, requires_grad=True), 1, out=out),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUT_INTO_EXPANDED))
+def test_out_that_reaches_an_element_twice_is_refused(name):
+    def run(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return OUT_INTO_EXPANDED[name](lib, lib.zeros(1, 3).expand(2, 3))
+
+    expected = error_of(lambda: run(torch))
+    assert error_of(lambda: run(hookgrad)) == expected
+    if expected is None:
+        assert_close(run(hookgrad), run(torch))
