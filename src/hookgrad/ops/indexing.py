@@ -67,10 +67,13 @@ def _convert(item):
         if array.dtype == np.uint8:
             warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
                  "torch.bool instead.", UserWarning)
-            return array  # a mask, kept as uint8 (torch saves it so)
-        if kind not in "iu":
+            # a mask, kept as uint8 (torch saves it so); 0-d, it is a lone bool
+            return bool(array) if array.ndim == 0 else array
+        if kind in "iu" and array.ndim == 0:  # any integer 0-d tensor reads as its number
+            return int(array)
+        if array.dtype != np.int64 and array.dtype != np.int32:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        return int(array) if array.ndim == 0 else array
+        return array
     if isinstance(item, (list, tuple, range)):  # torch reads any sequence as an index tensor
         return _index_array(list(item))
     if isinstance(item, str):  # torch tries to make a tensor of the sequence
