@@ -219,9 +219,28 @@ _ABSENT = Tensor._make(np.zeros(0))  # an absent tensor bound: an edge without g
 _PLAIN_BOUND = (float, int, type(None))
 
 
+def _number_bounds(min, max, op_name: str):
+    """A number and a tensor bound: torch's parser then takes the number overload, which
+    reads a 0-d tensor that needs no grad as its number; any other tensor matches neither."""
+    tensor, number = (min, max) if isinstance(min, Tensor) else (max, min)
+    if not isinstance(tensor, Tensor) or isinstance(number, Tensor) or not is_number(number):
+        return min, max
+    if tensor._data.ndim or tensor.requires_grad:
+        given = ", ".join(type(b).__name__ if not isinstance(b, Tensor) else "Tensor"
+                          for b in (min, max))
+        prefix = "" if op_name.endswith("_") else "Tensor, "
+        raise TypeError(f"{op_name}() received an invalid combination of arguments - got "
+                        f"({prefix}{given}), but expected one of: (Tensor min, Tensor max) or "
+                        "(Number min, Number max)")
+    value = tensor.item()
+    return (value, max) if tensor is min else (min, value)
+
+
 def _clamp_args(input, min, max, op_name: str):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if min is not None and max is not None:
+        min, max = _number_bounds(min, max, op_name)
     if type(min) in _PLAIN_BOUND and type(max) in _PLAIN_BOUND and isinstance(input, Tensor) \
             and input._data.dtype.kind in "fV":  # number bounds keep a float tensor's dtype
         return input, min, max, input._data.dtype, False

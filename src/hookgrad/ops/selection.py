@@ -242,6 +242,11 @@ def _check_clamp_scalars(dtype: np.dtype, low, high) -> None:
         raise not_implemented(f"{kind}_scalar_cpu", dtype)
 
 
+def _check_clamp_tensors(dtype: np.dtype, has_min: bool, has_max: bool) -> None:
+    if dtype.kind == "b" and has_min and has_max:  # one bool bound is a plain max or min
+        raise not_implemented("clamp_cpu", dtype)
+
+
 def _clamp_array(x: np.ndarray, low, high, dtype: np.dtype) -> np.ndarray:
     work = work_dtype(dtype)
     with quiet_errors():
@@ -359,6 +364,7 @@ class ClampTensor(Op):
 
     @staticmethod
     def forward(ctx, self, min, max, dtype, has_min, has_max):
+        _check_clamp_tensors(dtype, has_min, has_max)
         ctx.has_min, ctx.has_max = has_min, has_max
         ctx.save_for_backward(max if has_max else None, min if has_min else None, self)
         return _clamp_array(self, min if has_min else None, max if has_max else None, dtype)
@@ -398,6 +404,7 @@ class ClampTensorInplace(ClampTensor):
 
     @staticmethod
     def forward(ctx, self, min, max, dtype, has_min, has_max, original=None):
+        _check_clamp_tensors(dtype, has_min, has_max)
         ctx.has_min, ctx.has_max = has_min, has_max
         ctx.save_for_backward(max if has_max else None, min if has_min else None,
                               Original.saved(original))
