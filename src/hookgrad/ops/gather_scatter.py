@@ -15,7 +15,7 @@ from ._reduce_util import _UNSET, shown_dim
 from ._util import normalize_dim
 
 from .views import expand
-from ._base import Op, _check_writable
+from ._base import Op, _check_writable, check_number_fits
 
 
 def _index_data(index, op: str) -> np.ndarray:
@@ -280,7 +280,9 @@ def _scatter(op: str, tensor_op, value_op, input: Tensor, dim: int, index: Tenso
     index = _index_data(index, op)
     if isinstance(src, Tensor):
         return tensor_op.apply(input, dim, index, src, shown=shown)
-    fill = np.asarray(value if src is None else src).astype(input._data.dtype)
+    number = value if src is None else src
+    check_number_fits(number, input._data.dtype)
+    fill = np.asarray(number).astype(input._data.dtype)
     return value_op.apply(input, dim, index, fill, shown=shown)
 
 

@@ -19,7 +19,7 @@ from ..tensor import Tensor
 from . import _layout
 from .alias import Alias
 from .views import Expand, Select, Slice, Unsqueeze, View
-from ._base import Op, _check_writable, warn_expanded_write
+from ._base import Op, _check_writable, check_number_fits, warn_expanded_write
 from .clone import copy_, fill_
 
 _INTEGER = (int, np.integer)
@@ -419,6 +419,7 @@ def _as_value(tensor: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
         return value
     if isinstance(value, _SCALAR):
+        check_number_fits(value, tensor._data.dtype, halves=False)
         return Tensor._make(np.asarray(value).astype(tensor._data.dtype))
     kind = type(value)
     name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"

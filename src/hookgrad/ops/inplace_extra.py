@@ -121,9 +121,14 @@ def logical_not_(self: Tensor) -> Tensor:
 
 def _bitwise_method(name: str, fn):
     def op(self: Tensor, other) -> Tensor:
+        operand = as_operand(other, name)
+        dtype = promote(self, operand)
+        # torch's order: shapes, then whether the result fits self, then the kernel's dtypes
+        _check_inplace_shape(self._data.shape, np.shape(operand._data if isinstance(
+            operand, Tensor) else operand))
+        check_inplace_cast(dtype, self._data.dtype)
         result = fn(self, other)  # raises torch's error for floating operands
-        other = as_operand(other, name)
-        return _write(self, result._data, promote(self, other))
+        return _write(self, result._data, dtype)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"In place ``{name[:-1]}`` of an integer or bool tensor."

@@ -13,8 +13,8 @@ from .join import cat
 from ._reduce_util import _UNSET, shown_dim
 from ._util import broadcast_error, normalize_dim
 from .._dtype import scalar_type_name
-from ._base import (cast, _check_inplace_shape, is_number, Op, python_number,
-                    warn_expanded_write)
+from ._base import (cast, _check_inplace_shape, check_number_fits, is_number, Op,
+                    python_number, warn_expanded_write)
 
 
 def _mask(mask, op: str) -> np.ndarray:
@@ -238,6 +238,7 @@ def _index_fill(input: Tensor, dim: int, index: Tensor, value, inplace: bool) ->
     if not is_number(value):
         raise TypeError(f"index_fill(): argument 'value' must be Number, not "
                         f"{type(value).__name__}")
+    check_number_fits(value, data.dtype)
     cls = IndexFillInplace if inplace else IndexFill
     return cls.apply(input, dim, positions, python_number(value), shown=shown)
 

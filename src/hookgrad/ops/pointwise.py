@@ -10,7 +10,7 @@ from ..tensor import Tensor
 from . import inplace as _inplace
 from . import selection as S
 from . import unary as U
-from ._base import (Original, _binary_apply, as_operand, cast, is_number,
+from ._base import (Original, _binary_apply, as_operand, cast, check_number_fits, is_number,
                     promote, python_number, wrap_number)
 from .arithmetic import (Add, Div, DivMode, FloorDivide, FloorDivideScalar, Mul, Pow, PowTensor,
                          RPow, Remainder, RemainderScalar, Rsub, RsubScalar, Sub)
@@ -135,7 +135,10 @@ def pow(input, exponent) -> Tensor:
     exponent = as_operand(exponent, "pow")
     if isinstance(exponent, Tensor):
         return _binary_apply(PowTensor, "pow", input, exponent)
-    return Pow.apply(input, exponent, promote(input, exponent))
+    dtype = promote(input, exponent)
+    if dtype.kind in "iu" or dtype.name in ("float16", "bfloat16"):  # not float32's kernel
+        check_number_fits(exponent, dtype)
+    return Pow.apply(input, exponent, dtype)
 
 
 def square(input: Tensor) -> Tensor:
@@ -181,6 +184,9 @@ def where(condition, input=None, other=None) -> Tensor:
                                   "tensor with dtype {}")
     input, other = as_operand(input, "where", 2), as_operand(other, "where", 3)
     dtype = promote(input, other)
+    for number in (input, other):
+        if not isinstance(number, Tensor):
+            check_number_fits(number, dtype, halves=False)
     input = input if isinstance(input, Tensor) else wrap_number(input, dtype)
     other = other if isinstance(other, Tensor) else wrap_number(other, dtype)
     return S.Where.apply(mask, input, other, dtype)
@@ -195,6 +201,8 @@ def _masked_fill(input: Tensor, mask, value, scalar_cls, tensor_cls) -> Tensor:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
         return tensor_cls.apply(input, mask, value)
+    if isinstance(input, Tensor):
+        check_number_fits(value, input._data.dtype)
     return scalar_cls.apply(input, mask, python_number(value))
 
 
@@ -243,6 +251,7 @@ def _clamp_args(input, min, max, op_name: str):
         min, max = _number_bounds(min, max, op_name)
     if type(min) in _PLAIN_BOUND and type(max) in _PLAIN_BOUND and isinstance(input, Tensor) \
             and input._data.dtype.kind in "fV":  # number bounds keep a float tensor's dtype
+        _check_bounds_fit(min, max, input._data.dtype)
         return input, min, max, input._data.dtype, False
     input = _tensor(input, op_name)
     min = None if min is None else as_operand(min, op_name)
@@ -252,7 +261,15 @@ def _clamp_args(input, min, max, op_name: str):
         raise TypeError(f"{op_name}() received an invalid combination of arguments: min and max "
                         "must both be tensors or both be numbers")
     dtype = _dtype.result_type(input, *[b for b in (min, max) if b is not None]).numpy
+    if not any(tensors):
+        _check_bounds_fit(min, max, dtype)
     return input, min, max, dtype, any(tensors)
+
+
+def _check_bounds_fit(min, max, dtype: np.dtype) -> None:
+    for bound in (min, max):
+        if bound is not None:
+            check_number_fits(bound, dtype)
 
 
 def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:

@@ -173,14 +173,14 @@ class Kthvalue(_Selecting):
         size = self.shape[dim] if self.ndim else 1
         if not size:
             raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
-        if self.dtype == np.bool_:
-            raise not_implemented("kthvalue_cpu", self.dtype)
         if not 1 <= k <= size:
             raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
-        if self.ndim == 0:
+        if self.ndim == 0:  # torch answers a 0-d input itself, of any dtype
             indices = np.zeros((), np.int64)
             Kthvalue._save(ctx, self, indices, dim, keepdim, shown)
             return self.copy(), indices
+        if self.dtype == np.bool_:
+            raise not_implemented("kthvalue_cpu", self.dtype)
         position = np.full(_reduced_shape(self, dim), k - 1)
         values, indices = _pick(self, dim, keepdim, position)
         Kthvalue._save(ctx, self, indices, dim, keepdim, shown)
