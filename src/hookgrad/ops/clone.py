@@ -6,7 +6,7 @@ import numpy as np
 from .. import _dtype, _memory_format as _mf
 from ..tensor import Tensor
 from . import _layout
-from ._base import Op, _check_writable, check_number_fits, check_overlap
+from ._base import Op, _check_writable, cast, check_number_fits, check_overlap
 from ._util import quiet
 
 
@@ -95,7 +95,7 @@ class Fill(Op):
     def forward(ctx, self, value):
         # torch's one-element fill skips the check for the 16-bit floats
         check_number_fits(value, self.dtype, halves=self.size != 1)
-        self[...] = value
+        self[...] = cast(value, self.dtype)  # a negative number into uint8 wraps
         return self
 
     @staticmethod

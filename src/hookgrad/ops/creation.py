@@ -275,7 +275,7 @@ def _fill_value(value):
 
 
 def _filled(shape: tuple, value, np_dtype: np.dtype) -> np.ndarray:
-    check_number_fits(value, np_dtype, halves=False)
+    check_number_fits(value, np_dtype, halves=math.prod(shape) != 1)  # as fill_ does
     with np.errstate(all="ignore"):
         return np.full(shape, np.asarray(value).astype(np_dtype), np_dtype)
 

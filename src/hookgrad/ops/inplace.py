@@ -170,6 +170,7 @@ class AddInplace(_InplaceBinary):
     @staticmethod
     def forward(ctx, self, other, dtype, number, alpha=1):
         check_overlap(self, other)
+        _check_inplace_shape(self.shape, np.shape(other))  # torch: overlap, shape, dtype
         check_inplace_cast(dtype, self.dtype)
         return AddInplace._write(ctx, self, _add_scaled(ctx, "add", np.add, self, other, dtype,
                                                         alpha, inplace=True))
@@ -183,6 +184,7 @@ class SubInplace(_InplaceBinary):
     @staticmethod
     def forward(ctx, self, other, dtype, number, alpha=1):
         check_overlap(self, other)
+        _check_inplace_shape(self.shape, np.shape(other))  # torch: overlap, shape, dtype
         check_inplace_cast(dtype, self.dtype)
         _check_sub(self, other, number)
         return SubInplace._write(ctx, self, _add_scaled(ctx, "sub", np.subtract, self, other,
@@ -200,6 +202,7 @@ class MulInplace(_InplaceBinary):
     @staticmethod
     def forward(ctx, self, other, dtype, number, original=None):
         check_overlap(self, other)
+        _check_inplace_shape(self.shape, np.shape(other))  # torch: overlap, shape, dtype
         check_inplace_cast(dtype, self.dtype)
         ctx.number = number
         if number is None:
@@ -218,6 +221,7 @@ class DivInplace(_InplaceBinary):
     @staticmethod
     def forward(ctx, self, other, dtype, number, original=None):
         check_overlap(self, other)
+        _check_inplace_shape(self.shape, np.shape(other))  # torch: overlap, shape, dtype
         check_inplace_cast(_true_dtype(dtype), self.dtype)
         ctx.number = number
         if number is None:

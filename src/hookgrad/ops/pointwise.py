@@ -10,8 +10,8 @@ from ..tensor import Tensor
 from . import inplace as _inplace
 from . import selection as S
 from . import unary as U
-from ._base import (Original, _binary_apply, as_operand, cast, check_number_fits, is_number,
-                    promote, python_number, wrap_number)
+from ._base import (Original, _binary_apply, as_operand, cast, check_inplace_cast,
+                    check_number_fits, is_number, promote, python_number, wrap_number)
 from .arithmetic import (Add, Div, DivMode, FloorDivide, FloorDivideScalar, Mul, Pow, PowTensor,
                          RPow, Remainder, RemainderScalar, Rsub, RsubScalar, Sub)
 from ._out import write_out
@@ -136,7 +136,10 @@ def pow(input, exponent) -> Tensor:
     if isinstance(exponent, Tensor):
         return _binary_apply(PowTensor, "pow", input, exponent)
     dtype = promote(input, exponent)
-    if dtype.kind in "iu" or dtype.name in ("float16", "bfloat16"):  # not float32's kernel
+    # float32's kernel takes the exponent as a double; a negative integer exponent of an
+    # integer tensor is refused by pow itself
+    if (dtype.kind in "iu" and not (isinstance(exponent, int) and exponent < 0)) or \
+            dtype.name in ("float16", "bfloat16"):
         check_number_fits(exponent, dtype)
     return Pow.apply(input, exponent, dtype)
 
@@ -298,7 +301,12 @@ clip = clamp
 def clamp_(input: Tensor, min=None, max=None) -> Tensor:
     """In place ``clamp``: limits every element to ``[min, max]``."""
     input, min, max, dtype, tensor_bounds = _clamp_args(input, min, max, "clamp_")
-    if not _dtype.can_cast(_dtype.from_numpy_dtype(dtype), input.dtype):
+    if tensor_bounds:  # torch's order: the shapes, then the cast (named as a ScalarType)
+        for bound in (min, max):
+            if bound is not None:
+                S._check_inplace_shape(input._data.shape, bound._data.shape)
+        check_inplace_cast(dtype, input._data.dtype)
+    elif not _dtype.can_cast(_dtype.from_numpy_dtype(dtype), input.dtype):
         raise RuntimeError(f"result type {_dtype.scalar_type_name(dtype)} can't be cast to the "
                            f"desired output type {S._C_TYPE.get(input._data.dtype.name)}")
     original = Original(input) if Original.needed(input, min, max) else None

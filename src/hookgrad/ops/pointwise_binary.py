@@ -370,7 +370,9 @@ class Addcmul(Op):
         _broadcast3("addcmul", self, tensor1, tensor2)
         if dtype.kind == "b":
             raise not_implemented("addcmul_cpu_out", dtype)
-        check_number_fits(value, dtype)
+        # float16/bfloat16 compute in float32, so value is checked as a float32
+        check_number_fits(value, dtype if dtype.name not in ("float16", "bfloat16")
+                          else np.dtype(np.float32))
         if dtype.kind in "iu" and not isinstance(value, (int, np.integer)):
             value = int(value)  # torch's kernel takes value in the tensors' integer type
         ctx._saved_value = value

@@ -124,7 +124,7 @@ class Where(Op):
 
 _C_TYPE = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
            "uint8": "unsigned char", "float32": "float", "float64": "double",
-           "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+           "float16": "c10::Half", "bfloat16": "c10::BFloat16", "bool": "bool"}
 
 
 def mask_dtype_error(dtype: np.dtype) -> RuntimeError:
