@@ -51,6 +51,11 @@ def _index_array(values) -> np.ndarray:
     raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
 
 
+class _TensorInt(int):
+    """The number of a 0-d integer index tensor: an int everywhere, but on a 0-d tensor torch
+    reports it as one index too many rather than as a Python int it cannot take."""
+
+
 def _convert(item):
     """One index item as int, bool, slice, None, Ellipsis or an index ndarray."""
     if item is None or item is Ellipsis or isinstance(item, slice):
@@ -70,7 +75,7 @@ def _convert(item):
             # a mask, kept as uint8 (torch saves it so); 0-d, it is a lone bool
             return bool(array) if array.ndim == 0 else array
         if kind in "iu" and array.ndim == 0:  # any integer 0-d tensor reads as its number
-            return int(array)
+            return _TensorInt(array)
         if array.dtype != np.int64 and array.dtype != np.int32:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return array
@@ -111,7 +116,8 @@ def _apply_basic(tensor: Tensor, items: tuple, lone_slice: bool = False):
     Returns the view and the advanced items as ``(dim, array)`` pairs on that view."""
     ndim = tensor._data.ndim
     specified = sum(_consumed(item) for item in items)
-    if ndim == 0 and any(isinstance(item, int) and not isinstance(item, bool) for item in items):
+    if ndim == 0 and any(isinstance(item, int) and not isinstance(item, (bool, _TensorInt))
+                         for item in items):
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                          "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
     if specified > ndim:
@@ -364,9 +370,29 @@ def _put_args(self: Tensor, indices, values: Tensor):
     if sum(_consumed(item) for item in items) > self._data.ndim:
         raise IndexError(f"too many indices for tensor of dimension {self._data.ndim} (got "
                          f"{len(items)})")
-    _check_dtype(self, values)
     dims = np.cumsum([0] + [_consumed(item) for item in items])
-    return _advanced_key(self._data.shape, list(zip(dims[:-1], items)))
+    try:
+        key, indices = _advanced_key(self._data.shape, list(zip(dims[:-1], items)))
+    except IndexError:
+        _check_dtype(self, values)  # torch compares dtypes before it reads the indices
+        raise
+    _check_values_shape(self._data.shape, key, values._data.shape)  # torch: shape, then dtype
+    _check_dtype(self, values)
+    return key, indices
+
+
+def _check_values_shape(shape: tuple, key: tuple, values_shape: tuple) -> None:
+    # the indexing result's shape, read off a stand-in that holds one element
+    picked = np.lib.stride_tricks.as_strided(np.zeros(1, np.bool_), shape, (0,) * len(shape))
+    try:
+        target = picked[key].shape
+    except IndexError:
+        return  # out-of-range indices are reported by the write itself
+    try:
+        np.broadcast_to(np.empty(values_shape, np.bool_), target)
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values_shape)} cannot "
+                           f"be broadcast to indexing result of shape {list(target)}") from None
 
 
 def _check_dtype(self: Tensor, values: Tensor) -> None:

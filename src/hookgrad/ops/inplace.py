@@ -183,10 +183,10 @@ class SubInplace(_InplaceBinary):
 
     @staticmethod
     def forward(ctx, self, other, dtype, number, alpha=1):
+        _check_sub(self, other, number)  # sub's own refusal comes first
         check_overlap(self, other)
         _check_inplace_shape(self.shape, np.shape(other))  # torch: overlap, shape, dtype
         check_inplace_cast(dtype, self.dtype)
-        _check_sub(self, other, number)
         return SubInplace._write(ctx, self, _add_scaled(ctx, "sub", np.subtract, self, other,
                                                         dtype, alpha, inplace=True))
 

@@ -36,7 +36,7 @@ class MaskedSelect(Op):
         try:
             shape = np.broadcast_shapes(self.shape, mask.shape)
         except ValueError:
-            raise broadcast_error("masked_select", self.shape, mask.shape) from None
+            raise broadcast_error("masked_select", mask.shape, self.shape) from None  # as torch
         ctx.shape = shape
         ctx.save_for_backward(mask, self)
         return np.broadcast_to(self, shape)[np.broadcast_to(mask, shape)]

@@ -182,7 +182,8 @@ class MaskedFill(Op):
             # contiguous, as torch's
             return np.require(np.where(mask, value, self), requirements="C")
         except ValueError:
-            raise broadcast_error("masked_fill", self.shape, mask.shape) from None
+            # torch's out-of-place masked_fill names the mask first
+            raise broadcast_error("masked_fill", mask.shape, self.shape) from None
 
     @staticmethod
     def backward(ctx, grad):

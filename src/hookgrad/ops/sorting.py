@@ -212,14 +212,14 @@ class MedianDim(_Selecting):
 
     @classmethod
     def forward(cls, ctx, self, dim, keepdim, shown=_UNSET):
+        if self.ndim and self.shape[dim] == 0:  # before the dtype; nanmedian's says median() too
+            raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")
         if self.dtype == np.bool_:
             raise not_implemented("median_out", self.dtype)
         if self.ndim == 0:
             indices = np.zeros((), np.int64)
             cls._save(ctx, self, indices, dim, keepdim, shown)
             return self.copy(), indices
-        if self.shape[dim] == 0:
-            raise IndexError(f"{cls._op}(): Expected reduction dim {dim} to have non-zero size.")
         values, indices = _pick(self, dim, keepdim, _median_position(self, dim, cls._skip_nan))
         cls._save(ctx, self, indices, dim, keepdim, shown)
         return values, indices
