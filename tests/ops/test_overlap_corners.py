@@ -96,3 +96,33 @@ def test_out_that_reaches_an_element_twice_is_refused(name):
     assert error_of(lambda: run(hookgrad)) == expected
     if expected is None:
         assert_close(run(hookgrad), run(torch))
+
+
+WHERE_OUT = {
+    "float_into_long": lambda lib: lib.where(lib.tensor([True, False]), lib.tensor([1.5, 2.0]),
+                                             lib.tensor([2.5, 3.0]), out=lib.tensor([1, 2])),
+    "same_dtype": lambda lib: lib.where(lib.tensor([True, False]), lib.tensor([1.5, 2.0]),
+                                        lib.tensor([2.5, 3.0]), out=lib.zeros(2)),
+    "resized": lambda lib: lib.where(lib.tensor([True, False]), lib.tensor([1.5, 2.0]),
+                                     lib.tensor([2.5, 3.0]), out=lib.zeros(3)),
+    "number_branch": lambda lib: lib.where(lib.tensor([True, False]), lib.tensor([1.5, 2.0]),
+                                           7.0, out=lib.zeros(2)),
+    "expanded": lambda lib: lib.where(lib.ones(2, 3) > 0, lib.ones(2, 3), lib.zeros(2, 3),
+                                      out=lib.zeros(1, 3).expand(2, 3)),
+    "needs_grad": lambda lib: lib.where(lib.tensor([True, False]),
+                                        lib.tensor([1.0, 2.0], requires_grad=True),
+                                        lib.tensor(7.0), out=lib.zeros(2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WHERE_OUT))
+def test_where_out(name):
+    def run(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return WHERE_OUT[name](lib)
+
+    expected = error_of(lambda: run(torch))
+    assert error_of(lambda: run(hookgrad)) == expected
+    if expected is None:
+        assert_close(run(hookgrad), run(torch))

@@ -15,7 +15,7 @@ from .. import _device, _dtype
 from .. import _memory_format as _mf
 from ..tensor import Tensor, keeping_strides, with_empty_strides
 from . import _layout
-from ._base import check_number_fits, check_range
+from ._util import check_number_fits, check_range
 
 
 # ---------------------------------------------------------------------------------------------

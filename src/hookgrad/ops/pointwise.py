@@ -179,10 +179,17 @@ def _bool_array(value, message: str) -> np.ndarray:
     return array
 
 
-def where(condition, input=None, other=None) -> Tensor:
-    """input where condition else other; either branch may be a number"""
+def where(condition, input=None, other=None, *, out=None) -> Tensor:
+    """input where condition else other; either branch may be a number (not with ``out``)"""
     if input is None and other is None:
         return tuple(Tensor._make(i) for i in np.nonzero(_array(condition)))
+    if out is not None:  # only torch's all-tensor overload takes out
+        for position, (name, value) in enumerate((("input", input), ("other", other)), 2):
+            if not isinstance(value, Tensor):
+                raise TypeError(f"where(): argument '{name}' (position {position}) must be "
+                                f"Tensor, not {type(value).__name__}")
+        return write_out(out, where(condition, input, other), "where",
+                         same_dtype=_where_out_dtype)
     mask = _bool_array(condition, "where expected condition to be a boolean tensor, but got a "
                                   "tensor with dtype {}")
     input, other = as_operand(input, "where", 2), as_operand(other, "where", 3)
@@ -221,6 +228,11 @@ def masked_fill_(input: Tensor, mask, value) -> Tensor:
 
 def _array(value) -> np.ndarray:
     return value._data if isinstance(value, Tensor) else np.asarray(value)
+
+
+def _where_out_dtype(result: np.dtype, out: np.dtype) -> str:
+    name = _dtype.scalar_type_name
+    return f"Expected out type to be {name(result)} but got {name(out)}"
 
 
 # clamp -----------------------------------------------------------------------------------------
