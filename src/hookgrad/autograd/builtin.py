@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor, has_internal_overlap
+from ..tensor import Tensor, check_overlap, has_internal_overlap
 from .ctx import FunctionCtx
 from .function import BackwardCFunction, Function, _view_needs
 from .grad_mode import _state
@@ -119,6 +119,11 @@ class BuiltinFunction(Function):
             if not target._data.flags.writeable or (
                     not cls._overlap_ok and has_internal_overlap(target._data)):
                 raise RuntimeError(_OVERLAP_ERROR)
+            if cls._operand_overlap is not None:
+                full_ok = cls._operand_overlap == "partial"
+                for arg in args[1:]:
+                    if isinstance(arg, Tensor):
+                        check_overlap(target._data, arg._data, full_ok)
             if any_needs or (grad_on and target._base is not None):
                 check_inplace(target)
             if any_needs and target._base is not None and target._data.dtype.kind in "fcV":

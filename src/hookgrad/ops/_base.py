@@ -19,7 +19,7 @@ from ..autograd import grad_mode
 from ..autograd.builtin import BuiltinFunction
 from ..autograd.node import REFCOUNTS_EXACT, tasks as _tasks
 from ..autograd.views import check_inplace
-from ..tensor import Tensor, has_internal_overlap
+from ..tensor import Tensor, check_overlap, has_internal_overlap  # noqa: F401
 from . import _layout
 from ._util import broadcast_error, check_number_fits, quiet_errors
 
@@ -321,44 +321,6 @@ def _check_writable(array: np.ndarray) -> None:
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
                            "refers to a single memory location. Please clone() the tensor before "
                            "performing the operation.")
-
-
-_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to "
-                    "tensor refer to a single memory location. Please clone() the tensor before "
-                    "performing the operation.")
-
-
-def _dense(array: np.ndarray) -> bool:
-    """torch's is_non_overlapping_and_dense: the elements fill one block, in some dim order."""
-    if array.flags.c_contiguous or array.flags.f_contiguous:
-        return True
-    expected = array.itemsize
-    for stride, size in sorted((st, n) for n, st in zip(array.shape, array.strides) if n != 1):
-        if stride != expected:
-            return False
-        expected *= size
-    return True
-
-
-def check_overlap(self: np.ndarray, other) -> None:
-    """torch refuses an in-place op whose other operand partly overlaps self (``x[1:].add_(x)``,
-    ``x.sub_(x.t())``); the same elements in the same layout (``x.add_(x)``) are fine, and so
-    is a layout too irregular to tell."""
-    if not isinstance(other, np.ndarray) or other is self or (
-            self.base is None and other.base is None):  # two owners never share memory
-        return
-    if not np.may_share_memory(self, other) or not self.size or not other.size or \
-            not (_dense(self) and _dense(other)):
-        return
-    start = self.__array_interface__["data"][0]
-    other_start = other.__array_interface__["data"][0]
-    end, other_end = start + self.nbytes, other_start + other.nbytes
-    if start == other_start and end == other_end:
-        if self.strides == other.strides:
-            return
-        raise RuntimeError(_PARTIAL_OVERLAP)
-    if start < other_end and other_start < end:
-        raise RuntimeError(_PARTIAL_OVERLAP)
 
 
 def warn_expanded_write(array: np.ndarray, op_name: str, example: str) -> None:

@@ -105,6 +105,7 @@ class Fill(Op):
 
 class FillTensor(Fill):
     """self.fill_(0-dim tensor): the value gets the sum of grad"""
+    _operand_overlap = None  # torch reads the 0-d value first
 
     node_name = "FillBackward3"
 

@@ -140,6 +140,7 @@ class ScatterAdd(Op):
 
 
 class ScatterAddInplace(ScatterAdd):
+    _operand_overlap = "any"  # torch refuses a source sharing any of self's memory
     node_name = "ScatterAddBackward0"
     _inplace = True
 
@@ -242,6 +243,7 @@ class ScatterValue(Op):
 
 
 class ScatterInplace(Scatter):
+    _operand_overlap = "any"  # torch refuses a source sharing any of self's memory
     node_name = "ScatterBackward0"
     _inplace = True
 
@@ -361,6 +363,7 @@ class IndexAdd(Op):
 
 
 class IndexAddInplace(IndexAdd):
+    _operand_overlap = "any"  # torch refuses a source sharing any of self's memory
     node_name = "IndexAddBackward0"
     _inplace = True
 

@@ -300,6 +300,7 @@ class IndexPut(Op):
     """self[indices] = values in place; with ``accumulate`` repeated indices add up.
     Gradient: self's grad with the written positions zeroed (kept whole if accumulating);
     values get grad[indices]."""
+    _operand_overlap = "any"  # torch refuses a source sharing any of self's memory
 
     node_name = "IndexPutBackward0"
     saved_lists = {"indices": _index_list}
@@ -406,10 +407,27 @@ def _type_word(tensor: Tensor) -> str:
     return legacy_type_name(tensor._data)[len("torch."):-len("Tensor")]
 
 
+class IndexPutMasked(IndexPut):
+    """index_put_ of a 0-d value at a lone mask: torch runs it as masked_fill_, which reads the
+    value before writing, so the value may be a view of self"""
+
+    node_name = "IndexPutBackward0"
+    _operand_overlap = None
+
+
+def _put_class(indices: tuple, values: Tensor, accumulate: bool) -> type:
+    _, originals, positions = indices
+    if not accumulate and values._data.ndim == 0 and len(originals) == 1 and \
+            _is_mask(originals[0]) and positions[0] == 0:
+        return IndexPutMasked
+    return IndexPut
+
+
 def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """In place ``index_put``."""
     key, saved_indices = _put_args(self, indices, values)
-    return IndexPut.apply(self, values, key, saved_indices, accumulate)
+    return _put_class(saved_indices, values, accumulate).apply(self, values, key, saved_indices,
+                                                               accumulate)
 
 
 def index_put(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
@@ -467,4 +485,4 @@ def setitem(tensor: Tensor, key, value) -> None:
         return
     index_key, indices = _advanced_key(target._data.shape, advanced)
     _check_dtype(target, value)
-    IndexPut.apply(target, value, index_key, indices, False)
+    _put_class(indices, value, False).apply(target, value, index_key, indices, False)

@@ -94,6 +94,7 @@ def _cat(a: Tensor, b: Tensor) -> Tensor:
 
 
 class MaskedScatterInplace(MaskedScatter):
+    _operand_overlap = None  # torch does not look (it reads source as it writes)
     node_name = "MaskedScatterBackward0"
     _inplace = True
 
@@ -206,6 +207,7 @@ class IndexFillInplace(IndexFill):
 
 
 class IndexFillTensorInplace(IndexFillTensor):
+    _operand_overlap = None  # torch reads the 0-d value first
     node_name = "IndexFillBackward1"
     _inplace = True
     _overlap_ok = True

@@ -224,6 +224,7 @@ class MaskedFillInplace(MaskedFill):
 
 
 class MaskedFillTensorInplace(MaskedFillTensor):
+    _operand_overlap = None  # torch reads the 0-d value first
     node_name = "MaskedFillBackward1"
     _inplace = True
     _overlap_ok = True
