@@ -119,11 +119,6 @@ class BuiltinFunction(Function):
             if not target._data.flags.writeable or (
                     not cls._overlap_ok and has_internal_overlap(target._data)):
                 raise RuntimeError(_OVERLAP_ERROR)
-            if cls._operand_overlap is not None:
-                full_ok = cls._operand_overlap == "partial"
-                for arg in args[1:]:
-                    if isinstance(arg, Tensor):
-                        check_overlap(target._data, arg._data, full_ok)
             if any_needs or (grad_on and target._base is not None):
                 check_inplace(target)
             if any_needs and target._base is not None and target._data.dtype.kind in "fcV":
@@ -132,6 +127,11 @@ class BuiltinFunction(Function):
                 for arg in args[1:]:
                     if isinstance(arg, Tensor) and arg._base is not None:
                         arg.grad_fn  # a stale split output raises here, before the write
+            if cls._operand_overlap is not None:  # after autograd's refusals, as in torch
+                full_ok = cls._operand_overlap == "partial"
+                for arg in args[1:]:
+                    if isinstance(arg, Tensor):
+                        check_overlap(target._data, arg._data, full_ok)
         if not any_needs:
             ctx = _UntrackedCtx()
             count = len(args)

@@ -18,7 +18,7 @@ from . import pointwise_binary as B
 from . import pointwise_unary as X
 from . import unary as U
 from ._base import (arithmetic, as_operand, _binary_apply, check_inplace_cast,
-                    _check_inplace_shape, check_overlap, _check_sub, Op, Original, promote)
+                    _check_inplace_shape, _check_sub, Op, Original, promote)
 from .arithmetic import Add, _add_scaled, Div, Mul, Pow, PowTensor, Sub, _true_dtype
 
 _INPLACE: dict = {}
@@ -169,8 +169,7 @@ class AddInplace(_InplaceBinary):
 
     @staticmethod
     def forward(ctx, self, other, dtype, number, alpha=1):
-        check_overlap(self, other)
-        _check_inplace_shape(self.shape, np.shape(other))  # torch: overlap, shape, dtype
+        _check_inplace_shape(self.shape, np.shape(other))  # torch: overlap (in apply), shape, dtype
         check_inplace_cast(dtype, self.dtype)
         return AddInplace._write(ctx, self, _add_scaled(ctx, "add", np.add, self, other, dtype,
                                                         alpha, inplace=True))
@@ -184,8 +183,7 @@ class SubInplace(_InplaceBinary):
     @staticmethod
     def forward(ctx, self, other, dtype, number, alpha=1):
         _check_sub(self, other, number)  # sub's own refusal comes first
-        check_overlap(self, other)
-        _check_inplace_shape(self.shape, np.shape(other))  # torch: overlap, shape, dtype
+        _check_inplace_shape(self.shape, np.shape(other))  # torch: overlap (in apply), shape, dtype
         check_inplace_cast(dtype, self.dtype)
         return SubInplace._write(ctx, self, _add_scaled(ctx, "sub", np.subtract, self, other,
                                                         dtype, alpha, inplace=True))
@@ -201,8 +199,7 @@ class MulInplace(_InplaceBinary):
 
     @staticmethod
     def forward(ctx, self, other, dtype, number, original=None):
-        check_overlap(self, other)
-        _check_inplace_shape(self.shape, np.shape(other))  # torch: overlap, shape, dtype
+        _check_inplace_shape(self.shape, np.shape(other))  # torch: overlap (in apply), shape, dtype
         check_inplace_cast(dtype, self.dtype)
         ctx.number = number
         if number is None:
@@ -220,8 +217,7 @@ class DivInplace(_InplaceBinary):
 
     @staticmethod
     def forward(ctx, self, other, dtype, number, original=None):
-        check_overlap(self, other)
-        _check_inplace_shape(self.shape, np.shape(other))  # torch: overlap, shape, dtype
+        _check_inplace_shape(self.shape, np.shape(other))  # torch: overlap (in apply), shape, dtype
         check_inplace_cast(_true_dtype(dtype), self.dtype)
         ctx.number = number
         if number is None:
