@@ -14,7 +14,8 @@ import numpy as np
 from ._grad_state import (INFERENCE_REQUIRES_GRAD_ERROR, INFERENCE_VERSION_ERROR,
                           InferenceVersion, _state as _grad_state, inference_users,
                           marking_constructor)
-from ._strides import (empty_strides, has_internal_overlap, keeping_strides,  # noqa: F401
+from ._strides import (check_overlap, empty_strides, has_internal_overlap,  # noqa: F401
+                       keeping_strides,
                        root_array, torch_strides, with_empty_strides)
 from ._warnings import NON_LEAF_GRAD, SCALAR_OF_GRAD, warn, warn_once
 from . import _dtype

@@ -15,6 +15,7 @@ from .. import _device, _dtype
 from .. import _memory_format as _mf
 from ..tensor import Tensor, keeping_strides, with_empty_strides
 from . import _layout
+from ._util import check_number_fits, check_range
 
 
 # ---------------------------------------------------------------------------------------------
@@ -107,31 +108,6 @@ def _to_array(data, dtype=None) -> np.ndarray:
     check_range(raw, np_dtype, np_dtype.name)
     with np.errstate(all="ignore"):
         return _dtype.astype(raw, np_dtype).reshape(shape)
-
-
-def check_range(values: np.ndarray, np_dtype: np.dtype, type_name: str,
-                floats: bool = False) -> None:
-    """torch's checked conversion of numbers: integers must fit (unsigned types also take
-    -max..-1, wrapping), NaN never converts to an integer; with ``floats``, float32 must not
-    overflow."""
-    if values.dtype.kind not in "biuf" or values.size == 0:
-        return
-    if np_dtype.kind in "iu":
-        info = np.iinfo(np_dtype)
-        low = -int(info.max) if np_dtype.kind == "u" else int(info.min)
-        with np.errstate(invalid="ignore"):
-            bad = (values < low) | (values > info.max)
-            if values.dtype.kind in "fV":
-                bad |= np.isnan(values)
-                if np_dtype.kind == "u":
-                    bad |= values < 0
-    elif floats and np_dtype == np.float32:
-        with np.errstate(invalid="ignore"):
-            bad = np.isfinite(values) & (np.abs(values) > np.finfo(np.float32).max)
-    else:
-        return
-    if np.any(bad):
-        raise RuntimeError(f"value cannot be converted to type {type_name} without overflow")
 
 
 _COPY_WARNING = ("To copy construct from a tensor, it is recommended to use "
@@ -297,13 +273,9 @@ def _fill_value(value):
     return value.item() if isinstance(value, Tensor) else value
 
 
-_C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "short", "int32": "int",
-            "int64": "int64_t", "float32": "float", "float64": "double", "float16": "c10::Half",
-            "bfloat16": "c10::BFloat16", "bool": "bool"}
-
 
 def _filled(shape: tuple, value, np_dtype: np.dtype) -> np.ndarray:
-    check_range(np.asarray(value), np_dtype, _C_NAMES[np_dtype.name], floats=True)
+    check_number_fits(value, np_dtype, halves=math.prod(shape) != 1)  # as fill_ does
     with np.errstate(all="ignore"):
         return np.full(shape, np.asarray(value).astype(np_dtype), np_dtype)
 
