@@ -21,10 +21,13 @@ from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, Union
 
 from . import autograd
+from ._func_more import (functionalize, linearize, replace_all_batch_norm_modules_,  # noqa: F401
+                         stack_module_state)
 from .tensor import Tensor
 
-__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
-           "vjp", "vmap"]
+__all__ = ["functional_call", "functionalize", "grad", "grad_and_value", "hessian", "jacfwd",
+           "jacrev", "jvp", "linearize", "replace_all_batch_norm_modules_",
+           "stack_module_state", "vjp", "vmap"]
 
 ArgNums = Union[int, Tuple[int, ...]]
 
