@@ -1,4 +1,4 @@
-"""More of torch.func: ``linearize`` and ``functionalize`` (transforms of a function) and
+"""More of torch.func: ``linearize`` (its body) and ``functionalize`` (transforms of a function) and
 ``stack_module_state`` / ``replace_all_batch_norm_modules_`` (preparing modules for ``vmap``).
 
 ``functionalize`` is the identity here: hookgrad runs in-place ops eagerly, and torch's
@@ -47,12 +47,8 @@ def _spec_text(spec: Any) -> str:
     return f"TreeSpec({kind.__name__}, {keys}, [{', '.join(_spec_text(c) for c in children)}])"
 
 
-def linearize(func: Callable, *primals: Any) -> Tuple[Any, Callable]:
-    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian of ``func`` at
-    ``primals`` applied to tangents of the primals' structure, shapes and dtypes (computed
-    by the reverse-mode ``jvp`` each call)."""
-    from .func import jvp  # the transforms module loads after this one
-
+def linearize_with(jvp: Callable, func: Callable, *primals: Any) -> Tuple[Any, Callable]:
+    """``func.linearize`` computed with the given ``jvp`` transform (``func.jvp``)."""
     output = func(*primals)
     leaves, spec = _flatten(primals)
 
