@@ -55,7 +55,7 @@ class set_detect_anomaly:
 
 
 class detect_anomaly:
-    """Context manager (and decorator) that switches anomaly detection on for its block.
+    """Context manager (not a decorator, as in torch) that switches anomaly detection on for its block.
 
     Differs from torch: only the flags are kept; no forward traceback is recorded and NaN
     gradients do not raise (hookgrad's backward errors already name the op and versions)."""
@@ -71,12 +71,3 @@ class detect_anomaly:
     def __exit__(self, *exc):
         _flags[:] = self.prev
         return False
-
-    def __call__(self, func):
-        import functools
-
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            with self.__class__(self.check_nan):
-                return func(*args, **kwargs)
-        return wrapper
