@@ -18,6 +18,11 @@ _BACKENDS = ("aot_eager", "aot_eager_decomp_partition", "aot_eager_default_parti
              "invoke_subgraph", "openxla", "openxla_eval", "pre_dispatch_eager", "ts", "tvm")
 
 
+class InvalidBackend(RuntimeError):
+    """A ``backend`` name torch does not know (torch's ``torch._dynamo.exc.InvalidBackend``,
+    a RuntimeError too)."""
+
+
 class OptimizedModule(Module):
     """A module "compiled" by ``compile``: calls, attributes and training mode go to the
     original module, kept as the child ``_orig_mod``."""
@@ -62,7 +67,7 @@ def _check_options(backend: Any, mode: Optional[str], options: Optional[dict]) -
     if mode is not None and mode not in _MODES:
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
     if isinstance(backend, str) and backend not in _BACKENDS:
-        raise RuntimeError(f"Invalid backend: {backend!r}, see `torch._dynamo.list_backends()` "
+        raise InvalidBackend(f"Invalid backend: {backend!r}, see `torch._dynamo.list_backends()` "
                            "for available backends.")
 
 

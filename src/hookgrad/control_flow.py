@@ -123,7 +123,10 @@ def cond(pred: Any, true_fn: Callable, false_fn: Callable,
     result = taken(*operands)
     _check_outputs(_leaves(result)[0], leaves, versions, "torch.cond")
     with grad_mode.no_grad():
-        _merge_check(result, other(*_copied(tuple(operands))))
+        copies = _copied(tuple(operands))
+        other_result = other(*copies)
+        _check_outputs(_leaves(other_result)[0], _leaves(copies)[0], [], "torch.cond")
+        _merge_check(result, other_result)
     return result
 
 
