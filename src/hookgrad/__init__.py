@@ -118,7 +118,7 @@ from .ops.view_copies import (alias_copy, as_strided_copy, detach_copy, diagonal
 from .ops.index_reduce import index_reduce
 from .ops.creation_extra import (empty_permuted, from_dlpack, from_file, frombuffer, range,  # noqa: A004
                                  to_dlpack)
-from .ops.strided_scatter import as_strided_, as_strided_scatter, resize_as_
+from .ops.strided_scatter import as_strided_, as_strided_scatter, resize_as_, slice_inverse
 from .ops.histogramdd import histogramdd
 from .ops.segment_reduce import segment_reduce
 from ._flags import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,

@@ -93,7 +93,7 @@ ROWS: List[Row] = [
         "predicates, operands and branch/body outputs"),
     Row("Tensors", ("range", "empty_permuted", "frombuffer", "from_file", "from_dlpack",
                     "to_dlpack", "Tensor.__dlpack__", "as_strided_", "as_strided_scatter",
-                    "Tensor.as_strided_scatter", "resize_as_", "histogramdd",
+                    "Tensor.as_strided_scatter", "resize_as_", "slice_inverse", "histogramdd",
                     "segment_reduce"), True,
         "DLPack both ways with NumPy and torch; as_strided_scatter's input gradient is torch "
         "2.13's (kept inside the written region, zero outside); segment_reduce's gradient has "

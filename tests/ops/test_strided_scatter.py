@@ -60,3 +60,17 @@ def test_torch_level_in_place_spellings():
         resized = lib.resize_as_(y, lib.zeros(2, 2))
         results.append((same, x.tolist(), x.stride(), resized is y, tuple(y.shape)))
     assert results[1] == results[0]
+
+
+@pytest.mark.parametrize("dim,start,end,step", [(1, 1, 3, 1), (0, 1, 2, 1), (1, 0, 3, 2)])
+def test_slice_inverse(dim, start, end, step):
+    results = []
+    for lib in LIBS:
+        leaf = lib.arange(12.0).reshape(3, 4).requires_grad_()
+        base = leaf * 1
+        piece = base[(slice(None),) * dim + (slice(start, end, step),)]
+        whole = lib.slice_inverse(piece, lib.zeros(3, 4), dim, start, end, step)
+        (whole * lib.arange(12.0).reshape(3, 4)).sum().backward()
+        results.append((whole.detach().numpy().tolist(), whole.stride(),
+                        type(whole.grad_fn).__name__, leaf.grad.numpy().tolist()))
+    assert results[1] == results[0]

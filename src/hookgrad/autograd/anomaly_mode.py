@@ -55,7 +55,8 @@ class set_detect_anomaly:
 
 
 class detect_anomaly:
-    """Context manager (not a decorator, as in torch) that switches anomaly detection on for its block.
+    """Context manager (not a decorator, as in torch) that switches anomaly detection on for
+    its block.
 
     Differs from torch: only the flags are kept; no forward traceback is recorded and NaN
     gradients do not raise (hookgrad's backward errors already name the op and versions)."""

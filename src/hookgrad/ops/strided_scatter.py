@@ -1,6 +1,6 @@
 """``as_strided_scatter``: a copy of ``input`` with ``src`` written where
-``as_strided(size, stride, storage_offset)`` would lie, plus torch-level spellings of two
-in-place methods (``as_strided_``, ``resize_as_``).
+``as_strided(size, stride, storage_offset)`` would lie; ``slice_inverse``, the view that undoes
+a slice; and torch-level spellings of two in-place methods (``as_strided_``, ``resize_as_``).
 
 The geometry is read on the result's own storage: the copy keeps ``input``'s strides (gaps
 included) over a fresh storage that starts at the result's first element, as torch's does.
@@ -13,7 +13,7 @@ from .. import _dtype
 from ..tensor import Tensor, root_array
 from ._base import Op
 from .scatter_more import _check_src, _copy_keeping_strides
-from .strided import _positions
+from .strided import AsStrided, _positions, as_strided_with
 
 # torch 2.13's gradient for ``input`` keeps the incoming gradient inside the written region
 # and zeroes it outside (the reverse of the derivative, which gradcheck in torch flags); the
@@ -95,3 +95,19 @@ def resize_as_(input: Tensor, the_template: Tensor, *, memory_format=None) -> Te
     if memory_format is None:
         return input.resize_as_(the_template)
     return input.resize_as_(the_template, memory_format=memory_format)
+
+
+class SliceInverse(AsStrided):
+    """``as_strided`` of ``input`` with the geometry of ``src`` (a slice of a tensor laid out
+    as ``input``): the whole sliced tensor seen again; backward as ``as_strided``'s"""
+
+    node_name = "SliceInverseBackward0"
+
+
+def slice_inverse(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None,
+                  step: int = 1) -> Tensor:
+    """The inverse of ``src = base.slice(dim, start, end, step)`` over ``input``'s storage: a
+    view of ``input`` with ``src``'s size, strides and storage offset (the slice arguments
+    only name which slice it was, as in torch)."""
+    return as_strided_with(SliceInverse, input, tuple(src.shape), src.stride(),
+                           src.storage_offset())
