@@ -84,8 +84,8 @@ ROWS: List[Row] = [
                      "autograd.detect_anomaly", "autograd.set_detect_anomaly",
                      "autograd.set_multithreading_enabled", "autograd.is_multithreading_enabled",
                      "autograd.is_view_replay_enabled", "autograd.variable"), True,
-        "the flags only: anomaly mode records no forward traceback and does not raise on NaN "
-        "gradients; backward always runs on the calling thread"),
+        "anomaly mode refuses NaN gradients with torch's error but records no forward "
+        "traceback; backward always runs on the calling thread (those flags are only kept)"),
     Row("Utilities", ("typename", "get_device", "is_storage", "is_distributed", "compile",
                       "cond", "while_loop"), True,
         "compile runs the function or module eagerly (a module comes back as an "

@@ -1,5 +1,6 @@
 """Anomaly mode's flags as torch's top-level functions and ``autograd.detect_anomaly`` /
-``set_detect_anomaly`` see them, and the engine switches (multithreading, view replay):
+``set_detect_anomaly`` see them, the NaN-gradient error anomaly mode raises, and the engine
+switches (multithreading, view replay):
 values after each call, block or decorator, and argument errors, compared with torch."""
 import warnings
 
@@ -134,3 +135,41 @@ def test_view_replay_switch(restore_switches):
 ])
 def test_switch_errors(call, restore_switches):
     assert_same_error(call)
+
+
+@pytest.mark.parametrize("fn", [lambda lib, x: (x.sqrt() * 0).sum(),
+                                lambda lib, x: (x / x).sum(),
+                                lambda lib, x: (x * 2).sum()])
+@pytest.mark.parametrize("mode", ["detect", "detect_no_nan", "set", "off"])
+def test_nan_gradients_raise_in_anomaly_mode(fn, mode):
+    outcomes = []
+    for lib in LIBS:
+        x = lib.tensor([0.0, 1.0], requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            block = {"detect": lambda: lib.autograd.detect_anomaly(),
+                     "detect_no_nan": lambda: lib.autograd.detect_anomaly(check_nan=False),
+                     "set": lambda: lib.autograd.set_detect_anomaly(True),
+                     "off": lambda: lib.autograd.set_detect_anomaly(False)}[mode]()
+            with block:
+                try:
+                    lib.autograd.grad(fn(lib, x), x)
+                    outcomes.append(None)
+                except RuntimeError as error:
+                    outcomes.append(str(error))
+    assert outcomes[1] == outcomes[0]
+
+
+def test_nan_check_also_runs_on_hooked_nodes():
+    outcomes = []
+    for lib in LIBS:
+        x = lib.tensor([0.0, 1.0], requires_grad=True)
+        y = x.sqrt()
+        y.register_hook(lambda g: g * 0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with lib.autograd.detect_anomaly():
+                with pytest.raises(RuntimeError) as info:
+                    y.sum().backward()
+        outcomes.append(str(info.value))
+    assert outcomes[1] == outcomes[0]

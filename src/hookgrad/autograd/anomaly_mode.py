@@ -2,8 +2,8 @@
 ``detect_anomaly`` / ``set_detect_anomaly`` and the torch-level ``set_anomaly_enabled``,
 ``is_anomaly_enabled`` and ``is_anomaly_check_nan_enabled``.
 
-The flags are kept for compatibility: hookgrad's errors already name the op and the versions
-involved, so nothing extra is recorded while they are on.
+With both on, the engine refuses a node that returns a NaN gradient, with torch's error. No
+forward traceback is recorded: hookgrad's errors already name the op and the versions involved.
 """
 from __future__ import annotations
 
@@ -39,9 +39,7 @@ def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
 
 class set_detect_anomaly:
     """Sets the anomaly-detection flags (as a call or for a ``with`` block, which restores the
-    flags it found).
-
-    Differs from torch: the flags change nothing else in hookgrad (see ``detect_anomaly``)."""
+    flags it found); see ``detect_anomaly`` for what they do."""
     def __init__(self, mode: bool, check_nan: bool = True):
         self.prev = list(_flags)
         _flags[:] = [bool(mode), bool(check_nan)]
@@ -58,8 +56,9 @@ class detect_anomaly:
     """Context manager (not a decorator, as in torch) that switches anomaly detection on for
     its block.
 
-    Differs from torch: only the flags are kept; no forward traceback is recorded and NaN
-    gradients do not raise (hookgrad's backward errors already name the op and versions)."""
+    With ``check_nan`` a backward node that returns a NaN gradient raises torch's error.
+    Differs from torch: no forward traceback is recorded (hookgrad's backward errors already
+    name the op and versions)."""
     def __init__(self, check_nan: bool = True):
         self.check_nan = check_nan
         warn("Anomaly Detection has been enabled. This mode will increase the runtime and "
