@@ -149,3 +149,37 @@ def test_flush_denormal_returns_and_flushes():
     assert results[1] == results[0]
     assert (np.array([1e-310]) * 1.0)[0] != 0.0
     assert_same_error(lambda lib: lib.set_flush_denormal(1))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "int8",
+                                   "uint8", "bool"])
+@pytest.mark.parametrize("make", [
+    lambda lib, dtype: lib.empty(2, 3, dtype=dtype),
+    lambda lib, dtype: lib.empty_like(lib.ones(3, 2, dtype=dtype).t()),
+    lambda lib, dtype: lib.empty_strided((2, 2), (1, 3), dtype=dtype),
+    lambda lib, dtype: lib.empty_permuted((2, 3), (1, 0), dtype=dtype),
+    lambda lib, dtype: lib.ones(1, dtype=dtype).new_empty(3),
+])
+def test_deterministic_mode_fills_uninitialised_memory(make, dtype, restore_deterministic):
+    made = []
+    for lib in LIBS:
+        lib.use_deterministic_algorithms(True)
+        made.append(make(lib, getattr(lib, dtype)))
+    np.testing.assert_array_equal(made[1].numpy(), made[0].numpy())
+    assert made[1].stride() == made[0].stride()
+
+
+def test_fill_uninitialized_memory_switch(restore_deterministic):
+    import hookgrad.utils.deterministic  # noqa: F401
+    import torch.utils.deterministic  # noqa: F401
+    try:
+        for lib in LIBS:
+            assert lib.utils.deterministic.fill_uninitialized_memory is True
+            lib.utils.deterministic.fill_uninitialized_memory = False
+            lib.use_deterministic_algorithms(True)
+        assert hookgrad.empty(2).tolist() == [0.0, 0.0]
+        assert_same_error(
+            lambda lib: setattr(lib.utils.deterministic, "fill_uninitialized_memory", 1))
+    finally:
+        for lib in LIBS:
+            lib.utils.deterministic.fill_uninitialized_memory = True

@@ -13,11 +13,16 @@ import platform
 import sys
 from typing import Union
 
+import numpy as np
+
 from . import _warnings
 from ._warnings import warn
 
 # [enabled, warn_only]
 _deterministic = [False, False]
+# ``torch.utils.deterministic.fill_uninitialized_memory``: in deterministic mode, ``empty``
+# and its kin fill their memory with NaN (floats) or the largest value (integers, bool True)
+fill_uninitialized_memory = [True]
 _matmul_precision = ["highest"]
 _PRECISIONS = ("highest", "high", "medium")
 _DEBUG_MODES = ("default", "warn", "error")
@@ -41,6 +46,22 @@ def are_deterministic_algorithms_enabled() -> bool:
 def is_deterministic_algorithms_warn_only_enabled() -> bool:
     """Whether the last ``use_deterministic_algorithms`` call set ``warn_only``."""
     return _deterministic[1]
+
+
+def filling_uninitialized() -> bool:
+    """Whether ``empty`` and its kin write ``uninitialized_value`` into new memory (else they
+    give zeros: hookgrad never hands out stale bytes)."""
+    return _deterministic[0] and fill_uninitialized_memory[0]
+
+
+def uninitialized_value(np_dtype):
+    """NaN, or the dtype's largest value (True for bool): torch's fill in deterministic mode."""
+    kind = np_dtype.kind
+    if kind == "b":
+        return True
+    if kind in "iu":
+        return np.iinfo(np_dtype).max
+    return np.nan
 
 
 def get_deterministic_debug_mode() -> int:

@@ -77,9 +77,10 @@ ROWS: List[Row] = [
                             "init_num_threads", "set_warn_always", "is_warn_always_enabled",
                             "set_flush_denormal"), True,
         "torch's values, defaults and argument errors; every op is deterministic and float32 "
-        "products stay float32 whatever is set (empty tensors stay zero-filled in deterministic "
-        "mode, NaN in torch); set_warn_always repeats once-only warnings; set_flush_denormal "
-        "sets the x86-64 FTZ/DAZ bits of the calling thread"),
+        "products stay float32 whatever is set; in deterministic mode empty and its kin fill "
+        "NaN / the largest value as torch's do (utils.deterministic.fill_uninitialized_memory); "
+        "set_warn_always repeats once-only warnings; set_flush_denormal sets the x86-64 "
+        "FTZ/DAZ bits of the calling thread"),
     Row("Autograd", ("is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
                      "autograd.detect_anomaly", "autograd.set_detect_anomaly",
                      "autograd.set_multithreading_enabled", "autograd.is_multithreading_enabled",
