@@ -66,3 +66,16 @@ def test_gradient_is_refused_as_torch_refuses_it():
 ])
 def test_histogramdd_errors(call):
     assert_same_error(call)
+
+
+def test_edges_given_come_back_and_computed_ones_follow_the_input():
+    seen = []
+    for lib in LIBS:
+        x = lib.tensor(POINTS, requires_grad=True)
+        given = [lib.tensor([-1.0, 0.0, 2.0]), lib.tensor([0.0, 1.0])]
+        by_tensor = lib.histogramdd(x, given)
+        by_count = lib.histogramdd(x, 2)
+        seen.append(([a is b for a, b in zip(by_tensor.bin_edges, given)],
+                     [e.requires_grad for e in by_count.bin_edges],
+                     [e.grad_fn.name() for e in by_count.bin_edges]))
+    assert seen[1] == seen[0]

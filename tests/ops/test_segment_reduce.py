@@ -89,3 +89,8 @@ def test_axis_must_be_the_last_dim_of_lengths():
                                                      lengths=lib.tensor([1, 1]), axis=1))
     assert_same_error(lambda lib: lib.segment_reduce(lib.ones(3, 2), "sum",
                                                      offsets=lib.tensor([0, 1, 2]), axis=1))
+
+
+def test_indices_are_not_supported():
+    assert_same_error(lambda lib: lib.segment_reduce(lib.tensor(DATA), "x",
+                                                     indices=lib.tensor([0])))

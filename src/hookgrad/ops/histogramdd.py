@@ -44,7 +44,7 @@ return_types.histogramdd = HistogramddResult
 
 
 class Histogramdd(Op):
-    """no derivative: torch's node for histogramdd raises in backward"""
+    """(hist, *bin_edges); no derivative: torch's node for histogramdd raises in backward"""
 
     node_name = "torch::autograd::NotImplemented"
 
@@ -72,7 +72,7 @@ class Histogramdd(Op):
                 volume = volume * np.diff(edge.astype(np.float64)).reshape(shape)
             with np.errstate(all="ignore"):
                 hist = hist / hist.sum() / volume
-        return hist.astype(self.dtype)
+        return (hist.astype(self.dtype),) + tuple(edge.copy() for edge in edges)
 
     @staticmethod
     def backward(ctx, *grads):
@@ -135,8 +135,9 @@ def histogramdd(input: Tensor, bins, *, range=None, weight: Tensor = None,
             "torch.histogramdd: if weight tensor is provided it should have the same shape as "
             f"the input tensor excluding its innermost dimension, but got input with shape "
             f"{list(data.shape)} and weight with shape {list(weight.shape)}")
-    hist = Histogramdd.apply(input, tuple(e._data for e in edges),
-                             None if weight is None else weight._data, bool(density))
-    if input.requires_grad:  # torch's edges come out of the same recorded op
-        edges = [e.detach().requires_grad_(True) for e in edges]
+    hist, *computed = Histogramdd.apply(input, tuple(e._data for e in edges),
+                                        None if weight is None else weight._data, bool(density))
+    # edges given as tensors come back as they are; computed ones from the recorded op
+    edges = [spec if isinstance(spec, Tensor) else made
+             for spec, made in zip(per_dim, computed)]
     return HistogramddResult(hist, edges)

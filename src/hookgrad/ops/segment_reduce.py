@@ -150,6 +150,8 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor = None,
     "min", "prod"; "amax"/"amin" too); segments by ``lengths`` or ``offsets`` (which wins when
     both are given), batched over the dims before ``axis``. ``unsafe`` skips the check that the
     lengths cover ``data``; ``initial`` joins every segment and fills empty ones."""
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
     if reduce not in _REDUCTIONS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
