@@ -71,7 +71,7 @@ def test_histogramdd_errors(call):
 def test_edges_given_come_back_and_computed_ones_follow_the_input():
     seen = []
     for lib in LIBS:
-        x = lib.tensor(POINTS, requires_grad=True)
+        x = lib.tensor(POINTS, dtype=lib.float32, requires_grad=True)
         given = [lib.tensor([-1.0, 0.0, 2.0]), lib.tensor([0.0, 1.0])]
         by_tensor = lib.histogramdd(x, given)
         by_count = lib.histogramdd(x, 2)
