@@ -159,3 +159,26 @@ def test_while_loop_carried_values_are_tensors_or_ints():
     for lib in LIBS:
         with pytest.raises(AssertionError):
             lib.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x + 1), (lib.tensor(0), 1.5))
+
+
+def test_node_names_of_recorded_results():
+    seen = []
+    for lib in LIBS:
+        x = lib.arange(3.0, requires_grad=True)
+        branch = lib.cond(lib.tensor(True), lambda v: (v.cos(), v.sum() * 2),
+                          lambda v: (v.sin(), v.sum()), (x,))
+        looped = lib.while_loop(lambda i, v: i < 2, lambda i, v: (i + 1, v * 2),
+                                (lib.tensor(0), x))
+        never = lib.while_loop(lambda i, v: i < 0, lambda i, v: (i + 1, v * 2),
+                               (lib.tensor(0), x))
+        (looped[1].sum() + branch[0].sum()).backward()
+        seen.append(([type(t.grad_fn).__name__ for t in branch + looped + never],
+                     x.grad.tolist()))
+    assert seen[1] == seen[0]
+
+
+def test_int_carries_refused_while_recording_gradients():
+    for lib in LIBS:
+        with pytest.raises(RuntimeError):
+            lib.while_loop(lambda i, v: i < 2, lambda i, v: (i + 1, v * 2),
+                           (0, lib.ones(2, requires_grad=True)))

@@ -12,7 +12,51 @@ from __future__ import annotations
 from typing import Any, Callable, List, Sequence, Tuple
 
 from .autograd import grad_mode
+from .autograd.function import Function
 from .tensor import Tensor, root_array
+
+
+class _RecordedOp(Function):
+    """Identity on the outputs that carry gradients, so that they show torch's node for the
+    whole construct (``CondAutogradOpBackward``, ``WhileLoopAutogradOpBackward``) with the
+    branch's or body's own history below it."""
+
+    @staticmethod
+    def forward(ctx, *tensors):
+        return tensors[0].clone() if len(tensors) == 1 else tuple(t.clone() for t in tensors)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return grads
+
+
+class CondAutogradOp(_RecordedOp):
+    """``cond``'s node."""
+
+
+class WhileLoopAutogradOp(_RecordedOp):
+    """``while_loop``'s node."""
+
+
+def _recorded(result: Any, op: type) -> Any:
+    """``result`` with each tensor that requires grad passed through ``op``."""
+    leaves, _ = _leaves(result)
+    chosen = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Tensor) and
+              leaf.requires_grad]
+    if not chosen or not grad_mode.is_grad_enabled():
+        return result
+    made = op.apply(*[leaves[i] for i in chosen])
+    made = made if isinstance(made, tuple) else (made,)
+    replaced = dict(zip(chosen, made))
+    return _rebuilt(result, iter([replaced.get(i, leaf) for i, leaf in enumerate(leaves)]))
+
+
+def _rebuilt(tree: Any, leaves: Any) -> Any:
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_rebuilt(item, leaves) for item in tree)
+    if isinstance(tree, dict):
+        return {key: _rebuilt(value, leaves) for key, value in tree.items()}
+    return next(leaves)
 
 
 def _leaves(tree: Any) -> Tuple[List[Any], Any]:
@@ -127,7 +171,7 @@ def cond(pred: Any, true_fn: Callable, false_fn: Callable,
         other_result = other(*copies)
         _check_outputs(_leaves(other_result)[0], _leaves(copies)[0], [], "torch.cond")
         _merge_check(result, other_result)
-    return result
+    return _recorded(result, CondAutogradOp)
 
 
 # -- while_loop ---------------------------------------------------------------------------------
@@ -188,6 +232,12 @@ def while_loop(cond_fn: Callable, body_fn: Callable, carried_inputs: Sequence[An
     if not all(isinstance(x, (Tensor, int)) for x in carried):
         kinds = ", ".join(str(type(x)) for x in carried)
         raise AssertionError(f"{carried} can only be of (Tensor, int) but got ({kinds})")
+    if grad_mode.is_grad_enabled() and any(isinstance(x, Tensor) and x.requires_grad
+                                           for x in carried) and \
+            not all(isinstance(x, Tensor) for x in carried):
+        kinds = [type(x).__name__ for x in carried]
+        raise RuntimeError("torch.while_loop: to record gradients all carried_inputs must be "
+                           f"tensors for stack_output, got {kinds}")
     values: Any = tuple(carried_inputs)
     result = None
     while _keep_going(cond_fn(*values)):
@@ -199,9 +249,10 @@ def while_loop(cond_fn: Callable, body_fn: Callable, carried_inputs: Sequence[An
         _check_outputs(outputs, inputs, versions, "torch.while_loop")
         values = tuple(result) if isinstance(result, (tuple, list)) else (result,)
     if result is not None:
-        return result
+        return _recorded(result, WhileLoopAutogradOp)
     with grad_mode.no_grad():  # the body's nesting and checks, as torch's tracing gives them
         probe = body_fn(*_copied(values))
         _check_carry(_leaves(probe)[0], carried)
     copies = _copied(values, detach=False)
-    return type(probe)(copies) if isinstance(probe, (tuple, list)) else copies[0]
+    result = type(probe)(copies) if isinstance(probe, (tuple, list)) else copies[0]
+    return _recorded(result, WhileLoopAutogradOp)
