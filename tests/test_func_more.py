@@ -154,3 +154,14 @@ def test_vmap_at_top_level():
     results = [lib.vmap(lambda v: v.sum() * 2)(lib.arange(6.0).reshape(3, 2)) for lib in LIBS]
     assert_close(results[1], results[0])
     assert hookgrad.vmap is hookgrad.func.vmap
+
+
+@pytest.mark.parametrize("remove", ["mutations", "mutations_and_views"])
+@pytest.mark.parametrize("fn", [lambda v: v.view(2), lambda v: v, lambda v: v[:1]])
+def test_functionalize_views_of_inputs(remove, fn):
+    seen = []
+    for lib in LIBS:
+        x = lib.ones(2)
+        out = lib.func.functionalize(fn, remove=remove)(x)
+        seen.append((out is x, out.data_ptr() == x.data_ptr()))
+    assert seen[1] == seen[0]

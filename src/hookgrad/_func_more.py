@@ -108,7 +108,9 @@ def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
         result = func(*args, **kwargs)
         inputs = [a for a in _flatten((args, kwargs))[0] if isinstance(a, Tensor)]
         leaves, spec = _flatten(result)
-        copies = [leaf.clone() if isinstance(leaf, Tensor) and any(
+        # a view of an input becomes a copy; an input returned as itself stays itself
+        copies = [leaf.clone() if isinstance(leaf, Tensor) and all(
+            leaf is not x for x in inputs) and any(
             leaf.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
             for x in inputs) else leaf for leaf in leaves]
         return _rebuild(spec, copies)
