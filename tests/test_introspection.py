@@ -48,3 +48,7 @@ def test_non_tensors_raise_type_error(name, value):
                                   lambda lib: np.ones(2), lambda lib: None])
 def test_is_storage(make):
     assert hookgrad.is_storage(make(hookgrad)) == torch.is_storage(make(torch))
+
+
+def test_tensor_is_distributed_method():
+    assert hookgrad.ones(2).is_distributed() is torch.ones(2).is_distributed() is False

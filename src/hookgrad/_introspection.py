@@ -42,6 +42,11 @@ def is_distributed(input: Tensor) -> bool:
     return False
 
 
+def tensor_is_distributed(self: Tensor) -> bool:
+    """``Tensor.is_distributed()``: False, as for every hookgrad tensor."""
+    return False
+
+
 def is_storage(obj: Any) -> bool:
     """Whether ``obj`` is a storage (what ``Tensor.untyped_storage()`` returns)."""
     return isinstance(obj, _Storage)

@@ -74,3 +74,12 @@ def test_slice_inverse(dim, start, end, step):
         results.append((whole.detach().numpy().tolist(), whole.stride(),
                         type(whole.grad_fn).__name__, leaf.grad.numpy().tolist()))
     assert results[1] == results[0]
+
+
+def test_slice_inverse_method():
+    results = []
+    for lib in LIBS:
+        base = lib.arange(6.0).reshape(2, 3)
+        whole = base[:, 1:3].slice_inverse(base, 1, 1, 3)
+        results.append((whole.tolist(), whole.stride(), whole.data_ptr() == base.data_ptr()))
+    assert results[1] == results[0]
