@@ -136,6 +136,22 @@ from .ops.view_copies import (alias_copy, as_strided_copy, detach_copy, diagonal
                               transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy,
                               view_copy)
 from .ops.index_reduce import index_reduce
+from .ops.creation_extra import (empty_permuted, from_dlpack, from_file, frombuffer, range,  # noqa: A004
+                                 to_dlpack)
+from .ops.strided_scatter import as_strided_, as_strided_scatter, resize_as_, slice_inverse
+from .ops.histogramdd import histogramdd
+from .ops.segment_reduce import segment_reduce
+from ._flags import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
+                     get_float32_matmul_precision, get_num_interop_threads, init_num_threads,
+                     is_deterministic_algorithms_warn_only_enabled, is_warn_always_enabled,
+                     set_deterministic_debug_mode, set_float32_matmul_precision,
+                     set_flush_denormal, set_num_interop_threads, set_warn_always,
+                     use_deterministic_algorithms)
+from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                                    set_anomaly_enabled)
+from ._introspection import get_device, is_distributed, typename
+from ._compile import compile  # noqa: A004
+from .control_flow import cond, while_loop
 from .ops.special import digamma, lgamma, mvlgamma, polygamma
 from .ops.shape_more import (dsplit, fliplr, flipud, hsplit, tril_indices, triu_indices,
                              unravel_index, vander, vsplit)
@@ -249,13 +265,22 @@ _PLUMBING = {"load", "save", "get_printoptions", "set_printoptions", "is_grad_en
              "promote_types", "can_cast", "get_default_device", "set_default_device",
              "default_generator", "get_rng_state", "set_rng_state", "initial_seed",
              "manual_seed", "seed", "set_num_threads", "get_num_threads", "is_tensor",
-             "broadcast_shapes"}
+             "broadcast_shapes", "use_deterministic_algorithms",
+             "are_deterministic_algorithms_enabled",
+             "is_deterministic_algorithms_warn_only_enabled", "get_deterministic_debug_mode",
+             "set_deterministic_debug_mode", "get_float32_matmul_precision",
+             "set_float32_matmul_precision", "get_num_interop_threads",
+             "set_num_interop_threads", "init_num_threads", "set_warn_always",
+             "is_warn_always_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+             "set_anomaly_enabled", "set_flush_denormal", "typename", "is_storage", "compile",
+             "cond", "while_loop", "vmap", "to_dlpack"}
 for _name, _value in list(globals().items()):
     if (_name[0] != "_" and _name not in _PLUMBING and isinstance(_value, _types.FunctionType)):
         globals()[_name] = _overrides.wrap(_out.accept_out(_value, _name))
 del _name, _value
 
 from . import func  # noqa: E402  (torch.func: transforms over the whole public API above)
+from .func import vmap  # noqa: E402
 
 
 def __getattr__(name: str):

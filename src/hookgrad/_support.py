@@ -71,6 +71,40 @@ ROWS: List[Row] = [
     Row("torch.func", ("func.grad", "func.grad_and_value", "func.vjp", "func.jvp", "func.jacrev",
                        "func.jacfwd", "func.hessian", "func.functional_call", "func.vmap"), True,
         "on the reverse-mode engine; vmap loops over the batch (same results, slower)"),
+    Row("torch.func", ("func.linearize", "func.functionalize", "func.stack_module_state",
+                       "func.replace_all_batch_norm_modules_", "vmap"), True,
+        "linearize's jvp_fn recomputes by the reverse-mode jvp at each call; functionalize "
+        "runs eagerly (same outputs and input mutations as torch's)"),
+    Row("Global settings", ("use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+                            "is_deterministic_algorithms_warn_only_enabled",
+                            "get_deterministic_debug_mode", "set_deterministic_debug_mode",
+                            "get_float32_matmul_precision", "set_float32_matmul_precision",
+                            "get_num_interop_threads", "set_num_interop_threads",
+                            "init_num_threads", "set_warn_always", "is_warn_always_enabled",
+                            "set_flush_denormal"), True,
+        "torch's values, defaults and argument errors; every op is deterministic and float32 "
+        "products stay float32 whatever is set; in deterministic mode empty and its kin fill "
+        "NaN / the largest value as torch's do (utils.deterministic.fill_uninitialized_memory); "
+        "set_warn_always repeats once-only warnings; set_flush_denormal sets the x86-64 "
+        "FTZ/DAZ bits of the calling thread"),
+    Row("Autograd", ("is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
+                     "autograd.detect_anomaly", "autograd.set_detect_anomaly",
+                     "autograd.set_multithreading_enabled", "autograd.is_multithreading_enabled",
+                     "autograd.is_view_replay_enabled", "autograd.variable"), True,
+        "anomaly mode refuses NaN gradients with torch's error but records no forward "
+        "traceback; backward always runs on the calling thread (those flags are only kept)"),
+    Row("Utilities", ("typename", "get_device", "is_storage", "is_distributed", "compile",
+                      "cond", "while_loop"), True,
+        "compile runs the function or module eagerly (a module comes back as an "
+        "OptimizedModule around it); cond and while_loop run eagerly with torch's checks on "
+        "predicates, operands and branch/body outputs"),
+    Row("Tensors", ("range", "empty_permuted", "frombuffer", "from_file", "from_dlpack",
+                    "to_dlpack", "Tensor.__dlpack__", "as_strided_", "as_strided_scatter",
+                    "Tensor.as_strided_scatter", "resize_as_", "slice_inverse", "histogramdd",
+                    "segment_reduce"), True,
+        "DLPack both ways with NumPy and torch; as_strided_scatter's input gradient is torch "
+        "2.13's (kept inside the written region, zero outside); segment_reduce's gradient has "
+        "no gradient, as in torch"),
     Row("Random numbers", ("manual_seed", "Generator", "rand", "randn", "randint", "randperm",
                            "get_rng_state", "set_rng_state", "random.fork_rng"), True,
         "torch's CPU mt19937 streams bit for bit for the same seed and call sequence"),
@@ -417,8 +451,8 @@ ROWS: List[Row] = [
     Row("Per-op interception", ("overrides.TorchFunctionMode",
                                 "utils.flop_counter.FlopCounterMode"), True,
         "every hookgrad.*, nn.functional and Tensor method call; FLOPs of products and convs"),
-    Row("Not there", ("fft", "compile", "amp", "distributed"), False,
-        "no FFT, compiler, autocast or distributed training of hookgrad's own"),
+    Row("Not there", ("fft", "amp", "distributed"), False,
+        "no FFT, autocast or distributed training of hookgrad's own"),
 ]
 
 

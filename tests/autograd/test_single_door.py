@@ -195,6 +195,11 @@ TABLE = [
     ("unfold_copy", lambda a: hookgrad.unfold_copy(a, 1, 2, 1), "a"),
     ("alias_copy", lambda a: hookgrad.alias_copy(a), "a"),
     ("as_strided_copy", lambda a: hookgrad.as_strided_copy(a, (2, 2), (1, 2)), "a"),
+    ("as_strided_scatter", lambda a, b: hookgrad.as_strided_scatter(a, b[:2, :2], (2, 2),
+                                                                    (1, 2), 1), "a a"),
+    ("segment_reduce", lambda a: hookgrad.segment_reduce(
+        a, "prod", lengths=hookgrad.tensor([[1, 3]] * 3), axis=1, initial=2.0)
+     + hookgrad.segment_reduce(a, "max", offsets=hookgrad.tensor([[0, 2, 4]] * 3), axis=1), "a"),
     ("tril", lambda q: hookgrad.tril(q), "q"), ("triu", lambda q: hookgrad.triu(q, 1), "q"),
     ("cat", lambda a, b: hookgrad.cat([a, b], 1), "a a"),
     ("stack", lambda a, b: hookgrad.stack([a, b]), "a a"),

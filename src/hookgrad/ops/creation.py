@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .._warnings import warn
-from .. import _device, _dtype
+from .. import _device, _dtype, _flags
 from .. import _memory_format as _mf
 from ..tensor import Tensor, keeping_strides, with_empty_strides
 from . import _layout
@@ -237,12 +237,21 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None,
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False,
           memory_format=_mf.contiguous_format, **kwargs) -> Tensor:
-    """Uninitialised in torch; zeros here, so nothing depends on leftover memory. Laid out in
-    ``memory_format`` (``channels_last`` for an NHWC layout of a 4-d size)."""
+    """Uninitialised in torch; zeros here, so nothing depends on leftover memory (NaN or the
+    largest value in deterministic mode, as torch fills it). Laid out in ``memory_format``
+    (``channels_last`` for an NHWC layout of a 4-d size)."""
     _device.check(device)
     array = _layout.empty_in_format(_size(size, "empty"), _float_dtype(dtype),
                                     _mf.check(memory_format, "empty"))
+    _fill_uninitialized(array)
     return _finish(array, requires_grad)
+
+
+def _fill_uninitialized(array: np.ndarray) -> np.ndarray:
+    """In deterministic mode, torch's NaN / largest-value fill of "uninitialised" memory."""
+    if _flags.filling_uninitialized():
+        array[...] = _flags.uninitialized_value(array.dtype)
+    return array
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad: bool = False,
@@ -260,7 +269,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad: bool 
     np_dtype = _float_dtype(dtype)
     needed = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
     # one element at least: an empty result then reports its strides as given (see stride())
-    storage = np.zeros(max(needed, 1), np_dtype)
+    storage = _fill_uninitialized(np.zeros(max(needed, 1), np_dtype))
     array = np.lib.stride_tricks.as_strided(storage, size,
                                             tuple(s * np_dtype.itemsize for s in stride))
     if requires_grad and np_dtype.kind not in "fV":
@@ -336,7 +345,9 @@ def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = 
 
     Differs from torch: the memory is zero-filled (NumPy's ``empty`` would expose stale bytes)."""
     _device.check(device)
-    return _finish(_filled_like(input, 0, dtype, memory_format, "empty_like"), requires_grad)
+    array = _filled_like(input, 0, dtype, memory_format, "empty_like")
+    _fill_uninitialized(array)
+    return _finish(array, requires_grad)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None,
