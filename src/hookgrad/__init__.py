@@ -15,6 +15,11 @@ from ._memory_format import (channels_last, channels_last_3d, contiguous_format,
                              preserve_format)
 from .serialization import load, save
 from .tensor import Size, Tensor
+from . import storage
+from .storage import TypedStorage, UntypedStorage, is_storage
+from .storage import (BFloat16Storage, BoolStorage, ByteStorage, CharStorage,  # noqa: F401
+                      DoubleStorage, FloatStorage, HalfStorage, IntStorage, LongStorage,
+                      ShortStorage)
 from ._tensor_str import get_printoptions, printoptions, set_printoptions
 from . import _tensor_methods  # noqa: F401  (binds Tensor methods)
 from . import autograd
@@ -24,7 +29,7 @@ from .nn.ops.aten import (adaptive_avg_pool1d, adaptive_max_pool1d, addmm,  # no
                           avg_pool1d, baddbmm, batch_norm, bilinear,
                           binary_cross_entropy_with_logits, channel_shuffle, constant_pad_nd,
                           conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
-                          conv_transpose3d, convolution, cosine_embedding_loss, dropout,
+                          conv_transpose3d, convolution, cosine_embedding_loss,
                           embedding, group_norm, hinge_embedding_loss, instance_norm, kl_div,
                           layer_norm, margin_ranking_loss, max_pool1d, max_pool1d_with_indices,
                           max_pool2d, max_pool3d, native_channel_shuffle, pixel_shuffle,
@@ -43,6 +48,8 @@ from ._generator import (default_generator, Generator, get_rng_state, initial_se
                          manual_seed, seed, set_rng_state)
 from .ops.random import (bernoulli, multinomial, normal, poisson, rand, rand_like, randint,
                          randint_like, randn, randn_like, randperm)
+from .ops.random_gamma import (_dirichlet_grad, _sample_dirichlet, _standard_gamma,
+                               _standard_gamma_grad, binomial)
 from . import backends, cuda, random, special
 from .ops.indexing import index_put
 from .ops.einsum import einsum
@@ -83,6 +90,19 @@ from .nn.ops.cdist import cdist, pdist
 from .nn.ops.distance import cosine_similarity, pairwise_distance
 from .nn.ops.dropout import alpha_dropout, feature_alpha_dropout
 from .nn.ops.rrelu import rrelu, rrelu_
+from .nn.ops.rnn import (gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell,  # noqa: E402
+                         rnn_tanh, rnn_tanh_cell)
+from .nn.ops.dropout_aten import (alpha_dropout_, dropout, dropout_,  # noqa: E402
+                                  feature_alpha_dropout_, feature_dropout, feature_dropout_,
+                                  native_dropout)
+from .nn.ops.embedding_aten import embedding_bag, embedding_renorm_  # noqa: E402
+from .nn.ops.grid_sample import (affine_grid_generator, grid_sampler,  # noqa: E402
+                                 grid_sampler_2d, grid_sampler_3d)
+from .nn.ops.native_norms import (batch_norm_backward_elemt,  # noqa: E402
+                                  batch_norm_backward_reduce, batch_norm_elemt,
+                                  batch_norm_gather_stats, batch_norm_gather_stats_with_counts,
+                                  batch_norm_stats, batch_norm_update_stats, native_batch_norm,
+                                  native_group_norm, native_layer_norm, native_norm)
 from .ops.pointwise_binary import (addcdiv, addcmul, arctan2, atan2, copysign, fmod, hypot, lerp,
                               logaddexp, xlogy)
 from .ops.diagonal import diag, diag_embed, diagflat, diagonal, trace, tril, triu
@@ -116,6 +136,22 @@ from .ops.view_copies import (alias_copy, as_strided_copy, detach_copy, diagonal
                               transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy,
                               view_copy)
 from .ops.index_reduce import index_reduce
+from .ops.creation_extra import (empty_permuted, from_dlpack, from_file, frombuffer, range,  # noqa: A004
+                                 to_dlpack)
+from .ops.strided_scatter import as_strided_, as_strided_scatter, resize_as_, slice_inverse
+from .ops.histogramdd import histogramdd
+from .ops.segment_reduce import segment_reduce
+from ._flags import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
+                     get_float32_matmul_precision, get_num_interop_threads, init_num_threads,
+                     is_deterministic_algorithms_warn_only_enabled, is_warn_always_enabled,
+                     set_deterministic_debug_mode, set_float32_matmul_precision,
+                     set_flush_denormal, set_num_interop_threads, set_warn_always,
+                     use_deterministic_algorithms)
+from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                                    set_anomaly_enabled)
+from ._introspection import get_device, is_distributed, typename
+from ._compile import compile  # noqa: A004
+from .control_flow import cond, while_loop
 from .ops.special import digamma, lgamma, mvlgamma, polygamma
 from .ops.shape_more import (dsplit, fliplr, flipud, hsplit, tril_indices, triu_indices,
                              unravel_index, vander, vsplit)
@@ -135,11 +171,13 @@ linalg.LinAlgError = _LinAlgError
 from .ops import linalg_decomp as _decomp, linalg_norms as _norms  # noqa: E402
 from .ops import linalg_householder as _householder  # noqa: E402
 from .ops import linalg_lu as _lu, linalg_pinv as _pinv, linalg_solve as _solve  # noqa: E402
+from .ops import linalg_ldl as _ldl  # noqa: E402
 for _module, _names in ((_norms, "matrix_norm norm vecdot multi_dot matrix_power diagonal cond "
                                  "matrix_rank tensorinv tensorsolve vander"),
                         (_solve, "solve solve_ex solve_triangular inv_ex cholesky cholesky_ex"),
                         (_decomp, "svd svdvals eigh eigvalsh qr"),
                         (_lu, "lu_factor lu_factor_ex lu lu_solve"),
+                        (_ldl, "ldl_factor ldl_factor_ex ldl_solve"),
                         (_pinv, "pinv lstsq matrix_exp"),
                         (_householder, "householder_product")):
     for _name in _names.split():
@@ -243,12 +281,20 @@ _PLUMBING = {"load", "save", "get_printoptions", "set_printoptions", "is_grad_en
              "promote_types", "can_cast", "get_default_device", "set_default_device",
              "default_generator", "get_rng_state", "set_rng_state", "initial_seed",
              "manual_seed", "seed", "set_num_threads", "get_num_threads", "is_tensor",
-             "broadcast_shapes", "is_autocast_enabled", "set_autocast_enabled",
-             "get_autocast_dtype", "set_autocast_dtype", "get_autocast_cpu_dtype",
-             "set_autocast_cpu_dtype", "get_autocast_gpu_dtype", "is_autocast_cpu_enabled",
-             "set_autocast_cpu_enabled", "is_autocast_cache_enabled",
-             "set_autocast_cache_enabled", "clear_autocast_cache", "autocast_increment_nesting",
-             "autocast_decrement_nesting"}
+             "broadcast_shapes", "use_deterministic_algorithms",
+             "are_deterministic_algorithms_enabled",
+             "is_deterministic_algorithms_warn_only_enabled", "get_deterministic_debug_mode",
+             "set_deterministic_debug_mode", "get_float32_matmul_precision",
+             "set_float32_matmul_precision", "get_num_interop_threads",
+             "set_num_interop_threads", "init_num_threads", "set_warn_always",
+             "is_warn_always_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+             "set_anomaly_enabled", "set_flush_denormal", "typename", "is_storage", "compile",
+             "cond", "while_loop", "vmap", "to_dlpack",
+             "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
+             "set_autocast_dtype", "get_autocast_cpu_dtype", "set_autocast_cpu_dtype",
+             "get_autocast_gpu_dtype", "is_autocast_cpu_enabled", "set_autocast_cpu_enabled",
+             "is_autocast_cache_enabled", "set_autocast_cache_enabled", "clear_autocast_cache",
+             "autocast_increment_nesting", "autocast_decrement_nesting"}
 for _name, _value in list(globals().items()):
     if (_name[0] != "_" and _name not in _PLUMBING and isinstance(_value, _types.FunctionType)):
         # a function kept under another name (cholesky_old) is found on autocast's lists
@@ -259,6 +305,7 @@ for _name, _value in list(globals().items()):
 del _name, _value, _renamed
 
 from . import func  # noqa: E402  (torch.func: transforms over the whole public API above)
+from .func import vmap  # noqa: E402
 
 
 def __getattr__(name: str):

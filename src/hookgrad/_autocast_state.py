@@ -292,7 +292,9 @@ POLICIES: dict = {name: LOWER for name in (
     "linalg_vecdot",
     # torch composes it of listed ops (projections, bmm or fused attention): every floating
     # input ends in the autocast dtype, the float mask too (baddbmm's or attention's operand)
-    "multi_head_attention_forward")}
+    "multi_head_attention_forward",
+    # the base grid times theta^T is a batched product in torch
+    "affine_grid")}
 POLICIES.update({name: _one_dtype for name in ("chain_matmul", "linalg_multi_dot")})
 POLICIES.update(inner=_inner, tensordot=_tensordot, einsum=_einsum, pad=_pad,
                 matrix_power=_matrix_power, linalg_matrix_power=_matrix_power,

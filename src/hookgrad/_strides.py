@@ -79,3 +79,45 @@ def has_internal_overlap(array: np.ndarray) -> bool:
     for stride, size in dims:
         offsets = (offsets[..., None] + np.arange(size, dtype=np.int64) * stride).ravel()
     return np.unique(offsets).size != offsets.size
+
+
+_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to "
+                    "tensor refer to a single memory location. Please clone() the tensor before "
+                    "performing the operation.")
+
+
+def _dense(array: np.ndarray) -> bool:
+    """torch's is_non_overlapping_and_dense: the elements fill one block, in some dim order."""
+    if array.flags.c_contiguous or array.flags.f_contiguous:
+        return True
+    expected = array.itemsize
+    for stride, size in sorted((st, n) for n, st in zip(array.shape, array.strides) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def check_overlap(written: np.ndarray, read, full_ok: bool = True) -> None:
+    """torch refuses to write ``written`` while reading ``read`` when the two partly share
+    memory (``x[1:].add_(x[:-1])``, ``x.copy_(x.t())``). The same elements in the same layout
+    (``x.add_(x)``) are fine unless ``full_ok`` is False (the index ops, which refuse any
+    sharing); a layout too irregular to tell (not dense) is let through, as torch does."""
+    if not isinstance(read, np.ndarray) or not written.size or not read.size:
+        return
+    if read is not written:
+        if written.base is None and read.base is None:  # two owners never share memory
+            return
+        if not np.may_share_memory(written, read) or not (_dense(written) and _dense(read)):
+            return
+        start = written.__array_interface__["data"][0]
+        read_start = read.__array_interface__["data"][0]
+        end, read_end = start + written.nbytes, read_start + read.nbytes
+        if not (start < read_end and read_start < end):
+            return
+        full = start == read_start and end == read_end and written.strides == read.strides
+        if full and full_ok:
+            return
+    elif full_ok:
+        return
+    raise RuntimeError(_PARTIAL_OVERLAP)

@@ -38,6 +38,12 @@ ROWS: List[Row] = [
     Row("Tensors", ("bfloat16", "Tensor.bfloat16", "nn.Module.bfloat16"), True,
         "through ml_dtypes (extra hookgrad[bfloat16]); computed in float32 and rounded once"),
     Row("Tensors", ("finfo", "iinfo"), True, "same attributes, values and repr as torch's"),
+    Row("Tensors", ("UntypedStorage", "TypedStorage", "FloatStorage", "LongStorage", "is_storage",
+                    "Tensor.untyped_storage", "Tensor.storage", "Tensor.storage_type",
+                    "Tensor.set_", "Tensor.is_set_to", "Tensor._is_view"), True,
+        "byte and typed windows on a tensor's memory (never copies), the legacy classes; "
+        "set_ never grows a storage (torch does) and hookgrad.save does not write bare "
+        "storages"),
     Row("Tensors", ("asarray", "empty_strided", "logspace", "is_complex", "is_nonzero",
                     "Tensor.is_signed", "Tensor.is_same_size", "Tensor.byte", "Tensor.char",
                     "Tensor.split_with_sizes"), True,
@@ -65,9 +71,47 @@ ROWS: List[Row] = [
     Row("torch.func", ("func.grad", "func.grad_and_value", "func.vjp", "func.jvp", "func.jacrev",
                        "func.jacfwd", "func.hessian", "func.functional_call", "func.vmap"), True,
         "on the reverse-mode engine; vmap loops over the batch (same results, slower)"),
+    Row("torch.func", ("func.linearize", "func.functionalize", "func.stack_module_state",
+                       "func.replace_all_batch_norm_modules_", "vmap"), True,
+        "linearize's jvp_fn recomputes by the reverse-mode jvp at each call; functionalize "
+        "runs eagerly (same outputs and input mutations as torch's)"),
+    Row("Global settings", ("use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+                            "is_deterministic_algorithms_warn_only_enabled",
+                            "get_deterministic_debug_mode", "set_deterministic_debug_mode",
+                            "get_float32_matmul_precision", "set_float32_matmul_precision",
+                            "get_num_interop_threads", "set_num_interop_threads",
+                            "init_num_threads", "set_warn_always", "is_warn_always_enabled",
+                            "set_flush_denormal"), True,
+        "torch's values, defaults and argument errors; every op is deterministic and float32 "
+        "products stay float32 whatever is set; in deterministic mode empty and its kin fill "
+        "NaN / the largest value as torch's do (utils.deterministic.fill_uninitialized_memory); "
+        "set_warn_always repeats once-only warnings; set_flush_denormal sets the x86-64 "
+        "FTZ/DAZ bits of the calling thread"),
+    Row("Autograd", ("is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
+                     "autograd.detect_anomaly", "autograd.set_detect_anomaly",
+                     "autograd.set_multithreading_enabled", "autograd.is_multithreading_enabled",
+                     "autograd.is_view_replay_enabled", "autograd.variable"), True,
+        "anomaly mode refuses NaN gradients with torch's error but records no forward "
+        "traceback; backward always runs on the calling thread (those flags are only kept)"),
+    Row("Utilities", ("typename", "get_device", "is_storage", "is_distributed", "compile",
+                      "cond", "while_loop"), True,
+        "compile runs the function or module eagerly (a module comes back as an "
+        "OptimizedModule around it); cond and while_loop run eagerly with torch's checks on "
+        "predicates, operands and branch/body outputs"),
+    Row("Tensors", ("range", "empty_permuted", "frombuffer", "from_file", "from_dlpack",
+                    "to_dlpack", "Tensor.__dlpack__", "as_strided_", "as_strided_scatter",
+                    "Tensor.as_strided_scatter", "resize_as_", "slice_inverse", "histogramdd",
+                    "segment_reduce"), True,
+        "DLPack both ways with NumPy and torch; as_strided_scatter's input gradient is torch "
+        "2.13's (kept inside the written region, zero outside); segment_reduce's gradient has "
+        "no gradient, as in torch"),
     Row("Random numbers", ("manual_seed", "Generator", "rand", "randn", "randint", "randperm",
                            "get_rng_state", "set_rng_state", "random.fork_rng"), True,
         "torch's CPU mt19937 streams bit for bit for the same seed and call sequence"),
+    Row("Random numbers", ("_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet",
+                           "_dirichlet_grad", "binomial", "poisson"), True,
+        "torch's CPU samplers draw for draw (Marsaglia-Tsang gamma, BTRS/inversion binomial), "
+        "the generator left where torch's is; the gamma and Dirichlet pathwise gradients"),
     Row("Devices", ("cuda.is_available", "device", "set_default_device",
                     "get_default_device"), True,
         "CPU only: CUDA requests raise torch's CPU-build errors"),
@@ -85,6 +129,10 @@ ROWS: List[Row] = [
                    "nn.MaxUnpool2d", "nn.LPPool2d", "nn.ChannelShuffle", "nn.Softmax2d"), True,
         "padding layers in 1-3 dims over F.pad; rms_norm, local_response_norm and lp_pool "
         "composed as torch composes them"),
+    Row("Layers", ("nn.CrossMapLRN2d",), True,
+        "torch's legacy kernel reproduced: its channel windows (channel 0 always in the sum) "
+        "and its hand-written gradient, which is not the exact derivative; size 1 and double "
+        "backward raise as torch"),
     Row("Layers", ("nn.RReLU", "nn.functional.rrelu", "nn.functional.rrelu_", "rrelu"), True,
         "training slopes are torch's draws from the default generator (equal for equal seeds), "
         "evaluation uses the mean slope"),
@@ -114,7 +162,7 @@ ROWS: List[Row] = [
         "nn.grad runs the convolution's own backward on a stand-in, so it is differentiable "
         "again with torch's ConvolutionBackwardBackward0 node; conv_tbc records "
         "ConvTbcBackward0 with torch's saved attributes"),
-    Row("Layers", ("nn.CrossMapLRN2d", "nn.LinearCrossEntropyOptions"), False,
+    Row("Layers", ("nn.LinearCrossEntropyOptions",), False,
         "not yet"),
     Row("Losses", ("nn.MSELoss", "nn.CrossEntropyLoss", "nn.NLLLoss", "nn.BCEWithLogitsLoss",
                    "nn.KLDivLoss", "nn.MarginRankingLoss", "nn.HingeEmbeddingLoss",
@@ -146,6 +194,28 @@ ROWS: List[Row] = [
                                  "triplet_margin_loss", "native_channel_shuffle"), True,
         "ATen's positional argument order; the reduction as its enum (1 mean, 2 sum, anything "
         "else none, and none by default, as torch's bindings behave)"),
+    Row("nn ops under torch.*", ("native_batch_norm", "native_layer_norm", "native_group_norm",
+                                 "batch_norm_update_stats"), True,
+        "the statistics beside the result, in torch's shapes: batch norm's (mean, invstd) per "
+        "channel (empty in evaluation), layer norm's (mean, rstd) with size-1 normalized dims, "
+        "group norm's (N, groups); batch_norm_update_stats returns (mean, biased var) and its "
+        "results carry no gradient (torch's raise on backward)"),
+    Row("nn ops under torch.*", ("native_norm", "batch_norm_stats", "batch_norm_elemt",
+                                 "batch_norm_gather_stats", "batch_norm_gather_stats_with_counts",
+                                 "batch_norm_backward_reduce", "batch_norm_backward_elemt"), True,
+        "present, and raise NotImplementedError as torch 2.13 does on a dense CPU tensor (its "
+        "kernels are sparse-only and CUDA-only)"),
+    Row("nn ops under torch.*", ("grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
+                                 "affine_grid_generator", "embedding_bag", "embedding_renorm_"),
+        True,
+        "grid samplers take torch's integer codes (0 bilinear/zeros, 1 nearest/border, 2 "
+        "bicubic/reflection); embedding_bag returns torch's four results (output, offset2bag, "
+        "bag_size, max_indices) as its CPU kernel fills them; its graph is made of ordinary ops"),
+    Row("Dropout under torch.*", ("dropout", "dropout_", "feature_dropout", "feature_dropout_",
+                                  "alpha_dropout_", "feature_alpha_dropout_", "native_dropout"),
+        True,
+        "masks equal torch's for the same seed; native_dropout returns the bool mask and, like "
+        "torch, does not scale the gradient when train is None"),
     Row("Complex API on real tensors", ("conj", "resolve_conj", "resolve_neg", "is_conj", "real",
                                         "angle", "adjoint", "isreal", "Tensor.imag"), True,
         "the input itself, a view or a constant, as torch gives for real dtypes; imag raises"),
@@ -192,7 +262,11 @@ ROWS: List[Row] = [
                           "special.modified_bessel_i1", "special.modified_bessel_k0",
                           "special.modified_bessel_k1", "special.scaled_modified_bessel_k0",
                           "special.scaled_modified_bessel_k1", "special.zeta"), True,
-        "the functions hookgrad computes; no Bessel J or Y, no airy_ai"),
+        "the functions hookgrad computes"),
+    Row("torch.special", ("special.bessel_j0", "special.bessel_j1", "special.bessel_y0",
+                          "special.bessel_y1", "special.airy_ai"), True,
+        "the Cephes rational approximations evaluated as torch's kernels do, in the input's "
+        "float type (float32 rounds like torch's); no gradient, as torch; half types refused"),
     Row("Orthogonal polynomials", tuple("special." + name for name in (
         "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
         "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
@@ -235,6 +309,11 @@ ROWS: List[Row] = [
         "LAPACK through NumPy where it succeeds; singular or non-positive-definite input is "
         "refactored on NumPy for torch's info codes and linalg.LinAlgError messages; LU of any "
         "m x n matrix with LAPACK's pivots; results laid out column-major as torch's"),
+    Row("Linear systems", ("linalg.ldl_factor", "linalg.ldl_factor_ex", "linalg.ldl_solve"),
+        True,
+        "Bunch-Kaufman LDL^T on NumPy, one column at a time as LAPACK's sytf2 (lower), so LD, "
+        "pivots and info are sytrf's; ldl_solve follows sytrs and broadcasts batches; no "
+        "derivative, as torch; hermitian has no effect (no complex tensors)"),
     Row("Decompositions", (
         "linalg.svd", "linalg.svdvals", "linalg.eigh", "linalg.eigvalsh", "linalg.qr",
         "linalg.pinv", "linalg.lstsq", "linalg.matrix_exp", "linalg.householder_product", "svd",
@@ -243,9 +322,8 @@ ROWS: List[Row] = [
         "torch's gradient formulas (inf/NaN for repeated singular values or eigenvalues, as "
         "torch's); singular vectors' signs may differ from torch's LAPACK build, gauge-invariant "
         "results agree; lstsq fills residuals, rank and singular values per CPU driver as torch"),
-    Row("Decompositions", ("linalg.eig", "linalg.eigvals", "linalg.ldl_factor",
-                           "linalg.ldl_factor_ex", "linalg.ldl_solve"), False,
-        "eig and eigvals give complex results (no complex dtypes yet); no LDL factorisation"),
+    Row("Decompositions", ("linalg.eig", "linalg.eigvals"), False,
+        "eig and eigvals give complex results (no complex dtypes yet)"),
     Row("Statistics", ("cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "histc",
                        "quantile", "nanquantile"), True, "every quantile interpolation mode"),
     Row("Distributions", ("distributions.Normal", "distributions.Uniform",
@@ -264,8 +342,26 @@ ROWS: List[Row] = [
     Row("Distributions", ("distributions.Gamma", "distributions.Chi2", "distributions.Beta",
                           "distributions.Dirichlet", "distributions.StudentT",
                           "distributions.Binomial"), True,
-        "log_prob, cdf, entropy, moments and KL as torch's; sample/rsample raise "
-        "NotImplementedError (no sampler matching torch's _standard_gamma or binomial)"),
+        "seeded sample/rsample equal to torch's draws (torch's gamma and binomial samplers, "
+        "the same uniforms and cached normals), with torch's pathwise gradients; log_prob, cdf, "
+        "entropy, moments and KL as torch's"),
+    Row("Distributions", ("distributions.Pareto", "distributions.Weibull",
+                          "distributions.HalfCauchy", "distributions.Kumaraswamy",
+                          "distributions.LogisticNormal", "distributions.GeneralizedPareto",
+                          "distributions.ContinuousBernoulli",
+                          "distributions.LowRankMultivariateNormal", "distributions.VonMises"),
+        True, "seeded draws equal to torch's (VonMises: its float64 Best-Fisher rejection "
+        "loop); VonMises scores use the same Abramowitz-Stegun Bessel approximations as "
+        "torch's; GeneralizedPareto's log_prob/cdf refuse float64 as torch's do"),
+    Row("Distributions", ("distributions.InverseGamma", "distributions.FisherSnedecor",
+                          "distributions.NegativeBinomial", "distributions.Wishart",
+                          "distributions.LKJCholesky"), True,
+        "scores, moments, entropy, expand and validation as torch's; draws go through the "
+        "Gamma/Chi2/Beta samplers in torch's order (Wishart's redraw after its singular-"
+        "sample screen included), so they need those samplers"),
+    Row("Distributions", ("distributions.CorrCholeskyTransform",
+                          "distributions.CumulativeDistributionTransform"), True,
+        "corr_cholesky registered with biject_to and transform_to"),
     Row("Distributions", ("distributions.constraints", "distributions.transforms",
                           "distributions.biject_to", "distributions.transform_to",
                           "distributions.kl_divergence", "distributions.register_kl"), True,
@@ -274,6 +370,10 @@ ROWS: List[Row] = [
                              "nn.GRUCell", "nn.utils.rnn.pack_padded_sequence",
                              "nn.utils.rnn.pad_packed_sequence", "nn.utils.rnn.pad_sequence"),
         True, "a Python loop over time steps, one input matmul per layer and direction"),
+    Row("Recurrent layers", ("lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell",
+                             "rnn_tanh_cell", "rnn_relu_cell"), True,
+        "torch's flat-parameter and packed (data, batch_sizes) signatures; the same code as "
+        "nn.LSTM/GRU/RNN, so the graph is made of ordinary ops"),
     Row("Parametrizations", ("nn.utils.parametrize.register_parametrization",
                              "nn.utils.parametrize.remove_parametrizations",
                              "nn.utils.parametrize.cached", "nn.utils.parametrize.is_parametrized",
@@ -306,12 +406,21 @@ ROWS: List[Row] = [
         "interpolate without antialias"),
     Row("Containers", ("nn.Sequential", "nn.ModuleList", "nn.ModuleDict", "nn.ParameterList",
                        "nn.ParameterDict"), True, ""),
+    Row("Containers", ("nn.Module.to_empty",), True,
+        "fresh uninitialised storage for parameters, their gradients and buffers (recurse or "
+        "not), parameters keeping their identity; only the CPU device exists, others raise as "
+        "in a CPU build of torch"),
     Row("Lazy modules", ("nn.LazyLinear", "nn.LazyConv1d", "nn.LazyConv2d", "nn.LazyConv3d",
                          "nn.LazyConvTranspose2d", "nn.LazyBatchNorm2d", "nn.LazyInstanceNorm2d",
                          "nn.UninitializedParameter", "nn.UninitializedBuffer",
                          "nn.modules.lazy.LazyModuleMixin"), True,
         "shapes inferred by a forward pre-hook registered at construction, as torch's; a state "
         "dict loads into a lazy module without a dummy forward"),
+    Row("Optimizers", ("optim.Muon",), True,
+        "torch's Muon: Nesterov or plain momentum, Newton-Schulz orthogonalisation in bfloat16 "
+        "(emulated on float32 with one rounding per operation, as torch's CPU kernels round), "
+        "both learning-rate adjustments; trajectories equal torch's up to rare one-ulp "
+        "bfloat16 roundings"),
     Row("Optimizers", ("optim.SGD", "optim.Adam", "optim.AdamW", "optim.RMSprop", "optim.Adagrad",
                        "optim.Adadelta", "optim.Adamax", "optim.NAdam", "optim.RAdam",
                        "optim.LBFGS", "optim.ASGD", "optim.Rprop", "optim.Adafactor"), True,
@@ -331,6 +440,11 @@ ROWS: List[Row] = [
         "the same lr (and momentum) curves as torch, value for value"),
     Row("Data", ("utils.data.DataLoader", "utils.data.TensorDataset", "utils.data.random_split"),
         True, "single process"),
+    Row("Data", ("utils.data.ChainDataset", "utils.data.StackDataset",
+                 "utils.data.DistributedSampler", "utils.data.distributed.DistributedSampler"),
+        True,
+        "DistributedSampler needs num_replicas and rank (no process group); its shuffled order "
+        "is torch's for the same seed and epoch, with torch's padding and drop_last"),
     Row("Checkpoints", ("save", "load", "utils.safetensors.save_file",
                         "utils.safetensors.load_file"), True,
         "torch's zip (and legacy) format both ways; load never runs code from the file"),
@@ -351,8 +465,8 @@ ROWS: List[Row] = [
         "promote); thread-local; gradients reach float32 leaves in float32; CUDA warns and stays "
         "off; float32 leaves that require grad are cast once per autocast block (torch's cast "
         "cache). GradScaler on the CPU"),
-    Row("Not there", ("fft", "compile", "distributed"), False,
-        "no FFT, compiler or distributed training of hookgrad's own"),
+    Row("Not there", ("fft", "distributed"), False,
+        "no FFT or distributed training of hookgrad's own"),
 ]
 
 

@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from . import _device, _dtype
+from . import _device, _dtype, _introspection
 from . import _memory_format as mf
 from .autograd import engine, tensor_hooks
 from .autograd import views as autograd_views
@@ -20,6 +20,7 @@ from .ops import clone as copy_ops
 from .ops import pointwise_binary as B
 from .ops import diagonal as D
 from .ops import strided
+from .ops import creation_extra, strided_scatter
 from .ops import pointwise_unary as X
 from .ops import inplace as I
 from .ops import inplace_extra as IX
@@ -337,6 +338,11 @@ MORE_METHODS = {
     # structure
     "tril": D.tril, "triu": D.triu, "tril_": D.tril_, "triu_": D.triu_, "diag": D.diag,
     "diagonal": D.diagonal, "as_strided": strided.as_strided, "diag_embed": D.diag_embed,
+    "as_strided_scatter": strided_scatter.as_strided_scatter,
+    "slice_inverse": strided_scatter.slice_inverse,
+    "is_distributed": _introspection.tensor_is_distributed,
+    "__dlpack__": creation_extra.tensor_dlpack,
+    "__dlpack_device__": creation_extra.tensor_dlpack_device,
     "diagflat": D.diagflat,
     "trace": D.trace, "fill_diagonal_": D.fill_diagonal_, "outer": T.outer, "ger": T.ger,
     "kron": T.kron, "cross": T.cross, "tensor_split": T.tensor_split,

@@ -17,6 +17,8 @@ from typing import Set, Type
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 _warned_once: Set[str] = set()
+# ``torch.set_warn_always(True)``: every ``warn_once`` site warns each time it is reached
+warn_always = [False]
 
 
 def _user_stacklevel() -> int:
@@ -40,7 +42,7 @@ def warn_once(message: str, category: Type[Warning] = UserWarning) -> None:
     """``warn`` the first time ``message`` is given in this process only, like torch's
     ``TORCH_WARN_ONCE`` (which no warning filter can bring back). Each of torch's once-sites
     has its own text, so the text is the key."""
-    if message in _warned_once:
+    if message in _warned_once and not warn_always[0]:
         return
     _warned_once.add(message)
     warnings.warn(message, category, stacklevel=_user_stacklevel())

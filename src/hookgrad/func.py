@@ -21,10 +21,13 @@ from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, Union
 
 from . import autograd
+from ._func_more import (functionalize, linearize_with,  # noqa: F401
+                         replace_all_batch_norm_modules_, stack_module_state)
 from .tensor import Tensor
 
-__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
-           "vjp", "vmap"]
+__all__ = ["functional_call", "functionalize", "grad", "grad_and_value", "hessian", "jacfwd",
+           "jacrev", "jvp", "linearize", "replace_all_batch_norm_modules_",
+           "stack_module_state", "vjp", "vmap"]
 
 ArgNums = Union[int, Tuple[int, ...]]
 
@@ -182,6 +185,13 @@ def jvp(func: Callable, primals: Sequence[Any], tangents: Sequence[Any], *,
         pushed = _grads([p for p, _ in pairs], dummies, [t for _, t in pairs])
     result = (_finish(output, keep), _finish(pushed[0] if single else pushed, keep))
     return result + (_finish(aux, keep),) if has_aux else result
+
+
+def linearize(func: Callable, *primals: Any) -> Tuple[Any, Callable]:
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian of ``func`` at
+    ``primals`` applied to tangents of the primals' structure, shapes and dtypes (computed by
+    ``jvp`` at each call)."""
+    return linearize_with(jvp, func, *primals)
 
 
 # -- Jacobians and Hessians ---------------------------------------------------------------------

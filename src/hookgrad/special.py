@@ -16,6 +16,8 @@ from .ops.pointwise_more import erfc as _erfc
 from .ops.bessel_k import (  # noqa: F401  (torch.special's names)
     modified_bessel_i0, modified_bessel_i1, modified_bessel_k0, modified_bessel_k1,
     scaled_modified_bessel_k0, scaled_modified_bessel_k1, spherical_bessel_j0)
+from .ops.bessel_j import (  # noqa: F401  (torch.special's names)
+    airy_ai, bessel_j0, bessel_j1, bessel_y0, bessel_y1)
 from .ops.bessel_erfinv import erfinv, i0, i0e, i1, i1e  # noqa: F401  (torch.special's names)
 from .ops.special import digamma as _digamma, lgamma as _lgamma, mvlgamma as _mvlgamma
 from .ops.special import polygamma as _polygamma
@@ -125,6 +127,7 @@ for _name, _value in list(globals().items()):  # every function is visible to a 
         globals()[_name] = _overrides.wrap(_value)
 # the functions that live with their kernels also honour out=, as torch's special_* do
 for _name in ("entr", "erfcx", "log_ndtr", "ndtri", "xlog1py", "zeta", "spherical_bessel_j0",
+              "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "airy_ai",
               "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
               "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
               *_polynomials.POLYNOMIALS):

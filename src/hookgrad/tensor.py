@@ -14,12 +14,14 @@ import numpy as np
 from ._grad_state import (INFERENCE_REQUIRES_GRAD_ERROR, INFERENCE_VERSION_ERROR,
                           InferenceVersion, _state as _grad_state, inference_users,
                           marking_constructor)
-from ._strides import (empty_strides, has_internal_overlap, keeping_strides,  # noqa: F401
+from ._strides import (check_overlap, empty_strides, has_internal_overlap,  # noqa: F401
+                       keeping_strides,
                        root_array, torch_strides, with_empty_strides)
 from ._warnings import NON_LEAF_GRAD, SCALAR_OF_GRAD, warn, warn_once
 from . import _dtype
 from . import _memory_format
 from ._tensor_str import tensor_repr
+from .storage import UntypedStorage
 
 class Size(tuple):
     """torch.Size: a tuple that prints as ``torch.Size([2, 3])``."""
@@ -314,7 +316,7 @@ class Tensor:
 
     def untyped_storage(self):
         """The raw byte storage behind the tensor, shared with its views."""
-        return _Storage(root_array(self._data))
+        return UntypedStorage(root_array(self._data))
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """A NumPy array sharing this tensor's memory; raises if the tensor requires grad unless
@@ -418,22 +420,6 @@ class Tensor:
 
 def _rebuild(array, requires_grad):
     return Tensor._make(array, requires_grad)
-
-
-class _Storage:
-    __slots__ = ("_array",)
-
-    def __init__(self, array: np.ndarray):
-        self._array = array
-
-    def data_ptr(self) -> int:
-        return self._array.__array_interface__["data"][0]
-
-    def nbytes(self) -> int:
-        return self._array.nbytes
-
-    def size(self) -> int:
-        return self._array.nbytes
 
 
 _PLAIN = (Tensor.__dict__["_make"], Tensor._init)

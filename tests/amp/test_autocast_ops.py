@@ -18,7 +18,8 @@ _INPUTS = ("float32", "low", "mixed")
 # differences that are not autocast's: the same inputs differ from torch without autocast too
 # (hookgrad ops with no bfloat16/float16 kernel, or other rules for mixed dtypes)
 _OUTSIDE_AUTOCAST = {
-    ("affine_grid", "low"): "affine_grid has no bfloat16",
+    ("affine_grid", "low"): "affine_grid of a half-precision theta gives float32",
+    ("affine_grid", "float32"): "affine_grid of a half-precision theta gives float32",
     ("bilinear", "low"): "bilinear has no bfloat16 (einsum refuses it)",
     ("bincount_weights", "low"): "torch gives float64 for half-precision weights",
     ("cross", "mixed"): "torch refuses mixed dtypes, hookgrad promotes",

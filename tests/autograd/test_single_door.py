@@ -195,6 +195,11 @@ TABLE = [
     ("unfold_copy", lambda a: hookgrad.unfold_copy(a, 1, 2, 1), "a"),
     ("alias_copy", lambda a: hookgrad.alias_copy(a), "a"),
     ("as_strided_copy", lambda a: hookgrad.as_strided_copy(a, (2, 2), (1, 2)), "a"),
+    ("as_strided_scatter", lambda a, b: hookgrad.as_strided_scatter(a, b[:2, :2], (2, 2),
+                                                                    (1, 2), 1), "a a"),
+    ("segment_reduce", lambda a: hookgrad.segment_reduce(
+        a, "prod", lengths=hookgrad.tensor([[1, 3]] * 3), axis=1, initial=2.0)
+     + hookgrad.segment_reduce(a, "max", offsets=hookgrad.tensor([[0, 2, 4]] * 3), axis=1), "a"),
     ("tril", lambda q: hookgrad.tril(q), "q"), ("triu", lambda q: hookgrad.triu(q, 1), "q"),
     ("cat", lambda a, b: hookgrad.cat([a, b], 1), "a a"),
     ("stack", lambda a, b: hookgrad.stack([a, b]), "a a"),
@@ -251,9 +256,24 @@ TABLE = [
     ("max_pool2d", lambda x: F.max_pool2d(x, 2), "img"),
     ("avg_pool2d", lambda x: F.avg_pool2d(x, 2), "img"),
     ("adaptive_avg_pool2d", lambda x: F.adaptive_avg_pool2d(x, 2), "img"),
+    ("cross_map_lrn2d", lambda x: hookgrad.nn.CrossMapLRN2d(2, 0.3)(x), "img"),
     ("batch_norm", lambda x: F.batch_norm(x, None, None, training=True), "img"),
     ("layer_norm", lambda a, r: F.layer_norm(a, (4,), r, r), "a r"),
     ("group_norm", lambda x: F.group_norm(x, 2), "img"),
+    ("native_dropout", lambda a: (hookgrad.manual_seed(0),
+                                  hookgrad.native_dropout(a, 0.3, True)[0])[1], "a"),
+    ("native_group_norm", lambda x: hookgrad.native_group_norm(x, None, None, 1, 2, 25, 2,
+                                                               1e-5)[0], "img"),
+    ("grid_sampler", lambda x: hookgrad.grid_sampler(
+        x, hookgrad.tensor(np.tanh(INPUTS["img"][:, :, :3, :2].reshape(1, 3, 2, 2))), 0, 0,
+        False),
+     "img"),
+    ("affine_grid_generator", lambda a: hookgrad.affine_grid_generator(
+        a[:2, :3].reshape(1, 2, 3), [1, 1, 3, 4], False), "a"),
+    ("embedding_bag", lambda m: hookgrad.embedding_bag(
+        m, hookgrad.tensor([0, 2, 3, 1]), hookgrad.tensor([0, 2]), False, 2)[0], "m"),
+    ("native_layer_norm", lambda a, r: hookgrad.native_layer_norm(a, (4,), r, r, 1e-5)[0],
+     "a r"),
     ("mse_loss", lambda a, b: F.mse_loss(a, b), "a a"),
     ("smooth_l1_loss", lambda a, b: F.smooth_l1_loss(a, b), "a a"),
     ("huber_loss", lambda a, b: F.huber_loss(a, b), "a a"),
@@ -290,6 +310,11 @@ TABLE = [
     ("pinv", lambda m: hookgrad.linalg.pinv(m), "m"),
     ("lstsq", lambda m, q: hookgrad.linalg.lstsq(q, m).solution, "m q"),
     ("matrix_exp", lambda q: hookgrad.linalg.matrix_exp(q / 4), "q"),
+    # random draws with pathwise gradients (a fixed generator, so both runs draw alike)
+    ("_standard_gamma", lambda p: hookgrad._standard_gamma(
+        p, generator=hookgrad.Generator().manual_seed(0)), "p"),
+    ("dirichlet_rsample", lambda p: (hookgrad.manual_seed(0),
+                                     hookgrad.distributions.Dirichlet(p).rsample())[1], "p"),
 ]
 IDS = [name for name, _, _ in TABLE]
 

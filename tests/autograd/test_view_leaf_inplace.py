@@ -58,4 +58,6 @@ def test_inplace_on_view_whose_base_gained_a_history(view, op, look_first):
     ours, theirs = _run(hookgrad, view, op, look_first), _run(torch, view, op, look_first)
     assert ours[:2] == theirs[:2]
     if theirs[0] == "ok":
-        np.testing.assert_array_equal(ours[2], theirs[2])
+        # exp_ may differ in the last bit: NumPy's and torch's vectorised exp are not the same
+        # on every processor (with AVX-512 each has its own); the values are not the point here
+        np.testing.assert_allclose(ours[2], theirs[2], rtol=4.5e-16, atol=0)

@@ -154,6 +154,14 @@ def _multinomial(L, dtype):
 
 CASES.update({"Binomial": (_binomial, COUNTS),
               "Multinomial": (_multinomial, np.array([[1., 2., 0., 3.], [0., 0., 6., 0.]]))})
-# torch draws these with its own gamma sampler, which hookgrad does not have
-NO_SAMPLER = {"Gamma", "Chi2", "Beta", "Dirichlet", "StudentT", "Binomial"}
+# every distribution here draws with torch's samplers (none is left without one)
+NO_SAMPLER: set = set()
 INTEGER_VALUES = {"Categorical(probs)", "Categorical(logits)"}
+
+
+def _more():
+    from _more_distribution_cases import MORE_CASES
+    CASES.update(MORE_CASES)  # the gamma-based ones draw through the gamma sampler now
+
+
+_more()

@@ -16,7 +16,8 @@ DRAWN = sorted(set(CASES) - NO_SAMPLER)
 BITWISE = {"Normal", "Uniform", "Exponential", "Cauchy", "HalfNormal",
            "Bernoulli(probs)", "Bernoulli(logits)", "Geometric(probs)", "Geometric(logits)",
            "Poisson", "Categorical(probs)", "Categorical(logits)", "OneHotCategorical",
-           "Independent(Normal)", "Multinomial", "MixtureSameFamily"}
+           "Independent(Normal)", "Multinomial", "MixtureSameFamily", "Gamma", "Chi2", "Beta",
+           "Binomial"}
 TOL = {"float64": dict(rtol=1e-10, atol=1e-12), "float32": dict(rtol=2e-5, atol=2e-6)}
 
 
@@ -117,6 +118,13 @@ def test_gradients_through_rsample_and_log_prob(name):
         ours_total = ours_total + ours_d.rsample((3,)).tanh().sum()
         theirs_total = theirs_total + theirs_d.rsample((3,)).tanh().sum()
     ours_total.backward()
+    if name.startswith("Wishart") and theirs_d.has_rsample:
+        # torch 2.13 cannot go back through Wishart's redraw of singular samples (its mask is
+        # changed in place after indexing with it); hookgrad can, and its gradients are
+        # compared with torch's where torch makes no redraw (test_gamma_based_samples.py)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            theirs_total.backward()
+        return
     theirs_total.backward()
     for ours, theirs in zip(ours_params, theirs_params):
         np.testing.assert_allclose(as_numpy(ours.grad), theirs.grad.numpy(), rtol=1e-9,
@@ -139,19 +147,6 @@ def test_expand_and_repr(name):
         hookgrad.manual_seed(1)
         torch.manual_seed(1)
         assert_close(ours_e.sample((2,)), theirs_e.sample((2,)), "float64", "expanded sample")
-
-
-@pytest.mark.parametrize("name", sorted(NO_SAMPLER))
-def test_draws_without_torchs_sampler_refuse_and_leave_the_generator_alone(name):
-    ours_d, _ = build(hookgrad, name, "float32")
-    assert ours_d.has_rsample == build(torch, name, "float32")[0].has_rsample
-    hookgrad.manual_seed(0)
-    for method in ("sample", "rsample") if ours_d.has_rsample else ("sample",):
-        with pytest.raises(NotImplementedError, match="_standard_gamma|torch.binomial"):
-            getattr(ours_d, method)((2,))
-    after = hookgrad.rand(3)
-    hookgrad.manual_seed(0)
-    assert hookgrad.equal(after, hookgrad.rand(3))
 
 
 @pytest.mark.parametrize("lib_dist", ["Bernoulli", "Categorical", "OneHotCategorical"])

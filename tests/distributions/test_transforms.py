@@ -37,6 +37,9 @@ def transforms(L):
                                       T.SigmoidTransform()], -1, [2, 1]),
         "stack": T.StackTransform([T.TanhTransform(), T.ExpTransform(),
                                    T.SigmoidTransform()], -1),
+        "corr_cholesky": T.CorrCholeskyTransform(),
+        "cdf_normal": T.CumulativeDistributionTransform(L.distributions.Normal(
+            L.tensor([0.5, -1.0, 0.0], dtype=L.float64), scale * scale)),
     }
 
 
@@ -119,6 +122,7 @@ CONSTRAINTS = {
     "positive_definite": lambda C, L: C.positive_definite,
     "cat": lambda C, L: C.cat([C.positive, C.interval(-1.0, 1.0)], -1, [2, 1]),
     "stack": lambda C, L: C.stack([C.real, C.positive, C.unit_interval], -1),
+    "corr_cholesky": lambda C, L: C.corr_cholesky,
 }
 VECTOR_SPACE = {"simplex"}
 MATRIX_SPACE = {"lower_cholesky", "positive_definite"}

@@ -51,6 +51,8 @@ MORE_CALLS = {
     "quantile": lambda L, t: t.quantile(0.3, 1), "nanquantile": lambda L, t: t.nanquantile(0.6),
     "select_scatter": lambda L, t: t.select_scatter(t[0], 0, 1),
     "slice_scatter": lambda L, t: t.slice_scatter(t[:, :2], 1, 1, 3),
+    "as_strided_scatter": lambda L, t: t.as_strided_scatter(t[:2, :2] * 2, (2, 2), (1, 3), 1),
+    "slice_inverse": lambda L, t: t.slice_inverse(t[:, 1:3], 1, 1, 3),
     "diagonal_scatter": lambda L, t: t.diagonal_scatter(t[0, :3]),
     "index_copy": lambda L, t: t.index_copy(1, L.tensor([2, 0]), t[:, :2]),
     "index_copy_": lambda L, t: (t * 1).index_copy_(1, L.tensor([2, 0]), t[:, :2]),
@@ -88,6 +90,7 @@ MORE_CALLS = {
     "put_": lambda L, t: (t * 1).put_(L.tensor([0, 5]), L.tensor([1.0, 2.0]), accumulate=True),
     "histogram": lambda L, t: t.histogram(3),
     "nonzero_static": lambda L, t: t.nonzero_static(size=5),
+    "set_": lambda L, t: L.empty(0).set_(t),
     # factorisations and solves: LAPACK leaves torch's results column by column
     "cholesky": lambda L, t: (t @ t.mT + L.eye(3)).cholesky(),
     "cholesky_solve": lambda L, t: t.cholesky_solve(t[:, :3].tril() + L.eye(3)),
@@ -112,4 +115,9 @@ MORE_NOT_SWEPT = {"as_strided_": "the strides are its arguments: tests/ops/test_
                   "share_memory_": "returns self", "resize_": "contiguous by definition: "
                   "tests/ops/test_storage_methods.py", "resize_as_": "as resize_",
                   "apply_": "in place, element by element", "map_": "as apply_",
-                  "new_empty_strided": "the strides are its arguments"}
+                  "new_empty_strided": "the strides are its arguments",
+                  "storage": "a storage, not a tensor: tests/test_storage.py",
+                  "storage_type": "a class", "_is_view": "a predicate",
+                  "is_set_to": "a predicate",
+                  "__dlpack__": "a capsule, no tensor: tests/ops/test_creation_extra.py",
+                  "__dlpack_device__": "a tuple", "is_distributed": "a predicate"}

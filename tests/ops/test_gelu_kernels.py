@@ -45,7 +45,11 @@ def test_float32_matches_torch_float32():
 def test_special_values_like_torch(dtype):
     x = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e30, -1e30], dtype)
     (ya, ga, _), (yb, gb, _) = (_gelu_pair(lib, x, np.ones_like(x)) for lib in (torch, hookgrad))
-    np.testing.assert_allclose(yb.detach().numpy(), ya.detach().numpy(), atol=0)
+    ours, theirs = yb.detach().numpy(), ya.detach().numpy()
+    # GELU(+inf) is +inf, as torch gives it with AVX2; torch's float32 AVX-512 kernel gives NaN
+    # there (its erf of inf), which is not copied
+    assert ours[0] == np.inf and (theirs[0] == np.inf or np.isnan(theirs[0]))
+    np.testing.assert_allclose(ours[1:], theirs[1:], atol=0)
     np.testing.assert_allclose(gb.numpy(), ga.numpy(), atol=0)
 
 

@@ -16,13 +16,16 @@ DEGREES = list(range(-2, 13)) + [20, 33, 50]
 
 def _close(ours, theirs, name, rtol):
     """Values agree to ``rtol`` of max(|value|, 1); the Hermite recurrences cancel near their
-    roots, where the terms are larger than the value, and get a looser bound."""
+    roots, where the terms are larger than the value, and get a looser bound; so do the
+    Chebyshev polynomials, which past degree 6 inside (-1, 1) go through cos(n acos x): the
+    last bit of acos and cos, which NumPy and torch vectorise differently on some processors
+    (AVX-512), is multiplied by the degree."""
     ours, theirs = np.asarray(ours, np.float64), np.asarray(theirs, np.float64)
     np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
     np.testing.assert_array_equal(np.isinf(ours), np.isinf(theirs))
     finite = np.isfinite(theirs)
     scale = np.maximum(np.abs(theirs[finite]), 1.0)
-    bound = rtol * (1e3 if name.startswith("hermite") else 1.0)
+    bound = rtol * (1e3 if name.startswith("hermite") else 10.0 if "chebyshev" in name else 1.0)
     assert np.all(np.abs(ours[finite] - theirs[finite]) <= bound * scale), name
     np.testing.assert_array_equal(ours[~finite], theirs[~finite])
 

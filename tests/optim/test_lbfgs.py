@@ -2,6 +2,8 @@
 calls, the same parameters after each step, with and without the strong-Wolfe line search."""
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 import torch
@@ -102,3 +104,47 @@ def test_lbfgs_defaults_and_state_keys_match_torch():
     th = torch.optim.LBFGS([torch.zeros(2, requires_grad=True)], max_iter=8)
     assert hg.defaults == th.defaults
     assert hg.state_dict()["param_groups"] == th.state_dict()["param_groups"]
+
+
+def _describe(value):
+    """A state value's kind: tensors by dtype and shape, lists item by item, others by type."""
+    if isinstance(value, (torch.Tensor, hookgrad.Tensor)):
+        return "tensor", str(value.dtype).split(".")[-1], tuple(value.shape)
+    if isinstance(value, list):
+        return [_describe(item) for item in value]
+    return type(value).__name__
+
+
+@pytest.mark.parametrize("options", [dict(max_iter=1), dict(max_iter=4, history_size=3),
+                                     dict(line_search_fn="strong_wolfe", max_iter=5)])
+def test_lbfgs_state_holds_what_torch_holds_and_loads_in_torch(options):
+    """The same keys in the same order, 0-d tensors where torch keeps them (step length, ro,
+    H_diag, the two-loop coefficients ``al``), so a state saved by hookgrad loads in torch with
+    ``weights_only`` and continues as torch's own optimizer does."""
+    runs = {}
+    for lib in (hookgrad, torch):
+        params, closure, _ = _problem(lib, np.float32, seed=3)
+        optimizer = lib.optim.LBFGS(params, **options)
+        kinds = []
+        for _ in range(2):
+            optimizer.step(closure)
+            state = optimizer.state_dict()["state"][0]
+            kinds.append((list(state), {key: _describe(value) for key, value in state.items()}))
+        runs[lib] = kinds, optimizer, params, closure
+    assert runs[hookgrad][0] == runs[torch][0]
+
+    _, ours, our_params, _ = runs[hookgrad]
+    buffer = io.BytesIO()
+    hookgrad.save(ours.state_dict(), buffer)
+    buffer.seek(0)
+    params, closure, _ = _problem(torch, np.float32, seed=3)
+    resumed = torch.optim.LBFGS(params, **options)
+    resumed.load_state_dict(torch.load(buffer, weights_only=True))
+    with torch.no_grad():
+        for param, our_param in zip(params, our_params):
+            param.copy_(torch.from_numpy(our_param.detach().numpy()))
+    resumed.step(closure)
+    _, reference, reference_params, reference_closure = runs[torch]
+    reference.step(reference_closure)
+    for param, expected in zip(params, reference_params):
+        assert_close(param.detach(), expected.detach(), rtol=1e-4, atol=1e-6)

@@ -27,8 +27,7 @@ def assert_same(ours, theirs) -> None:
     assert str(ours.dtype) == str(theirs.dtype)
     assert tuple(ours.shape) == tuple(theirs.shape)
     assert ours.requires_grad == theirs.requires_grad
-    if theirs.numel():
-        assert ours.stride() == theirs.stride()
+    assert ours.stride() == theirs.stride()  # empty tensors' and size-1 dims' strides too
     np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
 
 
@@ -54,6 +53,13 @@ LAYOUTS = {
     "strided": lambda t: t[::2, 1::2],
     "column": lambda t: t[:, 1],
     "expanded": lambda t: t[1:2].expand(3, 4),
+    "empty transposed": lambda t: t[:0].t(),
+    "empty column": lambda t: t[:, 1:1],
+    "one element": lambda t: t[2:3, 1:2],
+    "row of one": lambda t: t[:, 2:3].t(),
+    "channels last": lambda t: t.reshape(1, 3, 2, 2).contiguous(memory_format=torch.channels_last
+                                                                  if isinstance(t, torch.Tensor)
+                                                                  else hookgrad.channels_last),
 }
 FORMATS = [{}, {"_use_new_zipfile_serialization": False}]
 

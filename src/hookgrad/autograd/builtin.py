@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import _autocast_state
-from ..tensor import Tensor, has_internal_overlap
+from ..tensor import Tensor, check_overlap, has_internal_overlap
 from .ctx import FunctionCtx
 from .function import BackwardCFunction, Function, _view_needs
 from .grad_mode import _state
@@ -131,6 +131,11 @@ class BuiltinFunction(Function):
                 for arg in args[1:]:
                     if isinstance(arg, Tensor) and arg._base is not None:
                         arg.grad_fn  # a stale split output raises here, before the write
+            if cls._operand_overlap is not None:  # after autograd's refusals, as in torch
+                full_ok = cls._operand_overlap == "partial"
+                for arg in args[1:]:
+                    if isinstance(arg, Tensor):
+                        check_overlap(target._data, arg._data, full_ok)
         if not any_needs:
             ctx = _UntrackedCtx()
             count = len(args)

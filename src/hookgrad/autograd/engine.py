@@ -22,6 +22,7 @@ import numpy as np
 
 from .._dtype import legacy_type_name
 from ..tensor import Tensor
+from .anomaly_mode import _flags as _anomaly_flags
 from .grad_mode import _state
 from .node import (AccumulateGrad, GraphTask, current_graph_task, partial_runs,
                    partial_runs_lock, tasks)
@@ -283,6 +284,8 @@ def run(roots: list, root_grads: Sequence, keep_graph: bool, create_graph: bool,
                     continue
             else:  # no hook on this node and nothing to capture: steps 5, 6 and 8 only
                 outputs = _validate(node, node.apply(tuple(grads)))
+                if _anomaly_flags[0] and _anomaly_flags[1]:
+                    _check_nan(node, outputs)
                 grads = None
                 if not keep_graph:
                     node.release_variables()
@@ -373,6 +376,8 @@ def _run_node(node, grads: list, task: GraphTask, captures, captured: list, accu
     outputs = node.apply(grad_outputs)
     # 6. its gradients checked against its inputs' shapes and dtypes (sum broadcast, cast)
     outputs = _validate(node, outputs)
+    if _anomaly_flags[0] and _anomaly_flags[1]:  # anomaly mode's NaN check, as torch's
+        _check_nan(node, outputs)
     # 7. node post-hooks (grad_fn.register_hook)
     if node._post_hooks:
         for hook in tuple(node._post_hooks.values()):
@@ -425,6 +430,15 @@ def _check_hook_tuple(hook, old: tuple, new) -> tuple:
                            f"(got {len(new)}, but expected {len(old)})")
     return tuple(None if n is None else (n if o is None else _check_hook_result(hook, o, n))
                  for o, n in zip(old, new))
+
+
+def _check_nan(node, outputs: tuple) -> None:
+    """Anomaly mode with ``check_nan``: a node that returned a NaN gradient is an error."""
+    for index, grad in enumerate(outputs):
+        if isinstance(grad, Tensor) and grad._data.dtype.kind == "f" and \
+                np.isnan(grad._data).any():
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
+                               f"{index}th output.")
 
 
 def _validate(node, outputs) -> tuple:

@@ -171,6 +171,10 @@ class Function:
     # an in-place op that writes one value everywhere (fill_, zero_) is well defined on memory
     # that several elements share, so torch lets it write there
     _overlap_ok = False
+    # how an in-place op's tensor operands may share self's memory: "partial" refuses a partial
+    # overlap (elementwise kernels), "any" every overlap (index_add_, scatter_, put_...), None
+    # lets anything through (an op that reads a 0-d value before writing: fill_, masked_fill_)
+    _operand_overlap = "partial"
     _multi_view = False  # outputs are several views (split): in-place on them is refused
     # the tensor inputs are one list (cat, stack): torch's node computes the gradient of every
     # tensor in it once any is wanted, also when only part of the graph runs

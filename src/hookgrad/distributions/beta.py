@@ -15,7 +15,7 @@ __all__ = ["Beta"]
 
 class Beta(ExponentialFamily):
     """Beta(concentration1, concentration0): the first coordinate of a Dirichlet over
-    (concentration1, concentration0). Drawing raises NotImplementedError (see Dirichlet)."""
+    (concentration1, concentration0), drawn as such."""
 
     arg_constraints = {"concentration1": constraints.positive,
                        "concentration0": constraints.positive}
@@ -57,7 +57,7 @@ class Beta(ExponentialFamily):
         return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
 
     def rsample(self, sample_shape=()):
-        """The Dirichlet's draw (not available in hookgrad), first coordinate."""
+        """The Dirichlet's draw, first coordinate."""
         return self._dirichlet.rsample(sample_shape).select(-1, 0)
 
     def log_prob(self, value):

@@ -76,10 +76,10 @@ class Binomial(_CoinOdds, Distribution):
         return self._param.size()
 
     def sample(self, sample_shape=()):
-        """Not available: hookgrad has no sampler matching torch.binomial."""
-        raise NotImplementedError(
-            "Binomial.sample: hookgrad has no sampler matching torch.binomial, so it draws "
-            "nothing rather than numbers that differ from torch's")
+        """Counts from torch's binomial sampler (no gradient)."""
+        shape = self._extended_shape(sample_shape)
+        with torch.no_grad():
+            return torch.binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value):
         """log C(n, k) + k logit - n log(1 + exp(logit)), computed stably."""

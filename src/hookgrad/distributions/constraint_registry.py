@@ -13,8 +13,9 @@ from . import constraints
 from .transform_join import CatTransform, StackTransform
 from .transform_base import ComposeTransform, IndependentTransform, identity_transform
 from .transform_pointwise import AffineTransform, ExpTransform, SigmoidTransform
-from .transform_vector import (LowerCholeskyTransform, PositiveDefiniteTransform,
-                               SoftmaxTransform, StickBreakingTransform)
+from .transform_vector import (CorrCholeskyTransform, LowerCholeskyTransform,
+                               PositiveDefiniteTransform, SoftmaxTransform,
+                               StickBreakingTransform)
 
 __all__ = ["ConstraintRegistry", "biject_to", "transform_to"]
 
@@ -145,3 +146,8 @@ def _biject_to_stack(constraint):
 @transform_to.register(constraints.stack)
 def _transform_to_stack(constraint):
     return StackTransform([transform_to(c) for c in constraint.cseq], constraint.dim)
+
+
+@_both(constraints.corr_cholesky)
+def _to_corr_cholesky(constraint):
+    return CorrCholeskyTransform()

@@ -1,4 +1,9 @@
-"""The Dirichlet distribution over the simplex (drawing: see ``gamma``'s note)."""
+"""The Dirichlet distribution over the simplex.
+
+A draw is ``_sample_dirichlet`` (torch's sampler and stream). Its gradient to the concentration
+goes through ``_dirichlet_grad``: each coordinate's Beta pathwise derivative g, combined with
+the incoming gradient v as g * (v - sum(x * v)) over the last dimension.
+"""
 from __future__ import annotations
 
 import hookgrad as torch
@@ -9,10 +14,26 @@ from .exp_family import ExponentialFamily
 __all__ = ["Dirichlet"]
 
 
+class _Dirichlet(torch.autograd.Function):
+    """The draw as a node: forward samples, backward applies the Beta derivatives."""
+
+    @staticmethod
+    def forward(ctx, concentration):
+        draw = torch._sample_dirichlet(concentration)
+        ctx.save_for_backward(draw, concentration)
+        return draw
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_output):
+        draw, concentration = ctx.saved_tensors
+        totals = concentration.sum(-1, True).expand_as(concentration)
+        pathwise = torch._dirichlet_grad(draw, concentration, totals)
+        return pathwise * (grad_output - (draw * grad_output).sum(-1, True))
+
+
 class Dirichlet(ExponentialFamily):
-    """Dirichlet distribution with ``concentration`` over the last dimension. Drawing needs
-    torch's ``_sample_dirichlet`` (built on its gamma sampler), which hookgrad does not have, so
-    ``rsample`` raises NotImplementedError."""
+    """Dirichlet distribution with ``concentration`` over the last dimension."""
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
@@ -35,10 +56,9 @@ class Dirichlet(ExponentialFamily):
         return new
 
     def rsample(self, sample_shape=()):
-        """Not available: hookgrad has no sampler matching torch's _sample_dirichlet."""
-        raise NotImplementedError(
-            f"{type(self).__name__}.rsample: hookgrad has no gamma sampler matching torch's "
-            "_standard_gamma, so it draws nothing rather than numbers that differ from torch's")
+        """A draw on the simplex with pathwise gradients to the concentration."""
+        shape = self._extended_shape(sample_shape)
+        return _Dirichlet.apply(self.concentration.expand(shape))
 
     def log_prob(self, value):
         """sum (a_i - 1) log x_i + lgamma(sum a) - sum lgamma(a_i)."""

@@ -1,4 +1,4 @@
-"""Student's t distribution (drawing: see ``gamma``'s note)."""
+"""Student's t distribution."""
 from __future__ import annotations
 
 import math
@@ -7,16 +7,15 @@ import hookgrad as torch
 
 from . import constraints
 from .distribution import Distribution
-from .gamma import Chi2, _no_gamma_sampler
-from .utils import broadcast_all
+from .gamma import Chi2
+from .utils import _standard_normal, broadcast_all
 
 __all__ = ["StudentT"]
 
 
 class StudentT(Distribution):
-    """Student's t with ``df`` degrees of freedom, location ``loc`` and scale ``scale``. A draw
-    needs a Chi2 draw, which hookgrad cannot make as torch does, so rsample raises
-    NotImplementedError (after nothing has been drawn from the generator)."""
+    """Student's t with ``df`` degrees of freedom, location ``loc`` and scale ``scale``; a draw
+    is loc + scale * N / sqrt(V / df) with N standard normal, then V ~ Chi2(df)."""
 
     arg_constraints = {"df": constraints.positive, "loc": constraints.real,
                        "scale": constraints.positive}
@@ -57,9 +56,11 @@ class StudentT(Distribution):
         return variance
 
     def rsample(self, sample_shape=()):
-        """Not available: the Chi2 draw under it has no torch-matching sampler here (raised
-        before anything is drawn, so the generator is left where it was)."""
-        _no_gamma_sampler(type(self).__name__)
+        """The normals are drawn first, then the chi-squared variates, as torch draws them."""
+        shape = self._extended_shape(sample_shape)
+        normal = _standard_normal(shape, dtype=self.df.dtype)
+        chi2 = self._chi2.rsample(sample_shape)
+        return self.loc + self.scale * (normal * torch.rsqrt(chi2 / self.df))
 
     def log_prob(self, value):
         """-(df + 1)/2 log(1 + y^2/df) - log(scale sqrt(df pi) B(df/2, 1/2))."""

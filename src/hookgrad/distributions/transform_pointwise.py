@@ -10,8 +10,8 @@ from . import constraints
 from .transform_base import Transform
 from .utils import broadcast_all, lazy_property
 
-__all__ = ["AbsTransform", "AffineTransform", "ExpTransform", "PowerTransform",
-           "SigmoidTransform", "SoftplusTransform", "TanhTransform"]
+__all__ = ["AbsTransform", "AffineTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "PowerTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform"]
 
 _LOG_2 = math.log(2.0)
 
@@ -272,3 +272,38 @@ class AffineTransform(Transform):
     def inverse_shape(self, shape):
         """``shape`` broadcast with loc's and scale's."""
         return self.forward_shape(shape)
+
+
+class CumulativeDistributionTransform(Transform):
+    """y = distribution.cdf(x): a distribution's support onto [0, 1] (the inverse is its icdf,
+    the log-Jacobian its log-density)."""
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        """The distribution's support."""
+        return self.distribution.support
+
+    def _call(self, x):
+        """x to its probability under the distribution (the cdf)."""
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        """A probability back to the value with that cdf (the icdf)."""
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        """log p(x)."""
+        return self.distribution.log_prob(x)
+
+    def with_cache(self, cache_size: int = 1):
+        """The same transform with that cache size."""
+        return _recached(self, cache_size,
+                         lambda: CumulativeDistributionTransform(self.distribution, cache_size))

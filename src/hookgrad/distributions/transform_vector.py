@@ -1,14 +1,17 @@
 """Transforms on whole vectors and matrices: softmax, stick-breaking, Cholesky factors."""
 from __future__ import annotations
 
+import math
+
 import hookgrad as torch
 
 from . import constraints
 from .transform_base import Transform
 from .transform_pointwise import _clipped_sigmoid
+from .utils import tril_matrix_to_vec, vec_to_tril_matrix
 
-__all__ = ["LowerCholeskyTransform", "PositiveDefiniteTransform", "SoftmaxTransform",
-           "StickBreakingTransform"]
+__all__ = ["CorrCholeskyTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+           "SoftmaxTransform", "StickBreakingTransform"]
 
 
 def _shape_at_least_1d(shape):
@@ -124,3 +127,63 @@ class PositiveDefiniteTransform(Transform):
 
     def _inverse(self, y):
         return LowerCholeskyTransform().inv(torch.linalg.cholesky(y))
+
+
+class CorrCholeskyTransform(Transform):
+    """R^(D(D-1)/2) to Cholesky factors of D x D correlation matrices.
+
+    Each input is squashed by tanh to a partial correlation r_ij in (-1, 1), laid out row by row
+    below the diagonal; row i of the factor is then built by stick breaking, each entry taking
+    its share r_ij of the unit length the earlier entries of the row left over:
+    L_ij = r_ij sqrt(prod_{k<j} (1 - r_ik^2)) and L_ii = sqrt(prod_{k<i} (1 - r_ik^2)), so
+    every row has unit norm.
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def _call(self, x):
+        partial = vec_to_tril_matrix(torch.tanh(x), diag=-1)
+        n = partial.shape[-1]
+        with_diagonal = partial + torch.eye(n, dtype=x.dtype)
+        left_over = torch.cumprod(1 - partial.pow(2), dim=-1)
+        # the share before entry j is what columns 0..j-1 left: shift the product right by one
+        before = torch.nn.functional.pad(left_over[..., :-1], [1, 0], value=1.0)
+        return with_diagonal * before.sqrt()
+
+    def _inverse(self, y):
+        taken = torch.cumsum(y.pow(2), dim=-1)
+        before = torch.nn.functional.pad(1 - taken[..., :-1], [1, 0], value=1.0)
+        # only the strict lower triangle is divided: on and above the diagonal what is left
+        # over is zero and 0 / 0 would poison the gradient
+        partial = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(before, diag=-1).sqrt()
+        return torch.atanh(partial)
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        """sum over i > j of log(1 - r_ij^2) + log(prod_{k<j} (1 - r_ik^2)) / 2."""
+        left_over = 1 - torch.cumsum(y.pow(2), dim=-1)
+        # the product before column j, for j >= 1 only in the strict lower triangle below the
+        # first subdiagonal: tril index -2 keeps exactly the entries with 1 <= j < i
+        shares = tril_matrix_to_vec(left_over, diag=-2)
+        tanh_part = 2.0 * (math.log(2.0) - x - torch.nn.functional.softplus(-2.0 * x))
+        return tanh_part.sum(-1) + 0.5 * torch.log(shares).sum(-1)
+
+    def forward_shape(self, shape):
+        """(..., N) to (..., D, D) with N = D (D - 1) / 2."""
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        count = shape[-1]
+        side = round((0.25 + 2 * count) ** 0.5 + 0.5)
+        if side * (side - 1) // 2 != count:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return shape[:-1] + (side, side)
+
+    def inverse_shape(self, shape):
+        """(..., D, D) to (..., D (D - 1) / 2)."""
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        side = shape[-1]
+        return shape[:-2] + (side * (side - 1) // 2,)

@@ -4,12 +4,14 @@ from __future__ import annotations
 from .transform_base import (ComposeTransform, IndependentTransform, ReshapeTransform, Transform,
                              _InverseTransform, identity_transform)
 from .transform_join import CatTransform, StackTransform
-from .transform_pointwise import (AbsTransform, AffineTransform, ExpTransform, PowerTransform,
+from .transform_pointwise import (AbsTransform, AffineTransform,
+                                  CumulativeDistributionTransform, ExpTransform, PowerTransform,
                                   SigmoidTransform, SoftplusTransform, TanhTransform)
-from .transform_vector import (LowerCholeskyTransform, PositiveDefiniteTransform,
-                               SoftmaxTransform, StickBreakingTransform)
+from .transform_vector import (CorrCholeskyTransform, LowerCholeskyTransform,
+                               PositiveDefiniteTransform, SoftmaxTransform, StickBreakingTransform)
 
-__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "StackTransform",
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "StackTransform",
            "ComposeTransform", "ExpTransform",
            "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
            "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform",

@@ -10,6 +10,7 @@ tensor). torch is imported only when the torch backend is first asked for.
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from typing import Any, Callable, Optional
@@ -112,7 +113,7 @@ class HookgradBackend(Backend):
     name = "hookgrad"
 
     def __init__(self):
-        self.hookgrad = hookgrad
+        self.hookgrad = self.lib = hookgrad  # ``lib``: the framework's module, either backend
         self.graph = hookgrad.autograd.graph
         self.tensor_type = hookgrad.Tensor
 
@@ -145,6 +146,18 @@ class HookgradBackend(Backend):
 
     def checkpoint(self, function: Callable, *args, use_reentrant: bool = False, **kwargs):
         return checkpoint(function, *args, use_reentrant=use_reentrant, **kwargs)
+
+    @contextlib.contextmanager
+    def one_thread(self):
+        """One intra-op thread within the block: the pool's pieces then allocate their
+        buffers one after another, so a measured peak does not depend on how two threads'
+        pieces happened to overlap (and repeats from step to step)."""
+        previous = self.hookgrad.get_num_threads()
+        self.hookgrad.set_num_threads(1)
+        try:
+            yield
+        finally:
+            self.hookgrad.set_num_threads(previous)
 
     # hookgrad's Module.__call__ reads ``self.forward`` after the forward pre-hooks: a module
     # already being called can still have its forward wrapped (recompute() on the root)
@@ -216,7 +229,7 @@ class TorchBackend(Backend):
     name = "torch"
 
     def __init__(self):
-        self.torch = import_torch()
+        self.torch = self.lib = import_torch()
         self.tensor_type = self.torch.Tensor
         self.stack = _TorchHookStack()
 
@@ -244,6 +257,10 @@ class TorchBackend(Backend):
         module = self.torch.nn.modules.module
         return [module.register_module_forward_pre_hook(pre),
                 module.register_module_forward_hook(post, always_call=True)]
+
+    def one_thread(self):
+        """torch's allocations do not depend on how its threads overlap: nothing to change."""
+        return contextlib.nullcontext()
 
     def checkpoint(self, function: Callable, *args, use_reentrant: bool = False, **kwargs):
         from torch.utils.checkpoint import checkpoint

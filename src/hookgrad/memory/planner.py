@@ -38,9 +38,11 @@ from ._costs import (MODEL_COSTS, SAVER_RATES, TOGETHER, ModelCosts, install_cos
                      stable_signature)
 from ._timing import clock_of, time_contexts
 from ._knapsack import solve
+from ._lower_peak import fit_peak
 from .ledger import Ledger, format_bytes
 from .policy import Policy, recompute
 from .savers import Saver, cast, offload, quantize
+from .savers.offload import reads_done_at_once
 from ._work import ModuleWork
 
 
@@ -227,9 +229,14 @@ class Plan:
 
 def _measured_peak(model, inputs: tuple, loss_fn: Callable, backend: Backend, device: Any,
                    context: Any = None) -> tuple:
-    """(whole-step peak, its split or None) of one step, under ``context``."""
-    with Ledger(backend.name, measure=True, device=device) as led:
+    """(whole-step peak, its split or None) of one step, under ``context``, after one step
+    under it unmeasured: what the first step allocates once and keeps (workspaces, offload's
+    files) is then in place, so the figure is a steady step's and repeats from call to call."""
+    # offload's reads ahead at their worst, one intra-op thread: the figure repeats
+    with reads_done_at_once(), backend.one_thread():
         _step(model, inputs, loss_fn, context)
+        with Ledger(backend.name, measure=True, device=device) as led:
+            _step(model, inputs, loss_fn, context)
     return led.measured_peak, led.peak_split
 
 
@@ -347,6 +354,9 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
                              f"in {format_bytes(max(0, budget))}; " + result.reason)
         if other is not None and result.policy is not None:
             result.estimated_memory_peak = other + result.estimated_peak - inputs_bytes
+        if budget_on == "peak":
+            costs = _fit_peak(result, model, inputs, loss_fn, backend, device, savers,
+                              costs_of) or costs
         if verify and result.policy is not None:
             _verify(result, model, inputs, loss_fn, backend, device, rounds, measure, clock,
                     time_limit)
@@ -354,6 +364,21 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
         for p, grad in zip(params, saved_grads):
             p.grad = grad
     return result
+
+
+def _fit_peak(result: Plan, model, inputs: tuple, loss_fn: Callable, backend: Backend,
+              device: Any, savers: list, costs_of: Callable):
+    """Step 3b (``_lower_peak.fit_peak``): micro-batches when the plan's measured step peak is
+    over a budget on it; returns the new plan's costs, or None when nothing changed."""
+    def peak_of(policy):
+        return _measured_peak(model, inputs, loss_fn, backend, device, policy)
+
+    def saved_peak(policy) -> int:
+        with Ledger(backend.name, measure=False) as saved:
+            _step(model, inputs, loss_fn, policy)
+        return saved.peak
+
+    return fit_peak(result, model, backend, savers, costs_of, peak_of, saved_peak)
 
 
 def _costs_key(model, inputs: tuple, backend: Backend, rules: list, clock: str) -> tuple:

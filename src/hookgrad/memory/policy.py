@@ -22,11 +22,13 @@ uses ``torch.utils.checkpoint.checkpoint(use_reentrant=False)``.
 from __future__ import annotations
 
 import fnmatch
+import sys
 import weakref
 from typing import Any, Iterable, List, Mapping, Optional, Tuple, Union
 
 from ._backend import Backend, backend_for, backend_of_tensor, framework_of_rules
 from ..capture.storage import close_names_error
+from ._chunked import check_chunkable, chunked_forward
 from ._modules import tracker_for
 from ._packed import unpack_any
 from .savers.base import Saver
@@ -37,15 +39,26 @@ _NO_MATCH = object()
 class recompute:
     """A policy entry: don't save the module's activations, run its forward again in backward
     (``utils.checkpoint``). ``segments=k`` on a ``Sequential`` checkpoints its children in ``k``
-    runs instead (like ``checkpoint_sequential``: the last run is not checkpointed)."""
+    runs instead (like ``checkpoint_sequential``: the last run is not checkpointed).
+    ``chunks=k`` also runs the module on ``k`` slices of its batch, one after another, in
+    forward and in backward's rerun, so that only one slice's intermediate results are alive
+    at a time: the step's peak falls, not only the saved bytes (``_chunked``; for modules that
+    take one batched tensor and treat each sample on its own)."""
 
-    def __init__(self, segments: Optional[int] = None, use_reentrant: bool = False):
+    def __init__(self, segments: Optional[int] = None, use_reentrant: bool = False,
+                 chunks: Optional[int] = None):
         if segments is not None and segments < 1:
             raise ValueError(f"segments must be >= 1, got {segments}")
+        if chunks is not None and (chunks < 1 or segments is not None):
+            raise ValueError(f"chunks must be >= 1 and not combined with segments, got "
+                             f"chunks={chunks}, segments={segments}")
         self.segments = segments
         self.use_reentrant = use_reentrant
+        self.chunks = chunks
 
     def __repr__(self) -> str:
+        if self.chunks is not None:
+            return f"recompute(chunks={self.chunks})"
         return "recompute()" if self.segments is None else f"recompute(segments={self.segments})"
 
 
@@ -200,8 +213,12 @@ class Policy:
         self._unmatched = [key for key, _ in self.rules]
         self._seen = {}
         if self.model is not None:
-            self._learn(self.model.named_modules())
-            self._patch(self.model)
+            try:
+                self._learn(self.model.named_modules())
+                self._patch(self.model)
+            except BaseException:  # a module refused (recompute(chunks=...)): undo the above
+                self.__exit__(*sys.exc_info())
+                raise
         return self
 
     def __exit__(self, *exc) -> bool:
@@ -246,8 +263,8 @@ class Policy:
         entry = self.entry_for(root, "")
         if not isinstance(entry, recompute) or self.backend.wraps_running_forward:
             return
-        if entry.segments is not None:
-            raise ValueError("recompute(segments=k) on the model itself needs the model: pass "
+        if entry.segments is not None or entry.chunks is not None:
+            raise ValueError(f"{entry!r} on the model itself needs the model: pass "
                              "policy(rules, model=model)")
         args = tracker_for(self.framework).state.root_args
         finish = self.backend.checkpoint_running(self._rerun.wrap(root.forward), args)
@@ -268,7 +285,11 @@ class Policy:
                     and not self.backend.wraps_running_forward):
                 continue  # torch fetched the running root's forward: see below
             previous = module.__dict__.get("forward")
-            if entry.segments is not None and hasattr(module, "__getitem__"):
+            if entry.chunks is not None:
+                check_chunkable(module, name)
+                wrapped = chunked_forward(self.backend.lib, self._rerun.wrap(module.forward),
+                                          module, entry.chunks, name)
+            elif entry.segments is not None and hasattr(module, "__getitem__"):
                 wrapped = _segmented(module, entry, name, self.backend, self._rerun)
             else:
                 wrapped = _checkpointed(module.forward, entry, name, self.backend, self._rerun)

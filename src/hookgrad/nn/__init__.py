@@ -27,6 +27,7 @@ from .modules import (Fold, PixelShuffle, PixelUnshuffle, Unfold, Upsample,  # n
                       UpsamplingBilinear2d, UpsamplingNearest2d)
 from .modules import AlphaDropout, Dropout3d, FeatureAlphaDropout, GLU  # noqa: E402
 from .modules import CTCLoss  # noqa: E402,F401
+from .modules import CrossMapLRN2d  # noqa: E402,F401
 from .modules import (AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,  # noqa: E402
                       BatchNorm3d, CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,
                       ConstantPad2d, ConstantPad3d, CosineEmbeddingLoss, GaussianNLLLoss,

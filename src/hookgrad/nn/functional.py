@@ -15,7 +15,6 @@ import numpy as np
 
 from .. import _memory_format as _mf
 from .._warnings import warn, warn_once
-from ..autograd import grad_mode
 from ..ops import activation as _activation
 from ..ops import pointwise as _pointwise
 from ..ops import reduce as _reduce
@@ -32,7 +31,7 @@ from .ops.linear import Addmm, linear  # noqa: F401
 from .ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
                        cross_entropy, huber_loss, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
 from .ops.multihead import multi_head_attention_forward  # noqa: F401
-from .ops.sparse import Embedding
+from .ops.sparse import Embedding, renorm_rows
 from ..ops.activation_extra import (celu, celu_, glu, hardshrink, hardsigmoid,  # noqa: F401,E402
                                hardswish, hardtanh, hardtanh_, logsigmoid, mish, relu6, selu,
                                selu_, softshrink, softsign, tanhshrink)
@@ -439,19 +438,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None,
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx = padding_idx % num
     if max_norm is not None:
-        _renorm_rows(weight, input._data, max_norm, norm_type)
+        renorm_rows(weight, input._data, max_norm, norm_type)
     return Embedding.apply(weight, input._data, padding_idx, scale_grad_by_freq,
                            sparse=bool(sparse))
-
-
-def _renorm_rows(weight: Tensor, indices: np.ndarray, max_norm: float, norm_type: float) -> None:
-    rows = np.unique(indices)
-    with grad_mode.no_grad():
-        values = weight._data[rows]
-        norms = np.linalg.norm(values, ord=norm_type, axis=1)
-        scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
-        weight[Tensor._make(rows)] = Tensor._make((values * scale[:, None]).astype(
-            weight._data.dtype))
 
 
 # -- utilities ------------------------------------------------------------------------------------

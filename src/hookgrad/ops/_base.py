@@ -14,13 +14,14 @@ import sys
 import numpy as np
 
 from .. import _dtype
+from .._warnings import warn
 from ..autograd import grad_mode
 from ..autograd.builtin import BuiltinFunction
 from ..autograd.node import REFCOUNTS_EXACT, tasks as _tasks
 from ..autograd.views import check_inplace
-from ..tensor import Tensor, has_internal_overlap
+from ..tensor import Tensor, check_overlap, has_internal_overlap  # noqa: F401
 from . import _layout
-from ._util import broadcast_error, quiet_errors
+from ._util import broadcast_error, check_number_fits, quiet_errors
 
 
 class Op(BuiltinFunction):
@@ -293,13 +294,16 @@ def _pair(a: np.ndarray, b, dtype: np.dtype):
 
 
 def _check_alpha(alpha, dtype: np.dtype) -> None:
-    if type(alpha) is int:  # the default alpha=1, and any int, is fine for every dtype
+    if type(alpha) is int:  # the default alpha=1, and any int that fits, is fine for every dtype
+        if alpha != 1:
+            check_number_fits(alpha, dtype)
         return
     if isinstance(alpha, (bool, np.bool_)) and dtype != np.bool_:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if dtype.kind in "iub" and isinstance(alpha, (float, np.floating)):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
+    check_number_fits(alpha, dtype)
 
 
 def _scaled(other: np.ndarray, alpha, work: np.dtype) -> np.ndarray:
@@ -317,6 +321,15 @@ def _check_writable(array: np.ndarray) -> None:
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
                            "refers to a single memory location. Please clone() the tensor before "
                            "performing the operation.")
+
+
+def warn_expanded_write(array: np.ndarray, op_name: str, example: str) -> None:
+    """The indexing writes torch still lets through on a self that reaches one element twice
+    (``index_fill_``, ``masked_fill_``, ``index_put_``) do so with a deprecation warning."""
+    if has_internal_overlap(array):
+        warn(f"Use of {op_name} on expanded tensors is deprecated. Please clone() the tensor "
+             f"before performing this operation. This also applies to advanced indexing e.g. "
+             f"{example}", UserWarning)
 
 
 def _check_inplace_shape(self_shape: tuple, other_shape: tuple, op_name: str = "in-place") -> None:

@@ -16,7 +16,7 @@ from .._warnings import warn
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import _out_rules as rules
-from ._base import check_inplace_cast
+from ._base import check_inplace_cast, check_overlap, _check_writable as check_writable
 
 def exact_dtype_error(result: np.ndarray, out: Tensor) -> RuntimeError:
     """torch's error for an ``out`` whose dtype differs from what a structured kernel makes."""
@@ -67,10 +67,12 @@ def write_out(out: Optional[Tensor], result: Tensor, op_name: str, *,
         return result
     grad_enabled = grad_mode.is_grad_enabled()
     if resize_before_refusal:
+        check_writable(out._data)
         resize_out(out, result._data.shape, warn_resize)
     if refuse_grad and grad_enabled and (result.requires_grad or out.requires_grad):
         raise RuntimeError(f"{op_name}(): functions with out=... arguments don't support "
                            "automatic differentiation, but one of the arguments requires grad.")
+    check_writable(out._data)  # an expanded out would take two results in one element
     into_leaf = (op_name in rules.COMPOSITES and grad_enabled and out.requires_grad
                  and out.grad_fn is None)
     if into_leaf and op_name in rules.GRAD_OUT_SHAPE and out._data.shape != result._data.shape:
@@ -101,6 +103,30 @@ def write_out(out: Optional[Tensor], result: Tensor, op_name: str, *,
     return out
 
 
+def _check_out_overlap(out, args: tuple, kwargs: dict, full_ok: bool = True) -> None:
+    """torch's elementwise and indexing kernels refuse an out that shares part of an input's
+    memory (looked at before out is resized); under autograd the refusal of out comes first."""
+    inputs = []
+    for value in list(args) + list(kwargs.values()):
+        items = value if isinstance(value, (list, tuple)) else (value,)  # cat's list
+        inputs.extend(item for item in items if isinstance(item, Tensor))
+    if grad_mode.is_grad_enabled() and any(t.requires_grad for t in inputs):
+        return
+    for target in (out if isinstance(out, (list, tuple)) else (out,)):
+        if isinstance(target, Tensor):
+            for tensor in inputs:
+                check_overlap(target._data, tensor._data, full_ok)
+
+
+def _checking_overlap(fn: Callable, full_ok: bool) -> Callable:
+    @functools.wraps(fn)
+    def with_check(*args, out=None, **kwargs):
+        if out is not None:
+            _check_out_overlap(out, args, kwargs, full_ok)
+        return fn(*args, out=out, **kwargs)
+    return with_check
+
+
 def reads_out(fn: Callable) -> bool:
     """True when ``fn``'s own code reads its ``out`` argument (it writes the result itself)."""
     code = getattr(fn, "__code__", None)
@@ -124,9 +150,12 @@ def accept_out(fn: Callable, public_name: Optional[str] = None) -> Callable:
     except (TypeError, ValueError):
         return fn
     name = fn_name = public_name or fn.__name__
+    checks_overlap = name in rules.OVERLAP_CHECKED or inspect.unwrap(fn).__module__.rsplit(
+        ".", 1)[-1] in rules.OVERLAP_CHECKED_MODULES
+    full_ok = name not in rules.OVERLAP_ANY
     if "out" in parameters:
-        if reads_out(inspect.unwrap(fn)):
-            return fn
+        if reads_out(inspect.unwrap(fn)):  # it writes out itself: only the overlap is added
+            return _checking_overlap(fn, full_ok) if checks_overlap else fn
         takes_dtype = "dtype" in parameters
         options = {"warn_resize": name not in rules.FACTORIES,
                    "same_dtype": rules.SAME_DTYPE.get(name, False),
@@ -148,6 +177,8 @@ def accept_out(fn: Callable, public_name: Optional[str] = None) -> Callable:
     def with_out(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
+        if checks_overlap:
+            _check_out_overlap(out, args, kwargs, full_ok)
         if isinstance(out, Tensor):
             if takes_dtype and kwargs.get("dtype") is None:
                 kwargs["dtype"] = out.dtype

@@ -74,6 +74,20 @@ POINTWISE_MODULES = {"pointwise_binary", "pointwise_more", "pointwise_unary", "b
 POINTWISE_WARN_ONCE = {"logit", "float_power", "mvlgamma"}
 
 
+# ops whose out torch refuses when it partly shares memory with an input (TensorIterator's
+# check): every pointwise op, by module, and these by name; the rest (reductions over a dim,
+# matrix products, tril/triu, linalg) write without looking
+OVERLAP_CHECKED_MODULES = POINTWISE_MODULES | {"pointwise", "unary", "arithmetic",
+                                               "comparison", "activation"}
+OVERLAP_CHECKED = {"cumsum", "cumprod", "logcumsumexp", "kthvalue", "min", "max", "addmv",
+                   "addbmm", "baddbmm", "addmm", "kron", "cross", "linalg_cross",
+                   "masked_select", "cat", "concat", "concatenate", "stack", "take_along_dim",
+                   "take", "index_select", "gather", "diff", "sort", "topk", "outer", "ger"}
+# of those, the ones that refuse any sharing, even out being the input itself
+OVERLAP_ANY = {"cat", "concat", "concatenate", "stack", "gather", "masked_select",
+               "take_along_dim", "index_select", "take"}
+
+
 def _found(result, out) -> str:
     name = _dtype.scalar_type_name
     return f"Found dtype {name(out)} but expected {name(result)}"

@@ -103,3 +103,47 @@ def ordered(x: np.ndarray) -> np.ndarray:
     widened exactly to float32, where ``np.sort`` puts NaN last and ``np.nansum``, ``np.unique``
     and ``np.finfo`` treat it as floating; any other array as it is."""
     return x.astype(np.float32) if x.dtype.kind == "V" else x
+
+
+# the names torch's checked number conversion prints, and the largest finite floats
+_CHECKED_NAME = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int",
+                 "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                 "float32": "float"}
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+              "float32": float(np.finfo(np.float32).max)}
+
+
+def check_range(values: np.ndarray, np_dtype: np.dtype, type_name: str,
+                floats: bool = False, halves: bool = False) -> None:
+    """torch's checked conversion of numbers: integers must fit (unsigned types also take
+    -max..-1, wrapping), NaN never converts to an integer; with ``floats``, float32 must not
+    overflow, with ``halves`` neither may float16 or bfloat16 (infinities and NaN pass)."""
+    if values.dtype.kind not in "biuf" or values.size == 0:
+        return
+    if np_dtype.kind in "iu":
+        info = np.iinfo(np_dtype)
+        low = -int(info.max) if np_dtype.kind == "u" else int(info.min)
+        with np.errstate(invalid="ignore"):
+            bad = (values < low) | (values > info.max)
+            if values.dtype.kind in "fV":
+                bad |= np.isnan(values)
+                if np_dtype.kind == "u":
+                    bad |= values < 0
+    elif (floats and np_dtype == np.float32) or (halves and np_dtype.name in ("float16",
+                                                                                "bfloat16")):
+        with np.errstate(invalid="ignore"):
+            bad = np.isfinite(values) & (np.abs(values) > _FLOAT_MAX[np_dtype.name])
+    else:
+        return
+    if np.any(bad):
+        raise RuntimeError(f"value cannot be converted to type {type_name} without overflow")
+
+
+def check_number_fits(value, dtype: np.dtype, halves: bool = True) -> None:
+    """A number argument (a fill value, a bound, alpha, a scalar exponent) is converted to the
+    tensor's dtype with ``check_range`` (a number operand instead wraps, as a tensor does);
+    ``halves=False`` for the ops whose conversion skips the 16-bit floats."""
+    if isinstance(value, (bool, np.bool_)) or dtype.name not in _CHECKED_NAME:
+        return
+    check_range(np.asarray(value), dtype, _CHECKED_NAME[dtype.name], floats=True,
+                halves=halves)

@@ -6,7 +6,7 @@ import numpy as np
 from .. import _dtype, _memory_format as _mf
 from ..tensor import Tensor
 from . import _layout
-from ._base import Op, _check_writable
+from ._base import Op, _check_writable, cast, check_number_fits
 from ._util import quiet
 
 
@@ -92,7 +92,9 @@ class Fill(Op):
 
     @staticmethod
     def forward(ctx, self, value):
-        self[...] = value
+        # torch's one-element fill skips the check for the 16-bit floats
+        check_number_fits(value, self.dtype, halves=self.size != 1)
+        self[...] = cast(value, self.dtype)  # a negative number into uint8 wraps
         return self
 
     @staticmethod
@@ -102,6 +104,7 @@ class Fill(Op):
 
 class FillTensor(Fill):
     """self.fill_(0-dim tensor): the value gets the sum of grad"""
+    _operand_overlap = None  # torch reads the 0-d value first
 
     node_name = "FillBackward3"
 

@@ -11,10 +11,11 @@ import math
 import numpy as np
 
 from .._warnings import warn
-from .. import _device, _dtype
+from .. import _device, _dtype, _flags
 from .. import _memory_format as _mf
 from ..tensor import Tensor, keeping_strides, with_empty_strides
 from . import _layout
+from ._util import check_number_fits, check_range
 
 
 # ---------------------------------------------------------------------------------------------
@@ -107,31 +108,6 @@ def _to_array(data, dtype=None) -> np.ndarray:
     check_range(raw, np_dtype, np_dtype.name)
     with np.errstate(all="ignore"):
         return _dtype.astype(raw, np_dtype).reshape(shape)
-
-
-def check_range(values: np.ndarray, np_dtype: np.dtype, type_name: str,
-                floats: bool = False) -> None:
-    """torch's checked conversion of numbers: integers must fit (unsigned types also take
-    -max..-1, wrapping), NaN never converts to an integer; with ``floats``, float32 must not
-    overflow."""
-    if values.dtype.kind not in "biuf" or values.size == 0:
-        return
-    if np_dtype.kind in "iu":
-        info = np.iinfo(np_dtype)
-        low = -int(info.max) if np_dtype.kind == "u" else int(info.min)
-        with np.errstate(invalid="ignore"):
-            bad = (values < low) | (values > info.max)
-            if values.dtype.kind in "fV":
-                bad |= np.isnan(values)
-                if np_dtype.kind == "u":
-                    bad |= values < 0
-    elif floats and np_dtype == np.float32:
-        with np.errstate(invalid="ignore"):
-            bad = np.isfinite(values) & (np.abs(values) > np.finfo(np.float32).max)
-    else:
-        return
-    if np.any(bad):
-        raise RuntimeError(f"value cannot be converted to type {type_name} without overflow")
 
 
 _COPY_WARNING = ("To copy construct from a tensor, it is recommended to use "
@@ -261,12 +237,21 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None,
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False,
           memory_format=_mf.contiguous_format, **kwargs) -> Tensor:
-    """Uninitialised in torch; zeros here, so nothing depends on leftover memory. Laid out in
-    ``memory_format`` (``channels_last`` for an NHWC layout of a 4-d size)."""
+    """Uninitialised in torch; zeros here, so nothing depends on leftover memory (NaN or the
+    largest value in deterministic mode, as torch fills it). Laid out in ``memory_format``
+    (``channels_last`` for an NHWC layout of a 4-d size)."""
     _device.check(device)
     array = _layout.empty_in_format(_size(size, "empty"), _float_dtype(dtype),
                                     _mf.check(memory_format, "empty"))
+    _fill_uninitialized(array)
     return _finish(array, requires_grad)
+
+
+def _fill_uninitialized(array: np.ndarray) -> np.ndarray:
+    """In deterministic mode, torch's NaN / largest-value fill of "uninitialised" memory."""
+    if _flags.filling_uninitialized():
+        array[...] = _flags.uninitialized_value(array.dtype)
+    return array
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad: bool = False,
@@ -284,7 +269,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad: bool 
     np_dtype = _float_dtype(dtype)
     needed = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
     # one element at least: an empty result then reports its strides as given (see stride())
-    storage = np.zeros(max(needed, 1), np_dtype)
+    storage = _fill_uninitialized(np.zeros(max(needed, 1), np_dtype))
     array = np.lib.stride_tricks.as_strided(storage, size,
                                             tuple(s * np_dtype.itemsize for s in stride))
     if requires_grad and np_dtype.kind not in "fV":
@@ -297,13 +282,9 @@ def _fill_value(value):
     return value.item() if isinstance(value, Tensor) else value
 
 
-_C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "short", "int32": "int",
-            "int64": "int64_t", "float32": "float", "float64": "double", "float16": "c10::Half",
-            "bfloat16": "c10::BFloat16", "bool": "bool"}
-
 
 def _filled(shape: tuple, value, np_dtype: np.dtype) -> np.ndarray:
-    check_range(np.asarray(value), np_dtype, _C_NAMES[np_dtype.name], floats=True)
+    check_number_fits(value, np_dtype, halves=math.prod(shape) != 1)  # as fill_ does
     with np.errstate(all="ignore"):
         return np.full(shape, np.asarray(value).astype(np_dtype), np_dtype)
 
@@ -364,7 +345,9 @@ def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = 
 
     Differs from torch: the memory is zero-filled (NumPy's ``empty`` would expose stale bytes)."""
     _device.check(device)
-    return _finish(_filled_like(input, 0, dtype, memory_format, "empty_like"), requires_grad)
+    array = _filled_like(input, 0, dtype, memory_format, "empty_like")
+    _fill_uninitialized(array)
+    return _finish(array, requires_grad)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None,

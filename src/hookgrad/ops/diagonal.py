@@ -6,6 +6,8 @@ gradient onto the diagonal of zeros, the backward of ``diag_embed`` reads it off
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import _dtype
@@ -57,6 +59,7 @@ class Triu(Tril):
 class TrilInplace(Tril):
     node_name = "TrilBackward0"
     _inplace = True
+    _overlap_ok = True  # torch writes an expanded self without complaint
 
     @classmethod
     def forward(cls, ctx, self, diagonal):
@@ -298,4 +301,6 @@ def fill_diagonal_(input: Tensor, fill_value, wrap: bool = False) -> Tensor:
         return input
     mask = np.zeros(input._data.size, bool)
     mask[np.arange(count) * step] = True
-    return input.masked_fill_(mask.reshape(shape), fill_value)
+    with warnings.catch_warnings():  # torch's fill_diagonal_ does not warn for expanded input
+        warnings.filterwarnings("ignore", "Use of masked_fill_ on expanded", UserWarning)
+        return input.masked_fill_(mask.reshape(shape), fill_value)

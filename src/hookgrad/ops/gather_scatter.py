@@ -8,21 +8,29 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
 from ..tensor import Tensor
 from ._out import write_out
 from ._reduce_util import _UNSET, shown_dim
 from ._util import normalize_dim
 
 from .views import expand
-from ._base import Op, _check_writable
+from ._base import Op, _check_writable, check_number_fits
 
 
-def _index_data(index, op: str, allow_int32: bool = True) -> np.ndarray:
+def _index_data(index, op: str) -> np.ndarray:
+    """The index array of a gather/scatter/index_add family op: int64 or int32, as torch's
+    kernels take (every scatter variant reports itself as scatter(), index_add as
+    index_add_() with the dtype it got)."""
     if not isinstance(index, Tensor):
         raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
     array = index._data
-    if array.dtype != np.int64 and not (allow_int32 and array.dtype == np.int32):
-        raise RuntimeError(f"{op}(): Expected dtype int64 for index")
+    if array.dtype != np.int64 and array.dtype != np.int32:
+        if op.startswith("index_add"):
+            raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
+                               f"{_dtype.scalar_type_name(array.dtype)}")
+        name = "scatter" if op.startswith("scatter") else op.rstrip("_")
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     return array
 
 
@@ -34,7 +42,8 @@ def _along(index: np.ndarray, dim: int) -> tuple:
 
 
 def _check_index(self_shape: tuple, index: np.ndarray, dim: int, other=None) -> None:
-    if index.ndim != max(len(self_shape), 1) and index.size:
+    # a 0-d self or index counts as one element along one dim
+    if max(index.ndim, 1) != max(len(self_shape), 1) and index.size:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     if index.size == 0:
         return
@@ -72,8 +81,10 @@ class Gather(Op):
         ctx.save_for_backward(index, self)
         if index.size == 0:
             return np.zeros(index.shape, self.dtype)
-        if self.ndim == 0:
-            return self.reshape(index.shape).copy()
+        if self.ndim == 0:  # every index is 0 (checked): the one element, repeated
+            return np.full(index.shape, self, dtype=self.dtype)
+        if index.ndim == 0:  # then self is 1-d: one element, kept 0-d
+            return np.array(self[int(index)], dtype=self.dtype)
         return self[_along(index.astype(np.int64), dim)]
 
     @staticmethod
@@ -96,6 +107,11 @@ def take_along_dim(input: Tensor, indices: Tensor, dim=None) -> Tensor:
     """gather after broadcasting input and indices in every dim but ``dim`` (as torch)."""
     if dim is None:
         return gather(input.reshape(-1), 0, indices.reshape(-1))
+    if indices._data.dtype != np.int64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_dtype.scalar_type_name(indices._data.dtype)}")
+    if input._data.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     dim = normalize_dim(dim, input._data.ndim)
     input_shape, index_shape = list(input._data.shape), list(indices._data.shape)
     input_shape[dim] = index_shape[dim] = 1
@@ -124,6 +140,7 @@ class ScatterAdd(Op):
 
 
 class ScatterAddInplace(ScatterAdd):
+    _operand_overlap = "any"  # torch refuses a source sharing any of self's memory
     node_name = "ScatterAddBackward0"
     _inplace = True
 
@@ -160,8 +177,9 @@ def _scatter_forward(ctx, self: np.ndarray, dim: int, index: np.ndarray, src, wr
 def _scatter_into(out: np.ndarray, dim: int, index: np.ndarray, src, write) -> None:
     if index.size == 0:
         return
-    if out.ndim == 0:
-        write(out.reshape(1), index.reshape(-1), np.reshape(src, -1)[:1])
+    if out.ndim == 0 or index.ndim == 0:  # at most 1-d all round: written as 1-d
+        flat = index.reshape(-1)
+        write(out.reshape(-1), flat, np.reshape(src, -1)[:flat.size] if np.ndim(src) else src)
         return
     key = _along(index.astype(np.int64), dim)
     if src.ndim:  # only the index's extent of src is used
@@ -176,13 +194,13 @@ def _assign(out, key, src) -> None:
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy with ``src`` added at ``index`` along ``dim`` (repeats accumulate)."""
     return ScatterAdd.apply(input, normalize_dim(dim, input._data.ndim),
-                            _index_data(index, "scatter_add", False), src, shown=shown_dim(dim))
+                            _index_data(index, "scatter_add"), src, shown=shown_dim(dim))
 
 
 def scatter_add_(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """In place ``scatter_add``."""
     return ScatterAddInplace.apply(input, normalize_dim(dim, input._data.ndim),
-                                   _index_data(index, "scatter_add_", False), src,
+                                   _index_data(index, "scatter_add_"), src,
                                    shown=shown_dim(dim))
 
 
@@ -225,6 +243,7 @@ class ScatterValue(Op):
 
 
 class ScatterInplace(Scatter):
+    _operand_overlap = "any"  # torch refuses a source sharing any of self's memory
     node_name = "ScatterBackward0"
     _inplace = True
 
@@ -260,10 +279,12 @@ def _scatter(op: str, tensor_op, value_op, input: Tensor, dim: int, index: Tenso
              value) -> Tensor:
     """scatter(src=Tensor) or scatter(value=number) (also a number passed as src)."""
     shown, dim = shown_dim(dim), normalize_dim(dim, input._data.ndim)
-    index = _index_data(index, op, False)
+    index = _index_data(index, op)
     if isinstance(src, Tensor):
         return tensor_op.apply(input, dim, index, src, shown=shown)
-    fill = np.asarray(value if src is None else src).astype(input._data.dtype)
+    number = value if src is None else src
+    check_number_fits(number, input._data.dtype)
+    fill = np.asarray(number).astype(input._data.dtype)
     return value_op.apply(input, dim, index, fill, shown=shown)
 
 
@@ -342,6 +363,7 @@ class IndexAdd(Op):
 
 
 class IndexAddInplace(IndexAdd):
+    _operand_overlap = "any"  # torch refuses a source sharing any of self's memory
     node_name = "IndexAddBackward0"
     _inplace = True
 

@@ -31,6 +31,7 @@ def _spread(index: np.ndarray, dim: int, shape: tuple) -> np.ndarray:
 class IndexReduce(Op):
     """out[..., index[i], ...] = reduce(self[..., index[i], ...], source[..., i, ...]);
     gradients: scatter_reduce's, with index spread over source's shape"""
+    _operand_overlap = "any"  # torch refuses a source sharing any of self's memory
 
     node_name = "IndexReduceBackward0"
     saved_names = ("self", "index", "source", "result")

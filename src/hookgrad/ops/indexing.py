@@ -19,7 +19,7 @@ from ..tensor import Tensor
 from . import _layout
 from .alias import Alias
 from .views import Expand, Select, Slice, Unsqueeze, View
-from ._base import Op, _check_writable
+from ._base import Op, _check_writable, check_number_fits, warn_expanded_write
 from .clone import copy_, fill_
 
 _INTEGER = (int, np.integer)
@@ -51,6 +51,11 @@ def _index_array(values) -> np.ndarray:
     raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
 
 
+class _TensorInt(int):
+    """The number of a 0-d integer index tensor: an int everywhere, but on a 0-d tensor torch
+    reports it as one index too many rather than as a Python int it cannot take."""
+
+
 def _convert(item):
     """One index item as int, bool, slice, None, Ellipsis or an index ndarray."""
     if item is None or item is Ellipsis or isinstance(item, slice):
@@ -67,10 +72,13 @@ def _convert(item):
         if array.dtype == np.uint8:
             warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
                  "torch.bool instead.", UserWarning)
-            return array  # a mask, kept as uint8 (torch saves it so)
-        if kind not in "iu":
+            # a mask, kept as uint8 (torch saves it so); 0-d, it is a lone bool
+            return bool(array) if array.ndim == 0 else array
+        if kind in "iu" and array.ndim == 0:  # any integer 0-d tensor reads as its number
+            return _TensorInt(array)
+        if array.dtype != np.int64 and array.dtype != np.int32:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        return int(array) if array.ndim == 0 else array
+        return array
     if isinstance(item, (list, tuple, range)):  # torch reads any sequence as an index tensor
         return _index_array(list(item))
     if isinstance(item, str):  # torch tries to make a tensor of the sequence
@@ -108,7 +116,8 @@ def _apply_basic(tensor: Tensor, items: tuple, lone_slice: bool = False):
     Returns the view and the advanced items as ``(dim, array)`` pairs on that view."""
     ndim = tensor._data.ndim
     specified = sum(_consumed(item) for item in items)
-    if ndim == 0 and any(isinstance(item, int) and not isinstance(item, bool) for item in items):
+    if ndim == 0 and any(isinstance(item, int) and not isinstance(item, (bool, _TensorInt))
+                         for item in items):
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                          "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
     if specified > ndim:
@@ -291,15 +300,17 @@ class IndexPut(Op):
     """self[indices] = values in place; with ``accumulate`` repeated indices add up.
     Gradient: self's grad with the written positions zeroed (kept whole if accumulating);
     values get grad[indices]."""
+    _operand_overlap = "any"  # torch refuses a source sharing any of self's memory
 
     node_name = "IndexPutBackward0"
     saved_lists = {"indices": _index_list}
     saved_values = {"accumulate": "accumulate"}
     _inplace = True
+    _overlap_ok = True  # torch only warns
 
     @staticmethod
     def forward(ctx, self, values, key, indices, accumulate=False):
-        _check_writable(self)
+        warn_expanded_write(self, "index_put_", "tensor[indices] = tensor")
         ctx.accumulate = accumulate
         _keep_indices(ctx, indices)
         _index_put(self, values, key, accumulate)
@@ -360,9 +371,29 @@ def _put_args(self: Tensor, indices, values: Tensor):
     if sum(_consumed(item) for item in items) > self._data.ndim:
         raise IndexError(f"too many indices for tensor of dimension {self._data.ndim} (got "
                          f"{len(items)})")
-    _check_dtype(self, values)
     dims = np.cumsum([0] + [_consumed(item) for item in items])
-    return _advanced_key(self._data.shape, list(zip(dims[:-1], items)))
+    try:
+        key, indices = _advanced_key(self._data.shape, list(zip(dims[:-1], items)))
+    except IndexError:
+        _check_dtype(self, values)  # torch compares dtypes before it reads the indices
+        raise
+    _check_values_shape(self._data.shape, key, values._data.shape)  # torch: shape, then dtype
+    _check_dtype(self, values)
+    return key, indices
+
+
+def _check_values_shape(shape: tuple, key: tuple, values_shape: tuple) -> None:
+    # the indexing result's shape, read off a stand-in that holds one element
+    picked = np.lib.stride_tricks.as_strided(np.zeros(1, np.bool_), shape, (0,) * len(shape))
+    try:
+        target = picked[key].shape
+    except IndexError:
+        return  # out-of-range indices are reported by the write itself
+    try:
+        np.broadcast_to(np.empty(values_shape, np.bool_), target)
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values_shape)} cannot "
+                           f"be broadcast to indexing result of shape {list(target)}") from None
 
 
 def _check_dtype(self: Tensor, values: Tensor) -> None:
@@ -376,10 +407,27 @@ def _type_word(tensor: Tensor) -> str:
     return legacy_type_name(tensor._data)[len("torch."):-len("Tensor")]
 
 
+class IndexPutMasked(IndexPut):
+    """index_put_ of a 0-d value at a lone mask: torch runs it as masked_fill_, which reads the
+    value before writing, so the value may be a view of self"""
+
+    node_name = "IndexPutBackward0"
+    _operand_overlap = None
+
+
+def _put_class(indices: tuple, values: Tensor, accumulate: bool) -> type:
+    _, originals, positions = indices
+    if not accumulate and values._data.ndim == 0 and len(originals) == 1 and \
+            _is_mask(originals[0]) and positions[0] == 0:
+        return IndexPutMasked
+    return IndexPut
+
+
 def index_put_(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
     """In place ``index_put``."""
     key, saved_indices = _put_args(self, indices, values)
-    return IndexPut.apply(self, values, key, saved_indices, accumulate)
+    return _put_class(saved_indices, values, accumulate).apply(self, values, key, saved_indices,
+                                                               accumulate)
 
 
 def index_put(self: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:
@@ -415,6 +463,7 @@ def _as_value(tensor: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
         return value
     if isinstance(value, _SCALAR):
+        check_number_fits(value, tensor._data.dtype, halves=False)
         return Tensor._make(np.asarray(value).astype(tensor._data.dtype))
     kind = type(value)
     name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
@@ -436,4 +485,4 @@ def setitem(tensor: Tensor, key, value) -> None:
         return
     index_key, indices = _advanced_key(target._data.shape, advanced)
     _check_dtype(target, value)
-    IndexPut.apply(target, value, index_key, indices, False)
+    _put_class(indices, value, False).apply(target, value, index_key, indices, False)

@@ -149,44 +149,6 @@ METHODS.update({
 # ---------------------------------------------------------------------------------------------
 # add_, sub_, mul_, div_
 # ---------------------------------------------------------------------------------------------
-_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to "
-                    "tensor refer to a single memory location. Please clone() the tensor before "
-                    "performing the operation.")
-
-
-def _dense(array: np.ndarray) -> bool:
-    """torch's is_non_overlapping_and_dense: the elements fill one block, in some dim order."""
-    if array.flags.c_contiguous or array.flags.f_contiguous:
-        return True
-    expected = array.itemsize
-    for stride, size in sorted((st, n) for n, st in zip(array.shape, array.strides) if n != 1):
-        if stride != expected:
-            return False
-        expected *= size
-    return True
-
-
-def check_overlap(self: np.ndarray, other) -> None:
-    """torch refuses an in-place op whose other operand partly overlaps self (``x[1:].add_(x)``,
-    ``x.sub_(x.t())``); the same elements in the same layout (``x.add_(x)``) are fine, and so
-    is a layout too irregular to tell."""
-    if not isinstance(other, np.ndarray) or other is self or (
-            self.base is None and other.base is None):  # two owners never share memory
-        return
-    if not np.may_share_memory(self, other) or not self.size or not other.size or \
-            not (_dense(self) and _dense(other)):
-        return
-    start = self.__array_interface__["data"][0]
-    other_start = other.__array_interface__["data"][0]
-    end, other_end = start + self.nbytes, other_start + other.nbytes
-    if start == other_start and end == other_end:
-        if self.strides == other.strides:
-            return
-        raise RuntimeError(_PARTIAL_OVERLAP)
-    if start < other_end and other_start < end:
-        raise RuntimeError(_PARTIAL_OVERLAP)
-
-
 class _InplaceBinary(Op):
     """The out-of-place op's forward, written into self; backward is the out-of-place one."""
 
@@ -207,7 +169,7 @@ class AddInplace(_InplaceBinary):
 
     @staticmethod
     def forward(ctx, self, other, dtype, number, alpha=1):
-        check_overlap(self, other)
+        _check_inplace_shape(self.shape, np.shape(other))  # torch: overlap (in apply), shape, dtype
         check_inplace_cast(dtype, self.dtype)
         return AddInplace._write(ctx, self, _add_scaled(ctx, "add", np.add, self, other, dtype,
                                                         alpha, inplace=True))
@@ -220,9 +182,9 @@ class SubInplace(_InplaceBinary):
 
     @staticmethod
     def forward(ctx, self, other, dtype, number, alpha=1):
-        check_overlap(self, other)
+        _check_sub(self, other, number)  # sub's own refusal comes first
+        _check_inplace_shape(self.shape, np.shape(other))  # torch: overlap (in apply), shape, dtype
         check_inplace_cast(dtype, self.dtype)
-        _check_sub(self, other, number)
         return SubInplace._write(ctx, self, _add_scaled(ctx, "sub", np.subtract, self, other,
                                                         dtype, alpha, inplace=True))
 
@@ -237,7 +199,7 @@ class MulInplace(_InplaceBinary):
 
     @staticmethod
     def forward(ctx, self, other, dtype, number, original=None):
-        check_overlap(self, other)
+        _check_inplace_shape(self.shape, np.shape(other))  # torch: overlap (in apply), shape, dtype
         check_inplace_cast(dtype, self.dtype)
         ctx.number = number
         if number is None:
@@ -255,7 +217,7 @@ class DivInplace(_InplaceBinary):
 
     @staticmethod
     def forward(ctx, self, other, dtype, number, original=None):
-        check_overlap(self, other)
+        _check_inplace_shape(self.shape, np.shape(other))  # torch: overlap (in apply), shape, dtype
         check_inplace_cast(_true_dtype(dtype), self.dtype)
         ctx.number = number
         if number is None:

@@ -22,7 +22,7 @@ from . import views as V
 from . import comparison as cmp
 from . import pointwise_binary as B
 from . import pointwise_unary as X
-from ._base import (Op, _check_inplace_shape, _check_writable, as_operand, cast,
+from ._base import (Op, _check_inplace_shape, _check_writable, as_operand, cast, check_overlap,
                     check_inplace_cast, promote, work_dtype)
 from .arithmetic import DivMode, FloorDivide, FloorDivideScalar, Remainder, RemainderScalar
 from .cumsum import Cumsum
@@ -105,6 +105,7 @@ def _logical_method(name: str, fn):
         other = as_operand(other, name)
         dtype = work_dtype(promote(self, other))
         b = other._data if isinstance(other, Tensor) else other
+        check_overlap(self._data, b)
         _check_inplace_shape(self._data.shape, np.shape(b))  # before NumPy's broadcast error
         return _write(self, fn(cast(self._data, dtype), cast(b, dtype)), np.dtype(bool))
 
@@ -121,9 +122,16 @@ def logical_not_(self: Tensor) -> Tensor:
 
 def _bitwise_method(name: str, fn):
     def op(self: Tensor, other) -> Tensor:
+        operand = as_operand(other, name)
+        dtype = promote(self, operand)
+        if isinstance(operand, Tensor):
+            check_overlap(self._data, operand._data)
+        # torch's order: shapes, then whether the result fits self, then the kernel's dtypes
+        _check_inplace_shape(self._data.shape, np.shape(operand._data if isinstance(
+            operand, Tensor) else operand))
+        check_inplace_cast(dtype, self._data.dtype)
         result = fn(self, other)  # raises torch's error for floating operands
-        other = as_operand(other, name)
-        return _write(self, result._data, promote(self, other))
+        return _write(self, result._data, dtype)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"In place ``{name[:-1]}`` of an integer or bool tensor."

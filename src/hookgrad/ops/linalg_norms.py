@@ -60,7 +60,7 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
         if ord == "nuc":
             result = values.sum(-1)
         else:
-            result = values.amax(-1) if ord > 0 else values.amin(-1)
+            result = _largest(values, -1, False) if ord > 0 else values.amin(-1)
         if keepdim:  # back to A's dims: the two reduced ones as size 1
             order = np.argsort(rest + [first, second])
             result = result.unsqueeze(-1).unsqueeze(-1).permute(*order.tolist())
@@ -70,7 +70,15 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     if not keepdim and first < second:
         second -= 1
     sums = vector_norm(A, 1, first, keepdim)
-    return sums.amax(second, keepdim) if ord > 0 else sums.amin(second, keepdim)
+    return _largest(sums, second, keepdim) if ord > 0 else sums.amin(second, keepdim)
+
+
+def _largest(values: Tensor, dim: int, keepdim: bool) -> Tensor:
+    """The largest of non-negative values over ``dim``; 0 over none, as torch's matrix norms
+    give for an empty matrix (their smallest-value orders refuse it as amin does)."""
+    if values._data.shape[dim] == 0:
+        return values.sum(dim, keepdim)
+    return values.amax(dim, keepdim)
 
 
 def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None,

@@ -13,7 +13,8 @@ from .join import cat
 from ._reduce_util import _UNSET, shown_dim
 from ._util import broadcast_error, normalize_dim
 from .._dtype import scalar_type_name
-from ._base import cast, _check_inplace_shape, is_number, Op, python_number
+from ._base import (cast, _check_inplace_shape, check_number_fits, is_number, Op,
+                    python_number, warn_expanded_write)
 
 
 def _mask(mask, op: str) -> np.ndarray:
@@ -35,7 +36,7 @@ class MaskedSelect(Op):
         try:
             shape = np.broadcast_shapes(self.shape, mask.shape)
         except ValueError:
-            raise broadcast_error("masked_select", self.shape, mask.shape) from None
+            raise broadcast_error("masked_select", mask.shape, self.shape) from None  # as torch
         ctx.shape = shape
         ctx.save_for_backward(mask, self)
         return np.broadcast_to(self, shape)[np.broadcast_to(mask, shape)]
@@ -93,6 +94,7 @@ def _cat(a: Tensor, b: Tensor) -> Tensor:
 
 
 class MaskedScatterInplace(MaskedScatter):
+    _operand_overlap = None  # torch does not look (it reads source as it writes)
     node_name = "MaskedScatterBackward0"
     _inplace = True
 
@@ -193,9 +195,11 @@ class IndexFillTensor(IndexFill):
 class IndexFillInplace(IndexFill):
     node_name = "IndexFillBackward0"
     _inplace = True
+    _overlap_ok = True  # torch only warns
 
     @staticmethod
     def forward(ctx, self, dim, index, value, shown=_UNSET):
+        warn_expanded_write(self, "index_fill_", "tensor[mask] = scalar")
         ctx.dim, ctx._saved_dim = dim, dim if shown is _UNSET else shown
         ctx.save_for_backward(index)
         IndexFill._fill(self, dim, index, value)
@@ -203,8 +207,10 @@ class IndexFillInplace(IndexFill):
 
 
 class IndexFillTensorInplace(IndexFillTensor):
+    _operand_overlap = None  # torch reads the 0-d value first
     node_name = "IndexFillBackward1"
     _inplace = True
+    _overlap_ok = True
 
     @staticmethod
     def forward(ctx, self, dim, index, value, shown=_UNSET):
@@ -234,6 +240,7 @@ def _index_fill(input: Tensor, dim: int, index: Tensor, value, inplace: bool) ->
     if not is_number(value):
         raise TypeError(f"index_fill(): argument 'value' must be Number, not "
                         f"{type(value).__name__}")
+    check_number_fits(value, data.dtype)
     cls = IndexFillInplace if inplace else IndexFill
     return cls.apply(input, dim, positions, python_number(value), shown=shown)
 

@@ -191,6 +191,13 @@ class Amin(_Amax):
 
 def _amax(cls, op: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     all_dims = dim is None or (not isinstance(dim, (int, np.integer)) and len(dim) == 0)
+    shape = input._data.shape
+    if not all_dims and 0 in shape:  # torch asks this of each dim as given, before repeats
+        for given in ((dim,) if isinstance(dim, (int, np.integer)) else dim):
+            if isinstance(given, (int, np.integer)) and shape and \
+                    shape[normalize_dim(int(given), len(shape))] == 0:
+                raise IndexError(f"{op}(): Expected reduction dim {int(given)} to have non-zero "
+                                 "size.")
     dims = reduce_dims(dim, input._data.ndim)
     return cls.apply(input, dims, keepdim, op, all_dims, shown=shown_dims(dim) or ())
 

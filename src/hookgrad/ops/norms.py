@@ -27,9 +27,8 @@ class LinalgVectorNorm(Op):
         if self.dtype.kind not in "fcV":
             raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                                f"as input. Got {torch_type_name(self)}")
-        if math.isinf(ord) and self.size == 0:
-            raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
-                               f"tensor because the operation does not have an identity")
+        if (ord < 0 or math.isinf(ord)) and self.size == 0:
+            _check_identity(self.shape, ord, dims, shown is None or shown[1] not in (None, ()))
         # ord and dims as computed with; ``shown`` is (ord, dim) as the caller gave them, which
         # torch's node keeps (``grad_fn._saved_ord`` / ``_saved_dim``)
         ctx.ord, ctx.dims, ctx._saved_keepdim = ord, dims, keepdim
@@ -57,6 +56,19 @@ class LinalgVectorNorm(Op):
     @staticmethod
     def backward(ctx, grad):
         return _vector_norm_grad(ctx, grad), None, None, None, None, None
+
+
+def _check_identity(shape: tuple, ord, dims: tuple, dims_given: bool) -> None:
+    """A negative or infinite order has no value over nothing: torch refuses an empty input
+    (without dims) or a reduced dim of size 0 (other dims may be empty)."""
+    if not dims_given:
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
+                           f"tensor because the operation does not have an identity")
+    for d in dims:
+        if shape[d] == 0:  # torch's message has no space before "because"
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on the "
+                               f"dimension {d}because this dimension is empty and the "
+                               f"operation does not have an identity")
 
 
 class NormDim(LinalgVectorNorm):

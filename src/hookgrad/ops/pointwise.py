@@ -10,8 +10,8 @@ from ..tensor import Tensor
 from . import inplace as _inplace
 from . import selection as S
 from . import unary as U
-from ._base import (Original, _binary_apply, as_operand, cast, is_number,
-                    promote, python_number, wrap_number)
+from ._base import (Original, _binary_apply, as_operand, cast, check_inplace_cast,
+                    check_number_fits, is_number, promote, python_number, wrap_number)
 from .arithmetic import (Add, Div, DivMode, FloorDivide, FloorDivideScalar, Mul, Pow, PowTensor,
                          RPow, Remainder, RemainderScalar, Rsub, RsubScalar, Sub)
 from ._out import write_out
@@ -135,7 +135,13 @@ def pow(input, exponent) -> Tensor:
     exponent = as_operand(exponent, "pow")
     if isinstance(exponent, Tensor):
         return _binary_apply(PowTensor, "pow", input, exponent)
-    return Pow.apply(input, exponent, promote(input, exponent))
+    dtype = promote(input, exponent)
+    # float32's kernel takes the exponent as a double; a negative integer exponent of an
+    # integer tensor is refused by pow itself
+    if (dtype.kind in "iu" and not (isinstance(exponent, int) and exponent < 0)) or \
+            dtype.name in ("float16", "bfloat16"):
+        check_number_fits(exponent, dtype)
+    return Pow.apply(input, exponent, dtype)
 
 
 def square(input: Tensor) -> Tensor:
@@ -173,14 +179,24 @@ def _bool_array(value, message: str) -> np.ndarray:
     return array
 
 
-def where(condition, input=None, other=None) -> Tensor:
-    """input where condition else other; either branch may be a number"""
+def where(condition, input=None, other=None, *, out=None) -> Tensor:
+    """input where condition else other; either branch may be a number (not with ``out``)"""
     if input is None and other is None:
         return tuple(Tensor._make(i) for i in np.nonzero(_array(condition)))
+    if out is not None:  # only torch's all-tensor overload takes out
+        for position, (name, value) in enumerate((("input", input), ("other", other)), 2):
+            if not isinstance(value, Tensor):
+                raise TypeError(f"where(): argument '{name}' (position {position}) must be "
+                                f"Tensor, not {type(value).__name__}")
+        return write_out(out, where(condition, input, other), "where",
+                         same_dtype=_where_out_dtype)
     mask = _bool_array(condition, "where expected condition to be a boolean tensor, but got a "
                                   "tensor with dtype {}")
     input, other = as_operand(input, "where", 2), as_operand(other, "where", 3)
     dtype = promote(input, other)
+    for number in (input, other):
+        if not isinstance(number, Tensor):
+            check_number_fits(number, dtype, halves=False)
     input = input if isinstance(input, Tensor) else wrap_number(input, dtype)
     other = other if isinstance(other, Tensor) else wrap_number(other, dtype)
     return S.Where.apply(mask, input, other, dtype)
@@ -195,6 +211,8 @@ def _masked_fill(input: Tensor, mask, value, scalar_cls, tensor_cls) -> Tensor:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
         return tensor_cls.apply(input, mask, value)
+    if isinstance(input, Tensor):
+        check_number_fits(value, input._data.dtype)
     return scalar_cls.apply(input, mask, python_number(value))
 
 
@@ -212,6 +230,11 @@ def _array(value) -> np.ndarray:
     return value._data if isinstance(value, Tensor) else np.asarray(value)
 
 
+def _where_out_dtype(result: np.dtype, out: np.dtype) -> str:
+    name = _dtype.scalar_type_name
+    return f"Expected out type to be {name(result)} but got {name(out)}"
+
+
 # clamp -----------------------------------------------------------------------------------------
 _ABSENT = Tensor._make(np.zeros(0))  # an absent tensor bound: an edge without gradient
 
@@ -219,11 +242,31 @@ _ABSENT = Tensor._make(np.zeros(0))  # an absent tensor bound: an edge without g
 _PLAIN_BOUND = (float, int, type(None))
 
 
+def _number_bounds(min, max, op_name: str):
+    """A number and a tensor bound: torch's parser then takes the number overload, which
+    reads a 0-d tensor that needs no grad as its number; any other tensor matches neither."""
+    tensor, number = (min, max) if isinstance(min, Tensor) else (max, min)
+    if not isinstance(tensor, Tensor) or isinstance(number, Tensor) or not is_number(number):
+        return min, max
+    if tensor._data.ndim or tensor.requires_grad:
+        given = ", ".join(type(b).__name__ if not isinstance(b, Tensor) else "Tensor"
+                          for b in (min, max))
+        prefix = "" if op_name.endswith("_") else "Tensor, "
+        raise TypeError(f"{op_name}() received an invalid combination of arguments - got "
+                        f"({prefix}{given}), but expected one of: (Tensor min, Tensor max) or "
+                        "(Number min, Number max)")
+    value = tensor.item()
+    return (value, max) if tensor is min else (min, value)
+
+
 def _clamp_args(input, min, max, op_name: str):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if min is not None and max is not None:
+        min, max = _number_bounds(min, max, op_name)
     if type(min) in _PLAIN_BOUND and type(max) in _PLAIN_BOUND and isinstance(input, Tensor) \
             and input._data.dtype.kind in "fV":  # number bounds keep a float tensor's dtype
+        _check_bounds_fit(min, max, input._data.dtype)
         return input, min, max, input._data.dtype, False
     input = _tensor(input, op_name)
     min = None if min is None else as_operand(min, op_name)
@@ -233,7 +276,15 @@ def _clamp_args(input, min, max, op_name: str):
         raise TypeError(f"{op_name}() received an invalid combination of arguments: min and max "
                         "must both be tensors or both be numbers")
     dtype = _dtype.result_type(input, *[b for b in (min, max) if b is not None]).numpy
+    if not any(tensors):
+        _check_bounds_fit(min, max, dtype)
     return input, min, max, dtype, any(tensors)
+
+
+def _check_bounds_fit(min, max, dtype: np.dtype) -> None:
+    for bound in (min, max):
+        if bound is not None:
+            check_number_fits(bound, dtype)
 
 
 def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
@@ -262,7 +313,12 @@ clip = clamp
 def clamp_(input: Tensor, min=None, max=None) -> Tensor:
     """In place ``clamp``: limits every element to ``[min, max]``."""
     input, min, max, dtype, tensor_bounds = _clamp_args(input, min, max, "clamp_")
-    if not _dtype.can_cast(_dtype.from_numpy_dtype(dtype), input.dtype):
+    if tensor_bounds:  # torch's order: the shapes, then the cast (named as a ScalarType)
+        for bound in (min, max):
+            if bound is not None:
+                S._check_inplace_shape(input._data.shape, bound._data.shape)
+        check_inplace_cast(dtype, input._data.dtype)
+    elif not _dtype.can_cast(_dtype.from_numpy_dtype(dtype), input.dtype):
         raise RuntimeError(f"result type {_dtype.scalar_type_name(dtype)} can't be cast to the "
                            f"desired output type {S._C_TYPE.get(input._data.dtype.name)}")
     original = Original(input) if Original.needed(input, min, max) else None

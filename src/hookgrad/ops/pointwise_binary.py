@@ -11,8 +11,8 @@ from ..tensor import Tensor
 from ._util import broadcast_error, quiet_errors
 from . import _layout
 from .selection import _C_TYPE
-from ._base import (arithmetic, as_operand, _binary_apply, cast, _check_alpha, compute, finish,
-                    not_implemented, Op, promote, work_dtype)
+from ._base import (arithmetic, as_operand, _binary_apply, cast, _check_alpha,
+                    check_number_fits, compute, finish, not_implemented, Op, promote, work_dtype)
 from .arithmetic import Remainder, _int_div_check, _true_dtype
 
 
@@ -367,8 +367,14 @@ class Addcmul(Op):
 
     @staticmethod
     def forward(ctx, self, tensor1, tensor2, value, dtype):
-        _check_alpha(value, dtype)
         _broadcast3("addcmul", self, tensor1, tensor2)
+        if dtype.kind == "b":
+            raise not_implemented("addcmul_cpu_out", dtype)
+        # float16/bfloat16 compute in float32, so value is checked as a float32
+        check_number_fits(value, dtype if dtype.name not in ("float16", "bfloat16")
+                          else np.dtype(np.float32))
+        if dtype.kind in "iu" and not isinstance(value, (int, np.integer)):
+            value = int(value)  # torch's kernel takes value in the tensors' integer type
         ctx._saved_value = value
         ctx.save_for_backward(tensor1 if ctx.needs_input_grad[2] else None,
                               tensor2 if ctx.needs_input_grad[1] else None)

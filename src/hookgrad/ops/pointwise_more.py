@@ -130,6 +130,13 @@ class Ldexp(Op):
 
     @staticmethod
     def forward(ctx, self, other, dtype, number):
+        if self.dtype.kind in "fV" and other.dtype == np.bool_:
+            # torch's float kernel takes no bool exponent (shapes are checked before)
+            try:
+                np.broadcast_shapes(self.shape, other.shape)
+            except ValueError:
+                raise broadcast_error("ldexp", self.shape, other.shape) from None
+            raise not_implemented("ldexp_cpu_exp", other.dtype)
         ctx.save_for_backward(other)
         a, b, out = _float_pair(self, other, dtype)
         result = finish(compute("ldexp", lambda x, e: x * np.exp2(e), a, b), out)

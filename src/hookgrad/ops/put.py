@@ -58,6 +58,7 @@ class Put(Op):
 
 
 class PutInplace(Put):
+    _operand_overlap = "any"  # torch refuses a source sharing any of self's memory
     _inplace = True
 
     @staticmethod

@@ -150,6 +150,7 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
 class IndexCopy(Op):
     """out[..., index[i], ...] = source[..., i, ...];  d self = grad with those rows zeroed,
     d source = grad.index_select(dim, index), expanded to source's shape"""
+    _operand_overlap = "any"  # torch refuses a source sharing any of self's memory
 
     node_name = "IndexCopyBackward0"
     # torch keeps source when its gradient is wanted: the formula reads its shape

@@ -52,6 +52,7 @@ def _reduce_into(self: np.ndarray, dim: int, index: np.ndarray, src: np.ndarray,
 
 
 class ScatterReduce(Op):
+    _operand_overlap = "any"  # torch refuses a source sharing any of self's memory
     node_name = "ScatterReduceBackward0"
     saved_names = ("self", "index", "src", "result")
     saved_values = {"reduce": "reduce", "include_self": "include_self"}

@@ -10,7 +10,7 @@ from ..tensor import Tensor
 from . import _layout
 from ._util import broadcast_error, quiet, quiet_errors
 from ._base import (arithmetic, cast, _check_inplace_shape, finish, not_implemented, Op, Original,
-                    _pair, to_work, work_dtype, wrap_number)
+                    _pair, to_work, warn_expanded_write, work_dtype, wrap_number)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -124,7 +124,7 @@ class Where(Op):
 
 _C_TYPE = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
            "uint8": "unsigned char", "float32": "float", "float64": "double",
-           "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+           "float16": "c10::Half", "bfloat16": "c10::BFloat16", "bool": "bool"}
 
 
 def mask_dtype_error(dtype: np.dtype) -> RuntimeError:
@@ -182,7 +182,8 @@ class MaskedFill(Op):
             # contiguous, as torch's
             return np.require(np.where(mask, value, self), requirements="C")
         except ValueError:
-            raise broadcast_error("masked_fill", self.shape, mask.shape) from None
+            # torch's out-of-place masked_fill names the mask first
+            raise broadcast_error("masked_fill", mask.shape, self.shape) from None
 
     @staticmethod
     def backward(ctx, grad):
@@ -210,19 +211,23 @@ class MaskedFillTensor(Op):
 class MaskedFillInplace(MaskedFill):
     node_name = "MaskedFillBackward0"
     _inplace = True
+    _overlap_ok = True  # torch only warns
 
     @staticmethod
     def forward(ctx, self, mask, value):
         _check_mask(mask)
         _check_inplace_shape(self.shape, mask.shape)
+        warn_expanded_write(self, "masked_fill_", "tensor[mask] = scalar")
         ctx.save_for_backward(mask)
         np.copyto(self, cast(value, self.dtype), where=mask)
         return self
 
 
 class MaskedFillTensorInplace(MaskedFillTensor):
+    _operand_overlap = None  # torch reads the 0-d value first
     node_name = "MaskedFillBackward1"
     _inplace = True
+    _overlap_ok = True
 
     @staticmethod
     def forward(ctx, self, mask, value):
@@ -237,6 +242,11 @@ def _check_clamp_scalars(dtype: np.dtype, low, high) -> None:
         kind = "clamp" if low is not None and high is not None else (
             "clamp_min" if low is not None else "clamp_max")
         raise not_implemented(f"{kind}_scalar_cpu", dtype)
+
+
+def _check_clamp_tensors(dtype: np.dtype, has_min: bool, has_max: bool) -> None:
+    if dtype.kind == "b" and has_min and has_max:  # one bool bound is a plain max or min
+        raise not_implemented("clamp_cpu", dtype)
 
 
 def _clamp_array(x: np.ndarray, low, high, dtype: np.dtype) -> np.ndarray:
@@ -356,6 +366,7 @@ class ClampTensor(Op):
 
     @staticmethod
     def forward(ctx, self, min, max, dtype, has_min, has_max):
+        _check_clamp_tensors(dtype, has_min, has_max)
         ctx.has_min, ctx.has_max = has_min, has_max
         ctx.save_for_backward(max if has_max else None, min if has_min else None, self)
         return _clamp_array(self, min if has_min else None, max if has_max else None, dtype)
@@ -395,6 +406,7 @@ class ClampTensorInplace(ClampTensor):
 
     @staticmethod
     def forward(ctx, self, min, max, dtype, has_min, has_max, original=None):
+        _check_clamp_tensors(dtype, has_min, has_max)
         ctx.has_min, ctx.has_max = has_min, has_max
         ctx.save_for_backward(max if has_max else None, min if has_min else None,
                               Original.saved(original))

@@ -173,14 +173,14 @@ class Kthvalue(_Selecting):
         size = self.shape[dim] if self.ndim else 1
         if not size:
             raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
-        if self.dtype == np.bool_:
-            raise not_implemented("kthvalue_cpu", self.dtype)
         if not 1 <= k <= size:
             raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
-        if self.ndim == 0:
+        if self.ndim == 0:  # torch answers a 0-d input itself, of any dtype
             indices = np.zeros((), np.int64)
             Kthvalue._save(ctx, self, indices, dim, keepdim, shown)
             return self.copy(), indices
+        if self.dtype == np.bool_:
+            raise not_implemented("kthvalue_cpu", self.dtype)
         position = np.full(_reduced_shape(self, dim), k - 1)
         values, indices = _pick(self, dim, keepdim, position)
         Kthvalue._save(ctx, self, indices, dim, keepdim, shown)
@@ -212,14 +212,14 @@ class MedianDim(_Selecting):
 
     @classmethod
     def forward(cls, ctx, self, dim, keepdim, shown=_UNSET):
+        if self.ndim and self.shape[dim] == 0:  # before the dtype; nanmedian's says median() too
+            raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")
         if self.dtype == np.bool_:
             raise not_implemented("median_out", self.dtype)
         if self.ndim == 0:
             indices = np.zeros((), np.int64)
             cls._save(ctx, self, indices, dim, keepdim, shown)
             return self.copy(), indices
-        if self.shape[dim] == 0:
-            raise IndexError(f"{cls._op}(): Expected reduction dim {dim} to have non-zero size.")
         values, indices = _pick(self, dim, keepdim, _median_position(self, dim, cls._skip_nan))
         cls._save(ctx, self, indices, dim, keepdim, shown)
         return values, indices

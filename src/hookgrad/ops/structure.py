@@ -428,6 +428,8 @@ class Take(Op):
     @staticmethod
     def forward(ctx, self, index):
         size = self.size
+        if size == 0 and index.size:
+            raise IndexError("take(): tried to take from an empty tensor")
         bad = (index < -size) | (index >= size)
         if bad.any():
             raise IndexError(f"out of range: tried to access index {int(index[bad].flat[0])} on "

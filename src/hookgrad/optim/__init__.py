@@ -6,12 +6,13 @@ from .adam import Adam, AdamW
 from .adam_variants import Adamax, NAdam, RAdam
 from .asgd_rprop import ASGD, Rprop
 from .lbfgs import LBFGS
+from .muon import Muon
 from .optimizer import (Optimizer, register_optimizer_step_post_hook,
                         register_optimizer_step_pre_hook)
 from .rmsprop import RMSprop
 from .sgd import SGD
 
 __all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS",
-           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler",
+           "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler",
            "swa_utils",
            "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook"]

@@ -95,11 +95,11 @@ class LBFGS(Optimizer):
             return orig_loss
 
         direction = _array(state.get("d"))
-        step = state.get("t")
+        step = _array(state.get("t"))
         old_dirs = [_array(t) for t in state.get("old_dirs") or []]
         old_steps = [_array(t) for t in state.get("old_stps") or []]
-        ro = list(state.get("ro") or [])
-        h_diag = state.get("H_diag")
+        ro = [_array(r) for r in state.get("ro") or []]
+        h_diag = _array(state.get("H_diag"))
         prev_flat_grad = _array(state.get("prev_flat_grad"))
         prev_loss = state.get("prev_loss")
         kind = flat_grad.dtype.type
@@ -124,11 +124,15 @@ class LBFGS(Optimizer):
                     old_steps.append(s)
                     ro.append(kind(1.0) / ys)
                     h_diag = ys / y.dot(y)
-                direction = _two_loop(flat_grad, old_dirs, old_steps, ro, h_diag)
+                # torch keeps the first loop's coefficients in the state, one slot per pair
+                alphas = state.setdefault("al", [None] * history_size)
+                direction = _two_loop(flat_grad, old_dirs, old_steps, ro, h_diag, alphas)
             prev_flat_grad = flat_grad.copy()
             prev_loss = loss
             if state["n_iter"] == 1:
-                step = min(1.0, kind(1.0) / np.abs(flat_grad).sum()) * lr
+                # a 0-d tensor when the gradient's size sets it, 1.0 * lr otherwise (as torch)
+                scaled = kind(1.0) / np.abs(flat_grad).sum()
+                step = np.asarray(scaled * kind(lr)) if scaled < 1.0 else 1.0 * lr
             else:
                 step = lr
             slope = flat_grad.dot(direction)
@@ -164,28 +168,30 @@ class LBFGS(Optimizer):
                 break
 
         state["d"] = _tensor(direction)
-        state["t"] = step
+        state["t"] = _tensor(step)
         state["old_dirs"] = [_tensor(a) for a in old_dirs]
         state["old_stps"] = [_tensor(a) for a in old_steps]
-        state["ro"] = ro
-        state["H_diag"] = h_diag
+        state["ro"] = [_tensor(r) for r in ro]
+        state["H_diag"] = _tensor(h_diag)
         state["prev_flat_grad"] = _tensor(prev_flat_grad)
         state["prev_loss"] = prev_loss
         return orig_loss
 
 
 def _two_loop(flat_grad: np.ndarray, old_dirs: list, old_steps: list, ro: list,
-              h_diag: Any) -> np.ndarray:
-    """The L-BFGS direction ``-H g`` from the stored pairs, by the two-loop recursion."""
+              h_diag: Any, alphas: list) -> np.ndarray:
+    """The L-BFGS direction ``-H g`` from the stored pairs, by the two-loop recursion; the
+    first loop's coefficients go into ``alphas`` (as 0-d tensors, the state torch keeps)."""
     q = -flat_grad
-    alphas = [None] * len(old_dirs)
+    found = [None] * len(old_dirs)
     for i in range(len(old_dirs) - 1, -1, -1):
-        alphas[i] = old_steps[i].dot(q) * ro[i]
-        q -= alphas[i] * old_dirs[i]
+        found[i] = old_steps[i].dot(q) * ro[i]
+        q -= found[i] * old_dirs[i]
+        alphas[i] = _tensor(np.asarray(found[i]))
     r = q * h_diag
     for i in range(len(old_dirs)):
         beta = old_dirs[i].dot(r) * ro[i]
-        r += (alphas[i] - beta) * old_steps[i]
+        r += (found[i] - beta) * old_steps[i]
     return r
 
 
@@ -194,4 +200,8 @@ def _array(value: Any) -> Any:
 
 
 def _tensor(value: Any) -> Any:
+    """Arrays and NumPy scalars as hookgrad tensors (0-d for scalars), other values as they
+    are: the state holds what torch's holds, so it loads in torch with ``weights_only``."""
+    if isinstance(value, np.generic):
+        value = np.asarray(value)
     return Tensor._make(value) if isinstance(value, np.ndarray) else value

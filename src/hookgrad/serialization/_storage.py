@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 import hookgrad
+from hookgrad._strides import keeping_strides, torch_strides
 
 # torch's legacy storage classes (``torch.FloatStorage``) by the dtype they hold
 STORAGE_DTYPES = {
@@ -109,14 +110,14 @@ def strided_view(flat: np.ndarray, offset: int, size, stride) -> np.ndarray:
     if offset < 0 or any(n < 0 for n in size) or any(s < 0 for s in stride):
         raise RuntimeError(f"invalid tensor layout in checkpoint: offset {offset}, size {size}, "
                            f"stride {stride}")
-    if 0 in size:
-        return np.empty(size, flat.dtype)
+    if 0 in size:  # nothing to read; the strides are kept as saved, as torch keeps them
+        return keeping_strides(np.empty(size, flat.dtype), stride)
     last = offset + sum((n - 1) * s for n, s in zip(size, stride))
     if last >= flat.size:
         raise RuntimeError(f"tensor with offset {offset}, size {size} and stride {stride} is "
                            f"out of bounds for a storage of {flat.size} elements")
     contiguous = _contiguous_strides(size)
-    if all(s == c or n == 1 for n, s, c in zip(size, stride, contiguous)):
+    if stride == contiguous:
         count = int(np.prod(size, dtype=np.int64))
         return flat[offset:offset + count].reshape(size)
     # an ndarray on ``flat``'s buffer keeps ``flat`` as its base, so views share a root
@@ -209,9 +210,9 @@ class StorageTable:
         start = array.__array_interface__["data"][0]
         strides = []
         shareable = array.size > 0 and start == address
-        for n, step in zip(array.shape, array.strides):
+        for n, step, reported in zip(array.shape, array.strides, torch_strides(array)):
             if n == 1:
-                strides.append(None)  # any stride is valid for a dimension of one
+                strides.append(reported)  # any stride is valid for a dimension of one
             elif step < 0 or step % itemsize:
                 shareable = False
             else:
@@ -240,7 +241,9 @@ class StorageTable:
         if placement.group is None:
             key = self._new_storage(("copy", id(array)), np.ascontiguousarray(array).reshape(-1),
                                     storage_name)
-            return key, int(array.size), 0, size, _contiguous_strides(size)
+            # an empty tensor keeps the strides it reports (torch saves them as they are)
+            stride = torch_strides(array) if array.size == 0 else _contiguous_strides(size)
+            return key, int(array.size), 0, size, stride
         low, high = self._bounds[placement.group]
         numel = (high - low) // itemsize
         if placement.group not in self._keys:
@@ -248,8 +251,7 @@ class StorageTable:
                                                    shape=(numel,), strides=(itemsize,))
             self._new_storage(placement.group, flat, storage_name)
         key = self._keys[placement.group]
-        contiguous = _contiguous_strides(size)
-        stride = tuple(c if s is None else s for s, c in zip(placement.strides, contiguous))
+        stride = tuple(placement.strides)
         return key, numel, (placement.address - low) // itemsize, size, stride
 
     def _new_storage(self, group, flat: np.ndarray, storage_name: str) -> str:

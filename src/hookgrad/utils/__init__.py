@@ -7,7 +7,7 @@ import importlib
 
 from . import hooks
 
-_LAZY = ("checkpoint", "data", "flop_counter", "safetensors")
+_LAZY = ("checkpoint", "data", "deterministic", "flop_counter", "safetensors")
 
 
 def __getattr__(name: str):

@@ -67,7 +67,7 @@ from .loss_extra import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLos
                          KLDivLoss, MarginRankingLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
                          PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss)
 from .normalization import BatchNorm3d  # noqa: E402
-from .normalization_extra import LocalResponseNorm, RMSNorm  # noqa: E402
+from .normalization_extra import CrossMapLRN2d, LocalResponseNorm, RMSNorm  # noqa: E402
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,  # noqa: E402
                       ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
                       ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
@@ -102,4 +102,4 @@ _EXTRAS = ["CTCLoss", "PReLU", "Softmin", "Threshold", "CosineEmbeddingLoss", "G
            "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Softmax2d", "MultiLabelMarginLoss",
            "FractionalMaxPool2d", "FractionalMaxPool3d", "AdaptiveLogSoftmaxWithLoss",
            "Container", "NLLLoss2d", "SyncBatchNorm", "LinearCrossEntropyLoss"]
-__all__ += _EXTRAS
+__all__ += _EXTRAS + ["CrossMapLRN2d"]

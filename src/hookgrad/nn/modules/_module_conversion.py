@@ -1,7 +1,7 @@
 """Module's conversions: ``to`` (dtype, device, memory format), ``float``/``double``/``half``/
-``bfloat16``/``type``, ``cpu``/``cuda`` and the ``_apply`` they all go through, which swaps the
-data of parameters, their gradients and buffers in place so that an optimizer holding the
-parameters still holds the same objects afterwards, as in torch."""
+``bfloat16``/``type``, ``cpu``/``cuda``, ``to_empty`` and the ``_apply`` they all go through,
+which swaps the data of parameters, their gradients and buffers in place so that an optimizer
+holding the parameters still holds the same objects afterwards, as in torch."""
 from __future__ import annotations
 
 from typing import Any, Callable, TypeVar, Union
@@ -9,6 +9,7 @@ from typing import Any, Callable, TypeVar, Union
 from ... import _dtype, _memory_format
 from ...autograd import grad_mode
 from ..._device import check as check_device, device
+from ...ops.creation import empty_like
 from ...tensor import Tensor
 
 # the module itself, whatever its class: each conversion returns self
@@ -97,6 +98,16 @@ class ConversionMixin:
     def type(self: ModuleT, dst_type: Union[_dtype.dtype, str]) -> ModuleT:
         """Casts every parameter and buffer to ``dst_type``; returns self."""
         return self._apply(lambda t: t.type(dst_type))
+
+    def to_empty(self: ModuleT, *, device: Union[str, device, int, None],
+                 recurse: bool = True) -> ModuleT:
+        """Gives every parameter, gradient and buffer (of the submodules too unless
+        ``recurse=False``) fresh uninitialised storage of the same shape and dtype on
+        ``device``, copying no values (torch uses it to materialise modules built on "meta");
+        parameters keep their identity. Returns self."""
+        return self._apply(lambda tensor: empty_like(tensor, device=device), recurse=recurse)
+
+    to_empty.__qualname__ = "Module.to_empty"  # Python's argument errors name it as torch's do
 
     def cpu(self: ModuleT) -> ModuleT:
         """Returns self: hookgrad modules already live on the CPU."""

@@ -397,6 +397,11 @@ class Module(HooksMixin, StateDictMixin, ConversionMixin):
         fn(self)
         return self
 
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """torch compiles the module's ``__call__`` in place; hookgrad runs it eagerly, so the
+        module is left as it is (see ``hookgrad.compile``)."""
+        return None
+
     # -- repr --------------------------------------------------------------------------------
     def _get_name(self) -> str:
         return type(self).__name__

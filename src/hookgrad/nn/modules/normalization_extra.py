@@ -7,6 +7,7 @@ from ...ops.creation import ones
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
+from ..ops.normalization_extra import cross_map_lrn2d
 from ..parameter import Parameter
 from .module import Module
 
@@ -52,6 +53,21 @@ class LocalResponseNorm(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """torch's legacy cross-channel local response norm of 4-D input: like LocalResponseNorm
+    but with the legacy kernel's windows and hand-written gradient (see ``cross_map_lrn2d``)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return cross_map_lrn2d(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

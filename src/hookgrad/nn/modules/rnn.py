@@ -1,9 +1,10 @@
 """Multi-layer RNN, LSTM and GRU over whole sequences (padded or packed), as torch.nn's.
 
 Each layer and direction projects all its time steps with one matmul (``x W_ih^T + b_ih``) and
-then loops over time for the recurrent part only, with the step functions of ``rnn_cell``. A
-packed batch (:class:`~hookgrad.nn.utils.rnn.PackedSequence`) is run the way torch's CPU kernel
-runs it: sequences are sorted longest first, so at each step the batch shrinks from the end (or,
+then loops over time for the recurrent part only; that loop lives in ``nn/ops/rnn.py``, shared
+with ``torch.lstm`` and its kin, and these modules add parameters and checks. A packed batch
+(:class:`~hookgrad.nn.utils.rnn.PackedSequence`) is run the way torch's CPU kernel runs it:
+sequences are sorted longest first, so at each step the batch shrinks from the end (or,
 in the reverse direction, grows), and a sequence's final state is the one it had at its own last
 step. Parameters, their names, order, shapes and initial draws are torch's.
 
@@ -22,51 +23,14 @@ from ... import _autocast_state as _autocast
 from ..._warnings import warn
 from ...tensor import Tensor
 
-from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .module import Module
-from .rnn_cell import (GRUCell, LSTMCell, RNNCell, RNNCellBase, gru_step, lstm_step,
-                       rnn_relu_step, rnn_tanh_step)
+from ..ops.rnn import GATES as _GATES, run_layers
+from .rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
-
-_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
-_STEPS = {"RNN_TANH": rnn_tanh_step, "RNN_RELU": rnn_relu_step, "GRU": gru_step}
-
-
-def _run_direction(step, projections: list, initial: tuple, reverse: bool) -> tuple:
-    """Run one layer in one direction over per-step input projections (batch sizes may shrink
-    over time, as in a packed batch). Returns (outputs in time order, final states)."""
-    outputs = [None] * len(projections)
-    if not reverse:
-        states, finished = initial, []
-        for t, projection in enumerate(projections):
-            size = projection.shape[0]
-            if size < states[0].shape[0]:  # sequences that ended at t-1 keep their state
-                finished.append(tuple(s[size:] for s in states))
-                states = tuple(s[:size] for s in states)
-            states = step(projection, states)
-            outputs[t] = states[0]
-        if finished:
-            finished.append(states)
-            states = tuple(hookgrad.cat([part[i] for part in reversed(finished)])
-                           for i in range(len(states)))
-        return outputs, states
-    size = projections[-1].shape[0]
-    states = tuple(s[:size] for s in initial) if size < initial[0].shape[0] else initial
-    for t in range(len(projections) - 1, -1, -1):
-        projection = projections[t]
-        grown = projection.shape[0]
-        if grown > size:  # longer sequences join at their last step
-            states = tuple(hookgrad.cat([s, start[size:grown]])
-                           for s, start in zip(states, initial))
-            size = grown
-        states = step(projection, states)
-        outputs[t] = states[0]
-    return outputs, states
-
 
 class RNNBase(Module):
     """Shared construction, checks and layer loop of RNN, LSTM and GRU.
@@ -229,71 +193,30 @@ class RNNBase(Module):
         return fn(hx)
 
     def _run(self, input: Tensor, states: tuple, batch_sizes: Optional[list]) -> tuple:
-        if _autocast.threads_on and _autocast.cpu_on():
-            return self._run_autocast(input, states, batch_sizes)
-        return self._run_layers(input, states, batch_sizes)
+        """All layers and directions (``nn/ops/rnn.py``'s ``run_layers`` over this module's
+        weights). Returns (output in the input's layout, final states stacked)."""
+        weights = [[getattr(self, name) for name in names] for names in self._all_weights]
+        if (_autocast.threads_on and _autocast.cpu_on() and self.mode == "LSTM"
+                and self.proj_size == 0 and batch_sizes is None):
+            return self._run_autocast(input, states, weights)
+        return run_layers(self.mode, input, states, weights, self.bias, self.num_layers,
+                          self.dropout, self.training, self.bidirectional, self.batch_first,
+                          batch_sizes)
 
-    def _run_autocast(self, input: Tensor, states: tuple, batch_sizes: Optional[list]) -> tuple:
-        """Under CPU autocast, as torch 2.13: an LSTM without projection on a padded batch runs
-        wholly in the autocast dtype (torch's oneDNN layer); the rest (RNN, GRU, a packed LSTM
-        or one with projection) as its ops, each cast by its list."""
-        if self.mode == "LSTM" and self.proj_size == 0 and batch_sizes is None:
-            low = _autocast.get_dtype("cpu")
+    def _run_autocast(self, input: Tensor, states: tuple, weights: list) -> tuple:
+        """Under CPU autocast, torch 2.13 runs an LSTM without projection on a padded batch as
+        one oneDNN layer, wholly in the autocast dtype; every other recurrent layer (RNN, GRU,
+        a packed LSTM or one with projection) runs as its ops, each cast by its list."""
+        low = _autocast.get_dtype("cpu")
 
-            def cast(tensor: Tensor) -> Tensor:
-                return tensor.to(low) if tensor.dtype in (hookgrad.float32, low) else tensor
+        def cast(tensor: Tensor) -> Tensor:
+            return tensor.to(low) if tensor.dtype in (hookgrad.float32, low) else tensor
 
-            with _autocast.HELD_OFF:
-                return self._run_layers(cast(input), tuple(cast(s) for s in states),
-                                        batch_sizes, cast)
-        return self._run_layers(input, states, batch_sizes)
-
-    def _run_layers(self, input: Tensor, states: tuple, batch_sizes: Optional[list],
-                    cast=None) -> tuple:
-        """All layers and directions. ``input`` is packed data (N, I) with ``batch_sizes``, or
-        (T, B, I) / (B, T, I). Returns (output in the same layout, final states stacked).
-        ``cast``, when given, is applied to each weight as it is read."""
-        if batch_sizes is None and self.batch_first:
-            input = input.transpose(0, 1)
-        num_directions = 2 if self.bidirectional else 1
-        step = self._step()
-        initial = [s.unbind(0) for s in states]
-        finals = []
-        layer_input = input
-        for layer in range(self.num_layers):
-            directions = []
-            for direction in range(num_directions):
-                index = layer * num_directions + direction
-                weights = [getattr(self, name) for name in self._all_weights[index]]
-                if cast is not None:
-                    weights = [cast(weight) for weight in weights]
-                weight_ih, weight_hh = weights[0], weights[1]
-                bias_ih, bias_hh = (weights[2], weights[3]) if self.bias else (None, None)
-                extra = weights[-1:] if self.proj_size > 0 else []
-                projection = F.linear(layer_input, weight_ih, bias_ih)
-                if batch_sizes is None:
-                    projections = list(projection.unbind(0))
-                else:
-                    projections = list(projection.split(batch_sizes))
-                outputs, final = _run_direction(
-                    lambda x, s: step(x, s, weight_hh, bias_hh, *extra), projections,
-                    tuple(start[index] for start in initial), reverse=direction == 1)
-                finals.append(final)
-                directions.append(hookgrad.stack(outputs) if batch_sizes is None
-                                  else hookgrad.cat(outputs))
-            layer_input = directions[0] if num_directions == 1 else hookgrad.cat(directions, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_input = F.dropout(layer_input, self.dropout, True)
-        output = layer_input
-        if batch_sizes is None and self.batch_first:
-            output = output.transpose(0, 1)
-        stacked = tuple(hookgrad.stack([final[i] for final in finals]) for i in range(len(states)))
-        return output, stacked
-
-    def _step(self):
-        """The step over a tuple of states: RNN and GRU carry one, LSTM two."""
-        single = _STEPS[self.mode]
-        return lambda x, states, weight_hh, bias_hh: (single(x, states[0], weight_hh, bias_hh),)
+        with _autocast.HELD_OFF:
+            return run_layers(self.mode, cast(input), tuple(cast(s) for s in states),
+                              [[cast(w) for w in layer] for layer in weights], self.bias,
+                              self.num_layers, self.dropout, self.training, self.bidirectional,
+                              self.batch_first, None)
 
     def _forward_single_state(self, input, hx, name: str):
         """RNN and GRU: one state tensor ``h`` of shape (layers*directions, N, hidden)."""
@@ -425,9 +348,6 @@ class LSTM(RNNBase):
 
     def _map_hidden(self, hx, fn):
         return fn(hx[0]), fn(hx[1])
-
-    def _step(self):
-        return lstm_step  # already maps (h, c) to (h', c')
 
     def forward(self, input, hx: Optional[tuple] = None):
         orig_input = input

@@ -1,11 +1,5 @@
-"""One step of an Elman RNN, an LSTM and a GRU, and the cell modules built on them.
-
-The step functions take the input projection ``x W_ih^T + b_ih`` already computed, so a
-whole-sequence layer can project every time step with one matmul and loop only over the
-recurrent part. Everything is composed from hookgrad Tensor ops, so gradients and double
-backward come from the engine. Gate order is torch's: LSTM (input, forget, cell, output),
-GRU (reset, update, new).
-"""
+"""The cell modules RNNCell, LSTMCell and GRUCell: parameters and checks here, the step
+itself in ``nn/ops/rnn.py`` (shared with ``torch.*_cell`` and the whole-sequence layers)."""
 from __future__ import annotations
 
 import math
@@ -16,47 +10,11 @@ from ...tensor import Tensor
 
 from .. import functional as F
 from .. import init
+from ..ops.rnn import check_cell, gru_step, lstm_step, rnn_relu_step, rnn_tanh_step
 from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
-
-
-def rnn_tanh_step(input_proj: Tensor, hidden: Tensor, weight_hh: Tensor,
-                  bias_hh: Optional[Tensor]) -> Tensor:
-    """h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)"""
-    return hookgrad.tanh(input_proj + F.linear(hidden, weight_hh, bias_hh))
-
-
-def rnn_relu_step(input_proj: Tensor, hidden: Tensor, weight_hh: Tensor,
-                  bias_hh: Optional[Tensor]) -> Tensor:
-    """h' = relu(x W_ih^T + b_ih + h W_hh^T + b_hh)"""
-    return hookgrad.relu(input_proj + F.linear(hidden, weight_hh, bias_hh))
-
-
-def lstm_step(input_proj: Tensor, hidden: tuple, weight_hh: Tensor, bias_hh: Optional[Tensor],
-              weight_hr: Optional[Tensor] = None) -> tuple:
-    """c' = f * c + i * g, h' = o * tanh(c') (then h' W_hr^T with a projection)."""
-    h, c = hidden
-    gates = F.linear(h, weight_hh, bias_hh) + input_proj
-    in_gate, forget_gate, cell_gate, out_gate = gates.chunk(4, 1)
-    cell = (hookgrad.sigmoid(forget_gate) * c
-            + hookgrad.sigmoid(in_gate) * hookgrad.tanh(cell_gate))
-    h = hookgrad.sigmoid(out_gate) * hookgrad.tanh(cell)
-    if weight_hr is not None:
-        h = F.linear(h, weight_hr)
-    return h, cell
-
-
-def gru_step(input_proj: Tensor, hidden: Tensor, weight_hh: Tensor,
-             bias_hh: Optional[Tensor]) -> Tensor:
-    """n = tanh(x_n + r * h_n), h' = n + z * (h - n), with r and z sigmoid gates."""
-    input_reset, input_update, input_new = input_proj.chunk(3, 1)
-    hidden_reset, hidden_update, hidden_new = F.linear(hidden, weight_hh, bias_hh).chunk(3, 1)
-    reset = hookgrad.sigmoid(hidden_reset + input_reset)
-    update = hookgrad.sigmoid(hidden_update + input_update)
-    new = hookgrad.tanh(input_new + hidden_new * reset)
-    return (hidden - new) * update + new
 
 
 class RNNCellBase(Module):
@@ -117,16 +75,7 @@ class RNNCellBase(Module):
             elif not batched:
                 state = state.unsqueeze(0)
             states.append(state)
-        if input.shape[1] != self.input_size:
-            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} "
-                               f"expected {self.input_size}")
-        for index, state in enumerate(states):
-            if input.shape[0] != state.shape[0]:
-                raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match "
-                                   f"hidden{index} batch size {state.shape[0]}")
-            if state.shape[1] != self.hidden_size:
-                raise RuntimeError(f"hidden{index} has inconsistent hidden_size: got "
-                                   f"{state.shape[1]}, expected {self.hidden_size}")
+        check_cell(input, states, self.hidden_size, self.input_size)
         if input.dtype != self.weight_ih.dtype:
             raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
                                f"{_short_name(input.dtype)} and "

@@ -70,11 +70,6 @@ def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: floa
     return F.group_norm(input, num_groups, weight, bias, eps)
 
 
-def dropout(input: Tensor, p: float, train: bool) -> Tensor:
-    """torch's top-level ``dropout(input, p, train)``."""
-    return F.dropout(input, p, train)
-
-
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """torch's top-level ``embedding(weight, indices)`` (note: weight first)."""

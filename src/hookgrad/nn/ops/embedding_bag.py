@@ -16,17 +16,7 @@ import numpy as np
 import hookgrad
 from ..._warnings import warn
 from ...tensor import Tensor
-
-
-def _renorm(weight: Tensor, indices: np.ndarray, max_norm: float, norm_type: float) -> None:
-    """Rows used by ``indices`` whose norm exceeds max_norm are scaled to it, in place."""
-    rows = hookgrad.tensor(np.unique(indices))
-    with hookgrad.no_grad():
-        values = weight[rows]
-        norms = values.norm(norm_type, 1, keepdim=True)
-        scale = hookgrad.where(norms > max_norm, max_norm / (norms + 1e-7),
-                               hookgrad.ones_like(norms))
-        weight[rows] = values * scale
+from .sparse import renorm_rows
 
 
 def _check_indices(input: Tensor, offsets: Tensor, num_weights: int, fast_path: bool) -> None:
@@ -110,7 +100,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Optional[Tensor] = Non
     _check_indices(input, offsets, num_weights,
                    mode != "max" and weight.dtype == hookgrad.float32)
     if max_norm is not None:
-        _renorm(weight, input.numpy(), max_norm, norm_type)
+        renorm_rows(weight, input.numpy(), max_norm, norm_type)
     if per_sample_weights is not None:
         if mode != "sum":
             raise NotImplementedError(
@@ -137,6 +127,7 @@ def _reduce_bags(input, weight, starts, mode, per_sample_weights, include_last_o
     keep = bag >= 0
     if padding_idx is not None:
         keep &= indices != padding_idx
+    counts = np.maximum(np.bincount(bag[keep], minlength=bags), 1)
     positions = np.flatnonzero(keep)
     bag = bag[positions]
     rows = hookgrad.embedding(weight, hookgrad.tensor(indices[positions]))
@@ -150,9 +141,17 @@ def _reduce_bags(input, weight, starts, mode, per_sample_weights, include_last_o
         rows = rows * per_sample_weights[hookgrad.tensor(positions)].unsqueeze(1)
     zeros = hookgrad.zeros((bags, dim), dtype=weight.dtype)
     total = zeros.index_add(0, hookgrad.tensor(bag), rows)
+    if padding_idx is None and include_last_offset and weight.dtype == hookgrad.float32 and bags:
+        # torch's float32 sum/mean kernel (used when there is no padding_idx) sums the last bag
+        # only up to the final offset, where its generic kernel runs on to the input's end; a
+        # mean still divides by the count to the end and, in backward, sends every index its
+        # share (so there only the value is cut)
+        inside = positions < starts[bags]
+        cut = zeros.index_add(0, hookgrad.tensor(bag[inside]),
+                              rows[hookgrad.tensor(np.flatnonzero(inside))])
+        total = cut if mode == "sum" else cut.detach() + (total - total.detach())
     if mode == "sum":
         return total
-    counts = np.maximum(np.bincount(bag, minlength=bags), 1)
     return total / hookgrad.tensor(counts, dtype=total.dtype).unsqueeze(1)
 
 

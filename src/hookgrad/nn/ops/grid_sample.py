@@ -231,6 +231,15 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     if align_corners is None:
         _warn_align_corners()
         align_corners = False
+    return _sample(input, grid, mode, padding_mode, align_corners)
+
+
+def _sample(input: Tensor, grid: Tensor, mode: str, padding_mode: str,
+            align_corners: bool) -> Tensor:
+    if input.ndim in (4, 5) and grid.ndim and grid.shape[-1] != input.ndim - 2:
+        # torch looks at the grid's last dim before comparing the ranks
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.ndim - 2} in "
+                           f"last dimension, but got grid with sizes {_shape_text(grid)}")
     _check(input, grid, mode)
     if grid.dtype != input.dtype:
         raise RuntimeError(f"expected scalar type {_name(input)} but found {_name(grid)}")
@@ -248,6 +257,49 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         link = NearestGridLink if nd == 2 else NearestGridLink3D
         return link.apply(sampler.values(nearest), grid)
     return _linear(sampler, coords)
+
+
+def _from_codes(name: str, interpolation_mode: int, padding_mode: int) -> tuple:
+    """torch's integer codes: interpolation 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros,
+    1 border, 2 reflection."""
+    if not 0 <= interpolation_mode < len(_MODES):
+        raise RuntimeError(f"{name}(): interpolation_mode must be 0 (bilinear), 1 (nearest) or "
+                           f"2 (bicubic), but got {interpolation_mode}")
+    if not 0 <= padding_mode < len(_PADDINGS):
+        raise RuntimeError(f"{name}(): padding_mode must be 0 (zeros), 1 (border) or "
+                           f"2 (reflection), but got {padding_mode}")
+    return _MODES[interpolation_mode], _PADDINGS[padding_mode]
+
+
+def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                 align_corners: bool) -> Tensor:
+    """torch's ``grid_sampler``: :func:`grid_sample` with the modes as integer codes
+    (interpolation 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros, 1 border, 2 reflection)
+    and ``align_corners`` required; 4-D or 5-D input."""
+    mode, padding = _from_codes("grid_sampler", interpolation_mode, padding_mode)
+    return _sample(input, grid, mode, padding, bool(align_corners))
+
+
+def grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:
+    """:func:`grid_sampler` for 4-D (N, C, H, W) input only."""
+    mode, padding = _from_codes("grid_sampler_2d", interpolation_mode, padding_mode)
+    if input.ndim != 4 or grid.ndim != 4:
+        raise RuntimeError("grid_sampler(): expected 4D input and grid with same number of "
+                           f"dimensions, but got input with sizes {_shape_text(input)} and "
+                           f"grid with sizes {_shape_text(grid)}")
+    return _sample(input, grid, mode, padding, bool(align_corners))
+
+
+def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:
+    """:func:`grid_sampler` for 5-D (N, C, D, H, W) input only (no bicubic)."""
+    mode, padding = _from_codes("grid_sampler_3d", interpolation_mode, padding_mode)
+    if input.ndim != 5 or grid.ndim != 5:
+        raise RuntimeError("grid_sampler(): expected 5D input and grid with same number of "
+                           f"dimensions, but got input with sizes {_shape_text(input)} and "
+                           f"grid with sizes {_shape_text(grid)}")
+    return _sample(input, grid, mode, padding, bool(align_corners))
 
 
 def _name(tensor: Tensor) -> str:
@@ -292,11 +344,57 @@ def affine_grid(theta: Tensor, size: list, align_corners: Optional[bool] = None)
              "affine_grid. See the documentation of affine_grid for details.")
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    return _affine_grid(theta, size, align_corners)
+
+
+def _affine_base(spatial: tuple, align_corners: bool, dtype) -> np.ndarray:
+    """(prod(spatial), nd + 1): each output point's (x, y[, z], 1), x fastest."""
     lines = [_base_line(s, align_corners) for s in spatial]  # slowest first
     mesh = np.meshgrid(*lines, indexing="ij")
     nd = len(spatial)
     base = np.stack([mesh[nd - 1 - k] for k in range(nd)] + [np.ones(tuple(spatial))], axis=-1)
-    dtype = theta.detach().numpy().dtype
-    base = hookgrad.tensor(base.reshape(1, -1, nd + 1).astype(dtype))
-    grid = base.matmul(theta.transpose(1, 2))
-    return grid.view([size[0]] + spatial + [nd])
+    return base.reshape(-1, nd + 1).astype(dtype)
+
+
+class AffineGridGenerator(Op):
+    """grid[n, p] = theta[n] @ base[p];  d theta[n] = sum_p grad[n, p] base[p]^T (the base
+    points are constants, rebuilt in backward rather than saved)."""
+
+    node_name = "AffineGridGeneratorBackward0"
+    saved_values = {"size": "size", "align_corners": "align_corners"}
+
+    @staticmethod
+    def forward(ctx, theta, size, align_corners):
+        ctx.size, ctx.align_corners = tuple(size), align_corners
+        base = _affine_base(tuple(size[2:]), align_corners, theta.dtype)
+        grid = np.matmul(base[None], theta.transpose(0, 2, 1))
+        return np.ascontiguousarray(grid.reshape((size[0],) + tuple(size[2:]) + (theta.shape[1],)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        spatial = tuple(ctx.size[2:])
+        base = hookgrad.tensor(_affine_base(spatial, ctx.align_corners, np.float64),
+                               dtype=grad.dtype)
+        flat = grad.reshape(ctx.size[0], -1, grad.shape[-1])
+        return flat.transpose(1, 2).matmul(base)
+
+
+def _affine_grid(theta: Tensor, size: list, align_corners: bool) -> Tensor:
+    return AffineGridGenerator.apply(theta, list(size), align_corners)
+
+
+def affine_grid_generator(theta: Tensor, size: list, align_corners: bool) -> Tensor:
+    """torch's ``affine_grid_generator``: the grid of :func:`affine_grid` for ``size`` (N, C,
+    H, W) or (N, C, D, H, W), with its checks reduced to the batched product's."""
+    size = [int(s) for s in size]
+    if len(size) not in (4, 5):
+        raise RuntimeError("AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.")
+    nd = len(size) - 2
+    if theta.ndim != 3:
+        raise RuntimeError(f"batch2 must be a 3D tensor (affine_grid_generator: theta has "
+                           f"{theta.ndim} dims)")
+    if theta.shape[0] != size[0] or theta.shape[2] != nd + 1:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{size[0]}, {nd + 1}] but got: [{theta.shape[0]}, "
+                           f"{theta.shape[2]}].")
+    return _affine_grid(theta, size, bool(align_corners))

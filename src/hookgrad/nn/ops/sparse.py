@@ -4,9 +4,23 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...autograd import grad_mode
 from ...tensor import Tensor
 from ..._dtype import legacy_type_name
 from ...ops._base import Op
+
+
+def renorm_rows(weight: Tensor, indices: np.ndarray, max_norm: float, norm_type: float) -> None:
+    """Rows named in ``indices`` whose norm exceeds ``max_norm`` are scaled by
+    max_norm / (norm + 1e-7), in place and outside autograd (``embedding``'s ``max_norm`` and
+    ``torch.embedding_renorm_``)."""
+    rows = np.unique(indices)
+    with grad_mode.no_grad():
+        values = weight._data[rows]
+        norms = np.linalg.norm(values, ord=norm_type, axis=1)
+        scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight[Tensor._make(rows)] = Tensor._make((values * scale[:, None]).astype(
+            weight._data.dtype))
 
 
 def _row_scale(indices: np.ndarray, num_weights: int, padding_idx, scale_grad_by_freq: bool,

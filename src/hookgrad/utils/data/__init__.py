@@ -6,7 +6,6 @@ split of ``random_split``) for the same seed: samplers draw from torch's stream 
 """
 from __future__ import annotations
 
-import bisect
 import collections.abc
 import copy
 import itertools
@@ -16,98 +15,25 @@ from typing import Any, Callable, Generic, Iterable, Iterator, Optional, Sequenc
 
 import numpy as np
 
-from .._warnings import warn
-from .. import _dtype
-from .. import _generator
-from ..ops import creation
-from ..ops import random as _random
-from ..ops.join import stack
-from ..tensor import Tensor
+from ..._warnings import warn
+from ... import _dtype
+from ... import _generator
+from ...ops import creation
+from ...ops import random as _random
+from ...ops.join import stack
+from ...tensor import Tensor
+from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset,  # noqa: F401
+                      StackDataset, Subset, TensorDataset)
+from .distributed import DistributedSampler  # noqa: F401
+from .sampler import Sampler
 
-__all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
+__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
+           "DistributedSampler", "IterableDataset", "StackDataset",
            "RandomSampler", "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler",
            "TensorDataset", "WeightedRandomSampler", "default_collate", "default_convert",
            "get_worker_info", "random_split"]
 
 T = TypeVar("T")
-
-
-# -- datasets ------------------------------------------------------------------------------------
-class Dataset(Generic[T]):
-    """A map-style dataset: ``dataset[i]`` for ``i`` in ``range(len(dataset))``."""
-
-    def __getitem__(self, index) -> T:
-        raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
-
-    def __add__(self, other: "Dataset") -> "ConcatDataset":
-        return ConcatDataset([self, other])
-
-
-class IterableDataset(Dataset[T]):
-    """A stream of samples: ``iter(dataset)``; the loader batches consecutive samples."""
-
-    def __iter__(self) -> Iterator[T]:
-        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
-
-
-class TensorDataset(Dataset):
-    """Sample ``i`` is ``tuple(t[i] for t in tensors)``; all tensors share the first dim."""
-
-    def __init__(self, *tensors: Tensor) -> None:
-        if not all(tensors[0].size(0) == t.size(0) for t in tensors):
-            raise AssertionError("Size mismatch between tensors")
-        self.tensors = tensors
-
-    def __getitem__(self, index) -> tuple:
-        return tuple(tensor[index] for tensor in self.tensors)
-
-    def __len__(self) -> int:
-        return self.tensors[0].size(0)
-
-
-class Subset(Dataset):
-    """The samples of ``dataset`` at ``indices``, in that order."""
-
-    def __init__(self, dataset: Dataset, indices: Sequence[int]) -> None:
-        self.dataset = dataset
-        self.indices = indices
-
-    def __getitem__(self, index):
-        if isinstance(index, list):
-            return self.dataset[[self.indices[i] for i in index]]
-        return self.dataset[self.indices[index]]
-
-    def __getitems__(self, indices: list) -> list:
-        if callable(getattr(self.dataset, "__getitems__", None)):
-            return self.dataset.__getitems__([self.indices[i] for i in indices])
-        return [self.dataset[self.indices[i]] for i in indices]
-
-    def __len__(self) -> int:
-        return len(self.indices)
-
-
-class ConcatDataset(Dataset):
-    """Datasets one after another; ``cumulative_sizes[k]`` is where dataset ``k`` ends."""
-
-    def __init__(self, datasets: Iterable[Dataset]) -> None:
-        self.datasets = list(datasets)
-        if len(self.datasets) == 0:
-            raise AssertionError("datasets should not be an empty iterable")
-        if any(isinstance(d, IterableDataset) for d in self.datasets):
-            raise AssertionError("ConcatDataset does not support IterableDataset")
-        self.cumulative_sizes = list(itertools.accumulate(len(d) for d in self.datasets))
-
-    def __len__(self) -> int:
-        return self.cumulative_sizes[-1]
-
-    def __getitem__(self, index: int):
-        if index < 0:
-            if -index > len(self):
-                raise ValueError("absolute value of index should not exceed dataset length")
-            index = len(self) + index
-        which = bisect.bisect_right(self.cumulative_sizes, index)
-        start = self.cumulative_sizes[which - 1] if which > 0 else 0
-        return self.datasets[which][index - start]
 
 
 def random_split(dataset: Dataset, lengths: Sequence, generator=None) -> list:
@@ -135,16 +61,6 @@ def random_split(dataset: Dataset, lengths: Sequence, generator=None) -> list:
 
 
 # -- samplers ------------------------------------------------------------------------------------
-class Sampler(Generic[T]):
-    """Yields dataset indices (or, for a batch sampler, lists of them)."""
-
-    def __init__(self, data_source: Optional[Any] = None) -> None:
-        pass
-
-    def __iter__(self) -> Iterator[T]:
-        raise NotImplementedError
-
-
 class SequentialSampler(Sampler[int]):
     """0, 1, ..., len(data_source) - 1."""
 
@@ -483,3 +399,4 @@ class DataLoader(Generic[T]):
                 return length // self.batch_size
             return -(-length // self.batch_size)
         return len(self.batch_sampler if self._auto_collation else self.sampler)
+
