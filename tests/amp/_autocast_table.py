@@ -5,7 +5,6 @@ inputs; the tests compare the result dtypes (and values) with torch's.
 """
 from __future__ import annotations
 
-import numpy as np
 
 
 def _pos_def(lib, a):
