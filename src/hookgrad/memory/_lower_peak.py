@@ -137,7 +137,8 @@ def fit_peak(result: Any, model: Any, backend: Any, savers: list, costs_of: Call
     the step holds besides saved tensors is over the budget by itself), micro-batches start
     from every module stored by the candidate saver that keeps the fewest bytes.
     ``peak_of(policy)``: (step peak, split) measured; ``saved_peak(policy)``: saved bytes."""
-    if result.policy is None:
+    fallback = result.policy is None
+    if fallback:
         if not savers:
             return None
         fewest = min(savers, key=lambda saver: (calibrate(saver, backend)[0],
@@ -145,11 +146,13 @@ def fit_peak(result: Any, model: Any, backend: Any, savers: list, costs_of: Call
         result.policy = Policy([("*", fewest)], model=model, framework=backend.name)
         result.choices = [("*", repr(fewest), result.baseline_peak, 0, 0.0)]
     peak, split = peak_of(result.policy)
-    if peak <= result.budget:
-        return None
-    rules, peak, chunked = lower_peak(list(result.policy.rules), model, backend,
-                                      result.budget, peak, split, peak_of)
-    if not chunked:
+    rules, chunked = list(result.policy.rules), []
+    if peak > result.budget:
+        rules, peak, chunked = lower_peak(rules, model, backend, result.budget, peak, split,
+                                          peak_of)
+    if not chunked and not (fallback and peak <= result.budget):
+        if fallback:  # neither it nor micro-batches fit: no plan, as the knapsack said
+            result.policy, result.choices = None, []
         return None
     costs = costs_of(rules)
     adopt(result, rules, chunked, peak, costs)
