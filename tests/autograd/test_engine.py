@@ -348,27 +348,3 @@ def test_number_operand_is_freed_with_the_graph_like_torch(op):
     """torch saves the Python number of ``x * 3`` as a wrapped tensor, so a second backward
     through the freed graph raises (found by the program fuzzer)."""
     assert _mul_by_number_twice(hookgrad, op) == _mul_by_number_twice(torch, op) is True
-
-
-def test_backward_to_a_non_leaf_runs_its_node_hooks_but_not_its_formula():
-    """backward(inputs=[t]) with t a non-leaf: t's node is a capture point whose inputs no one
-    wants; torch runs its hooks (the post-hook sees None for every input) but not its formula,
-    so a formula that would fail (CopySlices writing into an expanded view) does not run."""
-    import torch
-    results = []
-    for lib in (torch, hookgrad):
-        events = []
-        x = lib.tensor([-1.362, 0.273], dtype=lib.float64, requires_grad=True)
-        y = x * x
-        y.expand(2, 2).zero_()
-        y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: events.append(
-            [g is None for g in grad_inputs]))
-        y.sum().backward(inputs=[y])
-        results.append((events, y.grad.tolist(), x.grad))
-    assert results[1] == results[0]
-    for lib in (torch, hookgrad):  # where the formula runs, both refuse it
-        x = lib.tensor([1.0, 2.0], requires_grad=True)
-        y = x * x
-        y.expand(2, 2).zero_()
-        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
-            y.sum().backward()

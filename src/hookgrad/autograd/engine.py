@@ -372,15 +372,8 @@ def _run_node(node, grads: list, task: GraphTask, captures, captured: list, accu
             result = hook(grad_outputs)
             if result is not None:
                 grad_outputs = _check_hook_tuple(hook, grad_outputs, result)
-    # 5. the node itself (AccumulateGrad: add into .grad, then post-accumulate-grad hooks); a
-    #    capture point none of whose inputs is wanted keeps its hooks but not its formula, whose
-    #    gradients would flow nowhere (torch's post-hooks see None for each, and a formula that
-    #    would fail, CopySlices writing an expanded view, does not run)
-    if captures is not None and not isinstance(node, AccumulateGrad) and not any(
-            child in task.executes for child, _ in node.next_functions):
-        outputs = (None,) * len(node.next_functions)
-    else:
-        outputs = node.apply(grad_outputs)
+    # 5. the node itself (AccumulateGrad: add into .grad, then post-accumulate-grad hooks)
+    outputs = node.apply(grad_outputs)
     # 6. its gradients checked against its inputs' shapes and dtypes (sum broadcast, cast)
     outputs = _validate(node, outputs)
     if _anomaly_flags[0] and _anomaly_flags[1]:  # anomaly mode's NaN check, as torch's
