@@ -348,3 +348,28 @@ def test_number_operand_is_freed_with_the_graph_like_torch(op):
     """torch saves the Python number of ``x * 3`` as a wrapped tensor, so a second backward
     through the freed graph raises (found by the program fuzzer)."""
     assert _mul_by_number_twice(hookgrad, op) == _mul_by_number_twice(torch, op) is True
+
+
+def test_copy_slices_writes_its_base_gradient_only_where_it_is_wanted():
+    """An in-place op on an expanded view of a non-leaf (zero_), then backward to the non-leaf
+    alone: torch's CopySlices skips writing the base's gradient nobody wants (the write into
+    an expanded region would be refused), and so does hookgrad; where the base's gradient is
+    wanted both refuse the write."""
+    import torch
+    results = []
+    for lib in (torch, hookgrad):
+        events = []
+        x = lib.tensor([-1.362, 0.273], dtype=lib.float64, requires_grad=True)
+        y = x * x
+        y.expand(2, 2).zero_()
+        y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: events.append(
+            [g is None for g in grad_inputs]))
+        y.sum().backward(inputs=[y])
+        results.append((events, y.grad.tolist(), x.grad))
+    assert results[1] == results[0]
+    for lib in (torch, hookgrad):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * x
+        y.expand(2, 2).zero_()
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            y.sum().backward()

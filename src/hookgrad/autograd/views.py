@@ -263,18 +263,23 @@ class CopySlices(Node):
         region = self.view_fn(result)
         fn_grads = self.fn.apply((region.clone(),))
         fn_grads = tuple(fn_grads) + (None,) * (len(self.fn.next_functions) - len(fn_grads))
-        if fn_grads[0] is None:
+        running = tasks.stack if partial_runs[0] else None
+        executes = (running[-1].executes if running and running[-1].running is self
+                    else None)
+        base = self.next_functions[0][0]
+        if base is None or (executes is not None and base not in executes):
+            # the base needs no gradient here: none is made for it, and the region is not
+            # written (torch's CopySlices skips that copy too, which for an expanded view
+            # would be refused)
+            result = None
+        elif fn_grads[0] is None:
             region.zero_()
         else:
             region.copy_(fn_grads[0])
-        if self.next_functions[0][0] is None:
-            result = None  # the base needed no gradient: none is reported for it (as torch)
         grads = (result,) + fn_grads[1:]
-        running = tasks.stack if partial_runs[0] else None
-        if running and running[-1].executes is not None and running[-1].running is self:
+        if executes is not None:
             # only part of the graph runs: an input whose edge leads nowhere wanted gets no
             # gradient, as from torch's own nodes (its post-hooks see None there)
-            executes = running[-1].executes
             grads = tuple(grad if child is not None and child in executes else None
                           for grad, (child, _) in zip(grads, self.next_functions))
         return grads
