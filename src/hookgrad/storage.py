@@ -43,7 +43,51 @@ def _index(index: Any, size: int, what: str) -> int:
     return position
 
 
-class UntypedStorage:
+class _OnTheCpu:
+    """What both kinds of storage answer alike: their bytes' address and count, and that they
+    are plain process memory on the CPU (shared by its threads, never pinned)."""
+
+    __slots__ = ()
+
+    def data_ptr(self) -> int:
+        """Address of its first byte."""
+        return int(self._array.__array_interface__["data"][0])
+
+    def nbytes(self) -> int:
+        """Its size in bytes."""
+        return int(self._array.nbytes)
+
+    @property
+    def device(self):
+        """Where the memory is: always the CPU."""
+        return _device.device("cpu")
+
+    @property
+    def is_cuda(self) -> bool:
+        """False: hookgrad keeps memory on the CPU."""
+        return False
+
+    def is_shared(self) -> bool:
+        """False: a process's memory is shared by its threads already."""
+        return False
+
+    def share_memory_(self):
+        """This storage (its memory is already visible to every thread of the process)."""
+        return self
+
+    def is_pinned(self, device: Any = None) -> bool:
+        """False: hookgrad has no page-locked memory."""
+        return False
+
+    def cpu(self):
+        """This storage (it is on the CPU already)."""
+        return self
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+
+class UntypedStorage(_OnTheCpu):
     """Bytes: ``len``, ``nbytes()`` and ``size()`` count them; indexing reads and writes one
     byte as an int, and a slice is a storage on part of the same memory."""
 
@@ -60,11 +104,7 @@ class UntypedStorage:
     def _bytes(self) -> np.ndarray:
         return _byte_view(self._array)
 
-    def nbytes(self) -> int:
-        """Its size in bytes."""
-        return int(self._array.nbytes)
-
-    size = nbytes
+    size = _OnTheCpu.nbytes
 
     def __len__(self) -> int:
         return self.nbytes()
@@ -72,36 +112,6 @@ class UntypedStorage:
     def element_size(self) -> int:
         """1: an untyped storage counts bytes."""
         return 1
-
-    def data_ptr(self) -> int:
-        """Address of its first byte."""
-        return int(self._array.__array_interface__["data"][0])
-
-    @property
-    def device(self):
-        """Where the memory is: always the CPU."""
-        return _device.device("cpu")
-
-    @property
-    def is_cuda(self) -> bool:
-        """False: hookgrad keeps memory on the CPU."""
-        return False
-
-    def is_shared(self) -> bool:
-        """False: a process's memory is shared by its threads already."""
-        return False
-
-    def share_memory_(self) -> "UntypedStorage":
-        """This storage (its memory is already visible to every thread of the process)."""
-        return self
-
-    def is_pinned(self, device: Any = None) -> bool:
-        """False: hookgrad has no page-locked memory."""
-        return False
-
-    def cpu(self) -> "UntypedStorage":
-        """This storage (it is on the CPU already)."""
-        return self
 
     def untyped(self) -> "UntypedStorage":
         """This storage."""
@@ -122,9 +132,6 @@ class UntypedStorage:
             data[index] = value
         else:
             data[_index(index, len(data), "storage")] = value
-
-    def __iter__(self):
-        return iter(self.tolist())
 
     def tolist(self) -> List[int]:
         """Its bytes as a list of ints."""
@@ -159,7 +166,7 @@ DEPRECATED = ("TypedStorage is deprecated and will go; it only matters if you us
                "directly. Use tensor.untyped_storage() instead of tensor.storage().")
 
 
-class TypedStorage:
+class TypedStorage(_OnTheCpu):
     """A storage read as elements of ``dtype`` (torch's deprecated typed storage): ``size()``
     and ``len`` count elements, indexing gives Python numbers."""
 
@@ -198,43 +205,9 @@ class TypedStorage:
     def __len__(self) -> int:
         return self.size()
 
-    def nbytes(self) -> int:
-        """Its size in bytes."""
-        return int(self._array.nbytes)
-
     def element_size(self) -> int:
         """Bytes per element of its dtype."""
         return self.dtype.numpy.itemsize
-
-    def data_ptr(self) -> int:
-        """Address of its first element."""
-        return int(self._array.__array_interface__["data"][0])
-
-    @property
-    def device(self):
-        """Where the memory is: always the CPU."""
-        return _device.device("cpu")
-
-    @property
-    def is_cuda(self) -> bool:
-        """False: hookgrad keeps memory on the CPU."""
-        return False
-
-    def is_shared(self) -> bool:
-        """False: a process's memory is shared by its threads already."""
-        return False
-
-    def share_memory_(self) -> "TypedStorage":
-        """This storage (its memory is already visible to every thread)."""
-        return self
-
-    def is_pinned(self, device: Any = None) -> bool:
-        """False: hookgrad has no page-locked memory."""
-        return False
-
-    def cpu(self) -> "TypedStorage":
-        """This storage (it is on the CPU already)."""
-        return self
 
     def untyped(self) -> UntypedStorage:
         """The same memory as bytes."""
@@ -255,9 +228,6 @@ class TypedStorage:
             elements[index] = value
         else:
             elements[_index(index, elements.size, "storage")] = value
-
-    def __iter__(self):
-        return iter(self.tolist())
 
     def tolist(self) -> list:
         """Its elements as Python numbers."""
