@@ -398,14 +398,23 @@ def _index_add_into(out: np.ndarray, dim: int, index: np.ndarray, source: np.nda
     np.add.at(out, key, values)
 
 
+def _same_dtype_as_source(input: Tensor, source: Tensor) -> None:
+    if isinstance(source, Tensor) and source._data.dtype != input._data.dtype:
+        raise RuntimeError(f"index_add_(): self ({_dtype.scalar_type_name(input._data.dtype)}) "
+                           f"and source ({_dtype.scalar_type_name(source._data.dtype)}) must "
+                           "have the same scalar type")
+
+
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """A copy with ``alpha * source`` rows added at ``index`` along ``dim`` (repeats accumulate)."""
+    _same_dtype_as_source(input, source)
     return IndexAdd.apply(input, normalize_dim(dim, input._data.ndim),
                           _index_data(index, "index_add"), source, alpha, shown=shown_dim(dim))
 
 
 def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """In place ``index_add``."""
+    _same_dtype_as_source(input, source)
     return IndexAddInplace.apply(input, normalize_dim(dim, input._data.ndim),
                                  _index_data(index, "index_add_"), source, alpha,
                                  shown=shown_dim(dim))

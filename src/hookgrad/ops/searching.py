@@ -218,7 +218,8 @@ class Bincount(_NotDifferentiable):
 
     @staticmethod
     def forward(ctx, self, weights, minlength):
-        dtype = weights.dtype if weights.dtype.kind in "fV" else np.dtype(np.float64)
+        # torch sums float32 weights in float32 and every other dtype (half ones too) in float64
+        dtype = weights.dtype if weights.dtype == np.float32 else np.dtype(np.float64)
         return np.bincount(self, weights.astype(np.float64), minlength).astype(dtype)
 
 

@@ -91,6 +91,9 @@ def _cross_args(input: Tensor, other: Tensor, dim: int):
         np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
         raise broadcast_error("linalg.cross", a.shape, b.shape) from None
+    if a.dtype != b.dtype:  # torch's kernel takes one dtype: no promotion
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(a.dtype)} but found "
+                           f"{_dtype.scalar_type_name(b.dtype)}")
     return Cross.apply(input, other, normalize_dim(dim, a.ndim) - a.ndim,
                        _dtype.result_type(input, other).numpy, shown=shown_dim(dim))
 
