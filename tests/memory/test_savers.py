@@ -183,19 +183,26 @@ def test_min_bytes_leaves_small_tensors_alone(rng):
 
 
 def test_integer_tensors_are_not_cast_or_quantized_only_narrowed_losslessly():
+    """An integer tensor an op makes and saves (max's indices) is narrowed to the smallest
+    integer type that holds it; an index tensor the caller passed is the caller's, saved as
+    it is (its version counter then catches a change before backward, as in torch)."""
     saver = memory.quantize(8)
     packed = []
     with saved_tensors_hooks(lambda v: packed.append(saver.pack(v)) or packed[-1], saver.unpack):
         leaf = hookgrad.arange(12.0, requires_grad=True)
         index = hookgrad.tensor([2, 0])
-        y = leaf.reshape(3, 4)[index].sum()
+        _, where = leaf.reshape(3, 4).max(dim=1)
+        y = leaf.reshape(3, 4)[index].sum() + leaf.reshape(3, 4).max(dim=1)[0].sum()
     integers = [p for p in packed if isinstance(p, memory.Packed) and p.dtype.kind != "f"]
     assert integers and all(p.kind == "uint8" for p in integers)
     for p in integers:
         back = p.unpack().numpy()
-        assert back.dtype == np.int64 and back.tolist() == [2, 0]
+        assert back.dtype == np.int64 and back.tolist() == where.tolist()
+    assert any(p is index for p in packed)
     y.backward()
-    np.testing.assert_array_equal(leaf.grad.numpy(), np.repeat([1, 0, 1], 4))
+    expected = np.repeat([1, 0, 1], 4).astype(np.float32)
+    expected[[3, 7, 11]] += 1
+    np.testing.assert_array_equal(leaf.grad.numpy(), expected)
 
 
 def test_views_of_one_buffer_are_stored_once(rng):

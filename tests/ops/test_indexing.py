@@ -434,3 +434,37 @@ def test_fuzz_setitem(case, scalar):
         return b
 
     compare(fn, _x(2, shape), value)
+
+
+@pytest.mark.parametrize("change", ["mask after setitem", "index after getitem",
+                                    "index after index_put_", "unchanged"])
+def test_index_tensors_are_saved_with_their_version_as_torch(change):
+    """The index tensors an indexing op saves are the caller's: changing one in place before
+    backward is torch's version error, never the gradient of other indices."""
+    outcomes = []
+    for lib in (torch, hookgrad):
+        x = lib.zeros(3, requires_grad=True)
+        values = lib.tensor([1.0, 2.0], requires_grad=True)
+        weights = lib.tensor([1.0, 10.0, 100.0])
+        if change in ("mask after setitem", "unchanged"):
+            mask = lib.tensor([True, False, True])
+            y = x * 1
+            y[mask] = values
+            if change != "unchanged":
+                mask[0], mask[1] = False, True
+            loss = (y * weights).sum()
+        elif change == "index after getitem":
+            index = lib.tensor([0, 2])
+            loss = (x[index] * values).sum()
+            index[0] = 1
+        else:
+            index = lib.tensor([2, 0])
+            y = (x * 1).index_put_((index,), values)
+            index[0] = 1
+            loss = (y * weights).sum()
+        try:
+            loss.backward()
+            outcomes.append(("ok", x.grad.tolist(), values.grad.tolist()))
+        except RuntimeError as error:
+            outcomes.append(("error", "modified by an inplace operation" in str(error)))
+    assert outcomes[1] == outcomes[0]

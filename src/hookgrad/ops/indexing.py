@@ -10,6 +10,7 @@ from __future__ import annotations
 
 
 import operator
+import weakref
 
 import numpy as np
 
@@ -66,6 +67,8 @@ def _convert(item):
         return int(item)
     if isinstance(item, (Tensor, np.ndarray)):
         array = item._data if isinstance(item, Tensor) else item
+        if isinstance(item, Tensor):
+            _index_owners[id(array)] = item  # so backward saves the tensor, with its version
         kind = array.dtype.kind
         if kind == "b":
             return bool(array) if array.ndim == 0 else array
@@ -232,10 +235,21 @@ def _index_list(node) -> tuple:
     return tuple(layout)
 
 
+# index tensors by the id of the array they were read as: what ``_keep_indices`` saves is the
+# tensor itself where there is one, so changing it in place before backward is caught by its
+# version counter (torch's error) instead of giving the gradient of other indices
+_index_owners: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
+
+
+def _owner(array):
+    tensor = _index_owners.get(id(array))
+    return tensor if tensor is not None and tensor._data is array else array
+
+
 def _keep_indices(ctx, indices) -> None:
     dims, originals, ctx.positions = indices
     ctx.dims = dims
-    ctx.save_for_backward(*originals)
+    ctx.save_for_backward(*(_owner(array) for array in originals))
 
 
 # ---------------------------------------------------------------------------------------------
