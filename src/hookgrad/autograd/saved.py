@@ -451,6 +451,21 @@ def save_builtin(node, args, arrays, raw_outputs, results, to_save, inplace: boo
     return tuple(saved)
 
 
+# Arrays that stand for a caller's tensor in a built-in op's forward: an op that takes an index
+# tensor reads it as its array before it is applied (``array_for_forward``). Saved, such an array
+# is that tensor, with its version counter, so changing the indices before backward is torch's
+# error rather than the gradient of other indices. Keyed by the array's id, checked by identity.
+_array_owners: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
+
+
+def array_for_forward(tensor: Tensor) -> np.ndarray:
+    """``tensor``'s array, to pass to a built-in op's forward where the op takes it as an array
+    (an index): if forward saves it, the tensor is saved, version and all."""
+    array = tensor._data
+    _array_owners[id(array)] = tensor
+    return array
+
+
 def _saved_input(node, args, arrays, item, written) -> SavedTensor:
     if isinstance(item, Tensor):  # a clone taken by the caller before an in-place write
         return SavedTensor(item, node, is_output=False)
@@ -458,4 +473,7 @@ def _saved_input(node, args, arrays, item, written) -> SavedTensor:
         if isinstance(arg, Tensor) and array is item:
             version = written[0] - 1 if arg._version_counter is written else None
             return SavedTensor(arg, node, is_output=False, version=version)
+    owner = _array_owners.get(id(item))
+    if owner is not None and owner._data is item:
+        return SavedTensor(owner, node, is_output=False)
     return SavedTensor(Tensor._make(item), node, False, is_input=False)  # an intermediate

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
+from ..autograd.saved import array_for_forward
 from ..tensor import Tensor
 from ._out import write_out
 from ._reduce_util import _UNSET, shown_dim
@@ -24,7 +25,7 @@ def _index_data(index, op: str) -> np.ndarray:
     index_add_() with the dtype it got)."""
     if not isinstance(index, Tensor):
         raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
-    array = index._data
+    array = array_for_forward(index)  # saved, it is the index tensor, version and all
     if array.dtype != np.int64 and array.dtype != np.int32:
         if op.startswith("index_add"):
             raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
@@ -331,7 +332,7 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if index._data.dtype not in (np.int64, np.int32):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
-    return write_out(out, IndexSelect.apply(input, dim, index._data, shown=shown),
+    return write_out(out, IndexSelect.apply(input, dim, array_for_forward(index), shown=shown),
                      "index_select",
                      same_dtype="index_select(): self and result must have the same scalar "
                                 "type")

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 
 import operator
-import weakref
 
 import numpy as np
 
 from .._warnings import warn
 from ..autograd.graph import legacy_type_name
+from ..autograd.saved import array_for_forward
 from ..tensor import Tensor
 from . import _layout
 from .alias import Alias
@@ -66,9 +66,7 @@ def _convert(item):
     if isinstance(item, _INTEGER):
         return int(item)
     if isinstance(item, (Tensor, np.ndarray)):
-        array = item._data if isinstance(item, Tensor) else item
-        if isinstance(item, Tensor):
-            _index_owners[id(array)] = item  # so backward saves the tensor, with its version
+        array = array_for_forward(item) if isinstance(item, Tensor) else item
         kind = array.dtype.kind
         if kind == "b":
             return bool(array) if array.ndim == 0 else array
@@ -235,21 +233,10 @@ def _index_list(node) -> tuple:
     return tuple(layout)
 
 
-# index tensors by the id of the array they were read as: what ``_keep_indices`` saves is the
-# tensor itself where there is one, so changing it in place before backward is caught by its
-# version counter (torch's error) instead of giving the gradient of other indices
-_index_owners: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
-
-
-def _owner(array):
-    tensor = _index_owners.get(id(array))
-    return tensor if tensor is not None and tensor._data is array else array
-
-
 def _keep_indices(ctx, indices) -> None:
     dims, originals, ctx.positions = indices
     ctx.dims = dims
-    ctx.save_for_backward(*(_owner(array) for array in originals))
+    ctx.save_for_backward(*originals)  # an index tensor's array is saved as that tensor
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.saved import array_for_forward
 from ..tensor import Tensor
 from . import _layout
 from .join import cat
@@ -230,7 +231,10 @@ def _index_fill(input: Tensor, dim: int, index: Tensor, value, inplace: bool) ->
     if bad.any():
         raise IndexError(f"index {int(positions[bad].flat[0])} is out of bounds for dimension "
                          f"{dim} with size {size}")
-    positions = np.asarray(positions % max(size, 1))  # 0-d stays an array
+    if (positions < 0).any():
+        positions = np.asarray(positions % max(size, 1))  # 0-d stays an array
+    else:  # saved as is, it is the index tensor, version and all
+        positions = array_for_forward(index)
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "

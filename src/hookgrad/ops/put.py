@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
+from ..autograd.saved import array_for_forward
 from ..tensor import Tensor
 from . import _layout
 from ._base import Op
@@ -96,13 +97,13 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     """A copy of ``input`` with ``source``'s values at the flat positions ``index`` (added
     there when ``accumulate``)."""
     _checked(input, index, source)
-    return Put.apply(input, index._data, source, bool(accumulate))
+    return Put.apply(input, array_for_forward(index), source, bool(accumulate))
 
 
 def put_(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """In place ``put``."""
     _checked(input, index, source)
-    return PutInplace.apply(input, index._data, source, bool(accumulate))
+    return PutInplace.apply(input, array_for_forward(index), source, bool(accumulate))
 
 
 METHODS = {"put": put, "put_": put_}

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd import grad_mode
+from ..autograd.saved import array_for_forward
 from ..tensor import Tensor
 from ._base import Op
 from ._reduce_util import shown_dim
@@ -218,13 +219,13 @@ def _check_index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) ->
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` whose slices ``index`` along ``dim`` are ``source``'s slices."""
     _check_index_copy(input, dim, index, source)
-    return IndexCopy.apply(input, dim, index._data, source)
+    return IndexCopy.apply(input, dim, array_for_forward(index), source)
 
 
 def index_copy_(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """In place ``index_copy``."""
     _check_index_copy(input, dim, index, source)
-    return inplace(IndexCopy, input, dim, index._data, source)
+    return inplace(IndexCopy, input, dim, array_for_forward(index), source)
 
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from .._warnings import warn_once
 from .. import _dtype
+from ..autograd.saved import array_for_forward
 from ..tensor import Size, Tensor
 from ._reduce_util import _UNSET, shown_dim, shown_dims
 from ._util import broadcast_error, normalize_dim
@@ -453,4 +454,4 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     if index._data.dtype != np.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got "
                            f"{_dtype.scalar_type_name(index._data.dtype)}")
-    return Take.apply(input, index._data)
+    return Take.apply(input, array_for_forward(index))
