@@ -22,6 +22,20 @@ CASES = {
     "index_put": lambda L, x, i: (x * 1).index_put((i,), L.tensor([7.0, 8.0])),
     "getitem": lambda L, x, i: x[i],
     "setitem": lambda L, x, i: _setitem(x, i),
+    "scatter_reduce": lambda L, x, i: L.zeros(3).scatter_reduce(0, i, x[:2] * 1, "sum"),
+    "index_reduce": lambda L, x, i: L.ones(3).index_reduce(0, i, x[:2] * 1, "prod"),
+    "embedding": lambda L, x, i: L.nn.functional.embedding(i, x.reshape(3, 1)),
+    "nll_loss": lambda L, x, i: L.nn.functional.nll_loss(x.reshape(1, 3).expand(2, 3), i),
+    "cross_entropy": lambda L, x, i: L.nn.functional.cross_entropy(
+        x.reshape(1, 3).expand(2, 3), i),
+    "multi_margin_loss": lambda L, x, i: L.nn.functional.multi_margin_loss(
+        x.reshape(1, 3).expand(2, 3), i),
+}
+MASKS = {
+    "masked_fill": lambda L, x, m: (x * 1).masked_fill(m, 0.0),
+    "masked_scatter": lambda L, x, m: (x * 1).masked_scatter(m, L.tensor([5.0, 6.0, 7.0])),
+    "masked_select": lambda L, x, m: x.masked_select(m),
+    "where": lambda L, x, m: L.where(m, x, x * 2),
 }
 
 
@@ -42,10 +56,30 @@ def _run(lib, name, change: bool):
         (out * weights).sum().backward()
     except RuntimeError as error:
         return "error", "modified by an inplace operation" in str(error)
-    return "ok", x.grad.tolist()
+    return "ok", [round(value, 5) for value in x.grad.tolist()]  # float32 sums may differ
 
 
 @pytest.mark.parametrize("change", [True, False], ids=["index changed", "unchanged"])
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_changing_an_index_before_backward_is_refused_as_torch(name, change):
     assert _run(hookgrad, name, change) == _run(torch, name, change)
+
+
+def _run_mask(lib, name, change: bool):
+    x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    mask = lib.tensor([True, False, True])
+    out = MASKS[name](lib, x, mask)
+    if change:
+        mask.logical_not_()
+    weights = lib.arange(1.0, out.numel() + 1).reshape(out.shape)
+    try:
+        (out * weights).sum().backward()
+    except RuntimeError as error:
+        return "error", "modified by an inplace operation" in str(error)
+    return "ok", [round(value, 5) for value in x.grad.tolist()]  # float32 sums may differ
+
+
+@pytest.mark.parametrize("change", [True, False], ids=["mask changed", "unchanged"])
+@pytest.mark.parametrize("name", sorted(MASKS))
+def test_changing_a_mask_before_backward_is_refused_as_torch(name, change):
+    assert _run_mask(hookgrad, name, change) == _run_mask(torch, name, change)

@@ -20,6 +20,7 @@ from ..ops import pointwise as _pointwise
 from ..ops import reduce as _reduce
 from ..ops._reduce_util import shown_window
 from ..ops.padding import pad
+from ..autograd.saved import array_for_forward
 from ..tensor import Tensor
 from .ops import conv as _conv
 from .ops import normalization as _norm
@@ -439,7 +440,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None,
         padding_idx = padding_idx % num
     if max_norm is not None:
         renorm_rows(weight, input._data, max_norm, norm_type)
-    return Embedding.apply(weight, input._data, padding_idx, scale_grad_by_freq,
+    return Embedding.apply(weight, array_for_forward(input), padding_idx, scale_grad_by_freq,
                            sparse=bool(sparse))
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _dtype
 from .._warnings import warn_once
+from ..autograd.saved import array_for_forward
 from ..tensor import Tensor
 from ._base import Op
 from ._reduce_util import shown_dim
@@ -82,7 +83,7 @@ def _check(input: Tensor, dim: int, index, source, reduce: str, op: str) -> np.n
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")
     dim = normalize_dim(dim, input.ndim)
-    array = index._data
+    array = array_for_forward(index)  # saved, it is the index tensor, version and all
     if array.ndim > 1:
         raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: "
                          f"{array.ndim} with type: {_dtype.scalar_type_name(array.dtype)} and "

@@ -19,7 +19,8 @@ from ._base import (cast, _check_inplace_shape, check_number_fits, is_number, Op
 
 
 def _mask(mask, op: str) -> np.ndarray:
-    array = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    # a mask tensor's array is saved as the tensor (its version checked in backward)
+    array = array_for_forward(mask) if isinstance(mask, Tensor) else np.asarray(mask)
     if array.dtype != np.bool_:
         raise RuntimeError(f"{op} only supports boolean masks, but got mask with dtype "
                            f"{scalar_type_name(array.dtype)}")
@@ -53,7 +54,7 @@ def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
     """The elements where ``mask`` is True, as a 1-d tensor."""
     if not isinstance(mask, Tensor) or mask._data.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    return MaskedSelect.apply(input, mask._data)
+    return MaskedSelect.apply(input, array_for_forward(mask))
 
 
 class MaskedScatter(Op):
@@ -65,12 +66,12 @@ class MaskedScatter(Op):
     @staticmethod
     def forward(ctx, self, mask, source):
         shape = np.broadcast_shapes(self.shape, mask.shape)
+        ctx._saved_source_sym_sizes = source.shape
+        ctx.save_for_backward(mask)  # as given (torch's _saved_mask): backward broadcasts it
         mask = np.broadcast_to(mask, shape)
         count = int(np.count_nonzero(mask))
         if count > source.size:
             raise RuntimeError("Number of elements of source < number of ones in mask")
-        ctx._saved_source_sym_sizes = source.shape
-        ctx.save_for_backward(mask)
         out = np.array(np.broadcast_to(self, shape), order="C")  # row-major, as torch's
         out[mask] = source.reshape(-1)[:count]
         return out

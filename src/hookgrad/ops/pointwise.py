@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
+from ..autograd.saved import array_for_forward
 from ..tensor import Tensor
 from . import inplace as _inplace
 from . import selection as S
@@ -173,7 +174,8 @@ def minimum(input: Tensor, other: Tensor) -> Tensor:
 
 # selection -----------------------------------------------------------------------------------
 def _bool_array(value, message: str) -> np.ndarray:
-    array = value._data if isinstance(value, Tensor) else np.asarray(value)
+    # a mask tensor's array is saved as the tensor (its version checked in backward)
+    array = array_for_forward(value) if isinstance(value, Tensor) else np.asarray(value)
     if array.dtype != np.bool_:
         raise RuntimeError(message.format(_dtype.scalar_type_name(array.dtype)))
     return array
@@ -227,7 +229,8 @@ def masked_fill_(input: Tensor, mask, value) -> Tensor:
 
 
 def _array(value) -> np.ndarray:
-    return value._data if isinstance(value, Tensor) else np.asarray(value)
+    """A mask's array (a tensor's is saved as the tensor, its version checked in backward)."""
+    return array_for_forward(value) if isinstance(value, Tensor) else np.asarray(value)
 
 
 def _where_out_dtype(result: np.dtype, out: np.dtype) -> str:

@@ -133,7 +133,8 @@ def _arguments(input: Tensor, dim: int, index: Tensor, reduce: str, op: str):
                            f"{reduce}")
     if isinstance(index, Tensor) and index._data.dtype not in (np.int64, np.int32):
         raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
-    return normalize_dim(dim, input.ndim), _index_data(index, op).astype(np.int64), reduce
+    return (normalize_dim(dim, input.ndim), _index_data(index, op).astype(np.int64, copy=False),
+            reduce)  # int64 passes as the index tensor's own array (saved as the tensor)
 
 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..._warnings import warn
 from ...ops._util import broadcast_error
+from ...autograd.saved import array_for_forward
 from ...tensor import Tensor
 from ...ops.reduce import log_softmax
 from ...ops._reduce_util import torch_type_name
@@ -367,9 +368,10 @@ def nll_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, siz
                            f"no classes but got weight tensor of shape: {list(weight.shape)}")
     weights = None if weight is None else weight._data
     if input.ndim <= 2:
-        return NllLoss.apply(input, target._data, weights, reduction, ignore_index)
+        return NllLoss.apply(input, array_for_forward(target), weights, reduction, ignore_index)
     if input.ndim == 4:
-        return NllLoss2d.apply(input, target._data, weights, reduction, ignore_index)
+        return NllLoss2d.apply(input, array_for_forward(target), weights, reduction,
+                               ignore_index)
     n = input.shape[0]
     flat = input.contiguous().view(n, classes, 1, -1)
     result = NllLoss2d.apply(flat, target._data.reshape(n, 1, -1), weights, reduction,

@@ -20,6 +20,7 @@ from ...ops.activation_extra import logsigmoid
 from ...ops.arithmetic_scalar import add_scalar, mul_scalar, number_minus, sub_scalar
 from ...ops.creation import ones_like, zeros_like
 from ...ops.pointwise_binary import xlogy
+from ...autograd.saved import array_for_forward
 from ...tensor import Tensor
 from .distance import pairwise_distance
 from .loss import _reduction
@@ -271,7 +272,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     labels = target._data.reshape(-1)
     if bool(np.any((labels < 0) | (labels >= classes))):
         raise RuntimeError("target out of range")
-    return MultiMarginLoss.apply(input, target._data, p, margin,
+    return MultiMarginLoss.apply(input, array_for_forward(target), p, margin,
                                  None if weight is None else weight._data, reduction)
 
 
