@@ -46,7 +46,11 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
                 out=None) -> Tensor:
     """torch.linalg.matrix_norm over the two dims ``dim``: 'fro', 'nuc', 1, -1, 2, -2, inf,
     -inf."""
-    check_matrix(A._data, "linalg.matrix_norm")
+    if ord in ("nuc", 2, -2) and A._data.dtype.kind in "fV" and A._data.dtype.itemsize == 2:
+        raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got "
+                           f"{_dtype.scalar_type_name(A._data.dtype)}")  # singular values
+    if A._data.ndim < 2 or A._data.dtype.kind not in "fV" or ord in ("nuc", 2, -2):
+        check_matrix(A._data, "linalg.matrix_norm")
     first, second = _matrix_dims(dim, A._data.ndim)
     if ord not in _MATRIX_ORDS:
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")

@@ -231,7 +231,10 @@ class LinalgMatrixExp(Op):
 
 
 def matrix_exp(A: Tensor) -> Tensor:
-    """The matrix exponential sum A^k / k! of each square matrix."""
+    """The matrix exponential sum A^k / k! of each square matrix (float16/bfloat16 computed in
+    float32 and rounded once, as hookgrad's half-precision ops are)."""
+    if A._data.dtype.kind in "fV" and A._data.dtype.itemsize == 2:
+        return LinalgMatrixExp.apply(A.float()).to(A.dtype)
     return LinalgMatrixExp.apply(A)
 
 
