@@ -45,41 +45,36 @@ def _setitem(x, i):
     return y
 
 
-def _run(lib, name, change: bool):
-    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    index = lib.tensor([2, 0])
-    out = CASES[name](lib, x, index)
+def _run(lib, make, aux, change, change_aux):
+    """One op's backward after ``make(lib, x, aux)``, with ``aux`` (an index or a mask) changed
+    in place first when ``change``: torch's version error, or x's gradient."""
+    x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    out = make(lib, x, aux)
     if change:
-        index[0] = 1
+        change_aux(aux)
     weights = lib.arange(1.0, out.numel() + 1).reshape(out.shape)
     try:
         (out * weights).sum().backward()
     except RuntimeError as error:
         return "error", "modified by an inplace operation" in str(error)
     return "ok", [round(value, 5) for value in x.grad.tolist()]  # float32 sums may differ
+
+
+def _set_first_to_one(index):
+    index[0] = 1
 
 
 @pytest.mark.parametrize("change", [True, False], ids=["index changed", "unchanged"])
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_changing_an_index_before_backward_is_refused_as_torch(name, change):
-    assert _run(hookgrad, name, change) == _run(torch, name, change)
-
-
-def _run_mask(lib, name, change: bool):
-    x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
-    mask = lib.tensor([True, False, True])
-    out = MASKS[name](lib, x, mask)
-    if change:
-        mask.logical_not_()
-    weights = lib.arange(1.0, out.numel() + 1).reshape(out.shape)
-    try:
-        (out * weights).sum().backward()
-    except RuntimeError as error:
-        return "error", "modified by an inplace operation" in str(error)
-    return "ok", [round(value, 5) for value in x.grad.tolist()]  # float32 sums may differ
+    ours, theirs = (_run(lib, CASES[name], lib.tensor([2, 0]), change, _set_first_to_one)
+                    for lib in (hookgrad, torch))
+    assert ours == theirs
 
 
 @pytest.mark.parametrize("change", [True, False], ids=["mask changed", "unchanged"])
 @pytest.mark.parametrize("name", sorted(MASKS))
 def test_changing_a_mask_before_backward_is_refused_as_torch(name, change):
-    assert _run_mask(hookgrad, name, change) == _run_mask(torch, name, change)
+    ours, theirs = (_run(lib, MASKS[name], lib.tensor([True, False, True]), change,
+                         lambda mask: mask.logical_not_()) for lib in (hookgrad, torch))
+    assert ours == theirs

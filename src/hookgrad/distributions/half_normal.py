@@ -3,26 +3,16 @@ from __future__ import annotations
 
 import math
 
-import hookgrad as torch
-
-from . import constraints
+from ._folded import Folded
 from .normal import Normal
-from .transform_pointwise import AbsTransform
-from .transformed_distribution import TransformedDistribution
 
 __all__ = ["HalfNormal"]
 
 
-class HalfNormal(TransformedDistribution):
+class HalfNormal(Folded):
     """|X| for X ~ Normal(0, scale)."""
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale, validate_args=None) -> None:
-        base_dist = Normal(0, scale, validate_args=False)
-        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
+    base = Normal
 
     def expand(self, batch_shape, _instance=None):
         """HalfNormal with the base Normal expanded to ``batch_shape``."""
@@ -30,19 +20,9 @@ class HalfNormal(TransformedDistribution):
         return super().expand(batch_shape, _instance=new)
 
     @property
-    def scale(self):
-        """The underlying Normal's scale."""
-        return self.base_dist.scale
-
-    @property
     def mean(self):
         """scale sqrt(2 / pi)."""
         return self.scale * math.sqrt(2 / math.pi)
-
-    @property
-    def mode(self):
-        """0."""
-        return torch.zeros_like(self.scale)
 
     @property
     def variance(self):
@@ -53,19 +33,4 @@ class HalfNormal(TransformedDistribution):
         """The Normal's log density plus log 2 for x >= 0, -inf below."""
         if self._validate_args:
             self._validate_sample(value)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return torch.where(value >= 0, log_prob, -math.inf)
-
-    def cdf(self, value):
-        """2 Phi(x / scale) - 1."""
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        """The Normal's icdf at (p + 1) / 2."""
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        """The Normal's entropy minus log 2."""
-        return self.base_dist.entropy() - math.log(2)
+        return self._folded_log_prob(value)
