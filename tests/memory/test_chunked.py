@@ -197,3 +197,31 @@ def test_a_budget_on_the_step_peak_is_met_with_micro_batches_and_the_plan_repeat
         assert _traced_peak(model, x, first.policy) <= first.budget
     finally:
         hookgrad.set_num_threads(threads)
+
+
+def test_a_peak_budget_nothing_meets_gets_the_lowest_peak_found_and_says_so():
+    """An MLP's step peak is mostly its weights' gradients and the last layer's backward: a
+    quarter of it has no plan. The planner still returns the plan with the lowest peak it
+    found (every module offloaded: the candidate that keeps the fewest bytes), not feasible,
+    with that peak and the reason in ``print(plan)``; a budget on saved bytes that cannot be
+    met still gives no plan."""
+    nn = hookgrad.nn
+    hookgrad.manual_seed(0)
+    layers = []
+    for _ in range(6):
+        layers += [nn.Linear(256, 256), nn.ReLU()]
+    model = nn.Sequential(*layers[:-1])
+    x = hookgrad.randn(64, 256)
+
+    def loss(out):
+        return out.pow(2).mean()
+
+    found = memory.plan(model, x, 1 << 10, loss_fn=loss, time_limit=0.5, rounds=2)
+    assert found.budget_on == "peak" and not found.feasible
+    assert found.policy is not None and "offload" in repr(found.policy)
+    assert found.memory_peak < 0.9 * found.baseline_memory_peak
+    text = str(found)
+    assert "cannot meet the budget: the lowest step peak found is" in text
+    assert memory.format_bytes(found.estimated_memory_peak) in text
+    saved = memory.plan(model, x, 1 << 10, loss_fn=loss, budget_on="saved", verify=False)
+    assert not saved.feasible and saved.policy is None

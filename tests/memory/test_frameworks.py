@@ -159,7 +159,7 @@ def test_the_planner_meets_a_budget(framework):
     exact = _grads(model, x)
     found = memory.plan(model, x, budget_bytes=0)
     budget = found.baseline_peak // 2
-    found = memory.plan(model, x, budget_bytes=budget)
+    found = memory.plan(model, x, budget_bytes=budget, budget_on="saved")
     assert found.feasible and found.measured_peak <= budget
     assert found.policy.framework == framework
     assert _worst(_grads(model, x, found.policy), exact) <= 5e-2
@@ -184,11 +184,16 @@ def test_two_consecutive_plans_choose_alike(framework):
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_a_budget_on_the_whole_step_peak_counts_what_the_savers_cannot_cut(framework):
     model, x = _twin(framework, dtype=np.float32), _input(framework, np.float32, rows=256)
-    saved = memory.plan(model, x, budget_bytes=0, verify=False)
+    saved = memory.plan(model, x, budget_bytes=0, verify=False, budget_on="saved")
+    assert saved.budget_on == "saved" and "on the saved bytes" in str(saved)
     other = saved.baseline_memory_peak - saved.baseline_peak
     budget = saved.baseline_memory_peak - saved.baseline_peak // 2
-    found = memory.plan(model, x, budget_bytes=budget, budget_on="peak")
+    found = memory.plan(model, x, budget_bytes=budget)  # the default: the whole-step peak
     assert found.budget_on == "peak" and "whole-step peak" in str(found)
+    # without measuring there is no peak to budget: saved bytes, by default and only
+    assert memory.plan(model, x, budget, measure=False, verify=False).budget_on == "saved"
+    with pytest.raises(ValueError, match="measure=True"):
+        memory.plan(model, x, budget, measure=False, budget_on="peak")
     if found.feasible:  # checked against the measured whole-step peak
         assert found.memory_peak <= budget
     assert found.estimated_peak < saved.baseline_peak  # savers chosen to cut the saved part

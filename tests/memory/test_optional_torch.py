@@ -20,7 +20,7 @@ _SCRIPT = textwrap.dedent("""
     for saver in (memory.cast("bfloat16"), memory.recompute()):
         with memory.policy({"0": saver, "2": memory.quantize(4)}, model=model):
             model(x).sum().backward()
-    found = memory.plan(model, x, budget_bytes=2000)
+    found = memory.plan(model, x, budget_bytes=2000, budget_on="saved")
     assert led.total > 0 and found.policy is not None, (led, found)
     print("torch imported:", "torch" in sys.modules)
 """)

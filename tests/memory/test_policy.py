@@ -163,7 +163,8 @@ def test_the_planner_meets_a_reachable_budget(x):
     data = hookgrad.randn(16, 32)
     _, plain = _grads(model, data)
     budget = plain.peak // 2
-    plan = memory.plan(model, data, budget, loss_fn=lambda out: out.pow(2).sum())
+    plan = memory.plan(model, data, budget, loss_fn=lambda out: out.pow(2).sum(),
+                       budget_on="saved")
     assert plan.feasible and plan.measured_peak <= budget
     assert "meets the budget" in str(plan)
     exact, _ = _grads(model, data)
@@ -244,7 +245,7 @@ def test_the_planner_finds_an_exact_plan_with_recompute_only(x):
     _, plain = _grads(model, x)
     budget = int(plain.peak * 0.65)
     plan = memory.plan(model, x, budget, loss_fn=lambda out: out.pow(2).sum(),
-                       candidates=[memory.recompute()])
+                       candidates=[memory.recompute()], budget_on="saved")
     assert plan.feasible and "recompute(segments=" in str(plan)
     exact, _ = _grads(model, x)
     grads, led = _grads(model, x, plan.policy)

@@ -123,15 +123,24 @@ def run(args: argparse.Namespace, echo=_print) -> int:
 
     plan = None
     if plain.ledger is not None and hasattr(memory, "plan"):
-        budget = plain.ledger.peak // 4
-        echo(f"\n2) planning a memory policy for a budget of {format_bytes(budget)} "
-             f"(a quarter of the {format_bytes(plain.ledger.peak)} saved without one)")
+        # the budget is on what a user runs out of, the whole step's peak: half of the first
+        # run's (its first step, measured by the ledger); a ledger that measured no peak
+        # leaves the saved bytes to budget, a quarter of them
+        step_peak = plain.ledger.measured_peak
+        if step_peak:
+            budget, options = step_peak // 2, {"budget_on": "peak"}
+            echo(f"\n2) planning a memory policy for a budget of {format_bytes(budget)} "
+                 f"(half the step peak of {format_bytes(step_peak)} without one)")
+        else:
+            budget, options = plain.ledger.peak // 4, {"budget_on": "saved"}
+            echo(f"\n2) planning a memory policy for a budget of {format_bytes(budget)} "
+                 f"(a quarter of the {format_bytes(plain.ledger.peak)} saved without one)")
         policy_model = cnn.build(args.seed, notes)
         # the plan is the same in every run (it is chosen on counts); the costs the planner
         # measures are kept beside the results, so a later run with the same --out reads
         # them back and estimates alike too, however loaded the machine
         plan = plan_policy(policy_model, data, BATCH_SIZE, budget,
-                           costs_file=out / COSTS_FILE)
+                           costs_file=out / COSTS_FILE, **options)
         echo(str(plan))
         if plan.policy is None:
             notes.add("the planner chose no policy: the second run is skipped")
@@ -154,6 +163,7 @@ def run(args: argparse.Namespace, echo=_print) -> int:
         "runs": [{"label": r.label, "test_accuracy": r.accuracy, "step_ms": r.step_ms,
                   "epoch_losses": r.epoch_losses, "losses": r.losses,
                   "saved_bytes_peak": None if r.ledger is None else r.ledger.peak,
+                  "step_peak_bytes": None if r.ledger is None else r.ledger.measured_peak,
                   "saved_bytes_by_module": r.held_by_module()} for r in runs],
         "plan": None if plan is None else str(plan),
         "plan_choices": None if plan is None else [list(c[:2]) for c in plan.choices],

@@ -28,7 +28,8 @@ def table(rows: Sequence[Sequence[str]], right_from: int = 1) -> str:
 
 
 def side_by_side(runs: List[RunResult]) -> str:
-    """Accuracy, step time, saved bytes; then saved bytes per module, one column per run."""
+    """Accuracy, step time, saved bytes and the measured step peak; then saved bytes per module,
+    one column per run."""
     header = ["", *[run.label for run in runs]]
     rows = [header,
             ["test accuracy", *[f"{100 * run.accuracy:.1f} %" for run in runs]],
@@ -38,6 +39,10 @@ def side_by_side(runs: List[RunResult]) -> str:
     if any(led is not None for led in ledgers):
         rows.append(["saved for backward (peak)",
                      *[format_bytes(led.peak) if led is not None else "-" for led in ledgers]])
+        rows.append(["step peak (first step)",
+                     *[format_bytes(led.measured_peak)
+                       if led is not None and led.measured_peak is not None else "-"
+                       for led in ledgers]])
     text = [table(rows)]
     if any(led is not None for led in ledgers):
         modules: List[str] = []

@@ -17,6 +17,7 @@ from typing import Any, Callable, List, Optional, Tuple
 
 from ._chunked import check_chunkable
 from ._costs import TOGETHER, calibrate
+from .ledger import format_bytes
 from .policy import Policy, recompute
 
 CHUNKS = (2, 4, 8)
@@ -134,8 +135,12 @@ def adopt(result: Any, rules: list, chunked: List[str], peak: int, costs: Any) -
     result.per_step_seconds = {}
     result.estimated_memory_peak = int(peak)
     result.feasible = peak <= result.budget
-    result.reason = "" if result.feasible else (
-        "the lowest step peak found, with micro-batches, is above the budget")
+    if result.feasible:
+        result.reason = ""
+    else:  # why the knapsack alone fell short stays, after what was found
+        found = (f"the lowest step peak found{', with micro-batches,' if chunked else ''} "
+                 f"is {format_bytes(int(peak))}, above the budget")
+        result.reason = found + ("; " + result.reason if result.reason else "")
 
 
 def fit_peak(result: Any, model: Any, backend: Any, savers: list, costs_of: Callable,
@@ -145,7 +150,9 @@ def fit_peak(result: Any, model: Any, backend: Any, savers: list, costs_of: Call
     in micro-batches (``lower_peak``) and time the plan that comes out in parts again; returns
     those costs, or None when nothing changed. Where the knapsack found no plan at all (what
     the step holds besides saved tensors is over the budget by itself), micro-batches start
-    from every module stored by the candidate saver that keeps the fewest bytes.
+    from every module stored by the candidate saver that keeps the fewest bytes; if the
+    budget is still not met, that plan stays as the best effort (``feasible`` False, the
+    lowest peak found in ``reason``) when it lowers the step's peak at all.
     ``peak_of(policy)``: (step peak, split) measured; ``saved_peak(policy)``: saved bytes."""
     fallback = result.policy is None
     if fallback:
@@ -160,11 +167,18 @@ def fit_peak(result: Any, model: Any, backend: Any, savers: list, costs_of: Call
     if not fits(peak, result.budget):
         rules, peak, chunked = lower_peak(rules, model, backend, result.budget, peak, split,
                                           peak_of)
-    if not chunked and not (fallback and fits(peak, result.budget)):
-        if fallback:  # neither it nor micro-batches fit: no plan, as the knapsack said
-            result.policy, result.choices = None, []
-        return None
+    if not chunked:
+        if not fallback:
+            return None  # the knapsack's plan stands
+        lowered = (result.baseline_memory_peak is None
+                   or peak <= result.baseline_memory_peak * (1 - GAIN))
+        if not (fits(peak, result.budget) or lowered):
+            result.policy, result.choices = None, []  # it lowers nothing: no plan
+            return None
     costs = costs_of(rules)
     adopt(result, rules, chunked, peak, costs)
+    if fallback:  # the saver on every module: its line carries its part's timing
+        result.choices = [line[:4] + (costs.savers.get(line[1], line[4]),)
+                          if line[0] == "*" else line for line in result.choices]
     result.estimated_peak = saved_peak(result.policy)
     return costs

@@ -19,8 +19,9 @@
    it or ``time_limit`` passes (``_timing``); the estimate and the check each carry their
    standard error.
 
-The budget is on saved bytes by default, or on the measured peak of the whole step
-(``budget_on="peak"``); the plan reports both, estimated and measured side by side
+The budget is on the measured peak of the whole step by default (what a user runs out of),
+or on saved bytes (``budget_on="saved"``, and always when ``measure=False``); the plan
+reports both, estimated and measured side by side
 (``baseline_memory_peak``, ``estimated_memory_peak``, ``memory_peak``): tracemalloc over
 NumPy's allocations for hookgrad, the profiler's memory events on a CPU and
 ``max_memory_allocated`` on a GPU for torch.
@@ -242,15 +243,19 @@ def _measured_peak(model, inputs: tuple, loss_fn: Callable, backend: Backend, de
 
 def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[Callable] = None,
          candidates: Optional[Sequence[Any]] = None, verify: bool = True,
-         measure: bool = True, budget_on: str = "saved", rounds: int = 5,
+         measure: bool = True, budget_on: Optional[str] = None, rounds: int = 5,
          recalibrate: bool = False, clock: str = "cpu", costs_file: Any = None,
          time_limit: Optional[float] = None) -> Plan:
     """Profile ``model`` on ``example_inputs`` and choose, per module, a saver or recomputation
     so that memory stays under ``budget_bytes`` at the least added time.
 
-    ``budget_on="saved"`` budgets the ledger's saved bytes; ``"peak"`` the measured peak of the
-    whole step (saved activations plus transient workspaces and gradients: only the saved part
-    can be cut, so the rest is taken as measured without a policy). ``candidates``: savers
+    ``budget_on="peak"`` (the default when ``measure`` is true) budgets the measured peak of
+    the whole step: saved activations plus transient workspaces and gradients. Savers and
+    recomputation cut only the saved part, so the rest is first taken as measured without a
+    policy; if the plan's measured peak is still over the budget, modules are run in
+    micro-batches (``recompute(chunks=k)``) until it fits or nothing lowers it.
+    ``budget_on="saved"`` (the default when ``measure=False``, which measures no peak)
+    budgets the ledger's saved bytes. ``candidates``: savers
     and/or ``recompute()`` to choose from (default bfloat16, 8-bit with dense codes, offload
     and recompute).
     The choice rests on counts alone (bytes and tensors each option keeps or frees, each
@@ -277,6 +282,8 @@ def plan(model: Any, example_inputs: Any, budget_bytes: int, loss_fn: Optional[C
     as a context manager around forward. Parameters' ``.grad`` are left as they were.
     ``measure=False`` skips the whole-step peak measurements.
     """
+    if budget_on is None:
+        budget_on = "peak" if measure else "saved"
     if budget_on not in ("saved", "peak"):
         raise ValueError(f"budget_on must be 'saved' or 'peak', got {budget_on!r}")
     if budget_on == "peak" and not measure:
