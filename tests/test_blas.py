@@ -130,6 +130,7 @@ def test_a_mid_size_product_without_pool_work_keeps_blas_threads(rng, two_blas_t
 
 def test_a_split_over_the_pool_counts_as_pool_work(two_blas_threads, monkeypatch):
     monkeypatch.setattr(_parallel, "_last_split", float("-inf"))
+    monkeypatch.setattr(_parallel, "_last_threaded_blas", float("-inf"))
     monkeypatch.setattr(_parallel, "_threads", 2)
     assert not _parallel.split_recently()
     _parallel.parallel_for(4, 1, lambda first, last: None)

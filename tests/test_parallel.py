@@ -11,7 +11,9 @@ from hookgrad import _parallel
 
 
 @pytest.fixture
-def restore_threads():
+def restore_threads(monkeypatch):
+    # no threaded BLAS product just before (an earlier test's): the pool may split
+    monkeypatch.setattr(_parallel, "_last_threaded_blas", float("-inf"))
     before = hookgrad.get_num_threads()
     yield
     hookgrad.set_num_threads(before)
@@ -111,3 +113,38 @@ def test_pieces_per_thread_bounds_the_pieces(pieces_per_thread, expected, restor
     _parallel.parallel_for(1000, 10, body, pieces_per_thread=pieces_per_thread)
     assert np.all(seen == 1)
     assert len(pieces) == expected and max(pieces) - min(pieces) <= 1
+
+
+def test_no_split_while_blas_workers_spin_after_a_threaded_product(restore_threads,
+                                                                   monkeypatch):
+    """For BLAS_SPIN seconds after BLAS ran a product on several threads its workers spin on
+    the other cores: work is then done on the calling thread alone, and split again after."""
+    hookgrad.set_num_threads(2)
+    runners, seen = set(), np.zeros(1000, int)
+
+    def body(start, stop):
+        seen[start:stop] += 1
+        runners.add((start, stop))
+
+    _parallel.note_threaded_blas()
+    _parallel.parallel_for(1000, 10, body)
+    assert runners == {(0, 1000)} and np.all(seen == 1)
+    monkeypatch.setattr(_parallel, "_last_threaded_blas",
+                        _parallel._last_threaded_blas - 2 * _parallel.BLAS_SPIN)
+    runners.clear()
+    _parallel.parallel_for(1000, 10, body)
+    assert len(runners) > 1 and np.all(seen == 2)
+
+
+def test_a_large_product_on_several_blas_threads_is_noted(monkeypatch):
+    from hookgrad import _blas
+    monkeypatch.setattr(_parallel, "_last_threaded_blas", float("-inf"))
+    monkeypatch.setattr(_blas, "_threaded", lambda: True)
+    a = np.ones((256, 128), np.float32)
+    b = np.ones((128, 256), np.float32)  # 8M multiply-adds: above SMALL_GEMM
+    np.testing.assert_array_equal(_blas.matmul(a, b), a @ b)
+    assert _parallel._last_threaded_blas > float("-inf")
+    monkeypatch.setattr(_parallel, "_last_threaded_blas", float("-inf"))
+    monkeypatch.setattr(_blas, "_threaded", lambda: False)  # BLAS on one thread: nothing spins
+    _blas.matmul(a, b)
+    assert _parallel._last_threaded_blas == float("-inf")

@@ -136,6 +136,10 @@ def matmul(a, b):
                 return np.matmul(a, b)
             finally:
                 _restore()
+        if size >= SMALL_GEMM and _threaded():
+            result = np.matmul(a, b)
+            _parallel.note_threaded_blas()  # its workers spin now: the pool waits (_parallel)
+            return result
     return np.matmul(a, b)
 
 
