@@ -225,3 +225,32 @@ def test_a_peak_budget_nothing_meets_gets_the_lowest_peak_found_and_says_so():
     assert memory.format_bytes(found.estimated_memory_peak) in text
     saved = memory.plan(model, x, 1 << 10, loss_fn=loss, budget_on="saved", verify=False)
     assert not saved.feasible and saved.policy is None
+
+
+def test_the_default_peak_budget_reaches_micro_batches_on_a_torch_model():
+    """The same second stage on a torch CNN: its peak measured by the torch backend's meter
+    (the profiler's memory events on CPU), the plan checked against it."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(),
+                                        nn.MaxPool2d(2)),
+                          nn.Sequential(nn.Conv2d(16, 8, 3, padding=1), nn.ReLU(),
+                                        nn.MaxPool2d(2)),
+                          nn.Flatten(), nn.Linear(8 * 4 * 4, 5))
+    x = torch.randn(32, 3, 16, 16)
+
+    def loss(out):
+        return out.pow(2).mean()
+
+    exact = [g.clone() for g in torch.autograd.grad(loss(model(x)), list(model.parameters()))]
+    first = memory.plan(model, x, 0, loss_fn=loss, verify=False, budget_on="saved")
+    found = memory.plan(model, x, first.baseline_memory_peak // 2, loss_fn=loss,
+                        time_limit=0.5, rounds=2)
+    assert found.budget_on == "peak" and found.framework == "torch"
+    assert "recompute(chunks=" in repr(found.policy)
+    assert found.feasible and found.memory_peak <= found.budget
+    with found.policy:
+        out = loss(model(x))
+    grads = torch.autograd.grad(out, list(model.parameters()))
+    for ours, theirs in zip(grads, exact):  # the plan may keep some inputs in bfloat16
+        assert float((ours - theirs).norm() / theirs.norm()) < 1e-2
