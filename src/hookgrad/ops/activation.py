@@ -11,7 +11,8 @@ from ..tensor import Tensor
 from . import _layout
 from ..autograd import grad_mode
 from ._base import Op, finish, owned_grad
-from ._pattern_backward import LeakyReluBackwardBackward, ThresholdBackwardBackward, masked_where
+from ._pattern_backward import (LeakyReluBackwardBackward, ThresholdBackwardBackward, clear_where,
+                                in_float32, masked_where)
 from ._activation_backward import (EluBackward, GeluBackward, SoftplusBackward,
                                    gelu_backward_into)
 from ._gelu import gelu_float32
@@ -22,26 +23,14 @@ from .unary import (_KAPPA, _SQRT_HALF, _TANH_K, _apply_float, _not_for_integers
 # elements per block of the mask below: a quarter MiB of 32-bit mask words
 _MASK_BLOCK = 1 << 16
 
-_BITS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
-
 # blocks of a mask one piece of ``parallel_for`` takes at least: each block is three NumPy
 # calls, so a piece of fewer would hand the GIL over more than it computes
 _PARALLEL_BLOCKS = 4
 
 
 def _zero_block(grad: np.ndarray, values: np.ndarray, limit) -> None:
-    """``grad[values <= limit] = 0`` without a masked copy: NumPy's masked copies branch per
-    element and a ReLU's mask is as good as random, so they ran ~8x slower than this. The
-    mask becomes a word of all ones (keep) or all zeros (clear) and is ANDed into the bits of
-    grad, which writes +0 exactly where a masked copy would, also over inf and NaN."""
-    bits = _BITS.get(grad.itemsize) if grad.dtype.kind in "fV" else None
-    if bits is None:
-        np.copyto(grad, 0, where=values <= limit)
-        return
-    words = np.less_equal(values, limit).astype(bits)
-    words -= 1  # 1 (clear) -> 0, 0 (keep) -> all ones
-    raw = grad.view(bits)
-    np.bitwise_and(raw, words, out=raw)
+    """``grad[values <= limit] = 0`` without a masked copy (``clear_where``)."""
+    clear_where(grad, np.less_equal(values, limit))
 
 
 def zero_where_at_most(grad: np.ndarray, values: np.ndarray, limit) -> None:
@@ -117,7 +106,9 @@ class Threshold(Op):
             zero_where_at_most(grad._data, self._data, ctx.threshold)
             return grad, None, None
         limit = ctx.threshold
-        pattern = masked_where(lambda x: x <= limit)
+        # torch compares half-precision inputs in float32 (its opmath), with the threshold as
+        # a float32: an input that rounds onto the threshold is not at or below it there
+        pattern = masked_where(lambda x: in_float32(x) <= limit)
         return ThresholdBackwardBackward.apply(grad, self, pattern), None, None
 
 

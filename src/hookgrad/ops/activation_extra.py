@@ -17,7 +17,7 @@ from . import _layout
 from . import inplace as _inplace
 from ._activation_backward import EluBackward, HardswishBackward, LogSigmoidBackward
 from ._base import HALF_TYPES, Op
-from ._pattern_backward import (HardshrinkBackwardBackward, HardtanhBackwardBackward,
+from ._pattern_backward import (HardshrinkBackwardBackward, HardtanhBackwardBackward, in_float32,
                                 SoftshrinkBackwardBackward, masked_where)
 from ._reduce_util import _UNSET, shown_dim
 from ._util import quiet_errors
@@ -28,7 +28,16 @@ _ONE_SIXTH = float(np.float32(1 / 6))  # torch's hardsigmoid backward uses the f
 
 
 def _outside(x: np.ndarray, low, high) -> np.ndarray:
+    """Where hardtanh's gradient is 0: torch compares half-precision inputs in float32."""
+    x = in_float32(x)
     return (x <= low) | (x >= high)
+
+
+def _inside(x: np.ndarray, lambd) -> np.ndarray:
+    """Where a shrink's gradient is 0: torch compares with ``lambd`` rounded to the input's
+    own dtype (an input that rounds onto it is inside), half precision included."""
+    bound = x.dtype.type(lambd) if x.dtype.kind in "fV" else lambd
+    return (x >= -bound) & (x <= bound)
 
 
 class LogSigmoid(Op):
@@ -266,7 +275,7 @@ class Softshrink(Op):
     def backward(ctx, grad):
         (self,) = ctx.saved_tensors
         lambd = ctx._saved_lambd
-        pattern = masked_where(lambda x: (x >= -lambd) & (x <= lambd))
+        pattern = masked_where(lambda x: _inside(x, lambd))
         return ctx._forward_cls.pattern_node.apply(grad, self, pattern), None
 
 
