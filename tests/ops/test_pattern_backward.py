@@ -121,3 +121,17 @@ def test_inputs_that_round_onto_the_bound_are_placed_as_torch_places_them(bound,
             (grad,) = lib.autograd.grad(fn(lib, t).sum(), t)
             grads.append(grad.float().numpy() if dtype == "bfloat16" else grad.numpy())
         np.testing.assert_array_equal(grads[0], grads[1], err_msg=f"{name} {dtype} {bound}")
+
+
+def test_the_masking_copy_adds_no_activation_sized_mask_to_the_peak():
+    """The gradient (16 MiB) is the one new activation-sized array: the mask and its words are
+    made a block at a time (np.where's whole boolean mask alone would be 4 MiB more)."""
+    from conftest import traced_peak
+
+    x = hookgrad.randn(64, 64, 32, 32)
+    x.requires_grad_(True)
+    out = hookgrad.relu(x)
+    grad = hookgrad.ones(64, 64, 32, 32)
+    size = grad.numel() * 4
+    peak = traced_peak(lambda: out.backward(grad))
+    assert peak < size + 2 * (1 << 20), (peak, size)

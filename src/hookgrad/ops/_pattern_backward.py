@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._parallel import parallel_for
 from ..tensor import Tensor
 from . import _layout
 from ._base import Op, work_dtype
@@ -64,15 +65,37 @@ def in_float32(x: np.ndarray) -> np.ndarray:
     return x if dtype == x.dtype else x.astype(dtype)
 
 
+# elements per block of ``masked_where``'s copy: the mask's words stay a quarter MiB, not an
+# activation's size on top of the step's peak
+BLOCK = 1 << 16
+# blocks one piece of ``parallel_for`` takes at least (each block is a few NumPy calls)
+_PARALLEL_BLOCKS = 4
+
+
 def masked_where(condition):
-    """A ``PatternBackward`` pattern: ``grad`` with zeros where ``condition(saved)`` holds."""
+    """A ``PatternBackward`` pattern: ``grad`` with zeros where ``condition(saved)`` holds
+    (``condition`` works elementwise). For float arrays in C order, a copy of grad cleared
+    as bits (``clear_where``) a block at a time, the blocks shared over the intra-op threads;
+    otherwise a masked copy."""
     def pattern(grad: np.ndarray, saved: np.ndarray) -> np.ndarray:
-        with np.errstate(invalid="ignore"):  # ml_dtypes' bfloat16 warns comparing NaN
-            mask = condition(saved)
-        if mask.shape == grad.shape:  # a copy of grad, cleared where the mask holds
-            result = grad.copy(order="K")
-            clear_where(result, mask)
+        if (grad.shape == saved.shape and grad.dtype.kind in "fV" and grad.itemsize in WORDS
+                and grad.flags.c_contiguous and saved.flags.c_contiguous):
+            result = np.empty(grad.shape, grad.dtype)
+            flat_grad, flat_saved = grad.reshape(-1), saved.reshape(-1)
+            flat_result = result.reshape(-1)
+
+            def part(first: int, last: int) -> None:
+                for start in range(first * BLOCK, min(last * BLOCK, flat_grad.size), BLOCK):
+                    block = slice(start, start + BLOCK)
+                    np.copyto(flat_result[block], flat_grad[block])
+                    with np.errstate(invalid="ignore"):  # bfloat16 warns comparing NaN
+                        mask = condition(flat_saved[block])
+                    clear_where(flat_result[block], mask)
+
+            parallel_for(-(-flat_grad.size // BLOCK), _PARALLEL_BLOCKS, part)
         else:
+            with np.errstate(invalid="ignore"):
+                mask = condition(saved)
             result = np.where(mask, np.zeros((), grad.dtype), grad)
         # laid out as torch's elementwise ``*_backward(grad, self)`` lays its result out
         return _layout.pointwise(result, grad, saved)
