@@ -135,3 +135,29 @@ def test_the_masking_copy_adds_no_activation_sized_mask_to_the_peak():
     size = grad.numel() * 4
     peak = traced_peak(lambda: out.backward(grad))
     assert peak < size + 2 * (1 << 20), (peak, size)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", [
+    lambda lib, t: lib.relu(t),
+    lambda lib, t: t.clone().relu_(),
+    lambda lib, t: lib.clamp(t, min=0.0),
+    lambda lib, t: lib.clamp(t, min=-0.0),
+    lambda lib, t: lib.clamp(t, max=0.0),
+    lambda lib, t: lib.clamp(t, max=-0.0),
+    lambda lib, t: lib.clamp(t, min=-0.0, max=0.0),
+    lambda lib, t: lib.clamp(t, min=0.5, max=-1.0),  # min above max: max wins
+    lambda lib, t: lib.clamp(t, min=float("nan")),
+], ids=["relu", "relu_", "min0", "min-0", "max0", "max-0", "both", "crossed", "nan"])
+def test_relu_and_clamp_keep_x_unless_strictly_outside_as_torch(op, dtype):
+    """torch's relu and number-bounded clamp return x itself where it equals a bound: -0.0 stays
+    -0.0 against a bound of +0.0 and the other way round (np.maximum gives +0.0)."""
+    values = np.array([-0.0, 0.0, np.nan, -np.inf, np.inf, 1.0, -1.0, 0.5, -2.0, 3.0, 1e-30])
+    results = []
+    for lib in (hookgrad, torch):
+        out = op(lib, lib.tensor(values, dtype=getattr(lib, dtype)))
+        results.append(out.float().numpy())
+    ours, theirs = results
+    np.testing.assert_array_equal(ours, theirs)
+    number = ~np.isnan(theirs)
+    np.testing.assert_array_equal(np.signbit(ours[number]), np.signbit(theirs[number]))

@@ -56,6 +56,26 @@ def zero_where_at_most(grad: np.ndarray, values: np.ndarray, limit) -> None:
 _AT_MOST_ZERO = masked_where(lambda x: x <= 0)  # relu's pattern, read from its result
 
 
+def _relu_array(x: np.ndarray, out=None) -> np.ndarray:
+    """max(x, 0) as torch's clamp_min(x, 0): x unless it is below 0, so -0.0 stays -0.0 and NaN
+    stays NaN. For float16/32/64, np.clip with both bounds does exactly that in one SIMD pass
+    (np.maximum gives +0.0 for -0.0, and is ~3x slower); bfloat16 goes through float32."""
+    kind = x.dtype.kind
+    if kind == "f":
+        top = _TOP.get(x.dtype) or _TOP.setdefault(x.dtype, np.asarray(np.inf, x.dtype))
+        return np.clip(x, _zero(x.dtype), top, out=out)
+    if kind == "V":  # bfloat16: exact in float32
+        result = np.clip(x.astype(np.float32), np.float32(0), np.float32(np.inf)).astype(x.dtype)
+        if out is None:
+            return result
+        out[...] = result
+        return out
+    return np.maximum(x, _zero(x.dtype), out=out)
+
+
+_TOP: dict = {}  # +inf per float dtype, as 0-dim arrays
+
+
 class Relu(Op):
     """d relu(x) = 1 where relu(x) > 0"""
 
@@ -66,7 +86,7 @@ class Relu(Op):
     def forward(ctx, self):
         if self.dtype.kind == "b":
             raise RuntimeError("\"clamp_min_scalar_cpu\" not implemented for 'Bool'")
-        result = _layout.pointwise(finish(np.maximum(self, _zero(self.dtype)), self.dtype), self)
+        result = _layout.pointwise(finish(_relu_array(self), self.dtype), self)
         ctx.save_for_backward(result)
         return result
 
@@ -135,7 +155,7 @@ class ReluInplace(Relu):
 
     @staticmethod
     def forward(ctx, self):
-        np.maximum(self, _zero(self.dtype), out=self)
+        _relu_array(self, out=self)
         ctx.save_for_backward(self)
         return self
 

@@ -253,17 +253,43 @@ def _clamp_array(x: np.ndarray, low, high, dtype: np.dtype) -> np.ndarray:
     work = work_dtype(dtype)
     with quiet_errors():
         result = to_work(x, work)
-        for fn, bound in ((np.maximum, low), (np.minimum, high)):
-            if bound is not None:
-                bound = to_work(bound, work)
-                try:
-                    result = fn(result, bound)
-                except ValueError:
-                    raise broadcast_error("clamp", np.shape(result), np.shape(bound)) from None
+        if work.kind == "f" and not isinstance(low, np.ndarray) \
+                and not isinstance(high, np.ndarray):
+            # number bounds: np.clip with both keeps x unless it is strictly outside, as
+            # torch's scalar clamp does (clamp(-0.0, min=0) is -0.0; np.maximum gives +0.0),
+            # in one SIMD pass (tensor bounds: torch's kernel is a maximum and a minimum)
+            missing = np.asarray(np.inf, work)
+            lo = missing * -1 if low is None else to_work(low, work)
+            hi = missing if high is None else to_work(high, work)
+            try:
+                result = np.clip(result, lo, hi)
+            except ValueError:
+                raise _clamp_broadcast_error(np.shape(result), low, high) from None
+        else:
+            for fn, bound in ((np.maximum, low), (np.minimum, high)):
+                if bound is not None:
+                    bound = to_work(bound, work)
+                    try:
+                        result = fn(result, bound)
+                    except ValueError:
+                        raise broadcast_error("clamp", np.shape(result),
+                                              np.shape(bound)) from None
         # tensor bounds are operands too (number bounds are not: a unary op in torch)
         bounds = [bound for bound in (low, high) if isinstance(bound, np.ndarray)]
         return _layout.pointwise(finish(result, dtype).copy() if result is x
                                  else finish(result, dtype), x, *bounds, common=dtype)
+
+
+def _clamp_broadcast_error(shape: tuple, low, high) -> RuntimeError:
+    """The error for the first bound that does not broadcast, in torch's order (min, max)."""
+    for bound in (low, high):
+        if bound is None:
+            continue
+        try:
+            shape = np.broadcast_shapes(shape, np.shape(bound))
+        except ValueError:
+            return broadcast_error("clamp", shape, np.shape(bound))
+    return broadcast_error("clamp", shape, shape)
 
 
 class Clamp(Op):
