@@ -230,8 +230,9 @@ def _one_pass_layer_norm(input: np.ndarray, weight, bias, normalized_ndim: int, 
     cancellation the bits by which mean^2 exceeds var + eps, so a row where it does (a large
     mean, a constant row) takes var from x - mean instead, which keeps float32 as close to
     float64 as torch's float32. A row with inf or nan, or whose x^2 overflows, gets a nan
-    variance (and a nan mean for inf), as torch's float32 and float64 kernels give. The result is x * S + T, where S = rstd (x) w and
-    T = -mean rstd (x) w + 1 (x) b are rank-one matrices that one BLAS product each writes.
+    variance (and a nan mean for inf), as torch's float32 and float64 kernels give. The
+    result is x * S + T, where S = rstd (x) w and T = -mean rstd (x) w + 1 (x) b are rank-one
+    matrices that one BLAS product each writes.
     A weight with inf or nan is left to the formula (x - mean) rstd w (callers check it),
     whose inf * 0 and signs are torch's."""
     kept = input.shape[:input.ndim - normalized_ndim]
@@ -276,7 +277,7 @@ def _one_pass_layer_norm(input: np.ndarray, weight, bias, normalized_ndim: int, 
     result = _blas.matmul(left, right[0])
     result *= rows
     result += _blas.matmul(left, right[1])
-    if index is not None:  # x rstd w and mean rstd w would cancel there: (x - mean) rstd w + b instead
+    if index is not None:  # x S and T would cancel there: (x - mean) rstd w + b instead
         centered *= rstd[index, None]
         if weight is not None:
             centered *= weight.reshape(-1)
