@@ -131,19 +131,16 @@ class NativeLayerNorm(Op):
         ctx.axes, ctx.eps = axes, eps
         ctx.normalized_shape = input.shape[input.ndim - normalized_ndim:]
         if _rows_apply(input, weight, bias):
-            if input.size >= _ONE_PASS_MIN and (weight is None or np.isfinite(weight).all()):
-                result, mean, rstd = _one_pass_layer_norm(input, weight, bias, normalized_ndim,
-                                                          eps)
-                ctx.save_for_backward(bias, input, weight, mean, rstd)
-                return _layout.contiguous(result)
-            mean, centered, rstd = _row_moments(input, normalized_ndim, eps)
-            result = np.multiply(centered, rstd.reshape(-1, 1), out=centered)
-            result = result.reshape(input.shape)
-        else:
-            mean, centered, _var, rstd = _moments(input, axes, eps)
-            result = centered * rstd
-            # the statistics are row-major whatever the input's layout, as torch's
-            mean, rstd = np.ascontiguousarray(mean), np.ascontiguousarray(rstd)
+            one_pass = input.size >= _ONE_PASS_MIN and (weight is None
+                                                         or np.isfinite(weight).all())
+            kernel = _one_pass_layer_norm if one_pass else _two_pass_layer_norm
+            result, mean, rstd = kernel(input, weight, bias, normalized_ndim, eps)
+            ctx.save_for_backward(bias, input, weight, mean, rstd)
+            return _layout.contiguous(result)
+        mean, centered, _var, rstd = _moments(input, axes, eps)
+        result = centered * rstd
+        # the statistics are row-major whatever the input's layout, as torch's
+        mean, rstd = np.ascontiguousarray(mean), np.ascontiguousarray(rstd)
         ctx.save_for_backward(bias, input, weight, mean, rstd)
         # affine in place when the dtypes agree (centered, then result, are fresh arrays)
         if weight is not None:
@@ -195,24 +192,30 @@ def _rows_apply(input: np.ndarray, *params) -> bool:
             and all(p is None or p.dtype == dtype for p in params))
 
 
-def _row_moments(input: np.ndarray, normalized_ndim: int, eps: float):
-    """(mean, x - mean as a (rows, columns) matrix, rstd) over the trailing ``normalized_ndim``
-    dims of a C-ordered input; mean and rstd have the input's rank (size 1 in the normalized
-    dims), as torch returns them. Row sums are einsum's single pass over each row, not a
-    reduction over a short last axis (3x slower in NumPy); a product with a vector of ones
-    (``_blas.matvec``, as backward's sums) measured no faster here in the whole forward."""
+def _two_pass_layer_norm(input: np.ndarray, weight, bias, normalized_ndim: int, eps: float):
+    """(result, mean, rstd) of layer norm over the trailing ``normalized_ndim`` dims of a
+    C-ordered input, from x - mean: the kernel for small inputs (and weights with inf or nan),
+    in as few NumPy calls as it takes, as each costs about as much as the arithmetic there.
+    Row sums are einsum's single pass over each row, not a reduction over a short last axis
+    (3x slower in NumPy). mean and rstd have the input's rank (size 1 in the normalized dims),
+    as torch returns them."""
     kept = input.shape[:input.ndim - normalized_ndim]
     rows = input.reshape(math.prod(kept), -1)
     count = rows.dtype.type(rows.shape[1])
     mean = np.einsum("ij->i", rows)
     mean /= count
-    centered = rows - mean[:, None]
-    var = np.einsum("ij,ij->i", centered, centered)
+    result = rows - mean[:, None]
+    var = np.einsum("ij,ij->i", result, result)
     var /= count
     var += rows.dtype.type(eps)
     rstd = np.reciprocal(np.sqrt(var, out=var), out=var)
+    result *= rstd[:, None]
+    if weight is not None:
+        result *= weight.reshape(-1)
+    if bias is not None:
+        result += bias.reshape(-1)
     stats = kept + (1,) * normalized_ndim
-    return mean.reshape(stats), centered, rstd.reshape(stats)
+    return result.reshape(input.shape), mean.reshape(stats), rstd.reshape(stats)
 
 
 # Inputs from this many elements take ``_one_pass_layer_norm``; below, its extra NumPy calls
@@ -226,7 +229,7 @@ def _one_pass_layer_norm(input: np.ndarray, weight, bias, normalized_ndim: int, 
 
     Broadcasting a per-row number over a (rows, columns) matrix costs NumPy a call of its inner
     loop per row (~2x a plain pass for rows of 128), so no step does that. The sums of x and
-    x^2 are products with a vector of 1/N (BLAS); var = mean(x^2) - mean^2 loses to
+    x^2 are products with vectors of ones and of 1/N (BLAS); var = mean(x^2) - mean^2 loses to
     cancellation the bits by which mean^2 exceeds var + eps, so a row where it does (a large
     mean, a constant row) takes var from x - mean instead, which keeps float32 as close to
     float64 as torch's float32. A row with inf or nan, or whose x^2 overflows, gets a nan
@@ -239,10 +242,10 @@ def _one_pass_layer_norm(input: np.ndarray, weight, bias, normalized_ndim: int, 
     rows = input.reshape(math.prod(kept), -1)
     count = rows.shape[1]
     dtype = rows.dtype
-    share = np.full(count, 1 / count, dtype)
-    mean = _blas.matvec(rows, share)
+    mean = _blas.matvec(rows, np.ones(count, dtype))
+    mean /= dtype.type(count)  # after the sum: a rounded 1/N would move every mean
     result = np.square(rows)  # scratch here; the result's buffer from the first product on
-    var = _blas.matvec(result, share)
+    var = _blas.matvec(result, np.full(count, 1 / count, dtype))  # overflows where x^2 does
     square_mean = mean * mean
     var -= square_mean
     var += dtype.type(eps)
@@ -255,6 +258,11 @@ def _one_pass_layer_norm(input: np.ndarray, weight, bias, normalized_ndim: int, 
     if far.any():
         index = np.flatnonzero(far)
         centered = rows[index] - mean[index, None]
+        # the mean's own rounding is a large share of x - mean there: one step corrects it
+        correction = np.einsum("ij->i", centered)
+        correction /= count
+        mean[index] += correction
+        centered -= correction[:, None]
         spread = np.einsum("ij,ij->i", centered, centered)
         spread /= count
         spread += dtype.type(eps)
