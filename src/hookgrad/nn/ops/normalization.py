@@ -307,7 +307,8 @@ def _layer_norm_grads_arrays(ctx, grad, input, weight, mean, rstd):
 
     Every sum is a matrix-vector product (``_blas.matvec``/``vecmat``: row sums of g w and of
     g w x, column sums of g and of g x rstd), so one full-size temporary, g x, is all they
-    need; grad_input is the outer product rstd w times g, plus x a and b. Each broadcast pass
+    need; on a large input the column sums of g and of shift g are one product (one pass over
+    g). grad_input is the outer product rstd w times g, plus x a and b. Each broadcast pass
     over the rows costs ~2x a plain one in NumPy, so there are as few as the formula allows.
     A row whose mean is large against its spread takes x - mean first (as the tensor formulas
     do) rather than losing the sums' precision to cancellation."""
@@ -317,7 +318,7 @@ def _layer_norm_grads_arrays(ctx, grad, input, weight, mean, rstd):
     mean, rstd = mean.reshape(-1), rstd.reshape(-1)
     need_input, need_weight, need_bias = ctx.needs_input_grad[:3]
     shift = mean * rstd  # x_hat = x rstd - shift
-    uncentered = bool(np.all(np.abs(shift) <= _UNCENTERED))  # nan: centered
+    uncentered = bool(np.abs(shift).max() <= _UNCENTERED)  # nan: centered
     if uncentered:
         product = np.multiply(x, g)
     else:
