@@ -65,22 +65,28 @@ def _steps(shape, dtype, normalized_ndim):
     return {"forward": forward, "fwd+bwd": forward_backward}
 
 
-def _time(step, number: int) -> float:
-    start = time.thread_time()
+def _time(step, number: int, clock=time.thread_time) -> float:
+    start = clock()
     for _ in range(number):
         step()
-    return (time.thread_time() - start) / number * 1e3
+    return (clock() - start) / number * 1e3
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", default="main", help="git revision of version A")
     parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--threads", type=int, default=None, help="hookgrad.set_num_threads")
     parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="the calling thread's CPU time (one thread), or the wall clock")
     args = parser.parse_args()
+    clock = time.thread_time if args.clock == "cpu" else time.perf_counter
+    if args.threads is not None:
+        hookgrad.set_num_threads(args.threads)
     versions = {"A": _baseline(args.baseline).NativeLayerNorm, "B": normalization.NativeLayerNorm}
     print(f"A = {args.baseline}, B = working tree; {args.dtype}, "
-          f"{os.environ.get('OMP_NUM_THREADS', '?')} thread(s), thread CPU ms per call, "
+          f"{os.environ.get('OMP_NUM_THREADS', '?')} thread(s), {args.clock} ms per call, "
           f"median over {args.rounds} rounds\n")
     print("| case | A | B | B / A |\n|---|---|---|---|")
     for case, (shape, normalized_ndim) in CASES.items():
@@ -89,12 +95,12 @@ def main() -> None:
             samples = {"A": [], "B": []}
             for version in versions.values():  # warm up both
                 normalization.NativeLayerNorm = version
-                _time(step, number)
+                _time(step, number, clock)
             for round_ in range(args.rounds):
                 order = "AB" if round_ % 2 == 0 else "BA"
                 for key in order:
                     normalization.NativeLayerNorm = versions[key]
-                    samples[key].append(_time(step, number))
+                    samples[key].append(_time(step, number, clock))
             normalization.NativeLayerNorm = versions["B"]
             ratio = statistics.median(b / a for a, b in zip(samples["A"], samples["B"]))
             print(f"| {case} {kind} | {statistics.median(samples['A']):.4f} | "

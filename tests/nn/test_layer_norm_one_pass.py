@@ -1,7 +1,8 @@
 """Layer norm on inputs large enough for the one-pass forward kernel and backward's batched
-sums, against torch: float32 and float64, with and without the affine parameters, one and two
-normalized dims, rows of one element, non-contiguous inputs, rows with a large mean, constant,
-inf and nan rows, a weight with inf, gradients of all three inputs, and double backward."""
+sums (and on small ones, which take the two-pass kernel), against torch: float32 and float64,
+with and without the affine parameters, one and two normalized dims, rows of one element,
+non-contiguous inputs, rows with a large mean, constant, inf and nan rows, a weight with inf,
+gradients of all three inputs, and double backward."""
 import numpy as np
 import pytest
 import torch
@@ -35,9 +36,16 @@ def _run(lib, x, normalized, weight, bias, grad, transpose=False, create_graph=F
     return out, (mean, rstd), grads, wanted
 
 
+def _rows_of_one_scale(x, grad):
+    """One element a row: x_hat is 0, and so are the input's and the weight's gradients, up to
+    the rounding of sums of terms of ~|g x| / sqrt(eps) each (torch's are not exactly 0)."""
+    return float(np.abs(grad * x).sum()) / 1e-5 ** 0.5
+
+
 def _compare(x, normalized, weight, bias, grad, dtype, transpose=False, tol=None,
-             equal_nan=False, weight_grad_scale=1.0):
-    assert x.size >= normalization._ONE_PASS_MIN  # the kernels under test
+             equal_nan=False, cancelled=1.0, small=False):
+    # the kernels under test: the one-pass kernel, or the small inputs' two-pass one
+    assert (x.size < normalization._ONE_PASS_MIN) == small
     tol = TOL[dtype] if tol is None else tol
     expected, ours = (_run(lib, x, normalized, weight, bias, grad, transpose)
                       for lib in (torch, hookgrad))
@@ -48,8 +56,8 @@ def _compare(x, normalized, weight, bias, grad, dtype, transpose=False, tol=None
         assert h.dtype == ours[0].dtype
         t, h = t.detach().numpy(), h.detach().numpy()
         scale = max(1.0, float(np.nanmax(np.abs(np.where(np.isinf(t), 0, t)), initial=0)))
-        if index == 4 and weight is not None:
-            scale = max(scale, weight_grad_scale)
+        if index == 3 or (index == 4 and weight is not None):  # input's, weight's gradients
+            scale = max(scale, cancelled)
         np.testing.assert_allclose(h, t, rtol=tol, atol=tol * scale, equal_nan=equal_nan)
 
 
@@ -61,10 +69,27 @@ def test_values_statistics_and_gradients_match_torch(case, dtype, affine):
     x, weight, bias, grad = _inputs(shape, normalized, dtype)
     weight = weight if affine in ("both", "weight") else None
     bias = bias if affine in ("both", "bias") else None
-    # one element a row: x_hat is 0 and so is the weight's gradient, up to the rounding of
-    # sum(g x rstd) - sum(g mean rstd), terms of ~|g x| / sqrt(eps) each (torch's too)
-    cancelled = float(np.abs(grad * x).sum()) / 1e-5 ** 0.5 if case == "rows of one" else 1.0
-    _compare(x, normalized, weight, bias, grad, dtype, weight_grad_scale=cancelled)
+    cancelled = _rows_of_one_scale(x, grad) if case == "rows of one" else 1.0
+    _compare(x, normalized, weight, bias, grad, dtype, cancelled=cancelled)
+
+
+SMALL = {"3-d": ((3, 5, 8), (8,)), "two dims": ((3, 5, 8), (5, 8)), "rows of one": ((7, 1), (1,)),
+         "one row": ((40,), (40,))}
+
+
+@pytest.mark.parametrize("affine", ["both", "weight", "none"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", list(SMALL))
+def test_small_inputs_take_the_two_pass_kernel_and_match_torch(case, dtype, affine):
+    shape, normalized = SMALL[case]
+    x, weight, bias, grad = _inputs(shape, normalized, dtype)
+    if len(shape) > 1 and shape[-1] > 1:
+        x[0, ..., 1] = np.nan
+    weight = None if affine == "none" else weight
+    bias = bias if affine == "both" else None
+    cancelled = _rows_of_one_scale(x, grad) if case == "rows of one" else 1.0
+    _compare(x, normalized, weight, bias, grad, dtype, equal_nan=True, cancelled=cancelled,
+             small=True)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
