@@ -228,51 +228,39 @@ def _one_pass_layer_norm(input: np.ndarray, weight, bias, normalized_ndim: int, 
     C-ordered input, in full passes that NumPy runs without a per-row loop.
 
     Broadcasting a per-row number over a (rows, columns) matrix costs NumPy a call of its inner
-    loop per row (~2x a plain pass for rows of 128), so no step does that. The sums of x and
-    x^2 are products with vectors of ones and of 1/N (BLAS); var = mean(x^2) - mean^2 loses to
-    cancellation the bits by which mean^2 exceeds var + eps, so a row where it does (a large
-    mean, a constant row) takes var from x - mean instead, which keeps float32 as close to
-    float64 as torch's float32. A row with inf or nan, or whose x^2 overflows, gets a nan
-    variance (and a nan mean for inf), as torch's float32 and float64 kernels give. The
+    loop per row (~2x a plain pass for rows of 128), so the common case does none. The sums of
+    x and x^2 are products with vectors of ones and of 1/N (BLAS); var = mean(x^2) - mean^2
+    loses to cancellation the bits by which mean^2 exceeds var + eps, so when a row does that
+    (a large mean, a constant row) the rows are shifted by those first estimates of their
+    means (0 for the others) and summed again: the shifted means are then small, and float32
+    comes out closer to float64 than torch's float32. A row with inf or nan, or whose x^2
+    overflows, gets a nan variance (and a nan mean for inf), as torch's kernels give. The
     result is x * S + T, where S = rstd (x) w and T = -mean rstd (x) w + 1 (x) b are rank-one
     matrices that one BLAS product each writes.
     A weight with inf or nan is left to the formula (x - mean) rstd w (callers check it),
     whose inf * 0 and signs are torch's."""
     kept = input.shape[:input.ndim - normalized_ndim]
     rows = input.reshape(math.prod(kept), -1)
-    count = rows.shape[1]
     dtype = rows.dtype
-    mean = _blas.matvec(rows, np.ones(count, dtype))
-    mean /= dtype.type(count)  # after the sum: a rounded 1/N would move every mean
-    result = np.square(rows)  # scratch here; the result's buffer from the first product on
-    var = _blas.matvec(result, np.full(count, 1 / count, dtype))  # overflows where x^2 does
-    square_mean = mean * mean
-    var -= square_mean
-    var += dtype.type(eps)
+    eps = dtype.type(eps)
+    mean, var = _row_mean_and_variance(rows)
+    shift = None
+    far = mean * mean > var + eps  # nan: not far
+    if far.any():
+        shift = np.where(far, mean, dtype.type(0))
+        rows = rows - shift[:, None]
+        mean, var = _row_mean_and_variance(rows)
+    var += eps
     finite = np.isfinite(var)
     if not finite.all():  # the row holds inf or nan, or some x^2 overflowed: nan, as torch's
         var[~finite] = np.nan
-        mean[np.isinf(mean)] = np.nan
-    far = square_mean > var
-    index = centered = None
-    if far.any():
-        index = np.flatnonzero(far)
-        centered = rows[index] - mean[index, None]
-        # the mean's own rounding is a large share of x - mean there: one step corrects it
-        correction = np.einsum("ij->i", centered)
-        correction /= count
-        mean[index] += correction
-        centered -= correction[:, None]
-        spread = np.einsum("ij,ij->i", centered, centered)
-        spread /= count
-        spread += dtype.type(eps)
-        var[index] = spread
     rstd = np.reciprocal(np.sqrt(var, out=var), out=var)
     # left (rows, 3) = [rstd, mean rstd, 1]; right[0] = [w; 0; 0] gives S, right[1] = [0; -w; b]
     left = np.empty((len(rows), 3), dtype)
     left[:, 0] = rstd
     np.multiply(mean, rstd, out=left[:, 1])
     left[:, 2] = 1
+    count = rows.shape[1]
     right = np.zeros((2, 3, count), dtype)
     if weight is None:
         right[0, 0] = 1
@@ -285,15 +273,24 @@ def _one_pass_layer_norm(input: np.ndarray, weight, bias, normalized_ndim: int, 
     result = _blas.matmul(left, right[0])
     result *= rows
     result += _blas.matmul(left, right[1])
-    if index is not None:  # x S and T would cancel there: (x - mean) rstd w + b instead
-        centered *= rstd[index, None]
-        if weight is not None:
-            centered *= weight.reshape(-1)
-        if bias is not None:
-            centered += bias.reshape(-1)
-        result[index] = centered
+    if shift is not None:
+        mean += shift
+    if not finite.all():
+        mean[np.isinf(mean)] = np.nan
     stats = kept + (1,) * normalized_ndim
     return result.reshape(input.shape), mean.reshape(stats), rstd.reshape(stats)
+
+
+def _row_mean_and_variance(rows: np.ndarray):
+    """Each row's mean and mean(x^2) - mean^2, from BLAS products: the sum of x divided by N
+    (a rounded 1/N would move every mean), the sum of x^2 / N (which overflows only where
+    x^2 does, as torch's)."""
+    count = rows.shape[1]
+    mean = _blas.matvec(rows, np.ones(count, rows.dtype))
+    mean /= rows.dtype.type(count)
+    var = _blas.matvec(np.square(rows), np.full(count, 1 / count, rows.dtype))
+    var -= mean * mean
+    return mean, var
 
 
 # |mean| * rstd up to which backward's sums over x * grad are taken without centering x first:
