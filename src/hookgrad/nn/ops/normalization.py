@@ -233,23 +233,32 @@ def _one_pass_layer_norm(input: np.ndarray, weight, bias, normalized_ndim: int, 
     loses to cancellation the bits by which mean^2 exceeds var + eps, so when a row does that
     (a large mean, a constant row) the rows are shifted by those first estimates of their
     means (0 for the others) and summed again: the shifted means are then small, and float32
-    comes out closer to float64 than torch's float32. A row with inf or nan, or whose x^2
-    overflows, gets a nan variance (and a nan mean for inf), as torch's kernels give. The
-    result is x * S + T, where S = rstd (x) w and T = -mean rstd (x) w + 1 (x) b are rank-one
-    matrices that one BLAS product each writes.
+    comes out closer to float64 than torch's float32. When the first row is such a row, all
+    are shifted straight away (an input of positive features, say, wastes no pass on x^2).
+    A row with inf or nan, or whose x^2 overflows, gets a nan variance (and a nan mean for
+    inf), as torch's kernels give. The result is x * S + T, where S = rstd (x) w and
+    T = -mean rstd (x) w + 1 (x) b are rank-one matrices that one BLAS product each writes.
     A weight with inf or nan is left to the formula (x - mean) rstd w (callers check it),
     whose inf * 0 and signs are torch's."""
     kept = input.shape[:input.ndim - normalized_ndim]
     rows = input.reshape(math.prod(kept), -1)
     dtype = rows.dtype
     eps = dtype.type(eps)
-    mean, var = _row_mean_and_variance(rows)
+    count = rows.shape[1]
+    mean = _row_mean(rows)
     shift = None
-    far = mean * mean > var + eps  # nan: not far
-    if far.any():
-        shift = np.where(far, mean, dtype.type(0))
+    probe = rows[0] - mean[0]
+    if mean[0] * mean[0] > probe @ probe / count + eps:
+        shift = mean  # the first row is far: likely all are, so skip the sums of x^2
+    else:
+        var = _row_variance(rows, mean)
+        far = mean * mean > var + eps  # nan: not far
+        if far.any():
+            shift = np.where(far, mean, dtype.type(0))
+    if shift is not None:
         rows = rows - shift[:, None]
-        mean, var = _row_mean_and_variance(rows)
+        mean = _row_mean(rows)
+        var = _row_variance(rows, mean)
     var += eps
     finite = np.isfinite(var)
     if not finite.all():  # the row holds inf or nan, or some x^2 overflowed: nan, as torch's
@@ -260,7 +269,6 @@ def _one_pass_layer_norm(input: np.ndarray, weight, bias, normalized_ndim: int, 
     left[:, 0] = rstd
     np.multiply(mean, rstd, out=left[:, 1])
     left[:, 2] = 1
-    count = rows.shape[1]
     right = np.zeros((2, 3, count), dtype)
     if weight is None:
         right[0, 0] = 1
@@ -281,16 +289,20 @@ def _one_pass_layer_norm(input: np.ndarray, weight, bias, normalized_ndim: int, 
     return result.reshape(input.shape), mean.reshape(stats), rstd.reshape(stats)
 
 
-def _row_mean_and_variance(rows: np.ndarray):
-    """Each row's mean and mean(x^2) - mean^2, from BLAS products: the sum of x divided by N
-    (a rounded 1/N would move every mean), the sum of x^2 / N (which overflows only where
-    x^2 does, as torch's)."""
-    count = rows.shape[1]
-    mean = _blas.matvec(rows, np.ones(count, rows.dtype))
-    mean /= rows.dtype.type(count)
-    var = _blas.matvec(np.square(rows), np.full(count, 1 / count, rows.dtype))
+def _row_mean(rows: np.ndarray) -> np.ndarray:
+    """Each row's sum (a BLAS product with ones) divided by N: a rounded 1/N would move every
+    mean."""
+    mean = _blas.matvec(rows, np.ones(rows.shape[1], rows.dtype))
+    mean /= rows.dtype.type(rows.shape[1])
+    return mean
+
+
+def _row_variance(rows: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """Each row's mean(x^2) - mean^2, the first as the sum of x^2 / N (which overflows only
+    where x^2 does, as torch's)."""
+    var = _blas.matvec(np.square(rows), np.full(rows.shape[1], 1 / rows.shape[1], rows.dtype))
     var -= mean * mean
-    return mean, var
+    return var
 
 
 # |mean| * rstd up to which backward's sums over x * grad are taken without centering x first:
