@@ -131,14 +131,16 @@ class NativeLayerNorm(Op):
         ctx.axes, ctx.eps = axes, eps
         ctx.normalized_shape = input.shape[input.ndim - normalized_ndim:]
         if _rows_apply(input, weight, bias):
-            mean, centered, rstd = _row_moments(input, normalized_ndim, eps)
-            result = np.multiply(centered, rstd.reshape(-1, 1), out=centered)
-            result = result.reshape(input.shape)
-        else:
-            mean, centered, _var, rstd = _moments(input, axes, eps)
-            result = centered * rstd
-            # the statistics are row-major whatever the input's layout, as torch's
-            mean, rstd = np.ascontiguousarray(mean), np.ascontiguousarray(rstd)
+            one_pass = input.size >= _ONE_PASS_MIN and (weight is None
+                                                         or np.isfinite(weight).all())
+            kernel = _one_pass_layer_norm if one_pass else _two_pass_layer_norm
+            result, mean, rstd = kernel(input, weight, bias, normalized_ndim, eps)
+            ctx.save_for_backward(bias, input, weight, mean, rstd)
+            return _layout.contiguous(result)
+        mean, centered, _var, rstd = _moments(input, axes, eps)
+        result = centered * rstd
+        # the statistics are row-major whatever the input's layout, as torch's
+        mean, rstd = np.ascontiguousarray(mean), np.ascontiguousarray(rstd)
         ctx.save_for_backward(bias, input, weight, mean, rstd)
         # affine in place when the dtypes agree (centered, then result, are fresh arrays)
         if weight is not None:
@@ -190,24 +192,117 @@ def _rows_apply(input: np.ndarray, *params) -> bool:
             and all(p is None or p.dtype == dtype for p in params))
 
 
-def _row_moments(input: np.ndarray, normalized_ndim: int, eps: float):
-    """(mean, x - mean as a (rows, columns) matrix, rstd) over the trailing ``normalized_ndim``
-    dims of a C-ordered input; mean and rstd have the input's rank (size 1 in the normalized
-    dims), as torch returns them. Row sums are einsum's single pass over each row, not a
-    reduction over a short last axis (3x slower in NumPy); a product with a vector of ones
-    (``_blas.matvec``, as backward's sums) measured no faster here in the whole forward."""
+def _two_pass_layer_norm(input: np.ndarray, weight, bias, normalized_ndim: int, eps: float):
+    """(result, mean, rstd) of layer norm over the trailing ``normalized_ndim`` dims of a
+    C-ordered input, from x - mean: the kernel for small inputs (and weights with inf or nan),
+    in as few NumPy calls as it takes, as each costs about as much as the arithmetic there.
+    Row sums are einsum's single pass over each row, not a reduction over a short last axis
+    (3x slower in NumPy). mean and rstd have the input's rank (size 1 in the normalized dims),
+    as torch returns them."""
     kept = input.shape[:input.ndim - normalized_ndim]
     rows = input.reshape(math.prod(kept), -1)
     count = rows.dtype.type(rows.shape[1])
     mean = np.einsum("ij->i", rows)
     mean /= count
-    centered = rows - mean[:, None]
-    var = np.einsum("ij,ij->i", centered, centered)
+    result = rows - mean[:, None]
+    var = np.einsum("ij,ij->i", result, result)
     var /= count
     var += rows.dtype.type(eps)
     rstd = np.reciprocal(np.sqrt(var, out=var), out=var)
+    result *= rstd[:, None]
+    if weight is not None:
+        result *= weight.reshape(-1)
+    if bias is not None:
+        result += bias.reshape(-1)
     stats = kept + (1,) * normalized_ndim
-    return mean.reshape(stats), centered, rstd.reshape(stats)
+    return result.reshape(input.shape), mean.reshape(stats), rstd.reshape(stats)
+
+
+# Inputs from this many elements take ``_one_pass_layer_norm``; below, its extra NumPy calls
+# (~10 us) cost more than the passes it saves (even at 64x256 it was ~10 % slower).
+_ONE_PASS_MIN = 1 << 15
+
+
+def _one_pass_layer_norm(input: np.ndarray, weight, bias, normalized_ndim: int, eps: float):
+    """(result, mean, rstd) of layer norm over the trailing ``normalized_ndim`` dims of a
+    C-ordered input, in full passes that NumPy runs without a per-row loop.
+
+    Broadcasting a per-row number over a (rows, columns) matrix costs NumPy a call of its inner
+    loop per row (~2x a plain pass for rows of 128), so the common case does none. The sums of
+    x and x^2 are products with vectors of ones and of 1/N (BLAS); var = mean(x^2) - mean^2
+    loses to cancellation the bits by which mean^2 exceeds var + eps, so when a row does that
+    (a large mean, a constant row) the rows are shifted by those first estimates of their
+    means (0 for the others) and summed again: the shifted means are then small, and float32
+    comes out closer to float64 than torch's float32. When the first row is such a row, all
+    are shifted straight away (an input of positive features, say, wastes no pass on x^2).
+    A row with inf or nan, or whose x^2 overflows, gets a nan variance (and a nan mean for
+    inf), as torch's kernels give. The result is x * S + T, where S = rstd (x) w and
+    T = -mean rstd (x) w + 1 (x) b are rank-one matrices that one BLAS product each writes.
+    A weight with inf or nan is left to the formula (x - mean) rstd w (callers check it),
+    whose inf * 0 and signs are torch's."""
+    kept = input.shape[:input.ndim - normalized_ndim]
+    rows = input.reshape(math.prod(kept), -1)
+    dtype = rows.dtype
+    eps = dtype.type(eps)
+    count = rows.shape[1]
+    mean = _row_mean(rows)
+    shift = None
+    probe = rows[0] - mean[0]
+    if mean[0] * mean[0] > probe @ probe / count + eps:
+        shift = mean  # the first row is far: likely all are, so skip the sums of x^2
+    else:
+        var = _row_variance(rows, mean)
+        far = mean * mean > var + eps  # nan: not far
+        if far.any():
+            shift = np.where(far, mean, dtype.type(0))
+    if shift is not None:
+        rows = rows - shift[:, None]
+        mean = _row_mean(rows)
+        var = _row_variance(rows, mean)
+    var += eps
+    finite = np.isfinite(var)
+    if not finite.all():  # the row holds inf or nan, or some x^2 overflowed: nan, as torch's
+        var[~finite] = np.nan
+    rstd = np.reciprocal(np.sqrt(var, out=var), out=var)
+    # left (rows, 3) = [rstd, mean rstd, 1]; right[0] = [w; 0; 0] gives S, right[1] = [0; -w; b]
+    left = np.empty((len(rows), 3), dtype)
+    left[:, 0] = rstd
+    np.multiply(mean, rstd, out=left[:, 1])
+    left[:, 2] = 1
+    right = np.zeros((2, 3, count), dtype)
+    if weight is None:
+        right[0, 0] = 1
+        right[1, 1] = -1
+    else:
+        right[0, 0] = weight.reshape(-1)
+        np.negative(weight.reshape(-1), out=right[1, 1])
+    if bias is not None:
+        right[1, 2] = bias.reshape(-1)
+    result = _blas.matmul(left, right[0])
+    result *= rows
+    result += _blas.matmul(left, right[1])
+    if shift is not None:
+        mean += shift
+    if not finite.all():
+        mean[np.isinf(mean)] = np.nan
+    stats = kept + (1,) * normalized_ndim
+    return result.reshape(input.shape), mean.reshape(stats), rstd.reshape(stats)
+
+
+def _row_mean(rows: np.ndarray) -> np.ndarray:
+    """Each row's sum (a BLAS product with ones) divided by N: a rounded 1/N would move every
+    mean."""
+    mean = _blas.matvec(rows, np.ones(rows.shape[1], rows.dtype))
+    mean /= rows.dtype.type(rows.shape[1])
+    return mean
+
+
+def _row_variance(rows: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """Each row's mean(x^2) - mean^2, the first as the sum of x^2 / N (which overflows only
+    where x^2 does, as torch's)."""
+    var = _blas.matvec(np.square(rows), np.full(rows.shape[1], 1 / rows.shape[1], rows.dtype))
+    var -= mean * mean
+    return var
 
 
 # |mean| * rstd up to which backward's sums over x * grad are taken without centering x first:
@@ -221,7 +316,8 @@ def _layer_norm_grads_arrays(ctx, grad, input, weight, mean, rstd):
 
     Every sum is a matrix-vector product (``_blas.matvec``/``vecmat``: row sums of g w and of
     g w x, column sums of g and of g x rstd), so one full-size temporary, g x, is all they
-    need; grad_input is the outer product rstd w times g, plus x a and b. Each broadcast pass
+    need; on a large input the column sums of g and of shift g are one product (one pass over
+    g). grad_input is the outer product rstd w times g, plus x a and b. Each broadcast pass
     over the rows costs ~2x a plain one in NumPy, so there are as few as the formula allows.
     A row whose mean is large against its spread takes x - mean first (as the tensor formulas
     do) rather than losing the sums' precision to cancellation."""
@@ -231,20 +327,28 @@ def _layer_norm_grads_arrays(ctx, grad, input, weight, mean, rstd):
     mean, rstd = mean.reshape(-1), rstd.reshape(-1)
     need_input, need_weight, need_bias = ctx.needs_input_grad[:3]
     shift = mean * rstd  # x_hat = x rstd - shift
-    uncentered = bool(np.all(np.abs(shift) <= _UNCENTERED))  # nan: centered
+    uncentered = bool(np.abs(shift).max() <= _UNCENTERED)  # nan: centered
     if uncentered:
         product = np.multiply(x, g)
     else:
         product = np.subtract(x, mean[:, None])
         product *= g
     grad_input = grad_weight = grad_bias = None
+    # small inputs keep to fewer NumPy calls; large ones to fewer passes (as forward)
+    large = x.size >= _ONE_PASS_MIN
+    if need_weight and need_bias and uncentered and large:
+        mix = np.empty((2, len(x)), x.dtype)  # the sums of shift g and of g: one pass over g
+        mix[0], mix[1] = shift, 1
+        column_sums = _blas.matmul(mix, g)
+    elif need_bias:
+        column_sums = [None, _blas.vecmat(np.ones(len(x), x.dtype), g)]
     if need_weight:  # sum over rows of g x_hat
         grad_weight = _blas.vecmat(rstd, product)
         if uncentered:
-            grad_weight -= _blas.vecmat(shift, g)
+            grad_weight -= column_sums[0] if need_bias and large else _blas.vecmat(shift, g)
         grad_weight = Tensor._make(grad_weight.reshape(normalized))
     if need_bias:
-        grad_bias = Tensor._make(_blas.vecmat(np.ones(len(x), x.dtype), g).reshape(normalized))
+        grad_bias = Tensor._make(column_sums[1].reshape(normalized))
     if need_input:
         scale = np.ones(columns, x.dtype) if weight is None else weight.reshape(-1)
         sum_grad = _blas.matvec(g, scale)  # per row: sum of g w, and of g w (x - mean)
@@ -258,7 +362,13 @@ def _layer_norm_grads_arrays(ctx, grad, input, weight, mean, rstd):
         slope *= -1 / columns
         offset = rstd * sum_grad
         offset *= -1 / columns
-        if weight is None:
+        if large:  # rstd (x) w from BLAS (K = 2: NumPy's own loop takes K = 1, ~15x slower),
+            # a third of the time of einsum's outer product or of broadcasting rstd over g
+            outer = np.zeros((len(x), 2), x.dtype)
+            outer[:, 0] = rstd
+            grad_input = _blas.matmul(outer, np.stack((scale, np.zeros_like(scale))))
+            grad_input *= g
+        elif weight is None:
             grad_input = np.multiply(g, rstd[:, None])
         else:
             grad_input = np.einsum("i,j->ij", rstd, scale)
