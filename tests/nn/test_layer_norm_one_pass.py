@@ -187,3 +187,23 @@ def test_double_backward_matches_torch():
         results.append([g.numpy() for g in second])
     for t, h in zip(*results):
         np.testing.assert_allclose(h, t, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("rows", [4, 40000])  # the two-pass kernel and the one-pass kernel
+def test_rows_with_inf_or_nan_give_torchs_nan_statistics_without_warnings(rows):
+    import warnings
+
+    x = np.random.default_rng(0).standard_normal((rows, 4)).astype(np.float32)
+    x[0] = [1.0, np.inf, 2.0, 3.0]
+    x[2] = [np.nan, 1.0, 2.0, 3.0]
+    x[3] = [-np.inf, np.inf, 1.0, 2.0]
+    results = []
+    for lib in (hookgrad, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # torch warns of nothing here, nor may we
+            out, mean, rstd = lib.native_layer_norm(lib.tensor(x), [4], None, None, 1e-5)
+            t = lib.tensor(x, requires_grad=True)
+            saved = lib.nn.functional.layer_norm(t, [4]).grad_fn._saved_result1
+        results.append([a.detach().numpy()[:8] for a in (out, mean, rstd, saved)])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=2e-6, atol=1e-6, equal_nan=True)

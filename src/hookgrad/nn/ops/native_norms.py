@@ -88,8 +88,9 @@ def native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Op
     output = F.layer_norm(input, shape, weight, bias, eps)
     axes = tuple(range(input.ndim - len(shape), input.ndim))
     dtype = _stats_dtype(input, weight, bias)
-    mean, _centered, _var, rstd = _norm._moments(input._data.astype(dtype), axes, eps)
-    return output, _stat(mean, dtype), _stat(rstd, dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        mean, _centered, _var, rstd = _norm._moments(input._data.astype(dtype), axes, eps)
+    return output, _stat(_norm.inf_rows_nan(mean), dtype), _stat(rstd, dtype)
 
 
 def native_group_norm(input: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], N: int,

@@ -16,6 +16,7 @@ from ...autograd import grad_mode
 from ...tensor import Tensor
 from ...ops._base import Op
 from ...ops import _layout
+from ...ops._util import quiet_errors
 
 
 def _moments(x: np.ndarray, axes: tuple, eps: float):
@@ -25,6 +26,15 @@ def _moments(x: np.ndarray, axes: tuple, eps: float):
     var = np.mean(centered * centered, axis=axes, keepdims=True)
     rstd = (1 / np.sqrt(var + x.dtype.type(eps))).astype(x.dtype, copy=False)
     return mean, centered, var, rstd
+
+
+def inf_rows_nan(mean: np.ndarray) -> np.ndarray:
+    """``mean`` with nan where it is inf, in place: torch's layer norm gives a row holding an
+    inf a nan mean (its running mean meets inf - inf), a plain sum gives inf."""
+    inf = np.isinf(mean)
+    if inf.any():
+        mean[inf] = np.nan
+    return mean
 
 
 def _tensor_moments(input, axes: tuple, eps: float):
@@ -134,10 +144,13 @@ class NativeLayerNorm(Op):
             one_pass = input.size >= _ONE_PASS_MIN and (weight is None
                                                          or np.isfinite(weight).all())
             kernel = _one_pass_layer_norm if one_pass else _two_pass_layer_norm
-            result, mean, rstd = kernel(input, weight, bias, normalized_ndim, eps)
+            with quiet_errors():  # inf and nan rows give nan, without NumPy's warnings
+                result, mean, rstd = kernel(input, weight, bias, normalized_ndim, eps)
             ctx.save_for_backward(bias, input, weight, mean, rstd)
             return _layout.contiguous(result)
-        mean, centered, _var, rstd = _moments(input, axes, eps)
+        with quiet_errors():
+            mean, centered, _var, rstd = _moments(input, axes, eps)
+        inf_rows_nan(mean)
         result = centered * rstd
         # the statistics are row-major whatever the input's layout, as torch's
         mean, rstd = np.ascontiguousarray(mean), np.ascontiguousarray(rstd)
@@ -215,7 +228,7 @@ def _two_pass_layer_norm(input: np.ndarray, weight, bias, normalized_ndim: int, 
     if bias is not None:
         result += bias.reshape(-1)
     stats = kept + (1,) * normalized_ndim
-    return result.reshape(input.shape), mean.reshape(stats), rstd.reshape(stats)
+    return result.reshape(input.shape), inf_rows_nan(mean).reshape(stats), rstd.reshape(stats)
 
 
 # Inputs from this many elements take ``_one_pass_layer_norm``; below, its extra NumPy calls
