@@ -5,7 +5,7 @@ series ``torch.erf`` needs to be correctly rounded (``_erf.py``), so GELU here d
 through that erf either. Both kernels work with u = |x| and the scaled complementary error
 function, which has no cancellation in either tail and is smooth in t = 1 / (u / 2 + k):
 
-    g(u) = 2 Q(u) exp(u^2 / 2) = erfcx(u / sqrt 2),  Q(u) = 1 - Phi(u) = Q's upper tail
+    g(u) = 2 Q(u) exp(u^2 / 2) = erfcx(u / sqrt 2),  Q(u) = 1 - Phi(u), the upper tail
     x Phi(x) = relu(x) - (u / 2) g(u) exp(-x^2 / 2)
     Phi(x) + x phi(x) = V(u) for x < 0 and 1 - V(u) for x > 0, where
     V(u) = Q(u) - u phi(u) = (g(u) / 2 - (2 / sqrt(2 pi)) (u / 2)) exp(-x^2 / 2)
@@ -45,15 +45,15 @@ spend their time handing the GIL to each other rather than computing.
 What bounds the cost (one thread, 128K-element chunks): a pass over a chunk costs ~6 us when it
 only updates one array in place with a constant and ~12 us when it reads or writes a second
 array, float32 ``np.exp`` ~60 us; the forward makes 23 passes and the slope (with the product
-by the incoming gradient) 22, besides one exp each. Alternatives measured and rejected: the
-logistic form x / (1 + exp(-x P(x^2))) needs a degree-14 polynomial P for 2e-7 on |x| <= 6
-alone (degree 6 errs by 1e-3 in the exponent) and cannot keep the negative tail's relative
-accuracy once x^2 is clamped; a degree-6 forward polynomial errs by 4e-5 or more
-relative in x Phi(x) for x < -6; a rational function in u needs as many passes for the same error;
-exp built from a polynomial and exponent bits takes ~20 passes; ``np.copysign`` costs as much
-as six passes (the sign goes in by integer ops instead); interpolating a uniform table needs two
-gathers (``take``, ~8 passes each); smaller chunks that stay in L2 gain under 10 % on one
-thread.
+by the incoming gradient) 22, besides one exp each (before: 24 and 29). Alternatives measured
+and rejected: the logistic form x / (1 + exp(-x P(x^2))) needs a degree-14 polynomial P for
+2e-7 on |x| <= 6 alone (degree 6 errs by 1e-3 in the exponent) and cannot keep the negative
+tail's relative accuracy once x^2 is clamped; a degree-6 forward polynomial errs by 4e-5 or
+more relative in x Phi(x) for x < -6; a rational function in u needs as many passes for the
+same error; exp built from a polynomial and exponent bits takes ~20 passes; ``np.copysign``
+costs as much as six passes (the sign goes in by integer ops instead); interpolating a uniform
+table needs two gathers (``take``, ~8 passes each); smaller chunks that stay in L2 gain under
+10 % on one thread.
 """
 from __future__ import annotations
 
