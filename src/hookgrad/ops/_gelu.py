@@ -71,13 +71,15 @@ _FORWARD_SCALE = _F32(-1.569876790046692)
 _FORWARD = tuple(_F32(c) for c in (
     0.000364429724868387, -0.24600882828235626, 0.39852479100227356, 0.014600707218050957,
     1.6623097658157349, 1.9521715641021729, 2.935309648513794))
-# slope: g(u) / 2 ~ T^5 + b_4 T^4 + ... + b_0, its own k and lambda
-_SLOPE_K = _F32(1.58)
-_SLOPE_SCALE = _F32(-1.0559779405593872)
+# slope: g(u) / 2 ~ T^5 + b_4 T^4 + ... + b_0, its own k and lambda, both in units of
+# log2(e) |x| / 2 (the magnitude it computes, k = 1.58 log2(e))
+_SLOPE_K = _F32(2.2794580459594727)
+_SLOPE_SCALE = _F32(-1.5234538316726685)
 _SLOPE = tuple(_F32(c) for c in (
-    0.006423814222216606, -0.10175909101963043, 0.7710979580879211, 1.0470972061157227,
-    2.641690731048584))
-_TWO_OVER_SQRT_2PI = _F32(2 / math.sqrt(2 * math.pi))
+    0.006505082827061415, -0.10116636753082275, 0.7727040648460388, 1.049014687538147,
+    2.642542839050293))
+_MINUS_HALF_LOG2_E = _F32(-0.5 / math.log(2))
+_TWO_OVER_SQRT_2PI_LOG2_E = _F32(2 / math.sqrt(2 * math.pi) * math.log(2))
 _SIGN_BIT = np.int32(-2 ** 31)
 _INF = _F32(np.inf)
 # float32s per chunk. Its buffers (512 KiB each) fall out of L2, which costs one thread little;
@@ -87,10 +89,11 @@ _CHUNK = 131072
 
 
 def _series(x: np.ndarray, half: np.ndarray, magnitude: np.ndarray, t: np.ndarray,
-            series: np.ndarray, k: np.float32, scale: np.float32, coefficients: tuple) -> None:
-    """For a float32 chunk ``x``: -x/2 into ``half``, |x|/2 into ``magnitude``, T into ``t``
-    and the monic polynomial in T into ``series``."""
-    np.multiply(x, _F32(-0.5), out=half)
+            series: np.ndarray, factor: np.float32, k: np.float32, scale: np.float32,
+            coefficients: tuple) -> None:
+    """For a float32 chunk ``x``: ``factor`` x into ``half`` (factor < 0), its magnitude into
+    ``magnitude``, T into ``t`` and the monic polynomial in T into ``series``."""
+    np.multiply(x, factor, out=half)
     np.abs(half, out=magnitude)
     np.add(magnitude, k, out=t)
     np.divide(scale, t, out=t)
@@ -105,7 +108,7 @@ def _gelu_chunk(x: np.ndarray, out: np.ndarray, half: np.ndarray, t: np.ndarray,
     """x Phi(x) = relu(x) - (|x|/2) g exp(-x^2/2), relu(x) as |x|/2 - (-x/2): no select between
     the two signs, and relu is exactly 0 for x < 0, so the tail keeps its relative accuracy.
     Only +inf needs a repair (|x| g exp is inf * 0 there), found by one reduction."""
-    _series(x, half, out, t, series, _FORWARD_K, _FORWARD_SCALE, _FORWARD)
+    _series(x, half, out, t, series, _F32(-0.5), _FORWARD_K, _FORWARD_SCALE, _FORWARD)
     series *= out
     np.subtract(out, half, out=out)  # relu(x)
     half *= x  # -x^2 / 2
@@ -121,11 +124,11 @@ def _slope_chunk(x: np.ndarray, magnitude: np.ndarray, half: np.ndarray, t: np.n
     """Phi(x) + x phi(x) into ``series`` (returned), as 1/2 + s (1/2 - V(|x|)) for s the sign
     of x: no select between the signs. s times a float is its sign bit XORed with x's: two
     integer passes. At x = 0, V is 1/2 exactly; at +-inf, inf * 0 gives torch's NaN."""
-    _series(x, half, magnitude, t, series, _SLOPE_K, _SLOPE_SCALE, _SLOPE)
-    magnitude *= _TWO_OVER_SQRT_2PI
+    _series(x, half, magnitude, t, series, _MINUS_HALF_LOG2_E, _SLOPE_K, _SLOPE_SCALE, _SLOPE)
+    magnitude *= _TWO_OVER_SQRT_2PI_LOG2_E  # |x| / sqrt(2 pi)
     series -= magnitude
-    half *= x  # -x^2 / 2
-    np.exp(half, out=half)
+    half *= x  # -log2(e) x^2 / 2
+    np.exp2(half, out=half)
     series *= half  # V(|x|)
     np.subtract(_HALF, series, out=series)
     sign = t.view(np.int32)
