@@ -192,3 +192,62 @@ def test_negative_tail_keeps_its_relative_accuracy():
     for bound, limit in ((6, 3e-6), (9, 6e-6), (13, 3e-5)):
         near = x >= -bound
         np.testing.assert_allclose(y.detach().numpy()[near], exact[near], rtol=limit, atol=0)
+
+
+def _dense_and_random_float32():
+    rng = np.random.default_rng(12)
+    # (the slope's rounding is largest near 0, hence the narrow normal sample)
+    return np.concatenate([np.linspace(-14, 14, 280001), rng.standard_normal(100000) * 4,
+                           rng.standard_normal(100000) / 2,
+                           rng.uniform(-14, 14, 100000)]).astype(np.float32)
+
+
+def test_dense_grid_to_14_and_random_values_within_the_budget():
+    # the kernels' accuracy budget against float64 torch as the exact reference: 2.5e-7 absolute
+    # for GELU and its slope
+    x = _dense_and_random_float32()
+    exact, exact_slope, _ = _gelu_pair(torch, x.astype(np.float64), np.ones(x.size))
+    y, slope, _ = _gelu_pair(hookgrad, x, np.ones_like(x))
+    np.testing.assert_allclose(y.detach().numpy(), exact.detach().numpy(), rtol=0, atol=2.5e-7)
+    np.testing.assert_allclose(slope.numpy(), exact_slope.numpy(), rtol=0, atol=2.5e-7)
+
+
+def test_dense_grid_to_14_and_random_values_match_torch_float32():
+    # torch's float32 AVX-512 kernel errs by up to 1.1e-6 (near |x| = 3.5), ours by 2.5e-7
+    x = _dense_and_random_float32()
+    grad_output = np.random.default_rng(13).standard_normal(x.size).astype(np.float32)
+    (ya, ga, _), (yb, gb, _) = (_gelu_pair(lib, x, grad_output) for lib in (torch, hookgrad))
+    np.testing.assert_allclose(yb.detach().numpy(), ya.detach().numpy(), rtol=0, atol=1.5e-6)
+    np.testing.assert_allclose(gb.numpy(), ga.numpy(), rtol=1.5e-6, atol=1.5e-6)
+
+
+def test_more_special_magnitudes_like_torch():
+    # subnormals, tiny and huge magnitudes and the far tails, where torch's float32 is exact too
+    x = np.array([-3.4e38, 1e-40, -1e-40, 1e-45, -1e-45, 1e-20, -1e-20, -14.5, -20, -100,
+                  14, 20, 100, 3e19, -3e19], np.float32)
+    (ya, ga, _), (yb, gb, _) = (_gelu_pair(lib, x, np.ones_like(x)) for lib in (torch, hookgrad))
+    np.testing.assert_allclose(yb.detach().numpy(), ya.detach().numpy(), rtol=2e-7, atol=0)
+    np.testing.assert_array_equal(gb.numpy(), ga.numpy())
+
+
+def test_the_largest_float32_gives_itself():
+    # exact GELU of float32's largest value is that value; torch's float32 kernel overflows to
+    # inf there (its x / 2 (1 + erf) rounds up), which is not copied
+    x = np.array([np.finfo(np.float32).max], np.float32)
+    y, slope, _ = _gelu_pair(hookgrad, x, np.ones_like(x))
+    assert y.detach().numpy()[0] == x[0] and slope.numpy()[0] == 1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_double_backward_over_both_tails(dtype):
+    x = np.concatenate([np.linspace(-9, 9, 721), [0.0, -0.0, 1e-20, -1e-20, 30.0, -30.0]])
+    x = x.astype(dtype)
+    grad_output = np.random.default_rng(14).standard_normal(x.size).astype(dtype)
+    second = []
+    for lib in (torch, hookgrad):
+        _, g, a = _gelu_pair(lib, x, grad_output, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), a)
+        second.append((g.detach().numpy(), gg.numpy()))
+    tol = 2e-6 if dtype == np.float32 else 1e-12
+    for ours, theirs in zip(second[1], second[0]):
+        np.testing.assert_allclose(ours, theirs, rtol=tol, atol=tol)
