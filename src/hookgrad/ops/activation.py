@@ -10,7 +10,7 @@ from .._parallel import parallel_for
 from ..tensor import Tensor
 from . import _layout
 from ..autograd import grad_mode
-from ._base import Op, finish, owned_grad
+from ._base import Op, clip_ufunc, finish, owned_grad
 from ._pattern_backward import (LeakyReluBackwardBackward, ThresholdBackwardBackward, clear_where,
                                 in_float32, masked_where)
 from ._activation_backward import (EluBackward, GeluBackward, SoftplusBackward,
@@ -63,9 +63,10 @@ def _relu_array(x: np.ndarray, out=None) -> np.ndarray:
     kind = x.dtype.kind
     if kind == "f":
         top = _TOP.get(x.dtype) or _TOP.setdefault(x.dtype, np.asarray(np.inf, x.dtype))
-        return np.clip(x, _zero(x.dtype), top, out=out)
+        return clip_ufunc(x, _zero(x.dtype), top, out=out)
     if kind == "V":  # bfloat16: exact in float32
-        result = np.clip(x.astype(np.float32), np.float32(0), np.float32(np.inf)).astype(x.dtype)
+        result = clip_ufunc(x.astype(np.float32), np.float32(0),
+                            np.float32(np.inf)).astype(x.dtype)
         if out is None:
             return result
         out[...] = result

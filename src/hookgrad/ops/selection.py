@@ -9,8 +9,8 @@ from .. import _dtype
 from ..tensor import Tensor
 from . import _layout
 from ._util import broadcast_error, quiet, quiet_errors
-from ._base import (arithmetic, cast, _check_inplace_shape, finish, not_implemented, Op, Original,
-                    _pair, to_work, warn_expanded_write, work_dtype, wrap_number)
+from ._base import (arithmetic, cast, clip_ufunc, _check_inplace_shape, finish, not_implemented,
+                    Op, Original, _pair, to_work, warn_expanded_write, work_dtype, wrap_number)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,7 +262,7 @@ def _clamp_array(x: np.ndarray, low, high, dtype: np.dtype) -> np.ndarray:
             lo = missing * -1 if low is None else to_work(low, work)
             hi = missing if high is None else to_work(high, work)
             try:
-                result = np.clip(result, lo, hi)
+                result = clip_ufunc(result, lo, hi)
             except ValueError:
                 raise _clamp_broadcast_error(np.shape(result), low, high) from None
         else:
