@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 import pytest
+import torch
 
 import hookgrad
 from conftest import compare
@@ -135,3 +136,38 @@ def test_a_split_over_the_pool_counts_as_pool_work(two_blas_threads, monkeypatch
     assert not _parallel.split_recently()
     _parallel.parallel_for(4, 1, lambda first, last: None)
     assert _parallel.split_recently()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows, inner, columns", [
+    (4, 128, 256), (16, 784, 512), (32, 512, 128), (16, 128, 128),  # taken the other way
+    (3, 784, 512), (33, 784, 512), (8, 128, 128), (16, 127, 512), (16, 512, 10)])  # not
+def test_few_rows_by_a_transposed_matrix_equal_numpys_product(rows, inner, columns, dtype):
+    """x @ W.T at a small batch is computed as (W @ x.T).T (OpenBLAS takes it twice as fast),
+    laid out in rows as NumPy's own result; the same values to rounding."""
+    rng = np.random.default_rng(rows * inner + columns)
+    x = rng.standard_normal((rows, inner)).astype(dtype)
+    weight = rng.standard_normal((columns, inner)).astype(dtype)
+    expected = np.matmul(x, weight.T)
+    result = _blas.matmul(x, weight.T)
+    assert result.flags.c_contiguous and result.dtype == expected.dtype
+    tolerance = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(result, expected, rtol=tolerance, atol=tolerance * inner ** 0.5)
+    swapped = _blas._few_rows_by_transposed(x, weight.T)
+    assert swapped == (4 <= rows <= 32 and inner >= 128 and columns >= 128
+                       and (columns >= 256 or rows >= 16))
+    # C-ordered operands on both sides take NumPy's own path
+    assert not _blas._few_rows_by_transposed(x, np.ascontiguousarray(weight.T))
+    assert not _blas._few_rows_by_transposed(np.asfortranarray(x), weight.T)
+
+
+def test_a_linear_layer_at_batch_16_equals_torchs():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((16, 784))
+    weight, bias = rng.standard_normal((512, 784)), rng.standard_normal(512)
+    ours = hookgrad.nn.functional.linear(hookgrad.tensor(x, requires_grad=True),
+                                         hookgrad.tensor(weight), hookgrad.tensor(bias))
+    theirs = torch.nn.functional.linear(torch.tensor(x), torch.tensor(weight),
+                                        torch.tensor(bias))
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.numpy(), rtol=1e-12, atol=1e-12)
+    assert ours.stride() == theirs.stride()
