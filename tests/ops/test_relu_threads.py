@@ -8,7 +8,7 @@ import pytest
 
 import hookgrad
 from conftest import compare
-from hookgrad.ops import activation
+from hookgrad.ops import _pattern_backward, activation
 
 
 @pytest.fixture
@@ -21,7 +21,7 @@ def two_threads():
 
 def large(rng, dtype):
     # more blocks than two threads' pieces need, and a size that is no multiple of a block
-    x = rng.standard_normal(9 * activation._MASK_BLOCK + 123).astype(dtype)
+    x = rng.standard_normal(9 * _pattern_backward.BLOCK + 123).astype(dtype)
     x[::97] = 0.0
     x[5], x[7], x[-1] = np.nan, np.inf, -np.inf
     return x.reshape(-1, 3)
@@ -31,8 +31,8 @@ def large(rng, dtype):
 def blocks_split(monkeypatch):
     """The blocks counts handed to the pool (the premise: the threaded path ran)."""
     calls = []
-    real = activation.parallel_for
-    monkeypatch.setattr(activation, "parallel_for",
+    real = _pattern_backward.parallel_for
+    monkeypatch.setattr(_pattern_backward, "parallel_for",
                         lambda total, grain, body: calls.append(total) or real(total, grain,
                                                                                 body))
     return calls

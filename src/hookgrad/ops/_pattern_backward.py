@@ -65,11 +65,22 @@ def in_float32(x: np.ndarray) -> np.ndarray:
     return x if dtype == x.dtype else x.astype(dtype)
 
 
-# elements per block of ``masked_where``'s copy: the mask's words stay a quarter MiB, not an
+# elements per block of a mask made a block at a time: its words stay a quarter MiB, not an
 # activation's size on top of the step's peak
 BLOCK = 1 << 16
-# blocks one piece of ``parallel_for`` takes at least (each block is a few NumPy calls)
+# blocks one piece of ``parallel_for`` takes at least: each block is a few NumPy calls, so a
+# piece of fewer would hand the GIL over more than it computes
 _PARALLEL_BLOCKS = 4
+
+
+def in_blocks(size: int, body) -> None:
+    """``body(block)`` for each slice of ``BLOCK`` elements of ``range(size)``, the blocks
+    (which must touch disjoint memory) taken a few at a time by the intra-op threads."""
+    def part(first: int, last: int) -> None:
+        for start in range(first * BLOCK, min(last * BLOCK, size), BLOCK):
+            body(slice(start, start + BLOCK))
+
+    parallel_for(-(-size // BLOCK), _PARALLEL_BLOCKS, part)
 
 
 def masked_where(condition):
@@ -84,15 +95,13 @@ def masked_where(condition):
             flat_grad, flat_saved = grad.reshape(-1), saved.reshape(-1)
             flat_result = result.reshape(-1)
 
-            def part(first: int, last: int) -> None:
-                for start in range(first * BLOCK, min(last * BLOCK, flat_grad.size), BLOCK):
-                    block = slice(start, start + BLOCK)
-                    np.copyto(flat_result[block], flat_grad[block])
-                    with np.errstate(invalid="ignore"):  # bfloat16 warns comparing NaN
-                        mask = condition(flat_saved[block])
-                    clear_where(flat_result[block], mask)
+            def clear_block(block: slice) -> None:
+                np.copyto(flat_result[block], flat_grad[block])
+                with np.errstate(invalid="ignore"):  # bfloat16 warns comparing NaN
+                    mask = condition(flat_saved[block])
+                clear_where(flat_result[block], mask)
 
-            parallel_for(-(-flat_grad.size // BLOCK), _PARALLEL_BLOCKS, part)
+            in_blocks(flat_grad.size, clear_block)
         else:
             with np.errstate(invalid="ignore"):
                 mask = condition(saved)

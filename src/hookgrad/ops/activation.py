@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._parallel import parallel_for
 from ..tensor import Tensor
 from . import _layout
 from ..autograd import grad_mode
 from ._base import Op, clip_ufunc, finish, owned_grad
-from ._pattern_backward import (LeakyReluBackwardBackward, ThresholdBackwardBackward, clear_where,
-                                in_float32, masked_where)
+from ._pattern_backward import (BLOCK, LeakyReluBackwardBackward, ThresholdBackwardBackward,
+                                clear_where, in_blocks, in_float32, masked_where)
 from ._activation_backward import (EluBackward, GeluBackward, SoftplusBackward,
                                    gelu_backward_into)
 from ._gelu import gelu_float32
@@ -20,37 +19,16 @@ from .unary import (_KAPPA, _SQRT_HALF, _TANH_K, _apply_float, _not_for_integers
                     _zero, erf)
 
 
-# elements per block of the mask below: a quarter MiB of 32-bit mask words
-_MASK_BLOCK = 1 << 16
-
-# blocks of a mask one piece of ``parallel_for`` takes at least: each block is three NumPy
-# calls, so a piece of fewer would hand the GIL over more than it computes
-_PARALLEL_BLOCKS = 4
-
-
-def _zero_block(grad: np.ndarray, values: np.ndarray, limit) -> None:
-    """``grad[values <= limit] = 0`` without a masked copy (``clear_where``)."""
-    clear_where(grad, np.less_equal(values, limit))
-
-
 def zero_where_at_most(grad: np.ndarray, values: np.ndarray, limit) -> None:
-    """``grad[values <= limit] = 0`` in place. The mask is made a block at a time when both
-    arrays lie in memory alike, so a large ReLU's backward does not add a mask the size of the
-    gradient to the step's peak."""
-    if grad.size <= _MASK_BLOCK or grad.strides != values.strides \
-            or not grad.flags.c_contiguous:
-        _zero_block(grad, values, limit)
+    """``grad[values <= limit] = 0`` in place, without a masked copy (``clear_where``). The
+    mask is made a block at a time when both arrays lie in memory alike, so a large ReLU's
+    backward does not add a mask the size of the gradient to the step's peak."""
+    if grad.size <= BLOCK or grad.strides != values.strides or not grad.flags.c_contiguous:
+        clear_where(grad, np.less_equal(values, limit))
         return
     flat_grad, flat_values = grad.reshape(-1), values.reshape(-1)
-
-    def part(first: int, last: int) -> None:  # blocks first..last, each on its own
-        for start in range(first * _MASK_BLOCK, min(last * _MASK_BLOCK, flat_grad.size),
-                           _MASK_BLOCK):
-            block = slice(start, start + _MASK_BLOCK)
-            _zero_block(flat_grad[block], flat_values[block], limit)
-
-    # several threads take the blocks (disjoint parts of grad) a few at a time
-    parallel_for(-(-flat_grad.size // _MASK_BLOCK), _PARALLEL_BLOCKS, part)
+    in_blocks(flat_grad.size, lambda block: clear_where(
+        flat_grad[block], np.less_equal(flat_values[block], limit)))
 
 
 _AT_MOST_ZERO = masked_where(lambda x: x <= 0)  # relu's pattern, read from its result
@@ -62,7 +40,9 @@ def _relu_array(x: np.ndarray, out=None) -> np.ndarray:
     (np.maximum gives +0.0 for -0.0, and is ~3x slower); bfloat16 goes through float32."""
     kind = x.dtype.kind
     if kind == "f":
-        top = _TOP.get(x.dtype) or _TOP.setdefault(x.dtype, np.asarray(np.inf, x.dtype))
+        top = _TOP.get(x.dtype)
+        if top is None:
+            top = _TOP.setdefault(x.dtype, np.asarray(np.inf, x.dtype))
         return clip_ufunc(x, _zero(x.dtype), top, out=out)
     if kind == "V":  # bfloat16: exact in float32
         result = clip_ufunc(x.astype(np.float32), np.float32(0),
