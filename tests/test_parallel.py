@@ -100,9 +100,10 @@ def _erf_sum(x):
     return float(hookgrad.erf(hookgrad.tensor(x)).sum())
 
 
-@pytest.mark.parametrize("pieces_per_thread, expected", [(1, 3), (2, 6), (4, 12)])
+@pytest.mark.parametrize("pieces_per_thread, expected", [(None, 3), (1, 3), (2, 6), (4, 12)])
 def test_pieces_per_thread_bounds_the_pieces(pieces_per_thread, expected, restore_threads):
-    # few large pieces for work that is many NumPy calls per piece (each hands the GIL over)
+    # few large pieces for work that is many NumPy calls per piece (each hands the GIL over):
+    # by default one per thread
     hookgrad.set_num_threads(3)
     pieces, seen = [], np.zeros(1000, int)
 
@@ -110,7 +111,8 @@ def test_pieces_per_thread_bounds_the_pieces(pieces_per_thread, expected, restor
         seen[start:stop] += 1
         pieces.append(stop - start)
 
-    _parallel.parallel_for(1000, 10, body, pieces_per_thread=pieces_per_thread)
+    given = {} if pieces_per_thread is None else {"pieces_per_thread": pieces_per_thread}
+    _parallel.parallel_for(1000, 10, body, **given)
     assert np.all(seen == 1)
     assert len(pieces) == expected and max(pieces) - min(pieces) <= 1
 

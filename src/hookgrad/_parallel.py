@@ -93,9 +93,13 @@ def _get_pool(workers: int) -> ThreadPoolExecutor:
         return _pool
 
 
-# pieces per thread: enough that a thread slowed down (another process on its core, BLAS's
-# workers spinning there between calls) leaves its share to the others
-PIECES_PER_THREAD = 4
+# pieces per thread. More pieces let a thread that runs slowly (another process on its core)
+# leave its share to the others, but every piece is one more series of NumPy calls, and each
+# call hands the GIL over: at 4 a piece, the CNN step's pooling ran no faster on two threads
+# than on one (its second pooling 1.4x slower), and the step took 0.89-0.92 of the time at 1
+# (paired in one process, 2 threads). A thread slow to wake still costs nothing: the caller
+# takes the piece it has not claimed yet.
+PIECES_PER_THREAD = 1
 
 
 def parallel_for(total: int, grain: int, body: Callable[[int, int], None],
@@ -106,8 +110,9 @@ def parallel_for(total: int, grain: int, body: Callable[[int, int], None],
     exception in any piece is raised here after all started pieces have finished.
 
     Each NumPy call in a piece lets go of the GIL and takes it back, and a thread that wants
-    it back while another runs Python waits for a futex wake-up: work that is many short
-    NumPy calls per piece (GELU's and erf's passes, attention's) asks for fewer, larger pieces.
+    it back while another runs Python waits for a futex wake-up: hence one piece per thread by
+    default (GELU's and erf's passes, attention's, pooling's are many short calls a piece);
+    more suit a body of a few long calls (a convolution's GEMM per slice of the batch).
 
     Each thread claims the next piece until none is left, and the caller waits only for
     pieces another thread has started: a pool thread that is slow to wake or runs at half

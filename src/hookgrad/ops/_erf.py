@@ -74,7 +74,7 @@ def erf(x: np.ndarray) -> np.ndarray:
             stop = min(start + _CHUNK, last)
             _erf_chunk(flat[start:stop], result[start:stop], terms, scratch, has_nan)
 
-    parallel_for(flat.size, _CHUNK // 2, part, pieces_per_thread=2)
+    parallel_for(flat.size, _CHUNK // 2, part)
     return result.reshape(shape)
 
 

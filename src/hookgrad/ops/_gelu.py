@@ -174,7 +174,7 @@ def gelu_float32(x: np.ndarray) -> np.ndarray:
             _gelu_chunk(flat[start:start + size], result[start:start + size], half[:size],
                         t[:size], series[:size])
 
-    parallel_for(flat.size, _CHUNK // 2, part, pieces_per_thread=2)
+    parallel_for(flat.size, _CHUNK // 2, part)
     return result.reshape(x.shape)
 
 
@@ -193,5 +193,5 @@ def gelu_backward_float32(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> n
                                  series[:size])
             np.multiply(flat_grad[chunk], slope, out=flat_out[chunk])
 
-    parallel_for(flat_x.size, _CHUNK // 2, part, pieces_per_thread=2)
+    parallel_for(flat_x.size, _CHUNK // 2, part)
     return out

@@ -177,7 +177,7 @@ def _over_batch(query, key, value, part) -> None:
         part(0, None)
         return
     per_row = math.prod(batch[1:]) * query.shape[-2] * key.shape[-2]
-    parallel_for(batch[0], -(-_GRAIN // max(per_row, 1)), part, pieces_per_thread=2)
+    parallel_for(batch[0], -(-_GRAIN // max(per_row, 1)), part)
 
 
 def _rows(first: int, last: Optional[int], count: int, ndim: int):
