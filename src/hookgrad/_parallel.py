@@ -35,7 +35,10 @@ RECENT_SPLIT = 0.25
 # the calling thread.
 _last_threaded_blas = float("-inf")
 BLAS_SPIN = 0.1
-_release_blas_workers: Callable[[], bool] = lambda: False
+
+
+def _release_blas_workers() -> bool:  # until ``_blas`` sets its own: nothing to stop
+    return False
 
 
 def note_threaded_blas() -> None:
