@@ -1,15 +1,14 @@
-"""What the pool does right after a threaded BLAS product, three ways, paired (run by hand)
+"""Does the pool's pause after a threaded BLAS product pay? (run by hand)
 
     OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 PYTHONPATH=src \
         .venv/bin/python benchmarks/blas_spin.py [workload] [rounds]
 
-BLAS's workers spin for ~0.1 s after a threaded product. One process builds a ``workloads.py``
-workload (default: transformer) and alternates, round by round and in rotating order, steps
-where the pool then (a) stops BLAS's workers and splits its work (``_blas.release_workers``,
-the default), (b) leaves its work on the calling thread until they sleep, or (c) splits it
-anyway, beside them. Each round times the best of 5 steps per setting after 2 untimed ones;
-printed are the medians and the median of the rounds' paired ratios to (a) with their
-quartiles: a drift of the machine between rounds moves every setting alike.
+One process builds a ``workloads.py`` workload (default: transformer) and alternates, round by
+round and in rotating order, steps with ``_parallel.BLAS_SPIN`` at 0.1 s (the pool leaves work
+on the calling thread while BLAS's workers spin after a threaded product) and at 0 (the pool
+splits whenever it would). Each round times the best of 5 steps per setting after 2 untimed
+ones; printed are the medians and the median of the rounds' paired ratios (on / off) with its
+quartiles: a drift of the machine between rounds moves both settings alike.
 """
 from __future__ import annotations
 
@@ -40,29 +39,23 @@ def main() -> None:
     step = getattr(workloads, name)(hookgrad)
     for _ in range(20):
         step()
-    spin, release = _parallel.BLAS_SPIN, _parallel._release_blas_workers
-    settings = {"release and split": (spin, release), "wait": (spin, lambda: False),
-                "split beside them": (0.0, release)}
-    times: dict = {label: [] for label in settings}
+    settings = (_parallel.BLAS_SPIN, 0.0)
+    times: dict = {value: [] for value in settings}
     try:
         for index in range(rounds):
-            labels = list(settings)
-            shift = index % len(labels)
-            for label in labels[shift:] + labels[:shift]:
-                _parallel.BLAS_SPIN, _parallel._release_blas_workers = settings[label]
+            for value in settings if index % 2 else settings[::-1]:
+                _parallel.BLAS_SPIN = value
                 step()
                 step()
-                times[label].append(best_of(step))
+                times[value].append(best_of(step))
     finally:
-        _parallel.BLAS_SPIN, _parallel._release_blas_workers = spin, release
-    first = times["release and split"]
-    print(f"{name}, {hookgrad.get_num_threads()} pool threads, best of 5 steps, median over "
-          f"{rounds} rounds:")
-    for label, seconds in times.items():
-        ratios = sorted(a / b for a, b in zip(seconds, first))
-        print(f"  {label}: {statistics.median(seconds) * 1e3:.2f} ms; paired ratio to release "
-              f"{statistics.median(ratios):.3f} [{ratios[len(ratios) // 4]:.3f}, "
-              f"{ratios[3 * len(ratios) // 4]:.3f}]")
+        _parallel.BLAS_SPIN = settings[0]
+    on, off = times[settings[0]], times[0.0]
+    ratios = sorted(a / b for a, b in zip(on, off))
+    print(f"{name}, {hookgrad.get_num_threads()} pool threads: pause on "
+          f"{statistics.median(on) * 1e3:.2f} ms, off {statistics.median(off) * 1e3:.2f} ms; "
+          f"median paired ratio on / off {statistics.median(ratios):.3f} "
+          f"[{ratios[len(ratios) // 4]:.3f}, {ratios[3 * len(ratios) // 4]:.3f}]")
 
 
 if __name__ == "__main__":

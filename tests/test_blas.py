@@ -3,7 +3,6 @@
 products on one thread give NumPy's answer, and a Linear on two threads matches torch."""
 from __future__ import annotations
 
-import os
 import threading
 import time
 
@@ -172,58 +171,3 @@ def test_a_linear_layer_at_batch_16_equals_torchs():
                                         torch.tensor(bias))
     np.testing.assert_allclose(ours.detach().numpy(), theirs.numpy(), rtol=1e-12, atol=1e-12)
     assert ours.stride() == theirs.stride()
-
-
-def _tasks() -> int:
-    return len(os.listdir("/proc/self/task"))
-
-
-@pytest.fixture
-def releasable(two_blas_threads):
-    if not _blas.release_workers() or not os.path.isdir("/proc/self/task"):
-        pytest.skip("OpenBLAS without a call that stops its threads here")
-
-
-def test_release_stops_blas_workers_and_the_next_product_starts_them(rng, releasable):
-    """After a threaded product OpenBLAS keeps its worker(s); release_workers stops them (fewer
-    threads in the process), and the next threaded product starts them again and is right."""
-    a, b = rng.standard_normal((512, 512)), rng.standard_normal((512, 512))
-    expected = a @ b
-    with_workers = _tasks()
-    assert _blas.release_workers()
-    assert _tasks() < with_workers
-    np.testing.assert_array_equal(a @ b, expected)
-    assert _tasks() == with_workers
-
-
-def test_release_only_from_the_main_thread_with_no_foreign_threads(releasable):
-    # another thread may be inside BLAS: its workers must not be stopped under it
-    seen = []
-    thread = threading.Thread(target=lambda: seen.append(_blas.release_workers()))
-    thread.start()
-    thread.join()
-    assert seen == [False]
-    stop = threading.Event()
-    other = threading.Thread(target=stop.wait, args=(30,), name="user-loader")
-    other.start()
-    try:
-        assert not _blas.release_workers()
-    finally:
-        stop.set()
-        other.join()
-    with _blas.one_blas_thread():  # a count to give back: left alone
-        assert not _blas.release_workers()
-    assert _blas.release_workers()
-
-
-def test_work_split_after_a_threaded_product_once_blas_workers_are_released(monkeypatch):
-    """Right after a threaded product the pool splits work only if BLAS's workers could be
-    stopped first; the spin mark is then cleared."""
-    monkeypatch.setattr(_parallel, "_threads", 2)
-    released = []
-    monkeypatch.setattr(_parallel, "_release_blas_workers", lambda: released.append(1) or True)
-    pieces = []
-    _parallel.note_threaded_blas()
-    _parallel.parallel_for(1000, 10, lambda start, stop: pieces.append((start, stop)))
-    assert released == [1] and len(pieces) == 2
-    assert _parallel._last_threaded_blas == float("-inf")

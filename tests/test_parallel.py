@@ -122,7 +122,6 @@ def test_no_split_while_blas_workers_spin_after_a_threaded_product(restore_threa
     """For BLAS_SPIN seconds after BLAS ran a product on several threads its workers spin on
     the other cores: work is then done on the calling thread alone, and split again after."""
     hookgrad.set_num_threads(2)
-    monkeypatch.setattr(_parallel, "_release_blas_workers", lambda: False)  # cannot stop them
     runners, seen = set(), np.zeros(1000, int)
 
     def body(start, stop):

@@ -123,51 +123,6 @@ def _threaded() -> bool:
     return False
 
 
-# OpenBLAS's call that stops its worker threads (its own fork handler's): None until looked
-# up, False where there is none (another BLAS, OpenBLAS on OpenMP, a build without it)
-_shutdown = None
-
-
-def release_workers() -> bool:
-    """Stop OpenBLAS's worker threads now, and say whether that was done.
-
-    After a threaded product they spin for ~0.1 s on the other cores, so work split over the
-    pool right after would share those cores with them; stopped, they are started again by
-    OpenBLAS's next threaded call (stopping took ~30 us, and the next product was no slower).
-    A transformer step that splits its GELU and attention after stopping them took 0.96 of
-    the time of one that leaves them on the calling thread (2 threads, paired in one process).
-
-    Only where no BLAS call can be in progress: from the main thread, while every other Python
-    thread is one of the intra-op pool's (idle between the pieces of work the main thread
-    hands them)."""
-    global _shutdown
-    if _shutdown is None:
-        _shutdown = False
-        for controller in _blas_controllers():
-            if getattr(controller, "threading_layer", None) == "pthreads":
-                try:  # an internal name: builds that prefix their API (scipy's) leave it bare
-                    _shutdown = (controller._get_symbol("blas_thread_shutdown_")
-                                 or getattr(controller.dynlib, "blas_thread_shutdown_", None)
-                                 or False)
-                except Exception:
-                    _shutdown = False
-                break
-    if not _shutdown or threading.current_thread() is not threading.main_thread():
-        return False
-    main = threading.main_thread()
-    if any(thread is not main and not thread.name.startswith("hookgrad_")
-           for thread in threading.enumerate()):
-        return False
-    with _lock:
-        if _depth:  # inside one_blas_thread: a count to give back, leave the threads be
-            return False
-        _shutdown()
-    return True
-
-
-_parallel.set_blas_releaser(release_workers)
-
-
 def _few_rows_by_transposed(a, b) -> bool:
     """Whether ``a @ b`` is a few rows of ``a`` times a transposed matrix ``b`` (a Linear
     layer's ``x @ W.T`` at a small batch), which OpenBLAS computes at about half the speed of

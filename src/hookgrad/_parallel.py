@@ -29,28 +29,15 @@ RECENT_SPLIT = 0.25
 # when BLAS last ran a product on several threads (``_blas.matmul`` notes it): for BLAS_SPIN
 # seconds after, its workers spin on the other cores, and a piece of work split over the pool
 # then puts more runnable threads than cores (a transformer step with its GELU and attention
-# split: 17.3-18.0 ms on 2 cores, against 16.6 ms with them on the calling thread). Where
-# ``_blas.release_workers`` can stop those workers (set here by ``_blas`` at import: it sits
-# above this module), the work is split after stopping them; elsewhere it waits its turn on
-# the calling thread.
+# split: 17.3-18.0 ms on 2 cores, against 16.6 ms with them on the calling thread)
 _last_threaded_blas = float("-inf")
 BLAS_SPIN = 0.1
-
-
-def _release_blas_workers() -> bool:  # until ``_blas`` sets its own: nothing to stop
-    return False
 
 
 def note_threaded_blas() -> None:
     """Called after a product BLAS ran on several threads: its workers now spin for a while."""
     global _last_threaded_blas
     _last_threaded_blas = time.monotonic()
-
-
-def set_blas_releaser(release: Callable[[], bool]) -> None:
-    """Called by ``_blas``: how to stop BLAS's spinning workers before work is split."""
-    global _release_blas_workers
-    _release_blas_workers = release
 
 
 def split_recently() -> bool:
@@ -131,7 +118,7 @@ def parallel_for(total: int, grain: int, body: Callable[[int, int], None],
     pieces another thread has started: a pool thread that is slow to wake or runs at half
     speed takes fewer pieces instead of holding the caller up, so several threads are never
     much slower than one."""
-    global _last_split, _last_threaded_blas
+    global _last_split
     threads = get_num_threads()
     most = total // max(grain, 1)
     if min(threads, most) <= 1 or getattr(_local, "inside", False):
@@ -139,10 +126,8 @@ def parallel_for(total: int, grain: int, body: Callable[[int, int], None],
         return
     now = time.monotonic()
     if now - _last_threaded_blas < BLAS_SPIN:  # BLAS's workers hold the other cores
-        if not _release_blas_workers():
-            body(0, total)
-            return
-        _last_threaded_blas = float("-inf")  # stopped: they start afresh at BLAS's next call
+        body(0, total)
+        return
     _last_split = now
     pieces = min(max(pieces_per_thread, 1) * threads, most)
     bounds = [total * i // pieces for i in range(pieces + 1)]
