@@ -95,10 +95,10 @@ def _get_pool(workers: int) -> ThreadPoolExecutor:
 
 # pieces per thread. More pieces let a thread that runs slowly (another process on its core)
 # leave its share to the others, but every piece is one more series of NumPy calls, and each
-# call hands the GIL over: at 4 a piece, the CNN step's pooling ran no faster on two threads
-# than on one (its second pooling 1.4x slower), and the step took 0.89-0.92 of the time at 1
-# (paired in one process, 2 threads). A thread slow to wake still costs nothing: the caller
-# takes the piece it has not claimed yet.
+# call hands the GIL over: at 4 a thread, the CNN step's pooling ran no faster on two threads
+# than on one (its second pooling 1.4x slower), and at 1 the step took 0.89-0.92 of the time
+# (2 threads, paired in one process: ``benchmarks/pool_pieces.py``). A thread slow to wake
+# still costs nothing: the caller takes the piece it has not claimed yet.
 PIECES_PER_THREAD = 1
 
 
