@@ -1,5 +1,7 @@
 """Convolution's execution paths, each forced at small shapes and checked against torch:
 the batch folded into one GEMM per group (``conv.SINGLE_THREAD_GEMM``), the default choice,
+a small weight gradient summed from a GEMM per sample or folded like the rest
+(``conv.PER_SAMPLE_WEIGHT_GRAD``),
 im2col / col2im workspaces bounded to one sample (``conv.WORKSPACE_BYTES``), and slices of
 the batch on the intra-op pool with one BLAS thread each (``conv.PARALLEL_BYTES``), with the
 default and with one-sample workspaces. Forward, gradients, double backward, strides, padding,
@@ -25,11 +27,14 @@ def _two_threads(monkeypatch):
     hookgrad.set_num_threads(2)
 
 
-@pytest.fixture(params=["one-gemm", "default", "chunked", "threads", "threads-chunked"])
+@pytest.fixture(params=["one-gemm", "default", "chunked", "threads", "threads-chunked",
+                        "folded-weight-grad", "threads-folded-weight-grad"])
 def path(request, monkeypatch):
     before = hookgrad.get_num_threads()
     if request.param == "one-gemm":
         monkeypatch.setattr(conv, "SINGLE_THREAD_GEMM", 0)
+    if "folded" in request.param:  # the weight gradient as one GEMM over the batch, however small
+        monkeypatch.setattr(conv, "PER_SAMPLE_WEIGHT_GRAD", -1)
     if request.param.endswith("chunked"):  # every im2col / col2im workspace over one sample
         monkeypatch.setattr(conv, "WORKSPACE_BYTES", 1)
     if request.param.startswith("threads"):
@@ -126,6 +131,36 @@ def test_two_threads_give_the_one_thread_answer(rng, monkeypatch, shape, weight,
         hookgrad.set_num_threads(before)
     for a, b in zip(one, two):
         np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape,weight,stride,padding,dilation,groups", CASES + [
+    ((4, 3, 6, 5), (8, 3, 3, 3), 1, 1, 1, 1), ((3, 6, 7, 7), (6, 1, 3, 3), 1, 1, 1, 6)])
+def test_per_sample_weight_gradient_gives_the_folded_one(rng, monkeypatch, shape, weight,
+                                                         stride, padding, dilation, groups):
+    # the same products summed in another order: only the last bits may move
+    stride, padding, dilation = _pairs(stride, padding, dilation)
+    x, w = rng.standard_normal(shape), rng.standard_normal(weight)
+    grad = rng.standard_normal(conv.correlate(x, w, stride, padding, dilation, groups).shape)
+
+    def weight_grad(limit):
+        monkeypatch.setattr(conv, "PER_SAMPLE_WEIGHT_GRAD", limit)
+        return conv.correlate_weight_grad(x, grad, weight[2:], stride, padding, dilation, groups)
+
+    per_sample, folded = weight_grad(1 << 30), weight_grad(-1)
+    assert per_sample.shape == folded.shape == weight
+    np.testing.assert_allclose(per_sample, folded, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("channels,spatial", [(1, (28,)), (3, (9, 8)), (1, (5, 6, 4))],
+                         ids=["1-D", "2-D", "3-D"])
+def test_small_weight_gradients_match_torch(rng, channels, spatial):
+    # float32, grouped, at a first layer's proportions: the per-sample weight gradient
+    x = rng.standard_normal((6, channels * 2) + spatial).astype(np.float32)
+    w = rng.standard_normal((8, channels) + (3,) * len(spatial)).astype(np.float32)
+    assert 4 * channels * 3 ** len(spatial) <= conv.PER_SAMPLE_WEIGHT_GRAD  # per group
+    op = getattr(hookgrad.nn.functional, f"conv{len(spatial)}d").__name__
+    compare(lambda lib, x, w: getattr(lib.nn.functional, op)(x, w, None, 1, 1, 1, 2), x, w,
+            rtol=1e-4, atol=1e-4)
 
 
 # -- what each path is for, and what it keeps ------------------------------------------------------
