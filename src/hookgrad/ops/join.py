@@ -11,11 +11,12 @@ from itertools import pairwise
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _memory_format as _mf
 from ..autograd import grad_mode
 from ..autograd.views import mark_multi_view
 from ..tensor import Tensor
 from ._out import resize_out, write_out
+from . import _layout
 from ._base import Op
 from ._reduce_util import shown_dim
 from ._util import normalize_dim
@@ -39,6 +40,20 @@ def _promoted(tensors) -> np.dtype:
 # ---------------------------------------------------------------------------------------------
 # cat / stack
 # ---------------------------------------------------------------------------------------------
+def _joined_layout(joined: np.ndarray, tensors, new_last_dim: bool = False) -> np.ndarray:
+    """cat's result laid out as torch's: channels-last when every input (a skipped empty one
+    too) suggests that format, else row-major (NumPy would follow the inputs' own order).
+    ``new_last_dim``: the inputs are read as torch's ``unsqueeze(-1)`` of each (stride 1)."""
+    if new_last_dim:
+        suggests = (_mf.suggested(t.shape + (1,), tuple(s // t.itemsize for s in t.strides)
+                                  + (1,)) is not _mf.contiguous_format for t in tensors)
+    else:
+        suggests = (_layout.suggests_channels_last(t) for t in tensors)
+    if all(suggests):
+        return _layout.channels_last(joined)
+    return np.require(joined, requirements="C")
+
+
 class Cat(Op):
     """gradient: the slice of grad that each input filled"""
 
@@ -69,9 +84,8 @@ class Cat(Op):
                     raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}. "
                                        f"Expected size {first.shape[d]} but got size "
                                        f"{t.shape[d]} for tensor number {position} in the list.")
-        # C order as torch's: NumPy follows the inputs' layout
         joined = np.concatenate([t for _, t in kept], axis=dim, dtype=dtype)
-        return np.require(joined, requirements="C")
+        return _joined_layout(joined, tensors)
 
     @staticmethod
     def backward(ctx, grad):
@@ -118,9 +132,13 @@ class Stack(Op):
                 raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                    f"{list(shape)} at entry 0 and {list(t.shape)} at entry {i}")
         ctx._saved_dim = shown_dim(dim)
-        ctx.dim = normalize_dim(dim, len(shape) + 1)
-        stacked = np.stack(tensors, axis=ctx.dim, dtype=dtype)
-        return np.require(stacked, requirements="C")
+        ctx.dim = dim = normalize_dim(dim, len(shape) + 1)
+        # torch's stack is cat along ``dim`` seen with that dim split in two (a new last dim:
+        # cat of the inputs unsqueezed there), so its result takes cat's layout
+        if dim == len(shape):
+            return _joined_layout(np.stack(tensors, axis=dim, dtype=dtype), tensors, True)
+        joined = _joined_layout(np.concatenate(tensors, axis=dim, dtype=dtype), tensors)
+        return joined.reshape(shape[:dim] + (len(tensors),) + shape[dim:])  # a view
 
     @staticmethod
     def backward(ctx, grad):
