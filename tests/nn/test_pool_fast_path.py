@@ -24,6 +24,7 @@ def pool(kernel, stride=None, padding=0, dilation=1, ceil_mode=False):
 TILED = [  # shape, kernel: every window inside the input, stride = kernel
     ((2, 3, 8, 8), 2), ((2, 3, 9, 7), 2), ((1, 2, 5, 5), 3), ((3, 6, 6), 2),
     ((2, 3, 12, 12), (2, 3)), ((2, 2, 13, 11), (3, 2)), ((1, 1, 4, 4), 4), ((2, 1, 3, 5), 1),
+    ((1, 2, 6, 301), (2, 3)),  # offsets within a tile past 255 (backward's narrow winner type)
 ]
 
 

@@ -178,14 +178,22 @@ class MaxPoolTileScatter(Op):
         ctx.save_for_backward(indices)
         out = indices.shape[-nd:]
         origins = _tile_origins(shape[-nd:], out, kernel)  # one plane's worth, not the batch's
-        result = np.zeros(shape, grad.dtype)
+        # every element of the tiles is written below (the gradient or +0), so only an input
+        # with a remainder that no tile covers needs zeros first
+        tiled = all(o * k == s for o, k, s in zip(out, kernel, shape[-nd:]))
+        result = (np.empty if tiled else np.zeros)(shape, grad.dtype)
+        offsets = [where for where, _ in _tile_slices(np.empty(shape[-nd:], np.int8), out,
+                                                      kernel)]
+        small = np.min_scalar_type(max(offsets))  # the winner's offset in its tile, narrow
 
         def scatter(result, grad, indices) -> None:
+            # which offset won each tile, in a narrow integer type: one pass over the int64
+            # indices instead of a comparison of them per offset
+            won = np.subtract(indices, origins).astype(small)
             for where, target in _tile_slices(result, out, kernel):
                 # target is a view of result: the cropped reshape of a fresh array never
-                # copies; the mask compares with the plane's positions at this offset, so no
-                # index array of the output's size is made, only one boolean mask at a time
-                _copy_where(target, grad, indices == origins + where)
+                # copies; one boolean mask of the output's size at a time
+                _copy_where(target, grad, won == where)
 
         planes = math.prod(shape[:-nd])
         flat = [_planes_view(a, nd) for a in (result, grad, indices)]
