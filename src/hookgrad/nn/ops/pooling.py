@@ -189,7 +189,8 @@ class MaxPoolTileScatter(Op):
         def scatter(result, grad, indices) -> None:
             # which offset won each tile, in a narrow integer type: one pass over the int64
             # indices instead of a comparison of them per offset
-            won = np.subtract(indices, origins).astype(small)
+            won = np.empty(indices.shape, small)  # cast as it goes: no int64 temporary
+            np.subtract(indices, origins, out=won, casting="unsafe")
             for where, target in _tile_slices(result, out, kernel):
                 # target is a view of result: the cropped reshape of a fresh array never
                 # copies; one boolean mask of the output's size at a time
