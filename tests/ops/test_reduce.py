@@ -399,3 +399,21 @@ def test_argmax_and_argmin_refuse_bool():
     for name in ("argmax", "argmin"):
         assert_same_error(lambda lib: getattr(lib, name)(lib.tensor([True, False])))
         assert_same_error(lambda lib: getattr(lib, name)(lib.tensor(True), 0))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(16, 64, 128), (3,), (7, 5), (1,)])
+def test_mean_of_everything_backward_fills_torchs_value(dtype, shape):
+    # first order fills grad / count in (no division of an expanded gradient); it must give
+    # torch's values and strides, and what the recorded formula (create_graph) gives
+    array = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+    seed = np.array(3.7, dtype)
+    x = hookgrad.tensor(array, requires_grad=True)
+    x.mean().backward(hookgrad.tensor(seed))
+    t = torch.tensor(array, requires_grad=True)
+    t.mean().backward(torch.tensor(seed))
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+    assert x.grad.stride() == t.grad.stride()
+    y = hookgrad.tensor(array, requires_grad=True)
+    (recorded,) = hookgrad.autograd.grad(y.mean(), y, hookgrad.tensor(seed), create_graph=True)
+    np.testing.assert_array_equal(recorded.detach().numpy(), x.grad.numpy())
