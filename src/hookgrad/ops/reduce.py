@@ -20,7 +20,7 @@ from ._reduce_util import (_UNSET, _accumulator, _check_float, _const, _kept_sha
                            _restore, as_dtype, reduce_dims, shown_dim, shown_dims)
 from ._reduce_util import torch_type_name  # noqa: F401  (its old import path)
 from ._util import normalize_dim, quiet, quiet_errors
-from ._base import Op
+from ._base import _ARRAY_DTYPES, Op
 
 
 # -- sum and mean ---------------------------------------------------------------------------------
@@ -105,7 +105,7 @@ class MeanAll(Mean):
     def backward(ctx, grad):
         data = grad._data
         if (grad_mode.is_grad_enabled() or type(grad) is not Tensor or data.ndim
-                or data.dtype not in _FULL_FLOATS or not ctx.count):
+                or data.dtype not in _ARRAY_DTYPES or not ctx.count):
             return Mean.backward(ctx, grad)  # (an empty input's gradient keeps zero strides)
         # the one value grad / count, filled in: dividing the expanded gradient computes it
         # once per element from a zero-stride input, NumPy's slow loop (70 us on 131K values)
@@ -113,8 +113,6 @@ class MeanAll(Mean):
             value = np.true_divide(data, ctx.count)
         return Tensor._make(np.full(ctx._saved_self_sym_sizes, value, data.dtype))
 
-
-_FULL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def mean(input: Tensor, dim=_UNSET, keepdim: bool = False, *, dtype=None) -> Tensor:

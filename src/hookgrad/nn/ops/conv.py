@@ -25,7 +25,7 @@ from ... import _blas, _parallel
 from ...autograd import grad_mode
 from ...ops import _layout
 from ...tensor import Tensor
-from ...ops._base import HALF_TYPES, Op
+from ...ops._base import _ARRAY_DTYPES, HALF_TYPES, Op
 
 
 Ints = tuple
@@ -398,16 +398,14 @@ def _bias_grad(grad: Tensor) -> Tensor:
     C-ordered gradient is summed per (sample, channel) row by BLAS, then over the batch: NumPy's
     sum over axes (0, 2, 3) took 2.6-3.3x as long (the CNN's two layers, one thread)."""
     data = grad._data
-    if (grad_mode.is_grad_enabled() or data.dtype not in _FLOATS or not data.flags.c_contiguous
-            or data.size == 0 or type(grad) is not Tensor):
+    if (grad_mode.is_grad_enabled() or data.dtype not in _ARRAY_DTYPES
+            or not data.flags.c_contiguous or data.size == 0 or type(grad) is not Tensor):
         return grad.sum((0,) + tuple(range(2, grad.ndim)))
     batch, channels = data.shape[:2]
     rows = data.reshape(batch * channels, -1)
     per_row = _blas.matvec(rows, np.ones(rows.shape[1], data.dtype))
     return Tensor._make(per_row.reshape(batch, channels).sum(0))
 
-
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 class GradConvolution(Convolution):

@@ -182,9 +182,10 @@ class MaxPoolTileScatter(Op):
         # with a remainder that no tile covers needs zeros first
         tiled = all(o * k == s for o, k, s in zip(out, kernel, shape[-nd:]))
         result = (np.empty if tiled else np.zeros)(shape, grad.dtype)
-        offsets = [where for where, _ in _tile_slices(np.empty(shape[-nd:], np.int8), out,
-                                                      kernel)]
-        small = np.min_scalar_type(max(offsets))  # the winner's offset in its tile, narrow
+        # the winner's offset in its tile, in a type as narrow as the last offset allows
+        plane = shape[-nd:]
+        small = np.min_scalar_type(sum((k - 1) * math.prod(plane[axis + 1:])
+                                       for axis, k in enumerate(kernel)))
 
         def scatter(result, grad, indices) -> None:
             # which offset won each tile, in a narrow integer type: one pass over the int64
